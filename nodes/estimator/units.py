@@ -1,0 +1,27 @@
+"""Units: bytes are ints inside; GiB (PyTorch's unit in its OOM messages) at the edges."""
+from __future__ import annotations
+
+KiB = 1024
+MiB = 1024**2
+GiB = 1024**3
+GB = 1000**3  # decimal GB: model cards and FACTS.md weight sizes
+
+
+def gib(n_bytes: int | float) -> float:
+    return n_bytes / GiB
+
+
+def fmt_gib(n_bytes: int | float, signed: bool = False) -> str:
+    """'12.34 GiB' with two decimals, as PyTorch prints memory."""
+    value = n_bytes / GiB
+    return f"{value:+.2f} GiB" if signed else f"{value:.2f} GiB"
+
+
+def fmt_params(params: int) -> str:
+    if params >= 10**9:
+        return f"{params / 1e9:.2f}B"
+    if params >= 10**6:
+        return f"{params / 1e6:.1f}M"
+    if params >= 10**3:
+        return f"{params / 1e3:.1f}K"
+    return str(params)

@@ -1,0 +1,80 @@
+"""Plain data the graph reader produces and the budget consumes (no logic beyond tiny helpers)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Stage kinds, in the order ComfyUI usually runs them.
+TEXT_ENCODE = "text_encode"
+SAMPLE = "sample"
+VAE_DECODE = "vae_decode"
+VAE_ENCODE = "vae_encode"
+CLIP_VISION_ENCODE = "clip_vision_encode"
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """One model file a stage needs, as the workflow names it."""
+
+    role: str  # "diffusion" | "text_encoder" | "vae" | "lora" | "controlnet" | "clip_vision" | "checkpoint"
+    name: str  # the widget value, e.g. "flux1-dev.safetensors" or "wan/umt5_xxl_fp8.safetensors"
+    folder: str  # ComfyUI model folder: checkpoints, diffusion_models, text_encoders, vae, loras, controlnet, clip_vision
+    loader_node: str = ""  # node id of the loader
+    loader_type: str = ""  # class_type of the loader
+    weight_dtype: str | None = None  # UNETLoader widget: default | fp8_e4m3fn | fp8_e4m3fn_fast | fp8_e5m2
+    clip_type: str | None = None  # CLIPLoader/DualCLIPLoader `type` widget (flux, wan, sd3, ...)
+    strength: float | None = None  # LoRA strength (model)
+    part: str | None = None  # for a checkpoint: which part a stage uses: "model" | "clip" | "vae"
+    device: str | None = None  # loader `device` widget ("cpu" keeps a text encoder off the GPU)
+    gguf: bool = False  # loaded by a ComfyUI-GGUF loader
+
+
+@dataclass(frozen=True)
+class LatentShape:
+    """A latent as the diffusion model / VAE sees it (latent units)."""
+
+    batch: int
+    channels: int | None  # None when the creator does not fix it (EmptyLatentImage: re-channelled at sampling)
+    height: int  # latent rows
+    width: int  # latent columns
+    frames: int | None = None  # latent frames for video latents, None for images
+    pixel_height: int = 0
+    pixel_width: int = 0
+    pixel_frames: int | None = None  # frames the user asked for (length)
+    spatial_compression: int = 8
+    temporal_compression: int | None = None
+    source_node: str = ""
+    source_type: str = ""
+
+    @property
+    def is_video(self) -> bool:
+        return self.frames is not None
+
+
+@dataclass(frozen=True)
+class Stage:
+    kind: str  # TEXT_ENCODE, SAMPLE, VAE_DECODE, VAE_ENCODE, CLIP_VISION_ENCODE
+    node_id: str
+    node_type: str
+    title: str = ""
+    models: tuple[ModelRef, ...] = ()
+    latent: LatentShape | None = None
+    cfg: float | None = None  # None when the guider decides (e.g. BasicGuider = no uncond)
+    uses_negative: bool = True  # False for BasicGuider / FluxGuidance-only pipelines
+    steps: int | None = None
+    expert: str | None = None  # "high_noise" / "low_noise" for Wan 2.2 A14B two-pass sampling
+    tiled: dict | None = None  # VAEDecodeTiled settings {tile_size, overlap, temporal_size, temporal_overlap} (pixels/frames)
+    auto_tiled: bool = False  # this pack's VAE Decode (Auto Tiled): tiles only under pressure
+    text_tokens: int | None = None  # prompt length estimate for text encoders
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Workload:
+    stages: tuple[Stage, ...]
+    source_format: str = "api"  # "api" | "ui"
+    unknown_nodes: tuple[tuple[str, str], ...] = ()  # (node id, class_type) not understood
+    notes: tuple[str, ...] = ()
+    models: tuple[ModelRef, ...] = field(default=())  # every model referenced, deduplicated
+
+    def stages_of(self, kind: str) -> tuple[Stage, ...]:
+        return tuple(s for s in self.stages if s.kind == kind)
