@@ -1,0 +1,116 @@
+"""VRAM Budget node: drop it into any workflow, no wiring; it estimates the running prompt.
+
+It is an output node with no inputs from other nodes, so ComfyUI runs it first
+(comfy_execution/graph.py ux_friendly_pick_node): with "stop if it won't fit" the prompt fails
+with a clear message before any model loads, instead of an OOM twenty minutes in.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+from . import comfy_bridge
+from .estimator.budget import Device, estimate_prompt
+from .estimator.errors import VramBudgetError
+from .estimator.gpus import CARDS, find_card
+from .estimator.report import format_report
+from .estimator.units import GiB
+
+THIS_GPU = "this GPU (detected)"
+log = logging.getLogger("vram_budget")
+
+
+class BudgetWontFitError(VramBudgetError):
+    pass
+
+
+def live_device(memory_mode: str = "auto", vram_gb: float = 0.0, gpu: str = THIS_GPU) -> Device:
+    """The Device to estimate against: the GPU ComfyUI runs on, a catalogue card, or a size."""
+    if gpu and gpu != THIS_GPU:
+        card = find_card(gpu)
+        mode = "classic" if memory_mode == "auto" else memory_mode
+        return Device.from_card(card, memory_mode=mode, source="catalogue")
+    state = comfy_bridge.device_state()
+    mode = state.memory_mode if memory_mode == "auto" else memory_mode
+    if mode == "cpu":
+        mode = "classic"
+    if vram_gb and vram_gb > 0:
+        total = int(vram_gb * GiB)
+        return Device(name=f"{vram_gb:g} GiB budget", total_bytes=total, memory_mode=mode, source="budget input")
+    if state.type != "cuda":
+        return Device(name=f"{state.name} (no CUDA device: RAM)", total_bytes=state.total, memory_mode=mode,
+                      context_bytes=0, source="live")
+    # What this ComfyUI can use = driver-free + what PyTorch holds (ComfyUI can unload its models).
+    usable = state.driver_free + state.torch_reserved
+    other = max(0, state.total - usable - comfy_bridge_context_bytes())
+    return Device(
+        name=state.name.split(" : ")[0], total_bytes=state.total, other_processes_bytes=other,
+        reserved_unallocated_bytes=max(0, state.torch_reserved - state.torch_allocated),
+        fp8_compute=comfy_bridge.supports_fp8_compute(), memory_mode=mode, reserve_bytes=state.reserve or 0,
+        source="live",
+    )
+
+
+def comfy_bridge_context_bytes() -> int:
+    from .estimator.budget import CUDA_CONTEXT_BYTES  # noqa: PLC0415
+
+    return CUDA_CONTEXT_BYTES
+
+
+class VRAMBudget:
+    DESCRIPTION = ("Predicts the peak VRAM of every stage of this workflow from the model files' headers, says "
+                   "whether it fits this GPU and the cheapest fixes. No wiring needed.")
+    CATEGORY = "VRAM Budget"
+    RETURN_TYPES = ("STRING",)
+    RETURN_NAMES = ("report",)
+    FUNCTION = "run"
+    OUTPUT_NODE = True
+
+    @classmethod
+    def INPUT_TYPES(cls):
+        return {
+            "required": {},
+            "optional": {
+                "gpu": ([THIS_GPU] + [c.name for c in CARDS], {"default": THIS_GPU,
+                        "tooltip": "Estimate for this GPU, or for a card you might rent"}),
+                "vram_budget_gb": ("FLOAT", {"default": 0.0, "min": 0.0, "max": 4096.0, "step": 0.5,
+                                   "tooltip": "Override the memory to plan for (GiB); 0 = the detected GPU"}),
+                "stop_if_wont_fit": ("BOOLEAN", {"default": False,
+                                     "tooltip": "Fail the prompt before any model loads if it won't fit"}),
+                "memory_mode": (["auto", "classic", "dynamic"], {"default": "auto",
+                                "tooltip": "auto = detect from this ComfyUI (Dynamic VRAM streams weights)"}),
+            },
+            "hidden": {"prompt": "PROMPT", "extra_pnginfo": "EXTRA_PNGINFO", "unique_id": "UNIQUE_ID"},
+        }
+
+    @classmethod
+    def IS_CHANGED(cls, **kwargs):
+        return float("nan")  # free memory changes between runs: always re-estimate
+
+    def run(self, gpu=THIS_GPU, vram_budget_gb=0.0, stop_if_wont_fit=False, memory_mode="auto",
+            prompt=None, extra_pnginfo=None, unique_id=None):
+        started = time.perf_counter()
+        try:
+            device = live_device(memory_mode, vram_budget_gb, gpu)
+            source = prompt if prompt else (extra_pnginfo or {}).get("workflow")
+            if not source:
+                raise VramBudgetError("no prompt to estimate (the hidden PROMPT input is empty)")
+            budget = estimate_prompt(source, device, comfy_bridge.model_resolver())
+            text = format_report(budget)
+            summary = budget.to_dict()
+        except VramBudgetError as exc:
+            text, budget, summary = f"VRAM Budget could not estimate this workflow: {exc}", None, {"error": str(exc)}
+        except Exception as exc:  # never break a prompt because the estimate failed
+            log.exception("[VRAM Budget] estimate failed")
+            text, budget, summary = f"VRAM Budget: internal error ({type(exc).__name__}: {exc})", None, {"error": str(exc)}
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        log.info("[VRAM Budget] estimated in %.1f ms\n%s", elapsed_ms, text)
+        comfy_bridge.show_text_on_node(text, unique_id)
+        if stop_if_wont_fit and budget is not None and budget.verdict == "won't fit":
+            raise BudgetWontFitError(
+                "VRAM Budget stopped this prompt before any model loaded: it won't fit.\n\n" + text)
+        return {"ui": {"text": [text], "vram_budget": [summary]}, "result": (text,)}
+
+
+NODE_CLASS_MAPPINGS = {"VRAMBudget": VRAMBudget}
+NODE_DISPLAY_NAME_MAPPINGS = {"VRAMBudget": "VRAM Budget"}

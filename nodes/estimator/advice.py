@@ -1,0 +1,274 @@
+"""The remedy ladder of FACTS.md, each remedy concrete for this workflow, with its saving in bytes.
+
+Order (cheapest in quality and speed first, FACTS.md "Image and video" + DEVELOPERS.md):
+1. lower-precision weights (FP8, then GGUF Q8 / Q5 / Q4),
+2. VAE Decode -> VAE Decode (Auto Tiled),
+3. smaller batch,
+4. lower resolution (upscale afterwards) / for video fewer frames or lower resolution,
+5. free memory held by something else (other processes, loaded models),
+6. fix fragmentation (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True),
+7. offload to RAM (--lowvram, --reserve-vram, Wan block swap): several times slower,
+8. a bigger card.
+Savings are computed by re-evaluating the affected stage with the change, so "fixes" means the new
+overall peak fits the card.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from . import memory
+from .budget import vae_working
+from .gpus import cheapest_card_that_fits
+from .model_info import DIFFUSION, TEXT_ENCODER
+from .units import GiB, fmt_gib
+from .workload import SAMPLE, VAE_DECODE, LatentShape
+
+# Bits per parameter of common GGUF quants (ggml block sizes: Q8_0 34 B / 32, Q5_K 176 B / 256,
+# Q4_K 144 B / 256, Q6_K 210 B / 256; "_S" mixes keep a few tensors wider, ~+0.1 bit).
+GGUF_BITS = {"Q8_0": 8.5, "Q6_K": 6.56, "Q5_K_S": 5.6, "Q4_K_S": 4.6}
+GGUF_COST = {
+    "Q8_0": "quality: practically lossless",
+    "Q6_K": "quality: slight loss",
+    "Q5_K_S": "quality: slight loss",
+    "Q4_K_S": "quality: fine detail starts to suffer (FACTS.md)",
+}
+FRAGMENTATION_THRESHOLD = 2 * GiB  # "several GiB" reserved-but-unallocated = fragmentation (FACTS.md)
+
+
+@dataclass(frozen=True)
+class Remedy:
+    rank: int  # position on the FACTS ladder (1 = try first)
+    kind: str  # precision | vae_tiling | batch | resolution | frames | free_memory | fragmentation | offload | bigger_card
+    title: str  # "T5-XXL fp16 -> fp8: -4.56 GiB"
+    detail: str
+    saving_bytes: int
+    cost: str  # what it costs: quality / speed / money / nothing
+    new_peak_bytes: int | None = None
+    fixes: bool = False  # the workflow fits after this change alone
+    sub_rank: int = 0  # order inside a rung: fp8 before GGUF Q8 before Q4 (least quality lost first)
+
+    def to_dict(self) -> dict:
+        return {
+            "rank": self.rank, "kind": self.kind, "title": self.title, "detail": self.detail,
+            "saving_bytes": self.saving_bytes, "cost": self.cost, "new_peak_bytes": self.new_peak_bytes,
+            "fixes": self.fixes,
+        }
+
+
+def _peak_with(budget, stage_index: int, new_stage_peak: int) -> int:
+    peaks = [s.peak_bytes for s in budget.stages]
+    peaks[stage_index] = new_stage_peak
+    return max(peaks) if peaks else 0
+
+
+def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
+    if not budget.stages:
+        return []
+    cap = budget.device.capacity_bytes
+    target = cap  # a remedy "fixes" when the new peak fits the card
+    out: list[Remedy] = []
+
+    def add(rank, kind, title, detail, saving, cost, stage_index=None, new_peak=None, sub_rank=0):
+        if new_peak is None and stage_index is not None:
+            new_peak = _peak_with(budget, stage_index, budget.stages[stage_index].peak_bytes - saving)
+        out.append(Remedy(rank, kind, title, detail, int(saving), cost, new_peak,
+                          new_peak is not None and new_peak <= target, sub_rank))
+
+    over = [i for i, s in enumerate(budget.stages) if s.peak_bytes > cap * 0.9] or [budget.peak_stage]
+
+    # 1. precision: per model loaded at 16 bit in a stage near or over the card. The same model in
+    # several stages (Wan 2.2's two experts are two files of one architecture) changes together.
+    groups: dict[tuple, list[tuple[int, object]]] = {}
+    for i in over:
+        for item in budget.stages[i].items:
+            info = item.model
+            if item.category != "weights" or not item.bytes or info is None:
+                continue
+            if info.kind in (DIFFUSION, TEXT_ENCODER) and info.params and item.bytes >= info.params * 1.9:
+                groups.setdefault((info.kind, info.family, item.bytes), []).append((i, item))
+    for (kind, _family, loaded), members in groups.items():
+        info = members[0][1].model
+        stage_ids = sorted({i for i, _ in members})
+        name = _model_name(info) + (" (both experts)" if len(members) > 1 and kind == DIFFUSION else "")
+        options = [("fp8", info.params, "quality: slight loss",
+                    ("set the UNETLoader weight_dtype to fp8_e4m3fn or use an fp8 file" if kind == DIFFUSION
+                     else "use the fp8 file (e.g. t5xxl_fp8_e4m3fn_scaled / umt5_xxl_fp8_e4m3fn_scaled)")
+                    + "; FP8 is native on Ada/Hopper/Blackwell"
+                    + ("" if budget.device.fp8_compute else
+                       " (this GPU has no fp8 compute: choose weight_dtype fp8 explicitly, or ComfyUI upcasts the file)"))]
+        if kind == DIFFUSION:
+            for quant, bits in GGUF_BITS.items():
+                gguf_bytes = int(info.params * bits / 8) + (info.largest_tensor_bytes or 0)
+                options.append((f"GGUF {quant}", gguf_bytes, GGUF_COST[quant],
+                                "ComfyUI-GGUF UnetLoaderGGUF; it dequantizes one layer at a time"))
+        for sub, (label, new_bytes, cost, how) in enumerate(options):
+            saving = loaded - new_bytes
+            if saving <= 0:
+                continue
+            peaks = [s.peak_bytes - (saving * sum(1 for j, _ in members if j == n) if n in stage_ids else 0)
+                     for n, s in enumerate(budget.stages)]
+            new_peak = max(peaks)
+            arrow = "16-bit → " + label
+            add(1, "precision", f"{name} {arrow}: {fmt_gib(-saving, signed=True)}", how, saving, cost,
+                new_peak=new_peak, sub_rank=sub)
+            if new_peak <= target:
+                break  # the least lossy option that fixes it; stronger quants only cost more quality
+
+    # 2. VAE tiling
+    for i, sb in enumerate(budget.stages):
+        if sb.stage.kind != VAE_DECODE or sb.stage.tiled or sb.stage.auto_tiled:
+            continue
+        if sb.peak_bytes <= cap * 0.9 and i not in over:
+            continue
+        latent = sb.stage.latent
+        vae = next((it.model for it in sb.items if it.model is not None and it.model.kind == "vae"), None)
+        if latent is None or vae is None:
+            continue
+        free_for_work = cap - (sb.peak_bytes - sb.working_bytes)
+        tiled_bytes, _, _ = vae_working(vae.family, latent, decode=True, auto_tiled=True, free_bytes=max(free_for_work, 0))
+        saving = sb.working_bytes - tiled_bytes
+        if saving > 0:
+            add(2, "vae_tiling", f"VAE Decode → VAE Decode (Auto Tiled): {fmt_gib(-saving, signed=True)}",
+                "decodes in one go when it fits, otherwise in the largest tiles that fit (temporal tiles for video)",
+                saving, "speed: a few seconds", i)
+
+    # 3-4. batch, resolution, frames: re-evaluate the sampling stage's working memory
+    for i in over:
+        sb = budget.stages[i]
+        if sb.stage.kind != SAMPLE or sb.stage.latent is None:
+            continue
+        infos = (it.model for it in sb.items if it.category == "weights")
+        model = next((m for m in infos if m is not None and m.kind == DIFFUSION), None)
+        if model is None:
+            continue
+        latent = sb.stage.latent
+        factor = sb.batch_factor
+
+        def working(lat: LatentShape, batch: int) -> int:
+            return memory.diffusion_working(model.family, model.arch, lat, batch * factor, sb.stage.text_tokens).bytes
+
+        current = sb.working_bytes - (model.largest_tensor_bytes if (model.quantization or "").startswith("gguf") else 0)
+        if latent.batch > 1:
+            saving = current - working(latent, 1)
+            add(3, "batch", f"batch {latent.batch} → 1: {fmt_gib(-saving, signed=True)}",
+                f"{latent.batch} images one after another need about 1/{latent.batch} of the activation memory",
+                saving, "speed: runs in turn (same total time, roughly)", i)
+        if latent.is_video:
+            for frames in _frame_steps(latent):
+                lat = _with_frames(latent, frames)
+                saving = current - working(lat, latent.batch)
+                if saving <= 0:
+                    continue
+                add(4, "frames", f"{latent.pixel_frames} → {frames} frames: {fmt_gib(-saving, signed=True)}",
+                    "fewer frames per clip (extend with a second pass or last-frame continuation)",
+                    saving, "content: shorter clip", i)
+                if _peak_with(budget, i, sb.peak_bytes - saving) <= target:
+                    break
+            for w, h in _video_resolution_steps(latent):
+                lat = _with_pixels(latent, w, h)
+                saving = current - working(lat, latent.batch)
+                if saving <= 0:
+                    continue
+                add(4, "resolution", f"{latent.pixel_width}×{latent.pixel_height} → {w}×{h}: {fmt_gib(-saving, signed=True)}",
+                    "render lower, upscale afterwards", saving, "quality: less detail (upscale afterwards)", i)
+                break
+        else:
+            for scale in (0.75, 0.5):
+                w = _round_to(latent.pixel_width * scale, 64)
+                h = _round_to(latent.pixel_height * scale, 64)
+                if w < 256 or h < 256:
+                    break
+                lat = _with_pixels(latent, w, h)
+                saving = current - working(lat, latent.batch)
+                if saving <= 0:
+                    continue
+                add(4, "resolution", f"{latent.pixel_width}×{latent.pixel_height} → {w}×{h}: {fmt_gib(-saving, signed=True)}",
+                    "activation memory grows with the pixel count; generate lower and upscale afterwards",
+                    saving, "quality: less detail (upscale afterwards)", i)
+                if _peak_with(budget, i, sb.peak_bytes - saving) <= target:
+                    break
+
+    dev = budget.device
+    # 5. memory held by something else
+    if dev.other_processes_bytes > 256 * 1024**2:
+        add(5, "free_memory", f"Close other programs on the GPU: {fmt_gib(-dev.other_processes_bytes, signed=True)}",
+            "another process holds memory on this card (a stale ComfyUI, a Jupyter kernel, vLLM takes 90 % at start)",
+            dev.other_processes_bytes, "nothing", new_peak=budget.peak_bytes)
+        # the card grows back to its full size once the other process is gone
+        out[-1] = replace(out[-1], fixes=budget.peak_bytes <= dev.total_bytes)
+    # 6. fragmentation
+    if dev.reserved_unallocated_bytes >= FRAGMENTATION_THRESHOLD:
+        add(6, "fragmentation", "Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+            f"{fmt_gib(dev.reserved_unallocated_bytes)} is reserved by PyTorch but unallocated (fragmentation); set it "
+            "before Python starts (newer PyTorch also reads PYTORCH_ALLOC_CONF; older: max_split_size_mb:128). It "
+            "creates no memory; it lets you use what is free", dev.reserved_unallocated_bytes, "nothing",
+            new_peak=budget.peak_bytes)
+    # 7. offload
+    if budget.verdict == "won't fit":
+        sb = budget.stages[budget.peak_stage]
+        stream = max(0, sb.min_peak_bytes - cap)
+        if sb.working_bytes + sb.overhead_bytes + dev.reserve_bytes < cap:
+            add(7, "offload", f"Offload {fmt_gib(stream)} of weights to RAM (--lowvram / --reserve-vram / block swap)",
+                "ComfyUI streams the weights that do not fit from system RAM; Wan video wrapper: blocks_to_swap",
+                stream, "speed: several times slower", new_peak=cap)
+    # 8. bigger card
+    card = budget.cheapest_card
+    if budget.verdict != "fits" and card is not None and card.total_bytes > dev.total_bytes:
+        price = f" (€{card.price_eur_h:.2f}/h)" if card.price_eur_h else ""
+        add(8, "bigger_card", f"Take a {card.name}{price}: fits as is",
+            f"{card.name} has {fmt_gib(card.total_bytes)}; the workflow peaks at {fmt_gib(budget.peak_bytes)}",
+            0, "money", new_peak=budget.peak_bytes)
+        out[-1] = replace(out[-1], fixes=True)
+
+    out.sort(key=lambda r: (r.rank, r.sub_rank, -r.saving_bytes))
+    return _dedupe(out)
+
+
+def _dedupe(remedies: list[Remedy]) -> list[Remedy]:
+    seen, out = set(), []
+    for r in remedies:
+        if r.title in seen:
+            continue
+        seen.add(r.title)
+        out.append(r)
+    return out
+
+
+def _model_name(info) -> str:
+    """'Flux.1 dev', 'Wan 2.2 A14B expert': the label without size or file-specific brackets."""
+    return info.label.split(" (")[0].split(" [")[0]
+
+
+def _round_to(value: float, multiple: int) -> int:
+    return max(multiple, int(round(value / multiple)) * multiple)
+
+
+def _frame_steps(latent: LatentShape):
+    current = latent.pixel_frames or ((latent.frames - 1) * 4 + 1)
+    for frames in (81, 65, 49, 33, 17):
+        if frames < current:
+            yield frames
+
+
+def _video_resolution_steps(latent: LatentShape):
+    w, h = latent.pixel_width, latent.pixel_height
+    landscape = w >= h
+    for short in (720, 480):
+        if min(w, h) > short:
+            long_side = _round_to(max(w, h) * short / min(w, h), 16)
+            yield (long_side, short) if landscape else (short, long_side)
+
+
+def _with_frames(latent: LatentShape, frames: int) -> LatentShape:
+    tc = latent.temporal_compression or 4
+    return replace(latent, frames=(frames - 1) // tc + 1, pixel_frames=frames)
+
+
+def _with_pixels(latent: LatentShape, w: int, h: int) -> LatentShape:
+    sc = latent.spatial_compression or 8
+    return replace(latent, width=math.ceil(w / sc), height=math.ceil(h / sc), pixel_width=w, pixel_height=h)
+
+
+def cheapest(budget):
+    return cheapest_card_that_fits(budget.peak_bytes)

@@ -1,0 +1,571 @@
+"""Workload + Device -> Budget: per-stage peaks, breakdown, verdict, remedies, cheapest card.
+
+How ComfyUI runs a workflow, and so what must be on the GPU at once (COMFYUI-NOTES §1.6-1.10):
+- stages run in turn (text encode, sample, decode); a model no longer needed is offloaded when
+  memory is short (smart memory), so the peak is the max over stages, not a sum;
+- Wan 2.2 A14B's two experts are two sampling stages, loaded in turn;
+- weights are loaded at the dtype ComfyUI picks: a `weight_dtype` widget overrides the file; an
+  fp8 file is upcast to 16 bit on a GPU without fp8 compute when the 16-bit copy fits
+  (model_management.unet_dtype); scaled-fp8 and GGUF files stay quantized; text encoders load at
+  fp16 except T5/umT5, which keep the file's dtype; GGUF dequantizes one layer at a time, so the
+  largest layer's 16-bit copy is working memory;
+- CFG > 1 evaluates cond and uncond; ComfyUI batches them when memory allows
+  (samplers.py:263-274) and runs them one after another when it does not;
+- classic memory management: weights that do not fit are streamed from RAM ("loaded partially",
+  several times slower); Dynamic VRAM (ComfyUI 0.13+, comfy-aimdo): weights are elastic and what
+  must fit is working memory plus headroom.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterable, Mapping
+
+from . import memory
+from .catalogue import catalogue_info
+from .errors import ModelFileError, VramBudgetError
+from .families import describe
+from .gpus import Card, cheapest_card_that_fits
+from .model_info import CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN, VAE, ModelInfo
+from .units import GiB, MiB, fmt_gib
+from .workload import (
+    CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape, ModelRef, Stage, Workload,
+)
+
+# CUDA context + cuBLAS/cuDNN handles: "the CUDA context takes a few hundred MB more before any
+# model loads" (FACTS.md). 400 MiB until a GPU measurement corrects it (docs/working-memory.md).
+CUDA_CONTEXT_BYTES = 400 * MiB
+# ComfyUI's extra reserved VRAM on Linux (model_management.py:568 EXTRA_RESERVED_VRAM, 400 MiB);
+# under Dynamic VRAM it is the headroom kept free beside working memory.
+COMFY_RESERVE_BYTES = 400 * MiB
+TIGHT_FRACTION = 0.10  # "tight" = less than 10 % of the card left over (issue: fits / tight / won't fit)
+
+Resolver = Callable[[str, str], "str | None"]
+
+FP8_WIDGETS = {"fp8_e4m3fn", "fp8_e4m3fn_fast", "fp8_e5m2"}
+
+
+@dataclass(frozen=True)
+class Device:
+    """The card a workflow is estimated for. Bytes."""
+
+    name: str
+    total_bytes: int  # capacity as PyTorch reports it
+    other_processes_bytes: int = 0  # held by other processes on the card
+    reserved_unallocated_bytes: int = 0  # PyTorch cache held but unallocated (fragmentation)
+    held_by_models_bytes: int = 0  # weights ComfyUI has loaded now (it unloads them when needed)
+    fp8_compute: bool = True
+    memory_mode: str = "classic"  # "classic" | "dynamic"
+    lowvram: bool = False  # --lowvram: text encoders stay on the CPU
+    reserve_bytes: int = COMFY_RESERVE_BYTES  # --reserve-vram
+    context_bytes: int = CUDA_CONTEXT_BYTES
+    source: str = "catalogue"  # "catalogue" | "--vram" | "live"
+
+    @classmethod
+    def from_card(cls, card: Card, **kw) -> "Device":
+        return cls(name=card.name, total_bytes=card.total_bytes, fp8_compute=card.fp8_compute, **kw)
+
+    @property
+    def capacity_bytes(self) -> int:
+        """What this ComfyUI can use: the card minus other processes."""
+        return max(0, self.total_bytes - self.other_processes_bytes)
+
+
+@dataclass(frozen=True)
+class Item:
+    label: str
+    bytes: int
+    category: str  # "weights" | "working" | "overhead"
+    assumption: str = ""
+    model: ModelInfo | None = None  # for weights: the model (or checkpoint part) they belong to
+
+    def to_dict(self) -> dict:
+        return {"label": self.label, "bytes": self.bytes, "category": self.category, "assumption": self.assumption}
+
+
+@dataclass(frozen=True)
+class StageBudget:
+    stage: Stage
+    title: str
+    items: tuple[Item, ...]
+    peak_bytes: int  # everything on the GPU at this stage's peak
+    min_peak_bytes: int  # with cond/uncond run one after another (ComfyUI's fallback when short)
+    notes: tuple[str, ...] = ()
+    batch_factor: int = 1  # 2 when cond+uncond are batched
+
+    @property
+    def weights_bytes(self) -> int:
+        return sum(i.bytes for i in self.items if i.category == "weights")
+
+    @property
+    def working_bytes(self) -> int:
+        return sum(i.bytes for i in self.items if i.category == "working")
+
+    @property
+    def overhead_bytes(self) -> int:
+        return sum(i.bytes for i in self.items if i.category == "overhead")
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.stage.kind, "node_id": self.stage.node_id, "node_type": self.stage.node_type,
+            "title": self.title, "peak_bytes": self.peak_bytes, "min_peak_bytes": self.min_peak_bytes,
+            "weights_bytes": self.weights_bytes, "working_bytes": self.working_bytes,
+            "overhead_bytes": self.overhead_bytes, "items": [i.to_dict() for i in self.items],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
+class Budget:
+    stages: tuple[StageBudget, ...]
+    device: Device
+    peak_bytes: int
+    peak_stage: int  # index into stages (-1 when empty)
+    verdict: str  # "fits" | "tight" | "won't fit"
+    headroom_bytes: int  # capacity - peak (negative: short by)
+    offload_bytes: int  # classic mode: weights ComfyUI would stream from RAM at the peak stage
+    remedies: tuple = ()  # advice.Remedy
+    cheapest_card: Card | None = None
+    cheapest_card_with_margin: Card | None = None
+    models: Mapping[str, ModelInfo] = field(default_factory=dict)
+    unknown_nodes: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def memory_mode(self) -> str:
+        return self.device.memory_mode
+
+    def to_dict(self) -> dict:
+        return {
+            "verdict": self.verdict,
+            "peak_bytes": self.peak_bytes,
+            "peak_gib": round(self.peak_bytes / GiB, 2),
+            "peak_stage": self.peak_stage,
+            "headroom_bytes": self.headroom_bytes,
+            "offload_bytes": self.offload_bytes,
+            "memory_mode": self.memory_mode,
+            "device": {
+                "name": self.device.name, "total_bytes": self.device.total_bytes,
+                "capacity_bytes": self.device.capacity_bytes, "source": self.device.source,
+                "other_processes_bytes": self.device.other_processes_bytes,
+                "reserved_unallocated_bytes": self.device.reserved_unallocated_bytes,
+                "fp8_compute": self.device.fp8_compute,
+            },
+            "stages": [s.to_dict() for s in self.stages],
+            "remedies": [r.to_dict() for r in self.remedies],
+            "cheapest_card": _card_dict(self.cheapest_card),
+            "cheapest_card_with_margin": _card_dict(self.cheapest_card_with_margin),
+            "models": {k: _model_dict(v) for k, v in self.models.items()},
+            "unknown_nodes": [{"node_id": i, "class_type": t} for i, t in self.unknown_nodes],
+            "notes": list(self.notes),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+
+def _card_dict(card: Card | None):
+    if card is None:
+        return None
+    return {"name": card.name, "nominal_gb": card.nominal_gb, "total_bytes": card.total_bytes, "price_eur_h": card.price_eur_h}
+
+
+def _model_dict(info: ModelInfo) -> dict:
+    return {
+        "kind": info.kind, "family": info.family, "label": info.label, "params": info.params,
+        "weights_bytes": info.weights_bytes, "dtype": info.dtype, "quantization": info.quantization,
+        "source": info.source, "evidence": list(info.evidence), "path": info.path,
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# Model resolution: file on disk (exact) -> catalogue (published numbers) -> unknown.
+def _ref_key(ref: ModelRef) -> str:
+    return f"{ref.folder}/{ref.name}"
+
+
+def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, str | None]:
+    """ModelInfo for a workflow's model reference and a note on where it came from (None if exact)."""
+    path = None
+    if resolver is not None:
+        try:
+            path = resolver(ref.folder, ref.name)
+        except Exception:  # a resolver must never break an estimate
+            path = None
+    if path:
+        try:
+            return describe(path), None
+        except ModelFileError as exc:
+            info = catalogue_info(ref.name)
+            if info is not None:
+                return info, f"{ref.name}: {exc.problem}; using published figures instead"
+            raise
+    info = catalogue_info(ref.name)
+    if info is not None:
+        where = "not found in the model folders" if resolver is not None else "no model folder given"
+        return info, f"{ref.name}: {where}; using the catalogue's published size ({info.source})"
+    return (
+        ModelInfo(kind=UNKNOWN, family="unknown", label=ref.name, params=0, weights_bytes=0, source="missing"),
+        f"{ref.name}: not found and not in the catalogue; counted as 0 bytes (estimate is too low)",
+    )
+
+
+def _part(info: ModelInfo, ref: ModelRef) -> ModelInfo:
+    if info.kind == CHECKPOINT and ref.part and ref.part in info.parts:
+        return info.parts[ref.part]
+    return info
+
+
+# ----------------------------------------------------------------------------------------------
+# Loaded bytes: what ComfyUI puts on the GPU for a file.
+def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int, str]:
+    """(bytes on the GPU, assumption) following ComfyUI's cast rules."""
+    q = info.quantization or ""
+    stored = info.weights_bytes
+    params = info.params
+    dtype = info.dtype or "?"
+    if info.source in ("missing",):
+        return 0, "file missing: 0 bytes counted"
+    if info.kind == DIFFUSION:
+        if ref.weight_dtype in FP8_WIDGETS:
+            return params, f"weight_dtype {ref.weight_dtype}: 1 byte/param (widget overrides the file's {dtype})"
+        if q.startswith("gguf"):
+            return stored, f"GGUF {dtype} kept quantized ({stored / max(params, 1) * 8:.1f} bits/param)"
+        if q.startswith("scaled") or q.startswith("nvfp4") or q.startswith("int8"):
+            return stored, f"{q} file kept quantized"
+        if q.startswith("fp8"):
+            if device.fp8_compute:
+                return stored, f"{q} kept (this GPU computes in fp8)"
+            max_weights = device.total_bytes * 0.88 - (0.8 * GiB + device.reserve_bytes)
+            if params * 2 > max_weights:
+                return stored, f"{q} kept: the 16-bit copy would not fit (model_management.unet_dtype)"
+            return params * 2, f"{q} file upcast to 16 bit: no fp8 compute on this GPU and the 16-bit copy fits"
+        return params * 2, f"16-bit ({'bf16/fp16' if dtype in ('F32', 'F64') else dtype})"
+    if info.kind == TEXT_ENCODER:
+        if q.startswith("gguf"):
+            return stored, f"GGUF {dtype} kept quantized"
+        if q.startswith("scaled"):
+            return stored, f"{q} kept"
+        if q.startswith("fp8") and info.family in ("t5-xxl", "umt5-xxl"):
+            return stored, f"{q} kept (T5 keeps the file's dtype)"
+        return params * 2, "fp16 (ComfyUI's text-encoder dtype)"
+    if info.kind in (VAE, CONTROLNET, CLIP_VISION):
+        return params * 2, "16-bit"
+    if info.kind == LORA:
+        return stored, f"LoRA patch tensors ({dtype}) on the GPU while they are merged"
+    return stored, "unknown architecture: bytes from the file"
+
+
+# ----------------------------------------------------------------------------------------------
+def estimate(
+    workload: Workload,
+    device: Device,
+    resolver: Resolver | None = None,
+    models: Mapping[str, ModelInfo] | None = None,
+    remedies: bool = True,
+) -> Budget:
+    """The budget of a workload on a device.
+
+    `models`: ModelInfos already resolved by the caller, keyed "folder/name" as the workload's
+    ModelRefs name them (a planner pricing many sizes of the same models resolves them once);
+    refs not in it are resolved as usual. `remedies=False` skips the remedy ladder (a search
+    that only needs the peaks).
+    """
+    notes: list[str] = list(workload.notes)
+    infos: dict[str, ModelInfo] = {}
+
+    def info_for(ref: ModelRef) -> ModelInfo:
+        key = _ref_key(ref)
+        if key not in infos and models is not None and key in models:
+            infos[key] = models[key]
+        if key not in infos:
+            try:
+                info, note = resolve_model(ref, resolver)
+            except ModelFileError as exc:
+                info = ModelInfo(kind=UNKNOWN, family="unknown", label=ref.name, params=0, weights_bytes=0, source="error")
+                note = f"{exc}: counted as 0 bytes"
+            infos[key] = info
+            if note:
+                notes.append(note)
+        return _part(infos[key], ref)
+
+    stage_budgets: list[StageBudget] = []
+    seen_text: dict[tuple, int] = {}
+    for stage in workload.stages:
+        sb = _stage_budget(stage, device, info_for)
+        if sb is None:
+            continue
+        if stage.kind == TEXT_ENCODE:  # positive and negative prompts on the same encoders: one entry
+            key = tuple(sorted(_ref_key(r) for r in stage.models))
+            if key in seen_text:
+                idx = seen_text[key]
+                prev = stage_budgets[idx]
+                stage_budgets[idx] = replace(prev, title=_plural_prompts(prev.title))
+                continue
+            seen_text[key] = len(stage_budgets)
+        stage_budgets.append(sb)
+
+    capacity = device.capacity_bytes
+    if stage_budgets:
+        peak_stage = max(range(len(stage_budgets)), key=lambda i: stage_budgets[i].peak_bytes)
+        peak = stage_budgets[peak_stage].peak_bytes
+        min_peak = max(s.min_peak_bytes for s in stage_budgets)
+    else:
+        peak_stage, peak, min_peak = -1, 0, 0
+        notes.append("no stage that uses the GPU was found in this workflow")
+
+    if device.memory_mode == "dynamic":
+        # Weights stream on demand: what must fit is working memory + overhead + headroom.
+        need = max((s.working_bytes + s.overhead_bytes for s in stage_budgets), default=0) + device.reserve_bytes
+        verdict = _verdict(capacity - need, capacity)
+        headroom = capacity - peak
+        offload = max(0, peak - capacity)
+        if offload and verdict != "won't fit":
+            notes.append(
+                f"Dynamic VRAM: {fmt_gib(offload)} of weights will be streamed from RAM at the peak stage "
+                "(slower, but no OOM)"
+            )
+    else:
+        headroom = capacity - peak
+        verdict = _verdict(headroom, capacity)
+        if verdict == "won't fit" and min_peak <= capacity:
+            verdict = "tight"
+            notes.append(
+                "fits only with cond and uncond run one after another (ComfyUI does this by itself when memory "
+                "is short; slower per step)"
+            )
+        offload = 0
+        if verdict == "won't fit" and stage_budgets:
+            sb = stage_budgets[peak_stage]
+            offload = max(0, sb.min_peak_bytes - capacity)
+            if sb.working_bytes + sb.overhead_bytes < capacity:
+                notes.append(
+                    f"ComfyUI would run this by streaming {fmt_gib(offload)} of weights from system RAM "
+                    "('loaded partially'): expect several times slower steps"
+                )
+
+    budget = Budget(
+        stages=tuple(stage_budgets), device=device, peak_bytes=peak, peak_stage=peak_stage, verdict=verdict,
+        headroom_bytes=headroom, offload_bytes=offload,
+        cheapest_card=cheapest_card_that_fits(min_peak + device.other_processes_bytes) if stage_budgets else None,
+        cheapest_card_with_margin=cheapest_card_that_fits(int(peak / (1 - TIGHT_FRACTION))) if stage_budgets else None,
+        models=dict(infos), unknown_nodes=workload.unknown_nodes, notes=tuple(dict.fromkeys(notes)),
+    )
+    if not remedies:
+        return budget
+    from .advice import remedies_for  # noqa: PLC0415  (advice re-estimates variants through this module)
+
+    return replace(budget, remedies=tuple(remedies_for(budget, workload, resolver)))
+
+
+def _verdict(headroom: int, capacity: int) -> str:
+    if headroom < 0:
+        return "won't fit"
+    if headroom < TIGHT_FRACTION * capacity:
+        return "tight"
+    return "fits"
+
+
+def _plural_prompts(title: str) -> str:
+    if title.endswith(" prompts)"):
+        n = int(title.rsplit("(", 1)[1].split()[0]) + 1
+        return title.rsplit("(", 1)[0] + f"({n} prompts)"
+    return f"{title} (2 prompts)"
+
+
+def _overhead_items(device: Device) -> list[Item]:
+    return [Item("CUDA context + library workspaces", device.context_bytes, "overhead",
+                 "a few hundred MB before any model loads (FACTS.md)")]
+
+
+def _stage_budget(stage: Stage, device: Device, info_for) -> StageBudget | None:
+    if stage.kind == TEXT_ENCODE:
+        return _text_stage(stage, device, info_for)
+    if stage.kind == SAMPLE:
+        return _sample_stage(stage, device, info_for)
+    if stage.kind in (VAE_DECODE, VAE_ENCODE):
+        return _vae_stage(stage, device, info_for)
+    if stage.kind == CLIP_VISION_ENCODE:
+        return _simple_stage(stage, device, info_for, "CLIP vision encode")
+    return None
+
+
+def _weights_items(stage: Stage, device: Device, info_for, roles: Iterable[str]) -> tuple[list[Item], list[ModelInfo], list[str]]:
+    items, infos, notes = [], [], []
+    seen = set()
+    for ref in stage.models:
+        if ref.role not in roles and not (ref.role == "checkpoint" and ref.part in _roles_to_parts(roles)):
+            continue
+        key = (_ref_key(ref), ref.part, ref.weight_dtype)
+        if key in seen:
+            continue
+        seen.add(key)
+        info = info_for(ref)
+        if ref.role == "lora" and ref.strength == 0:
+            notes.append(f"LoRA {ref.name} has strength 0: ComfyUI skips it")
+            continue
+        if ref.role == "text_encoder" and (ref.device == "cpu" or device.lowvram):
+            why = "device=cpu on the loader" if ref.device == "cpu" else "--lowvram keeps text encoders on the CPU"
+            items.append(Item(f"{info.label} [{ref.name}]", 0, "weights", f"runs on the CPU ({why})", info))
+            infos.append(info)
+            continue
+        nbytes, assumption = loaded_weights(info, ref, device)
+        items.append(Item(f"{info.label} [{ref.name}]", nbytes, "weights", assumption, info))
+        infos.append(info)
+    return items, infos, notes
+
+
+def _roles_to_parts(roles: Iterable[str]) -> set[str]:
+    mapping = {"diffusion": "model", "text_encoder": "clip", "vae": "vae"}
+    return {mapping[r] for r in roles if r in mapping}
+
+
+def _finish(stage: Stage, title: str, items: list[Item], notes: list[str], extra_min_working: int | None = None,
+            batch_factor: int = 1) -> StageBudget:
+    peak = sum(i.bytes for i in items)
+    min_peak = peak
+    if extra_min_working is not None:
+        working = sum(i.bytes for i in items if i.category == "working")
+        min_peak = peak - working + extra_min_working
+    return StageBudget(stage, title, tuple(items), peak, min_peak, tuple(notes), batch_factor)
+
+
+def _text_stage(stage: Stage, device: Device, info_for) -> StageBudget:
+    items, infos, notes = _weights_items(stage, device, info_for, ("text_encoder",))
+    if not infos:
+        return _finish(stage, "Text encode", items + _overhead_items(device), notes + ["no text encoder found"])
+    working = max(
+        (memory.text_encoder_working(i.family, i.arch, stage.text_tokens) for i in infos if i.kind == TEXT_ENCODER),
+        key=lambda w: w.bytes, default=None,
+    )
+    if working is not None and any(it.bytes for it in items):
+        items.append(Item("activations", working.bytes, "working", working.assumption))
+    names = " + ".join(dict.fromkeys(i.label for i in infos))
+    return _finish(stage, f"Text encode: {names}", items + _overhead_items(device), notes)
+
+
+def _sample_stage(stage: Stage, device: Device, info_for) -> StageBudget:
+    items, infos, notes = _weights_items(stage, device, info_for, ("diffusion", "lora", "controlnet"))
+    model = next((i for i in infos if i.kind == DIFFUSION), None)
+    latent = stage.latent
+    title = f"Sample: {model.label}" if model else "Sample"
+    if stage.expert:
+        title += f" ({stage.expert.replace('_', ' ')} expert)"
+    if model is None or latent is None:
+        why = "no diffusion model identified" if model is None else "latent size unknown"
+        notes.append(f"working memory not estimated: {why}")
+        return _finish(stage, title, items + _overhead_items(device), notes)
+    cond_batch = 2 if (stage.cfg is not None and stage.cfg > 1.0 and stage.uses_negative) else 1
+    batch = max(1, latent.batch)
+    full = memory.diffusion_working(model.family, model.arch, latent, batch * cond_batch, stage.text_tokens)
+    single = memory.diffusion_working(model.family, model.arch, latent, batch, stage.text_tokens)
+    label = "activations (cond + uncond batched)" if cond_batch == 2 else "activations"
+    items.append(Item(label, full.bytes, "working", full.assumption))
+    if (model.quantization or "").startswith("gguf") and model.largest_tensor_bytes:
+        items.append(Item("GGUF layer dequantized to 16 bit", model.largest_tensor_bytes, "working",
+                          "ComfyUI-GGUF dequantizes one layer at a time; the largest layer's 16-bit copy"))
+    extra = single.bytes + (model.largest_tensor_bytes if (model.quantization or "").startswith("gguf") else 0)
+    if cond_batch == 2:
+        notes.append(f"CFG {stage.cfg:g}: cond and uncond evaluated together when memory allows")
+    return _finish(stage, title, items + _overhead_items(device), notes,
+                   extra_min_working=extra if cond_batch == 2 else None, batch_factor=cond_batch)
+
+
+def _vae_stage(stage: Stage, device: Device, info_for) -> StageBudget:
+    items, infos, notes = _weights_items(stage, device, info_for, ("vae",))
+    vae = next((i for i in infos if i.kind == VAE), None)
+    decode = stage.kind == VAE_DECODE
+    title = ("VAE decode" if decode else "VAE encode") + (f": {vae.label}" if vae else "")
+    if vae is None or stage.latent is None:
+        notes.append("working memory not estimated: " + ("VAE not identified" if vae is None else "latent size unknown"))
+        return _finish(stage, title, items + _overhead_items(device), notes)
+    weights = sum(i.bytes for i in items)
+    free_for_work = device.capacity_bytes - weights - device.context_bytes
+    work_bytes, assumption, work_notes = vae_working(vae.family, stage.latent, decode=decode, tiled=stage.tiled,
+                                                     auto_tiled=stage.auto_tiled, free_bytes=free_for_work)
+    items.append(Item("decode activations" if decode else "encode activations", work_bytes, "working", assumption))
+    if stage.tiled or stage.auto_tiled:
+        title += " (tiled)" if stage.tiled else " (auto tiled)"
+    return _finish(stage, title, items + _overhead_items(device), notes + work_notes)
+
+
+def vae_working(family: str, latent: LatentShape, decode: bool = True, tiled: dict | None = None,
+                auto_tiled: bool = False, free_bytes: int = 0) -> tuple[int, str, list[str]]:
+    """(working bytes, assumption, notes) of a VAE decode/encode as the workflow runs it.
+
+    Plain VAEDecode: one call on the whole latent. VAEDecodeTiled: its widgets converted as
+    nodes.py:321-336 does (pixels -> latent units). VAE Decode (Auto Tiled): the plan this pack's
+    node would choose with the memory left beside the weights (vae_memory.plan_decode).
+    """
+    from . import vae_memory  # noqa: PLC0415
+
+    op = "decode" if decode else "encode"
+    sc = latent.spatial_compression or 8
+    tc = latent.temporal_compression or 4
+    shape = (latent.batch, latent.channels or 16, latent.frames, latent.height, latent.width)
+    pixels = (latent.batch, latent.pixel_frames if latent.is_video else None,
+              latent.pixel_height or latent.height * sc, latent.pixel_width or latent.width * sc)
+    try:
+        if auto_tiled and decode:
+            plan = vae_memory.plan_decode(family, shape, max(free_bytes, 0))
+            return plan.predicted_peak, f"auto tiled: {plan.summary()}", []
+        if tiled:
+            size = int(tiled.get("tile_size", 512))
+            overlap = int(tiled.get("overlap", 64))
+            if size < 4 * overlap:
+                overlap = size // 4
+            tile_t = None
+            if latent.is_video:
+                tile_t = max(2, int(tiled.get("temporal_size", 64)) // tc)
+            if decode:
+                value = vae_memory.vae_decode_bytes(family, shape, tile=max(1, size // sc), tile_t=tile_t)
+            else:
+                value = vae_memory.vae_encode_bytes(family, pixels, tile=size,
+                                                    tile_t=None if tile_t is None else tile_t * tc)
+            what = f"tiles of {size} px" + (f" × {tile_t} latent frames" if tile_t else "")
+            return value, f"VAE {op} in {what}; traced ComfyUI VAE constants", []
+        if decode:
+            value = vae_memory.vae_decode_bytes(family, shape)
+        else:
+            value = vae_memory.vae_encode_bytes(family, pixels)
+        return value, f"one {op} call on the whole latent; traced ComfyUI VAE constants", []
+    except VramBudgetError as exc:
+        return 0, f"{op} memory not modelled for {family}", [f"VAE {op} working memory unknown: {exc}"]
+
+
+def _simple_stage(stage: Stage, device: Device, info_for, title: str) -> StageBudget:
+    items, infos, notes = _weights_items(stage, device, info_for, ("clip_vision",))
+    return _finish(stage, title, items + _overhead_items(device), notes)
+
+
+# ----------------------------------------------------------------------------------------------
+# Entry points for the node, the routes and the CLI.
+def estimate_prompt(prompt_or_workflow, device: Device, resolver: Resolver | None = None) -> Budget:
+    """Estimate an API prompt or a UI workflow (dict or JSON text)."""
+    from .graph import read_workflow  # noqa: PLC0415
+
+    return estimate(read_workflow(prompt_or_workflow), device, resolver)
+
+
+def folder_resolver(models_dir: str | os.PathLike) -> Resolver:
+    """Resolve (folder, name) inside a ComfyUI models/ tree, with ComfyUI's legacy folder aliases.
+
+    Names are normalised as folder_paths.get_full_path does (no escaping the folder with '..').
+    """
+    root = os.path.realpath(os.fspath(models_dir))
+    aliases = {
+        "diffusion_models": ("diffusion_models", "unet"), "unet": ("unet", "diffusion_models"),
+        "text_encoders": ("text_encoders", "clip"), "clip": ("clip", "text_encoders"),
+        "controlnet": ("controlnet", "t2i_adapter"),
+    }
+
+    def resolve(folder: str, name: str) -> str | None:
+        rel = os.path.relpath(os.path.join("/", name.replace("\\", "/")), "/")
+        for sub in aliases.get(folder, (folder,)):
+            path = os.path.join(root, sub, rel)
+            if os.path.isfile(path):
+                return path
+        return None
+
+    return resolve

@@ -1,0 +1,111 @@
+"""`vram-budget estimate WORKFLOW.json`: the budget report without ComfyUI (size a card before renting it)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from .budget import Device, estimate, folder_resolver
+from .errors import VramBudgetError
+from .gpus import CARDS, card_for_vram, find_card
+from .graph import read_workflow
+from .report import format_report
+from .units import GiB
+
+
+def add_estimate_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "estimate",
+        help="predict the peak VRAM of a ComfyUI workflow (UI or API JSON) on a GPU",
+        description="Predict the peak VRAM of every stage of a ComfyUI workflow, whether it fits a GPU, and the "
+        "cheapest fixes. Model sizes come from the files' headers (--models-dir) or from a catalogue of "
+        "well-known public files.",
+    )
+    p.add_argument("workflow", nargs="+", help="workflow .json file(s): saved UI workflow or API prompt")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--gpu", help=f"card name, e.g. 'RTX 4090' (known: {', '.join(c.name for c in CARDS)})")
+    g.add_argument("--vram", type=float, help="card size in GB, e.g. 24")
+    p.add_argument("--models-dir", help="a ComfyUI models/ folder to read the real files' headers from")
+    p.add_argument("--memory-mode", choices=["classic", "dynamic"], default="classic",
+                   help="ComfyUI's memory management: classic (<=0.12, or --disable-dynamic-vram) or dynamic "
+                   "(0.13+ Dynamic VRAM: weights stream on demand)")
+    p.add_argument("--lowvram", action="store_true", help="as ComfyUI's --lowvram (text encoders on the CPU)")
+    p.add_argument("--reserve-vram", type=float, metavar="GB", help="as ComfyUI's --reserve-vram")
+    p.add_argument("--other-processes", type=float, default=0.0, metavar="GiB",
+                   help="memory other processes hold on the card")
+    p.add_argument("--no-fp8-compute", action="store_true",
+                   help="the GPU has no fp8 compute (pre-Ada): ComfyUI upcasts fp8 files that fit at 16 bit")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("-v", "--verbose", action="store_true", help="show every item and assumption")
+    p.set_defaults(func=run_estimate)
+
+
+def device_from_args(args) -> Device:
+    card = card_for_vram(args.vram) if args.vram else find_card(args.gpu or "RTX 4090")
+    kw = {}
+    if args.reserve_vram is not None:
+        kw["reserve_bytes"] = int(args.reserve_vram * GiB)
+    dev = Device.from_card(
+        card,
+        memory_mode=args.memory_mode,
+        lowvram=args.lowvram,
+        other_processes_bytes=int(args.other_processes * GiB),
+        source="--vram" if args.vram else "catalogue",
+        **kw,
+    )
+    if args.no_fp8_compute:
+        from dataclasses import replace  # noqa: PLC0415
+
+        dev = replace(dev, fp8_compute=False)
+    return dev
+
+
+def run_estimate(args) -> int:
+    try:
+        device = device_from_args(args)
+    except VramBudgetError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    resolver = folder_resolver(args.models_dir) if args.models_dir else None
+    if args.models_dir and not os.path.isdir(args.models_dir):
+        print(f"error: --models-dir {args.models_dir}: no such folder", file=sys.stderr)
+        return 2
+    status = 0
+    results = []
+    for path in args.workflow:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except OSError as exc:
+            print(f"error: {path}: {exc.strerror or exc}", file=sys.stderr)
+            status = 1
+            continue
+        except ValueError as exc:
+            print(f"error: {path}: not valid JSON ({exc})", file=sys.stderr)
+            status = 1
+            continue
+        try:
+            budget = estimate(read_workflow(data), device, resolver)
+        except VramBudgetError as exc:
+            print(f"error: {path}: {exc}", file=sys.stderr)
+            status = 1
+            continue
+        if args.json:
+            results.append({"workflow": path, **budget.to_dict()})
+        else:
+            if len(args.workflow) > 1:
+                print(f"== {path}")
+            print(format_report(budget, verbose=args.verbose))
+            print()
+    if args.json:
+        print(json.dumps(results[0] if len(results) == 1 else results, indent=2))
+    return status
+
+
+def main(argv=None) -> int:  # standalone use: python -m ...cli_estimate
+    parser = argparse.ArgumentParser(prog="vram-budget")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_estimate_parser(sub)
+    args = parser.parse_args(argv)
+    return args.func(args)

@@ -1,0 +1,174 @@
+"""Working-memory models: activations of a diffusion-model step and of a text-encoder pass.
+
+Weights are not working memory (they come exact from the file headers). What is modelled here
+is what a forward pass allocates on top: hidden states, attention (as a fused flash/SDPA kernel
+runs it on CUDA: output + log-sum-exp, no N×N matrix), MLP intermediates.
+
+Two sources, best first:
+1. constants traced from ComfyUI's own model code on the meta device at full size
+   (``bench/trace_working_memory.py`` -> ``data/working_memory.json``; method and numbers in
+   docs/working-memory.md), evaluated with the per-architecture formula stored beside them;
+2. a first-principles transformer formula (per token: residual + normed input + q/k/v + MLP
+   intermediate), used for architectures the tracer has not covered, said as "uncalibrated".
+
+VAE decode/encode working memory lives in vae_memory.py.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Mapping
+
+from .workload import LatentShape
+
+DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
+
+# Prompt lengths ComfyUI pads text to (tokenizer min_length): Flux's T5 256
+# (comfy/text_encoders/flux.py:15), Wan's umT5 512 (comfy/text_encoders/wan.py:14), SD3's T5 77
+# (sd3_clip.py:36). Longer prompts give more tokens; the graph reader passes its own count.
+DEFAULT_TEXT_TOKENS = {"flux": 256, "wan": 512, "sd3": 77, "qwen-image": 256, "hunyuan-video": 256, "ltxv": 128}
+
+# Aliases: families that share an architecture's working-memory profile.
+WORKING_MEMORY_ALIAS = {
+    "flux1-schnell": "flux1-dev", "flux1-fill": "flux1-dev", "flux1-kontext": "flux1-dev", "chroma": "flux1-dev",
+    "wan2.2-14b": "wan2.1-14b", "sd2": "sd15",
+}
+
+
+@dataclass(frozen=True)
+class WorkingMemory:
+    bytes: int
+    tokens: int  # image/video tokens the transformer attends over (0 for UNet-style where not used)
+    assumption: str  # one line a user can read
+    source: str  # "traced" | "formula"
+
+
+@lru_cache(maxsize=1)
+def traced_constants() -> Mapping[str, dict]:
+    """Architecture id -> traced entry from data/working_memory.json (empty if absent)."""
+    path = os.path.join(DATA_DIR, "working_memory.json")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    archs = data.get("architectures", data)
+    return {k: v for k, v in archs.items() if isinstance(v, dict) and "coefficients" in v}
+
+
+def family_group(family: str) -> str:
+    """Coarse group used for token rules: flux, wan, unet, sd3, qwen-image, ..."""
+    if family.startswith(("flux", "chroma")):
+        return "flux"
+    if family.startswith("wan"):
+        return "wan"
+    if family in ("sdxl", "sd15", "sd2"):
+        return "unet"
+    return family
+
+
+def latent_tokens(family: str, arch: Mapping[str, object], latent: LatentShape) -> int:
+    """Tokens the transformer attends over for one sample.
+
+    DiTs patchify the latent: Flux, SD3, Qwen-Image, Wan use 2×2 spatial patches (Wan: (1,2,2),
+    model_detection.py patch_size), so tokens = frames · ceil(H/2) · ceil(W/2). UNets attend at
+    full latent resolution at their first attention level (SD1.5) or at /2 (SDXL).
+    """
+    patch = arch.get("patch_size") if isinstance(arch, Mapping) else None
+    if isinstance(patch, (list, tuple)) and patch:
+        ph, pw = int(patch[-2]), int(patch[-1])
+    elif isinstance(patch, int):
+        ph = pw = patch
+    else:
+        ph = pw = 2
+    frames = latent.frames or 1
+    group = family_group(family)
+    if group == "unet":
+        div = 2 if family == "sdxl" else 1
+        return math.ceil(latent.height / div) * math.ceil(latent.width / div)
+    return frames * math.ceil(latent.height / ph) * math.ceil(latent.width / pw)
+
+
+def text_tokens_for(family: str, requested: int | None = None) -> int:
+    if requested:
+        return int(requested)
+    return DEFAULT_TEXT_TOKENS.get(family_group(family), 77)
+
+
+def _eval_traced(entry: Mapping, batch: int, tokens: int, text_tokens: int, latent: LatentShape) -> int | None:
+    coeff = entry.get("coefficients", {})
+    try:
+        a = float(coeff.get("a", 0.0))  # bytes per image token (per sample)
+        b = float(coeff.get("b", 0.0))  # fixed bytes
+        c = float(coeff.get("c", 0.0))  # bytes per text token (per sample)
+        d = float(coeff.get("d", 0.0))  # bytes per (token²)/1e6 if a fit needed it (should be ~0 with fused attention)
+    except (TypeError, ValueError):
+        return None
+    per_sample = a * tokens + c * text_tokens + d * (tokens + text_tokens) ** 2 / 1e6
+    return int(batch * per_sample + b)
+
+
+def _formula_bytes(arch: Mapping[str, object], batch: int, tokens: int, text_tokens: int, compute_bytes: int) -> int:
+    """First-principles DiT block peak: residual + normed input + q,k,v + attention out + MLP.
+
+    Per token at a block's peak (fused attention keeps no N×N matrix):
+      hidden·(2 + 3 + 1) for x, norm(x), q/k/v, attention output, plus ffn·2 (MLP in + activation).
+    Uncalibrated: used only where the tracer has no entry.
+    """
+    hidden = int(arch.get("hidden_size", 3072) or 3072)
+    ffn = int(arch.get("ffn_dim", 4 * hidden) or 4 * hidden)
+    per_token = (6 * hidden + 2 * ffn) * compute_bytes
+    return int(batch * (tokens + text_tokens) * per_token)
+
+
+def diffusion_working(
+    family: str,
+    arch: Mapping[str, object],
+    latent: LatentShape,
+    batch: int,
+    text_tokens: int | None = None,
+    compute_bytes: int = 2,
+) -> WorkingMemory:
+    """Working memory of one model call on `batch` samples (cond+uncond batched counts 2×)."""
+    tokens = latent_tokens(family, arch, latent)
+    ttok = text_tokens_for(family, text_tokens)
+    key = WORKING_MEMORY_ALIAS.get(family, family)
+    entry = traced_constants().get(key)
+    shape = f"{latent.pixel_width or latent.width * 8}×{latent.pixel_height or latent.height * 8}"
+    if latent.frames:
+        shape += f"×{latent.pixel_frames or latent.frames} frames"
+    if entry is not None:
+        value = _eval_traced(entry, batch, tokens, ttok, latent)
+        if value is not None:
+            prov = entry.get("provenance", {}) if isinstance(entry.get("provenance"), Mapping) else {}
+            ver = prov.get("comfyui_version", "ComfyUI")
+            return WorkingMemory(
+                value, tokens,
+                f"{shape}, batch {batch}, {tokens} latent tokens + {ttok} text tokens; fused SDPA attention, "
+                f"16-bit compute; constants traced from {ver} model code",
+                "traced",
+            )
+    value = _formula_bytes(arch, batch, tokens, ttok, compute_bytes)
+    return WorkingMemory(
+        value, tokens,
+        f"{shape}, batch {batch}, {tokens} latent tokens + {ttok} text tokens; fused attention, "
+        f"16-bit compute; first-principles formula (uncalibrated for {family})",
+        "formula",
+    )
+
+
+def text_encoder_working(family: str, arch: Mapping[str, object], tokens: int | None = None, compute_bytes: int = 2) -> WorkingMemory:
+    """Activations of one text-encoder pass: small next to the weights (tens of MB)."""
+    ntok = int(tokens or (512 if family in ("t5-xxl", "umt5-xxl") else 77))
+    entry = traced_constants().get(family)
+    if entry is not None:
+        value = _eval_traced(entry, 1, ntok, 0, LatentShape(1, None, 0, 0))
+        if value is not None:
+            return WorkingMemory(value, ntok, f"{ntok} tokens; traced constants", "traced")
+    hidden = int(arch.get("hidden_size", 4096) or 4096)
+    ffn = int(arch.get("ffn_dim", 4 * hidden) or 4 * hidden)
+    value = ntok * (6 * hidden + 2 * ffn) * compute_bytes
+    return WorkingMemory(value, ntok, f"{ntok} tokens; first-principles formula", "formula")

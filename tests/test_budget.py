@@ -1,0 +1,232 @@
+"""The budget against FACTS.md: weights, activation scaling, card table, remedies, memory modes."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from vram_budget.nodes.estimator import memory
+from helpers_models import spec_bytes, spec_controlnet_flux, spec_lora, spec_params, write_safetensors
+from vram_budget.nodes.estimator.budget import Device, estimate, folder_resolver, loaded_weights
+from vram_budget.nodes.estimator.catalogue import catalogue_info
+from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.units import GB, GiB
+from vram_budget.nodes.estimator.workload import (
+    SAMPLE, TEXT_ENCODE, VAE_DECODE, LatentShape, ModelRef, Stage, Workload,
+)
+
+
+def dev(name: str, **kw) -> Device:
+    return Device.from_card(find_card(name), **kw)
+
+
+def image_latent(w: int, h: int, batch: int = 1, channels: int = 16) -> LatentShape:
+    return LatentShape(batch, channels, h // 8, w // 8, pixel_width=w, pixel_height=h, source_type="EmptySD3LatentImage")
+
+
+def wan_latent(w: int, h: int, length: int, batch: int = 1) -> LatentShape:
+    return LatentShape(batch, 16, h // 8, w // 8, frames=(length - 1) // 4 + 1, pixel_width=w, pixel_height=h,
+                       pixel_frames=length, temporal_compression=4, source_type="WanImageToVideo")
+
+
+def flux_workload(w=1024, h=1024, batch=1, unet="flux1-dev.safetensors", t5="t5xxl_fp16.safetensors",
+                  weight_dtype="default", loras=(), controlnet=None, cfg=1.0) -> Workload:
+    te = (ModelRef("text_encoder", t5, "text_encoders", clip_type="flux"),
+          ModelRef("text_encoder", "clip_l.safetensors", "text_encoders", clip_type="flux"))
+    model = [ModelRef("diffusion", unet, "diffusion_models", weight_dtype=weight_dtype)]
+    model += [ModelRef("lora", name, "loras", strength=1.0) for name in loras]
+    if controlnet:
+        model.append(ModelRef("controlnet", controlnet, "controlnet"))
+    latent = image_latent(w, h, batch)
+    vae = (ModelRef("vae", "ae.safetensors", "vae"),)
+    return Workload(stages=(
+        Stage(TEXT_ENCODE, "6", "CLIPTextEncode", models=te),
+        Stage(SAMPLE, "3", "KSampler", models=tuple(model), latent=latent, cfg=cfg),
+        Stage(VAE_DECODE, "8", "VAEDecode", models=vae, latent=latent),
+    ))
+
+
+def wan22_workload(w=1280, h=720, length=81, precision="fp16", cfg=3.5) -> Workload:
+    te = (ModelRef("text_encoder", "umt5_xxl_fp16.safetensors", "text_encoders", clip_type="wan"),)
+    latent = wan_latent(w, h, length)
+    high = ModelRef("diffusion", f"wan2.2_i2v_high_noise_14B_{precision}.safetensors", "diffusion_models")
+    low = ModelRef("diffusion", f"wan2.2_i2v_low_noise_14B_{precision}.safetensors", "diffusion_models")
+    vae = (ModelRef("vae", "wan_2.1_vae.safetensors", "vae"),)
+    return Workload(stages=(
+        Stage(TEXT_ENCODE, "6", "CLIPTextEncode", models=te),
+        Stage(SAMPLE, "57", "KSamplerAdvanced", models=(high,), latent=latent, cfg=cfg, expert="high_noise"),
+        Stage(SAMPLE, "58", "KSamplerAdvanced", models=(low,), latent=latent, cfg=cfg, expert="low_noise"),
+        Stage(VAE_DECODE, "8", "VAEDecode", models=vae, latent=latent),
+    ))
+
+
+def sample_stage(budget):
+    return next(s for s in budget.stages if s.stage.kind == SAMPLE)
+
+
+# --- weights (FACTS.md, within 5 %) ------------------------------------------------------------
+@pytest.mark.parametrize("name,gb", [
+    ("flux1-dev.safetensors", 24.0), ("flux1-dev-fp8.safetensors", 12.0),
+    ("t5xxl_fp16.safetensors", 9.5), ("t5xxl_fp8_e4m3fn.safetensors", 5.0),
+])
+def test_facts_weight_sizes_from_catalogue(name, gb):
+    info = catalogue_info(name)
+    assert info is not None, name
+    assert info.weights_bytes == pytest.approx(gb * GB, rel=0.05)
+
+
+def test_flux_sample_stage_weights_are_the_16bit_weights():
+    budget = estimate(flux_workload(), dev("RTX 5090"))
+    info = catalogue_info("flux1-dev.safetensors")
+    stage = sample_stage(budget)
+    assert stage.weights_bytes == info.params * 2
+    assert stage.peak_bytes == stage.weights_bytes + stage.working_bytes + stage.overhead_bytes
+
+
+def test_weight_dtype_widget_overrides_file():
+    budget = estimate(flux_workload(weight_dtype="fp8_e4m3fn"), dev("RTX 4090"))
+    info = catalogue_info("flux1-dev.safetensors")
+    assert sample_stage(budget).weights_bytes == info.params
+
+
+def test_fp8_file_upcast_on_gpu_without_fp8_compute_when_16bit_fits():
+    info = catalogue_info("wan2.1_t2v_1.3B_fp16.safetensors")
+    fp8 = replace(info, quantization="fp8_e4m3fn", dtype="F8_E4M3", weights_bytes=info.params)
+    ref = ModelRef("diffusion", "x.safetensors", "diffusion_models")
+    on_3090, why = loaded_weights(fp8, ref, dev("RTX 3090"))
+    assert on_3090 == info.params * 2 and "upcast" in why
+    on_4090, _ = loaded_weights(fp8, ref, dev("RTX 4090"))
+    assert on_4090 == info.params
+    big = catalogue_info("flux1-dev-fp8.safetensors")  # 16-bit copy would not fit a 3090: stays fp8
+    kept, why = loaded_weights(big, ref, dev("RTX 3090"))
+    assert kept == big.weights_bytes and "kept" in why
+
+
+# --- activations scale right (FACTS.md) --------------------------------------------------------
+def test_activation_memory_grows_with_pixel_count():
+    small = sample_stage(estimate(flux_workload(1024, 1024), dev("H100"))).working_bytes
+    big = sample_stage(estimate(flux_workload(2048, 2048), dev("H100"))).working_bytes
+    assert big / small == pytest.approx(4.0, rel=0.2)
+
+
+def test_batch_of_four_in_turn_needs_about_a_quarter():
+    model = catalogue_info("flux1-dev.safetensors")
+    lat4 = image_latent(1024, 1024, batch=4)
+    four = memory.diffusion_working(model.family, model.arch, lat4, 4).bytes
+    one = memory.diffusion_working(model.family, model.arch, lat4, 1).bytes
+    assert one / four == pytest.approx(0.25, abs=0.06)
+
+
+def test_cfg_batches_cond_and_uncond():
+    cfg1 = sample_stage(estimate(flux_workload(cfg=1.0), dev("H100")))
+    cfg35 = sample_stage(estimate(flux_workload(cfg=3.5), dev("H100")))
+    assert cfg35.batch_factor == 2 and cfg1.batch_factor == 1
+    assert cfg35.working_bytes > 1.8 * cfg1.working_bytes
+    assert cfg35.min_peak_bytes == cfg1.peak_bytes
+
+
+@pytest.mark.parametrize("change", [dict(length=49), dict(w=832, h=480)])
+def test_wan22_fewer_frames_or_480p_saves_several_gb(change):
+    base = estimate(wan22_workload(), dev("H200"))
+    smaller = estimate(wan22_workload(**change), dev("H200"))
+    assert base.peak_bytes - smaller.peak_bytes >= 2 * GiB
+
+
+# --- the FACTS.md card table ------------------------------------------------------------------
+def test_flux_dev_16bit_needs_a_24_to_32_gb_card():
+    on_4090 = estimate(flux_workload(), dev("RTX 4090"))
+    assert on_4090.verdict != "fits"
+    assert on_4090.cheapest_card.name in ("RTX 4090", "RTX 5090")
+    on_5090 = estimate(flux_workload(), dev("RTX 5090"))
+    assert on_5090.verdict in ("fits", "tight")
+
+
+def test_flux_with_loras_and_controlnet_needs_32_gb(tmp_path):
+    # real files (header + hole) for what has no published size: two rank-64 LoRAs, a ControlNet
+    loras = [write_safetensors(tmp_path / "loras" / f"style_{n}.safetensors",
+                               spec_lora("flux", rank=64, blocks=19), sparse=True) for n in range(2)]
+    cn = write_safetensors(tmp_path / "controlnet" / "flux_cn.safetensors", spec_controlnet_flux(scale=1), sparse=True)
+    wl = flux_workload(loras=("style_0.safetensors", "style_1.safetensors"), controlnet="flux_cn.safetensors")
+    resolver = folder_resolver(tmp_path)
+    budget = estimate(wl, dev("RTX 4090"), resolver)
+    stage = sample_stage(budget)
+    expected = catalogue_info("flux1-dev.safetensors").params * 2 + sum(spec_bytes(w.spec) for w in loras) \
+        + spec_params(cn.spec) * 2  # LoRA tensors as stored, ControlNet at 16 bit: exact from the headers
+    assert stage.weights_bytes == expected
+    assert budget.verdict == "won't fit"
+    assert budget.cheapest_card.name == "RTX 5090"
+
+
+def test_wan22_14b_720p_card_table():
+    short = estimate(wan22_workload(length=33), dev("RTX 5090"))
+    assert short.verdict in ("fits", "tight"), short.peak_bytes / GiB
+    full = estimate(wan22_workload(length=81), dev("RTX 4090"))
+    assert full.verdict == "won't fit"
+    assert estimate(wan22_workload(length=81), dev("L40S")).verdict in ("fits", "tight")
+
+
+def test_wan22_experts_are_loaded_in_turn():
+    budget = estimate(wan22_workload(), dev("H200"))
+    samples = [s for s in budget.stages if s.stage.kind == SAMPLE]
+    assert len(samples) == 2
+    one_expert = catalogue_info("wan2.2_i2v_high_noise_14B_fp16.safetensors").params * 2
+    for stage in samples:  # each sampling stage holds one expert, never both
+        assert stage.weights_bytes == one_expert
+    assert budget.peak_bytes == max(s.peak_bytes for s in samples)
+
+
+# --- verdicts and memory modes -----------------------------------------------------------------
+def test_verdict_thresholds():
+    budget = estimate(flux_workload(weight_dtype="fp8_e4m3fn"), dev("H100"))
+    assert budget.verdict == "fits" and budget.headroom_bytes > 0.1 * budget.device.capacity_bytes
+    tiny = estimate(flux_workload(), Device("8 GB", 8 * GiB))
+    assert tiny.verdict == "won't fit" and tiny.headroom_bytes < 0
+
+
+def test_dynamic_vram_verdict_uses_working_memory():
+    classic = estimate(flux_workload(), dev("RTX 4070"))
+    dynamic = estimate(flux_workload(), dev("RTX 4070", memory_mode="dynamic"))
+    assert classic.verdict == "won't fit"
+    assert dynamic.verdict in ("fits", "tight")
+    assert dynamic.to_dict()["memory_mode"] == "dynamic"
+
+
+def test_other_processes_reduce_capacity():
+    alone = estimate(flux_workload(weight_dtype="fp8_e4m3fn"), dev("RTX 4090"))
+    shared = estimate(flux_workload(weight_dtype="fp8_e4m3fn"), dev("RTX 4090", other_processes_bytes=10 * GiB))
+    assert shared.headroom_bytes == alone.headroom_bytes - 10 * GiB
+    kinds = [r.kind for r in shared.remedies]
+    assert "free_memory" in kinds or shared.verdict == "fits"
+
+
+# --- remedies (FACTS order, concrete savings) --------------------------------------------------
+def test_remedies_follow_the_facts_ladder_and_fix_flux_on_a_4090():
+    budget = estimate(flux_workload(), dev("RTX 4090"))
+    ranks = [r.rank for r in budget.remedies]
+    assert ranks == sorted(ranks)
+    first = budget.remedies[0]
+    assert first.kind == "precision" and "fp8" in first.title and first.fixes
+    info = catalogue_info("flux1-dev.safetensors")
+    assert first.saving_bytes == info.params  # 2 bytes/param -> 1
+
+
+def test_t5_fp16_to_fp8_remedy_on_a_small_card():
+    budget = estimate(flux_workload(weight_dtype="fp8_e4m3fn"), Device("8 GB card", 8 * GiB - int(0.35 * GiB)))
+    t5 = [r for r in budget.remedies if r.kind == "precision" and "T5" in r.title]
+    assert t5, [r.title for r in budget.remedies]
+    assert t5[0].saving_bytes == pytest.approx(4.6 * GiB, rel=0.1)
+
+
+def test_video_remedies_name_frames_and_resolution():
+    budget = estimate(wan22_workload(precision="fp8_scaled"), dev("RTX 4090"))
+    kinds = {r.kind for r in budget.remedies}
+    if budget.verdict != "fits":
+        assert {"frames", "resolution"} <= kinds
+        assert any("81 → " in r.title for r in budget.remedies)
+
+
+def test_missing_model_is_said_not_crashed():
+    wl = flux_workload(unet="my_private_finetune.safetensors")
+    budget = estimate(wl, dev("RTX 4090"))
+    assert any("my_private_finetune" in n for n in budget.notes)
+    assert budget.to_dict()["stages"]
