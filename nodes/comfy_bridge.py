@@ -492,16 +492,6 @@ def ram_state() -> dict:
             "process_rss": rss}
 
 
-def supports_fp8_compute() -> bool:
-    """ComfyUI keeps fp8 weights in fp8 only on cards with fp8 compute (COMFYUI-NOTES §1.10)."""
-    mm = _mm()
-    fn = getattr(mm, "supports_fp8_compute", None)
-    try:
-        return bool(fn(mm.get_torch_device())) if callable(fn) else False
-    except Exception:
-        return False
-
-
 # ----------------------------------------------------------------------------------------------
 # A loaded MODEL, described as plain data (the Wan planner's MODEL input)
 def describe_loaded_model(model) -> dict:

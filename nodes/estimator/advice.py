@@ -102,6 +102,7 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
                 gguf_bytes = int(info.params * bits / 8) + (info.largest_tensor_bytes or 0)
                 options.append((f"GGUF {quant}", gguf_bytes, GGUF_COST[quant],
                                 "ComfyUI-GGUF UnetLoaderGGUF; it dequantizes one layer at a time"))
+        fixed = False
         for sub, (label, new_bytes, cost, how) in enumerate(options):
             saving = loaded - new_bytes
             if saving <= 0:
@@ -113,7 +114,12 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
             add(1, "precision", f"{name} {arrow}: {fmt_gib(-saving, signed=True)}", how, saving, cost,
                 new_peak=new_peak, sub_rank=sub)
             if new_peak <= target:
+                fixed = True
                 break  # the least lossy option that fixes it; stronger quants only cost more quality
+        if not fixed:  # none fixes it alone: keep fp8, the lossless GGUF and the smallest one
+            keep_last = f"{name} 16-bit → GGUF Q4_K_S"
+            out[:] = [r for r in out if not (r.kind == "precision" and r.title.startswith(f"{name} 16-bit → GGUF Q")
+                                               and not r.title.startswith((f"{name} 16-bit → GGUF Q8", keep_last)))]
 
     # 2. VAE tiling
     for i, sb in enumerate(budget.stages):
@@ -221,8 +227,57 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
             0, "money", new_peak=budget.peak_bytes)
         out[-1] = replace(out[-1], fixes=True)
 
-    out.sort(key=lambda r: (r.rank, r.sub_rank, -r.saving_bytes))
+    out.sort(key=lambda r: (r.rank, r.sub_rank, r.saving_bytes if r.kind in ("frames", "resolution") else -r.saving_bytes))
     return _dedupe(out)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The FACTS ladder applied in order until the workflow fits: one step per rung."""
+
+    steps: tuple[Remedy, ...]
+    new_peak_bytes: int
+    fits: bool
+
+    def to_dict(self) -> dict:
+        return {"steps": [r.title for r in self.steps], "new_peak_bytes": self.new_peak_bytes, "fits": self.fits}
+
+
+def recommended_plan(budget) -> Plan | None:
+    """Cheapest combination: walk the rungs in order, taking on each rung the least costly option
+    that closes the remaining gap (or, if none does, the least costly one), until it fits.
+
+    Savings of different rungs add up: weights (precision) and activations (batch, frames,
+    resolution) are separate terms of the same stage's peak."""
+    if budget.verdict != "won't fit" or not budget.remedies:
+        return None
+    cap = budget.device.capacity_bytes
+    gap = budget.peak_bytes - cap
+    steps: list[Remedy] = []
+    groups: list[tuple[int, str]] = []
+    for r in budget.remedies:
+        if (r.rank, r.kind) not in groups and r.kind not in ("bigger_card", "offload", "free_memory", "fragmentation"):
+            groups.append((r.rank, r.kind))
+    for rank, kind in groups:
+        if gap <= 0:
+            break
+        options = [r for r in budget.remedies if (r.rank, r.kind) == (rank, kind) and r.saving_bytes > 0]
+        if not options:
+            continue
+        closing = [r for r in options if r.saving_bytes >= gap]
+        # the least costly option that closes the gap; else the one that closes most of it, except
+        # for precision, where the least lossy step is taken and the next rungs do the rest
+        if closing:
+            pick = closing[0]
+        elif kind == "precision":
+            pick = options[0]
+        else:
+            pick = max(options, key=lambda r: r.saving_bytes)
+        steps.append(pick)
+        gap -= pick.saving_bytes
+    if not steps:
+        return None
+    return Plan(tuple(steps), cap + gap, gap <= 0)
 
 
 def _dedupe(remedies: list[Remedy]) -> list[Remedy]:

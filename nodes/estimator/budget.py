@@ -126,6 +126,7 @@ class Budget:
     headroom_bytes: int  # capacity - peak (negative: short by)
     offload_bytes: int  # classic mode: weights ComfyUI would stream from RAM at the peak stage
     remedies: tuple = ()  # advice.Remedy
+    plan: object | None = None  # advice.Plan: the ladder applied in order until it fits
     cheapest_card: Card | None = None
     cheapest_card_with_margin: Card | None = None
     models: Mapping[str, ModelInfo] = field(default_factory=dict)
@@ -154,6 +155,7 @@ class Budget:
             },
             "stages": [s.to_dict() for s in self.stages],
             "remedies": [r.to_dict() for r in self.remedies],
+            "plan": self.plan.to_dict() if self.plan is not None else None,
             "cheapest_card": _card_dict(self.cheapest_card),
             "cheapest_card_with_margin": _card_dict(self.cheapest_card_with_margin),
             "models": {k: _model_dict(v) for k, v in self.models.items()},
@@ -354,9 +356,10 @@ def estimate(
     )
     if not remedies:
         return budget
-    from .advice import remedies_for  # noqa: PLC0415  (advice re-estimates variants through this module)
+    from .advice import recommended_plan, remedies_for  # noqa: PLC0415  (advice builds on this module)
 
-    return replace(budget, remedies=tuple(remedies_for(budget, workload, resolver)))
+    budget = replace(budget, remedies=tuple(remedies_for(budget, workload, resolver)))
+    return replace(budget, plan=recommended_plan(budget))
 
 
 def _verdict(headroom: int, capacity: int) -> str:
@@ -450,8 +453,8 @@ def _sample_stage(stage: Stage, device: Device, info_for) -> StageBudget:
     model = next((i for i in infos if i.kind == DIFFUSION), None)
     latent = stage.latent
     title = f"Sample: {model.label}" if model else "Sample"
-    if stage.expert:
-        title += f" ({stage.expert.replace('_', ' ')} expert)"
+    if stage.expert and model is not None:
+        title = f"Sample: {model.label.split(' [')[0].split(' (')[0]} ({stage.expert.replace('_', '-')} expert)"
     if model is None or latent is None:
         why = "no diffusion model identified" if model is None else "latent size unknown"
         notes.append(f"working memory not estimated: {why}")

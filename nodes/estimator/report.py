@@ -57,6 +57,12 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
             lines.append(f" - {r.title}  [{r.cost}]{ok}")
             if verbose:
                 lines.append(f"     {r.detail}")
+    plan = getattr(budget, "plan", None)
+    if plan is not None and len(plan.steps) > 1:
+        lines.append("")
+        verdict = "fits" if plan.fits else "still short"
+        lines.append(f"Together ({verdict}, peak {fmt_gib(plan.new_peak_bytes)}): "
+                     + " + ".join(r.title.split(":")[0] for r in plan.steps))
     if budget.cheapest_card is not None and budget.stages:
         card = budget.cheapest_card
         price = f", €{card.price_eur_h:.2f}/h" if card.price_eur_h else ""

@@ -185,3 +185,90 @@ def run_in_comfy(comfy_install, pack_base):
         return json.loads(lines[-1])
 
     return run
+
+
+@pytest.fixture(scope="session")
+def comfy_server_factory(comfy_install, tmp_path_factory):
+    """make(setup=None, extra_args=()) -> a fresh ComfyServer of its own (stopped at session end).
+
+    ``setup(base)`` runs before the server starts, to put model files into ``base/models/...`` or
+    an extra custom node into ``base/custom_nodes/`` (e.g. a probe that raises a real
+    torch.OutOfMemoryError so ComfyUI's own OOM handling runs).
+    """
+    path, python, _ = comfy_install
+    servers: list[ComfyServer] = []
+
+    def make(setup=None, extra_args=()):
+        base = make_base(tmp_path_factory.mktemp("comfy_base_custom"))
+        if setup is not None:
+            setup(base)
+        server = ComfyServer(path, python, base, extra_args)
+        servers.append(server)
+        return server
+
+    yield make
+    for server in servers:
+        server.stop()
+
+
+# Test-only custom nodes: one raises a real torch.OutOfMemoryError with the message it is
+# given, so ComfyUI's own OOM path runs (execution.py: TIPS appended, unload_all_models,
+# execution_error over the websocket and in the history). Not part of the pack.
+OOM_PROBE_SOURCE = textwrap.dedent(
+    '''
+    import torch
+
+    class VramBudgetOomProbe:
+        @classmethod
+        def INPUT_TYPES(cls):
+            return {"required": {"message": ("STRING", {"multiline": True, "default": "CUDA out of memory."})},
+                    "optional": {"oom": ("BOOLEAN", {"default": True})}}
+
+        RETURN_TYPES = ()
+        FUNCTION = "run"
+        OUTPUT_NODE = True
+        CATEGORY = "testing"
+
+        def run(self, message, oom=True):
+            raise (torch.OutOfMemoryError if oom else RuntimeError)(message)
+
+    class VramBudgetSleepProbe:
+        """Keeps the prompt worker busy for `seconds` (to test what routes do during a prompt)."""
+
+        @classmethod
+        def INPUT_TYPES(cls):
+            return {"required": {"seconds": ("FLOAT", {"default": 3.0, "min": 0.0, "max": 60.0})}}
+
+        RETURN_TYPES = ()
+        FUNCTION = "run"
+        OUTPUT_NODE = True
+        CATEGORY = "testing"
+
+        def run(self, seconds):
+            import time
+            time.sleep(seconds)
+            return {}
+
+    NODE_CLASS_MAPPINGS = {"VramBudgetOomProbe": VramBudgetOomProbe, "VramBudgetSleepProbe": VramBudgetSleepProbe}
+    '''
+)
+
+
+def install_oom_probe(base: Path) -> str:
+    """Put the probe nodes (VramBudgetOomProbe, VramBudgetSleepProbe) into base/custom_nodes;
+    returns the OOM probe's class_type."""
+    dest = base / "custom_nodes" / "vram_budget_oom_probe"
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "__init__.py").write_text(OOM_PROBE_SOURCE)
+    return "VramBudgetOomProbe"
+
+
+def wait_idle(server: "ComfyServer", timeout: float = 180) -> None:
+    """Wait until the server's queue is empty and nothing runs."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        status, queue = server.request("GET", "/queue")
+        if status == 200 and not queue.get("queue_running") and not queue.get("queue_pending"):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"ComfyUI still busy after {timeout}s:\n{server.log()[-3000:]}")
