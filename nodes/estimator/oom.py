@@ -1,0 +1,589 @@
+"""Read an out-of-memory message and say, in plain words, what happened and what to do.
+
+``parse_oom(message, exception_type)`` understands what PyTorch and ComfyUI actually print:
+
+- PyTorch's native CUDA caching allocator, current form (``c10/cuda/CUDACachingAllocator.cpp``):
+  "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of
+  which 1.12 GiB is free. Process 1234 has 9.80 GiB memory in use. Including non-PyTorch memory,
+  this process has 12.00 GiB memory in use. Of the allocated memory 20.10 GiB is allocated by
+  PyTorch, and 1.31 GiB is reserved by PyTorch but unallocated. ..." ("Process N" lines name
+  OTHER processes: PyTorch writes "this process" for its own pid; torch 2.1 spelled it
+  "total capacty").
+- The older form (torch <= 2.0): "... Tried to allocate 20.00 MiB (GPU 0; 23.65 GiB total
+  capacity; 20.10 GiB already allocated; 1.12 GiB free; 21.41 GiB reserved in total by PyTorch)".
+- cudaMallocAsync, ComfyUI's default allocator (``cuda_malloc.py``): "Allocation on device 0 would
+  exceed allowed memory. (out of memory)" followed by "Currently allocated", "Requested",
+  "Device limit", "Free (according to CUDA)" lines, or on some torch builds only
+  "Allocation on device" (no numbers at all).
+- "CUDA error: out of memory" / "CUBLAS_STATUS_ALLOC_FAILED" (cuBLAS, custom kernels; no detail),
+  HIP/ROCm ("HIP out of memory", same layout as CUDA), Intel XPU ("XPU out of memory"), Apple MPS
+  ("MPS backend out of memory (MPS allocated: ..., other allocations: ..., max allowed: ...)"),
+  DirectML ("Could not allocate tensor with N bytes. There is not enough GPU video memory").
+- ComfyUI appends "This error means you ran out of memory on your GPU. TIPS: ..."
+  (``execution.py``); it is recognised and stripped.
+
+The cause is one of ``fragmentation``, ``other_process``, ``shortage``, ``unknown_detail``
+(an OOM without numbers) or ``not_oom``. The advice follows shared/FACTS.md, in its order.
+Pure Python; never raises on any input.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .units import GiB, KiB, MiB, fmt_gib
+
+# --- thresholds (each says where it comes from) -------------------------------------------------
+# FACTS.md: "If it is several GiB, the problem is fragmentation". 2 GiB is the smallest amount
+# we call "several"; the panel flags the same 2 GiB on a live card.
+FRAGMENTATION_BYTES = 2 * GiB
+# Another process holds "a significant share": at least 10 % of the card and 1 GiB. A stale
+# ComfyUI or Jupyter kernel with a model loaded holds several GiB; a desktop compositor or a
+# browser holds a few hundred MiB, which is not worth closing anything for.
+OTHER_PROCESS_SHARE = 0.10
+OTHER_PROCESS_MIN_BYTES = 1 * GiB
+# Messages are cut to this many characters before parsing (an OOM message is < 2 KB; a whole
+# log pasted by mistake must not cost time).
+MAX_MESSAGE_CHARS = 64 * 1024
+
+# ComfyUI's text appended to every OOM (execution.py, 0.8.0 and 0.18.2 alike).
+COMFY_TIPS_MARKER = "This error means you ran out of memory on your GPU."
+
+CAUSES = ("fragmentation", "other_process", "shortage", "unknown_detail", "not_oom")
+
+
+@dataclass(frozen=True)
+class ProcessUsage:
+    """A "Process 1234 has 9.80 GiB memory in use" line: another process on the same card."""
+
+    pid: int
+    used_bytes: int
+
+
+@dataclass(frozen=True)
+class Remedy:
+    key: str  # stable id: "expandable_segments", "fp8_gguf", "tiled_vae", ...
+    title: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class OomDiagnosis:
+    is_oom: bool
+    backend: str  # "cuda" | "hip" | "xpu" | "mps" | "directml" | "unknown"
+    form: str  # "caching_allocator" | "caching_allocator_legacy" | "cuda_malloc_async" | "mps" | "directml" | "no_detail" | "none"
+    cause: str  # one of CAUSES
+    headline: str  # one line for a toast
+    summary: str  # plain words, a few sentences (= facts + caveat + cause)
+    remedies: tuple[Remedy, ...] = ()
+    summary_facts: str = ""  # what the numbers say
+    summary_caveat: str = ""  # "the request is not the whole job's need" (FACTS.md)
+    summary_cause: str = ""  # the cause and the direction of the fix
+    notes: tuple[str, ...] = ()
+    secondary_causes: tuple[str, ...] = ()
+    exception_type: str | None = None
+    gpu_index: int | None = None
+    requested_bytes: int | None = None
+    total_bytes: int | None = None  # total capacity (MPS: max allowed; cudaMallocAsync: device limit)
+    free_bytes: int | None = None
+    allocated_bytes: int | None = None  # allocated by PyTorch (tensors really in use)
+    reserved_unallocated_bytes: int | None = None  # PyTorch's cache, unusable for this request
+    reserved_bytes: int | None = None  # reserved in total by PyTorch (legacy form) or allocated + cache
+    this_process_bytes: int | None = None  # "Including non-PyTorch memory, this process has ..."
+    allowed_bytes: int | None = None  # per-process memory fraction limit
+    other_processes: tuple[ProcessUsage, ...] = ()
+    other_processes_bytes: int | None = None  # sum of the process lines
+    non_pytorch_bytes: int | None = None  # total - free - allocated - cache: context + other programs
+    comfy_tips: bool = False  # ComfyUI's generic TIPS text was attached
+    message: str = field(default="", repr=False)  # the error text without ComfyUI's TIPS
+
+    def to_dict(self) -> dict:
+        return {
+            "is_oom": self.is_oom,
+            "backend": self.backend,
+            "form": self.form,
+            "cause": self.cause,
+            "secondary_causes": list(self.secondary_causes),
+            "headline": self.headline,
+            "summary": self.summary,
+            "summary_facts": self.summary_facts,
+            "summary_caveat": self.summary_caveat,
+            "summary_cause": self.summary_cause,
+            "remedies": [{"key": r.key, "title": r.title, "detail": r.detail} for r in self.remedies],
+            "notes": list(self.notes),
+            "exception_type": self.exception_type,
+            "gpu_index": self.gpu_index,
+            "requested_bytes": self.requested_bytes,
+            "total_bytes": self.total_bytes,
+            "free_bytes": self.free_bytes,
+            "allocated_bytes": self.allocated_bytes,
+            "reserved_unallocated_bytes": self.reserved_unallocated_bytes,
+            "reserved_bytes": self.reserved_bytes,
+            "this_process_bytes": self.this_process_bytes,
+            "allowed_bytes": self.allowed_bytes,
+            "other_processes": [{"pid": p.pid, "used_bytes": p.used_bytes} for p in self.other_processes],
+            "other_processes_bytes": self.other_processes_bytes,
+            "non_pytorch_bytes": self.non_pytorch_bytes,
+            "comfy_tips": self.comfy_tips,
+            "message": self.message,
+        }
+
+
+# --- sizes -----------------------------------------------------------------------------------
+# c10's format_size prints "bytes", "KiB", "MiB", "GiB" with two decimals. The MPS allocator
+# (MPSAllocator.mm format_size) prints "KB"/"MB"/"GB" but divides by 1024 too, so every unit
+# here is binary. DirectML prints a plain byte count.
+_UNITS = {
+    "b": 1, "byte": 1, "bytes": 1,
+    "kib": KiB, "kb": KiB, "k": KiB,
+    "mib": MiB, "mb": MiB, "m": MiB,
+    "gib": GiB, "gb": GiB, "g": GiB,
+    "tib": 1024 * GiB, "tb": 1024 * GiB,
+}
+_SIZE = r"(\d+(?:[.,]\d+)?)\s*(TiB|GiB|MiB|KiB|TB|GB|MB|KB|bytes|byte|B)\b"
+
+
+def _size(number: str, unit: str) -> int | None:
+    try:
+        return int(round(float(number.replace(",", ".")) * _UNITS[unit.lower()]))
+    except (ValueError, KeyError):
+        return None
+
+
+def _find_size(pattern: str, text: str) -> int | None:
+    """First match of `pattern` (which contains one _SIZE group pair) as bytes."""
+    m = re.search(pattern, text, re.IGNORECASE)
+    if not m:
+        return None
+    return _size(m.group(1), m.group(2))
+
+
+# --- recognising an OOM ----------------------------------------------------------------------
+_OOM_MARKERS = (
+    "out of memory",  # CUDA/HIP/XPU caching allocator, "CUDA error: out of memory", MPS
+    "allocation on device",  # cudaMallocAsync
+    "cublas_status_alloc_failed",  # cuBLAS could not allocate its workspace
+    "cudnn_status_alloc_failed",
+    "not enough gpu video memory",  # DirectML
+    "could not allocate tensor",  # DirectML
+    "outofmemoryerror",
+)
+
+
+def _looks_like_oom(text: str, exception_type: str | None) -> bool:
+    if exception_type and str(exception_type).endswith("OutOfMemoryError"):
+        return True
+    low = text.lower()
+    return any(marker in low for marker in _OOM_MARKERS)
+
+
+def _backend(low: str) -> str:
+    if "mps backend" in low or "mps allocated" in low:
+        return "mps"
+    if "hip out of memory" in low or "hip error" in low or "hipblas" in low:
+        return "hip"
+    if "xpu out of memory" in low or "xpu error" in low:
+        return "xpu"
+    if "gpu video memory" in low or "could not allocate tensor" in low:
+        return "directml"
+    if "cuda" in low or "allocation on device" in low or "cublas" in low or "cudnn" in low:
+        return "cuda"
+    return "unknown"
+
+
+def _strip_comfy_tips(text: str) -> tuple[str, bool]:
+    idx = text.find(COMFY_TIPS_MARKER)
+    if idx < 0:
+        idx = text.find("TIPS: If the workflow worked before")
+    if idx < 0:
+        return text.strip(), False
+    return text[:idx].strip(), True
+
+
+def _strip_exception_prefix(text: str) -> str:
+    # "torch.OutOfMemoryError: CUDA out of memory..." pasted from a log: drop the type prefix.
+    return re.sub(r"^\s*(?:[\w.]+(?:Error|Exception)):\s*", "", text, count=1)
+
+
+# --- the parser ------------------------------------------------------------------------------
+@dataclass
+class _Numbers:
+    form: str = "no_detail"
+    gpu_index: int | None = None
+    requested: int | None = None
+    total: int | None = None
+    free: int | None = None
+    allocated: int | None = None
+    reserved_unallocated: int | None = None
+    reserved: int | None = None
+    this_process: int | None = None
+    allowed: int | None = None
+    mps_other: int | None = None
+    processes: list[ProcessUsage] = field(default_factory=list)
+
+
+def _parse_numbers(text: str, backend: str) -> _Numbers:
+    n = _Numbers()
+    flags = re.IGNORECASE
+    n.requested = _find_size(r"Tried to allocate (?:more than )?" + _SIZE, text)
+
+    m = re.search(r"\bGPU\s+(\d+)\b", text, flags) or re.search(r"\bon device\s+(?:cuda:)?(\d+)\b", text, flags)
+    if m:
+        n.gpu_index = int(m.group(1))
+
+    # Current caching-allocator form (torch >= 2.1; 2.1 spelled "capacty").
+    total = _find_size(r"total capac\w* of " + _SIZE, text)
+    if total is not None:
+        n.form = "caching_allocator"
+        n.total = total
+        n.free = _find_size(r"of which " + _SIZE + r" (?:is )?free", text)
+        n.allocated = _find_size(r"Of the allocated memory " + _SIZE + r" is allocated by PyTorch", text)
+        n.reserved_unallocated = _find_size(_SIZE + r" is reserved by PyTorch but unallocated", text)
+        n.this_process = _find_size(r"this process has " + _SIZE + r" memory in use", text)
+        n.allowed = _find_size(_SIZE + r" allowed;", text)
+        if n.allocated is not None and n.reserved_unallocated is not None:
+            n.reserved = n.allocated + n.reserved_unallocated
+
+    # Older form: "(GPU 0; 23.65 GiB total capacity; 20.10 GiB already allocated; 1.12 GiB free;
+    # 3.00 GiB allowed; 21.41 GiB reserved in total by PyTorch)".
+    if n.total is None:
+        legacy_total = _find_size(_SIZE + r" total capacity", text)
+        if legacy_total is not None:
+            n.form = "caching_allocator_legacy"
+            n.total = legacy_total
+            n.allocated = _find_size(_SIZE + r" already allocated", text)
+            n.free = _find_size(r";\s*" + _SIZE + r" free", text)
+            n.allowed = _find_size(_SIZE + r" allowed", text)
+            n.reserved = _find_size(_SIZE + r" reserved in total", text)
+            if n.reserved is not None and n.allocated is not None:
+                n.reserved_unallocated = max(0, n.reserved - n.allocated)
+
+    # cudaMallocAsync (CUDAMallocAsyncAllocator.cpp): labelled lines.
+    if n.total is None and re.search(r"allocation on device", text, flags):
+        n.form = "cuda_malloc_async"
+        n.allocated = _find_size(r"Currently allocated\s*:\s*" + _SIZE, text)
+        req = _find_size(r"Requested\s*:\s*" + _SIZE, text)
+        n.requested = req if req is not None else n.requested
+        n.total = _find_size(r"Device limit\s*:\s*" + _SIZE, text)
+        n.free = _find_size(r"Free \(according to CUDA\)\s*:\s*" + _SIZE, text)
+        limit = _find_size(r"memory fraction\)\s*:\s*" + _SIZE, text)
+        if limit is not None and n.total is not None and limit < n.total:
+            n.allowed = limit
+
+    # MPS: "MPS backend out of memory (MPS allocated: 17.65 GB, other allocations: 1.23 GB,
+    # max allowed: 18.13 GB). Tried to allocate 1.00 GB on private pool."
+    if backend == "mps":
+        n.form = "mps"
+        n.allocated = _find_size(r"MPS allocated:\s*" + _SIZE, text)
+        n.mps_other = _find_size(r"other allocations:\s*" + _SIZE, text)
+        n.total = _find_size(r"max allowed:\s*" + _SIZE, text)
+        if n.total is not None and n.allocated is not None:
+            n.free = max(0, n.total - n.allocated - (n.mps_other or 0))
+
+    # DirectML: "Could not allocate tensor with 1073741824 bytes."
+    if backend == "directml":
+        n.form = "directml"
+        if n.requested is None:
+            n.requested = _find_size(r"allocate tensor with " + _SIZE, text)
+
+    for m in re.finditer(r"Process\s+(\d+)\s+has\s+" + _SIZE + r"\s+memory in use", text, flags):
+        used = _size(m.group(2), m.group(3))
+        if used is not None:
+            n.processes.append(ProcessUsage(pid=int(m.group(1)), used_bytes=used))
+
+    if n.form == "no_detail" and (n.requested is not None or n.processes):
+        n.form = "partial"
+    return n
+
+
+# --- remedies (texts follow shared/FACTS.md) -------------------------------------------------
+def _fragmentation_remedy(backend: str, form: str) -> Remedy:
+    var = "PYTORCH_HIP_ALLOC_CONF" if backend == "hip" else "PYTORCH_CUDA_ALLOC_CONF"
+    detail = (
+        f"Set {var}=expandable_segments:True before Python starts (newer PyTorch also reads "
+        "PYTORCH_ALLOC_CONF; older ones: max_split_size_mb:128). It creates no memory; it lets "
+        "PyTorch use what is free. Fragmentation comes with changing shapes: mixed image sizes, "
+        "models loaded and unloaded in turn."
+    )
+    if form.startswith("caching_allocator"):
+        detail += (
+            " This message comes from PyTorch's native allocator, so keep ComfyUI on it "
+            "(--disable-cuda-malloc): ComfyUI otherwise switches to cudaMallocAsync, which "
+            "ignores expandable_segments."
+        )
+    return Remedy("expandable_segments", "Let PyTorch reuse its fragmented cache", detail)
+
+
+REMEDY_FP8_GGUF = Remedy(
+    "fp8_gguf", "Use FP8 or GGUF weights",
+    "Flux.1 dev is ~24 GB of weights in 16 bit and ~12 GB in FP8; its T5-XXL text encoder ~9.5 GB "
+    "in 16 bit, ~5 GB in FP8. GGUF Q8 runs on 16 GB cards, Q5 and Q4 fit 12 GB (at Q4 fine detail "
+    "starts to suffer).",
+)
+REMEDY_TILED_VAE = Remedy(
+    "tiled_vae", "Decode with VAE Decode (Tiled)",
+    "The final VAE decode is a classic failure point, above all for large images and video. "
+    "VAE Decode (Tiled), or this pack's VAE Decode (Auto Tiled), works in parts at the cost of a "
+    "few seconds.",
+)
+REMEDY_BATCH = Remedy(
+    "smaller_batch", "Use a smaller batch",
+    "Lower batch_size in Empty Latent Image: four images one after another need roughly a quarter "
+    "of the activation memory of one batch of four.",
+)
+REMEDY_RESOLUTION = Remedy(
+    "lower_resolution", "Lower the resolution or the frame count",
+    "Activation memory grows with the pixel count (2048x2048 has four times the pixels of "
+    "1024x1024): render smaller and upscale afterwards. Video: fewer frames or lower resolution "
+    "(Wan 2.2: 81 -> 49 frames or 720p -> 480p saves several GB).",
+)
+REMEDY_UNLOAD = Remedy(
+    "unload_models", "Unload models / free the cache",
+    "Helps when switching workflows (Flux -> Wan) in one session: the panel's \"Unload all "
+    "models\" and \"Free cache\" buttons do it without a restart.",
+)
+REMEDY_OFFLOAD = Remedy(
+    "lowvram", "Offload to RAM (last resort)",
+    "Start ComfyUI with --lowvram to keep parts of the model in system RAM, or --reserve-vram 2 to "
+    "leave 2 GB free for other things. Expect several times slower generation.",
+)
+REMEDY_BIGGER_CARD = Remedy(
+    "bigger_card", "Take a bigger card",
+    "Stop tuning when the fix costs quality (FP8 -> Q4), speed (CPU offload) or more of your time "
+    "than the price difference: Flux dev in 16 bit wants 24-32 GB, Wan 2.2 14B at 720p 32-48 GB.",
+)
+SHORTAGE_LADDER = (
+    REMEDY_FP8_GGUF, REMEDY_TILED_VAE, REMEDY_BATCH, REMEDY_RESOLUTION,
+    REMEDY_UNLOAD, REMEDY_OFFLOAD, REMEDY_BIGGER_CARD,
+)
+
+
+def _other_process_remedy(processes: list[ProcessUsage]) -> Remedy:
+    listed = ", ".join(f"PID {p.pid} ({fmt_gib(p.used_bytes)})" for p in sorted(processes, key=lambda p: -p.used_bytes)[:5])
+    detail = (
+        "Another process shares the card"
+        + (f": {listed}" if listed else "")
+        + ". Close what you do not need: a stale ComfyUI, an old Jupyter kernel, a crashed "
+        "training script (nvidia-smi lists them). vLLM takes 90 % of the card at start "
+        "(--gpu-memory-utilization). Then queue the prompt again."
+    )
+    return Remedy("close_other_process", "Close the other program on the GPU", detail)
+
+
+# --- classification and words ----------------------------------------------------------------
+def _classify(n: _Numbers) -> tuple[str, tuple[str, ...]]:
+    has_numbers = any(v is not None for v in (n.total, n.free, n.allocated, n.reserved_unallocated)) or bool(n.processes)
+    if not has_numbers:
+        return "unknown_detail", ()
+    scores: dict[str, int] = {}
+    frag = n.reserved_unallocated or 0
+    if frag >= FRAGMENTATION_BYTES or (n.requested is not None and frag > 0 and frag >= n.requested):
+        scores["fragmentation"] = frag
+    others = sum(p.used_bytes for p in n.processes)
+    threshold = max(OTHER_PROCESS_MIN_BYTES, int((n.total or 0) * OTHER_PROCESS_SHARE))
+    if others >= threshold:
+        scores["other_process"] = others
+    if not scores:
+        return "shortage", ()
+    ranked = sorted(scores, key=lambda k: -scores[k])
+    return ranked[0], tuple(ranked[1:])
+
+
+def _device_word(backend: str) -> str:
+    return {"mps": "the Mac's GPU memory", "directml": "the GPU"}.get(backend, "the card")
+
+
+def _summary(n: _Numbers, cause: str, backend: str, non_pytorch: int | None) -> tuple[str, str, str]:
+    """(facts, caveat, cause) sentences; the summary is the three joined."""
+    parts: list[str] = []
+    card = _device_word(backend)
+    req = fmt_gib(n.requested) if n.requested is not None else None
+    if req and n.total is not None and n.free is not None:
+        limit = " in total" if backend != "mps" else " allowed in total"
+        parts.append(f"The failed request was {req}; {card} has {fmt_gib(n.total)}{limit} and only {fmt_gib(n.free)} was free.")
+    elif req and n.total is not None:
+        parts.append(f"The failed request was {req}; {card} has {fmt_gib(n.total)} in total.")
+    elif req:
+        parts.append(f"The failed request was {req}.")
+    elif n.total is not None and n.free is not None:
+        parts.append(f"{card[0].upper() + card[1:]} has {fmt_gib(n.total)} in total and only {fmt_gib(n.free)} was free.")
+    if n.allocated is not None:
+        held = f"PyTorch had {fmt_gib(n.allocated)} in use by tensors"
+        if n.reserved_unallocated:
+            held += f" and held another {fmt_gib(n.reserved_unallocated)} in its cache that it could not use for this request"
+        parts.append(held + ".")
+    if n.processes:
+        total_others = sum(p.used_bytes for p in n.processes)
+        count = len(n.processes)
+        parts.append(f"{count} other process{'es' if count > 1 else ''} used {fmt_gib(total_others)} of the card.")
+    elif non_pytorch is not None and n.total and non_pytorch >= 0.25 * n.total:
+        parts.append(
+            f"About {fmt_gib(non_pytorch)} was held outside PyTorch's allocator: another program on the card, "
+            "or this process's own non-PyTorch memory (CUDA context, libraries)."
+        )
+    facts = " ".join(parts)
+    caveat = ""
+    if n.requested is not None:
+        caveat = ("That request is only the one allocation that failed, not what the whole job needs: "
+                  "trimming settings a little may only move the failure a few steps later.")
+
+    parts = []
+    if cause == "fragmentation":
+        parts.append(
+            f"The cause is fragmentation: {fmt_gib(n.reserved_unallocated or 0)} sat reserved but unusable in "
+            "PyTorch's cache. Letting the allocator expand its segments fixes this without new memory."
+        )
+    elif cause == "other_process":
+        parts.append("The cause is another process holding a large share of the card; close it and retry.")
+    elif cause == "shortage":
+        parts.append("The job really needs more memory than the card had free: make the job smaller, in the order below.")
+    elif cause == "unknown_detail":
+        what = {
+            "cuda_malloc_async": "ComfyUI's default allocator (cudaMallocAsync) reports no numbers",
+            "no_detail": "the error carries no numbers",
+        }.get(n.form, "the error carries no numbers")
+        parts.append(
+            f"The GPU ran out of memory, but {what}, so the cause cannot be read from it. "
+            "\"CUDA error: out of memory\" without detail usually comes from cuBLAS or a custom kernel, "
+            "often at start-up; the fixes are the same as for any shortage."
+        )
+    return facts, caveat, " ".join(parts)
+
+
+def _headline(n: _Numbers, cause: str, backend: str) -> str:
+    gpu = f" on GPU {n.gpu_index}" if n.gpu_index is not None else ""
+    where = "MPS" if backend == "mps" else "GPU"
+    base = f"Out of {where} memory{gpu}"
+    if n.requested is not None:
+        base += f" ({fmt_gib(n.requested)} request failed)"
+    return base + {
+        "fragmentation": ": fragmented PyTorch cache",
+        "other_process": ": another process holds the card",
+        "shortage": ": not enough free memory",
+        "unknown_detail": "",
+    }.get(cause, "")
+
+
+def _notes(n: _Numbers, backend: str, form: str, cause: str) -> list[str]:
+    notes: list[str] = []
+    if n.total is not None and backend in ("cuda", "hip") and 22 * GiB < n.total < 24 * GiB:
+        notes.append(
+            f"A total capacity of {fmt_gib(n.total)} on a 24 GB card is normal: the driver keeps a little, and the "
+            "CUDA context takes a few hundred MB more before any model loads."
+        )
+    if form == "cuda_malloc_async":
+        notes.append(
+            "ComfyUI uses cudaMallocAsync by default; start it with --disable-cuda-malloc to get PyTorch's detailed "
+            "message (allocated, cached, other processes) next time."
+        )
+    if backend == "mps":
+        notes.append(
+            "On a Mac the GPU shares system memory: closing other apps frees room. "
+            "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 lifts PyTorch's limit but may freeze the system."
+        )
+    if n.allowed is not None:
+        notes.append(f"A per-process memory limit of {fmt_gib(n.allowed)} was set (set_per_process_memory_fraction).")
+    if cause != "fragmentation" and n.reserved_unallocated and n.free is not None and n.requested is not None \
+            and n.reserved_unallocated + n.free >= n.requested:
+        notes.append(
+            f"Free memory plus PyTorch's unused cache ({fmt_gib(n.free + n.reserved_unallocated)}) would have covered "
+            "the request: expandable_segments may let this one through, but the job is close to the limit."
+        )
+    notes.append("torch.cuda.max_memory_allocated() after one full step, or torch.cuda.memory_summary(), measures the real peak.")
+    return notes
+
+
+def _remedies(n: _Numbers, cause: str, backend: str, form: str, node_type: str | None) -> list[Remedy]:
+    ladder = list(SHORTAGE_LADDER)
+    # The failing node tells which rung is nearest: a VAE decode wants tiling first.
+    if node_type and "vaedecode" in node_type.replace("_", "").lower() and "tiled" not in node_type.lower():
+        ladder.remove(REMEDY_TILED_VAE)
+        ladder.insert(0, REMEDY_TILED_VAE)
+    out: list[Remedy] = []
+    if cause == "fragmentation":
+        out.append(_fragmentation_remedy(backend, form))
+        if n.processes:
+            out.append(_other_process_remedy(n.processes))
+    elif cause == "other_process":
+        out.append(_other_process_remedy(n.processes))
+        if n.reserved_unallocated and n.reserved_unallocated >= FRAGMENTATION_BYTES:
+            out.append(_fragmentation_remedy(backend, form))
+    out.extend(ladder)
+    return out
+
+
+def _not_oom(text: str, exception_type: str | None) -> OomDiagnosis:
+    return OomDiagnosis(
+        is_oom=False, backend="unknown", form="none", cause="not_oom",
+        headline="Not an out-of-memory error",
+        summary="This message does not look like an out-of-memory error, so there is nothing to diagnose here.",
+        exception_type=exception_type, message=text[:2000],
+    )
+
+
+def parse_oom(message: str, exception_type: str | None = None, node_type: str | None = None) -> OomDiagnosis:
+    """Diagnose an OOM message (any text; never raises).
+
+    `exception_type` is ComfyUI's ``exception_type`` ("torch.OutOfMemoryError"); `node_type` the
+    class of the node that failed, when known (puts the nearest remedy first).
+    """
+    try:
+        text = message if isinstance(message, str) else ("" if message is None else str(message))
+        etype = exception_type if isinstance(exception_type, str) else None
+        ntype = node_type if isinstance(node_type, str) else None
+        return _parse(text[:MAX_MESSAGE_CHARS], etype, ntype)
+    except Exception as exc:  # a diagnosis helper must never turn one error into two
+        return OomDiagnosis(
+            is_oom=False, backend="unknown", form="none", cause="unknown_detail",
+            headline="Could not read this error", summary=f"The message could not be read ({type(exc).__name__}).",
+        )
+
+
+def _parse(text: str, exception_type: str | None, node_type: str | None) -> OomDiagnosis:
+    body, tips = _strip_comfy_tips(text)
+    body = _strip_exception_prefix(body)
+    if not _looks_like_oom(body, exception_type) and not tips:
+        return _not_oom(body, exception_type)
+    low = body.lower()
+    backend = _backend(low)
+    if backend == "unknown" and exception_type and "cuda" in exception_type.lower():
+        backend = "cuda"
+    if backend == "unknown" and exception_type and exception_type.endswith("OutOfMemoryError"):
+        backend = "cuda"  # torch.OutOfMemoryError is raised by the CUDA/HIP allocators
+    # PyTorch wraps nothing, but logs and pastes do: parse on single-spaced text.
+    n = _parse_numbers(re.sub(r"\s+", " ", body), backend)
+    cause, secondary = _classify(n)
+    non_pytorch = None
+    if n.total is not None and n.free is not None and n.allocated is not None and backend != "mps":
+        non_pytorch = max(0, n.total - n.free - n.allocated - (n.reserved_unallocated or 0))
+    others = sum(p.used_bytes for p in n.processes) if n.processes else None
+    facts, caveat, cause_text = _summary(n, cause, backend, non_pytorch)
+    return OomDiagnosis(
+        is_oom=True,
+        backend=backend,
+        form=n.form,
+        cause=cause,
+        secondary_causes=secondary,
+        headline=_headline(n, cause, backend),
+        summary=" ".join(p for p in (facts, caveat, cause_text) if p),
+        summary_facts=facts,
+        summary_caveat=caveat,
+        summary_cause=cause_text,
+        remedies=tuple(_remedies(n, cause, backend, n.form, node_type)),
+        notes=tuple(_notes(n, backend, n.form, cause)),
+        exception_type=exception_type,
+        gpu_index=n.gpu_index,
+        requested_bytes=n.requested,
+        total_bytes=n.total,
+        free_bytes=n.free,
+        allocated_bytes=n.allocated,
+        reserved_unallocated_bytes=n.reserved_unallocated,
+        reserved_bytes=n.reserved,
+        this_process_bytes=n.this_process,
+        allowed_bytes=n.allowed,
+        other_processes=tuple(n.processes),
+        other_processes_bytes=others,
+        non_pytorch_bytes=non_pytorch,
+        comfy_tips=tips,
+        message=body[:4000],
+    )

@@ -1,0 +1,621 @@
+"""HTTP routes for the VRAM sidebar panel, all under ``/vram_budget/`` (ComfyUI mirrors each
+route under ``/api/vram_budget/``; the frontend calls the ``/api`` form via ``api.fetchApi``).
+
+GET  /vram_budget/status       devices (one bar per CUDA device), RAM, memory mode, loaded models,
+                               what each unload button would free
+POST /vram_budget/unload       {"model": index | id}: unload one model, only while ComfyUI is idle
+POST /vram_budget/unload_all   ComfyUI's own /free mechanism (unload_models flag), measured
+POST /vram_budget/free_cache   the same plus the node-output cache (free_memory flag), measured
+GET  /vram_budget/last_oom     the newest OOM execution_error in ComfyUI's history, diagnosed
+POST /vram_budget/parse_oom    {"message", "exception_type", "node_type"?} -> diagnosis (oom.py)
+POST /vram_budget/estimate     {"prompt": API prompt, "workflow"?: UI workflow, "card"?: name} -> Budget
+GET  /vram_budget/cards        the estimator's card catalogue (the panel's "estimate for" choice)
+
+Every answer is JSON; every error is {"error": message} with a 4xx status (501 while the
+estimator is missing), never a stack trace. Work that can take more than a millisecond runs in
+the default executor, off the event loop.
+
+Threading (COMFYUI-NOTES §1.5): models belong to the prompt-worker thread. Unloading ONE model
+is done here only when the worker is parked in ``PromptQueue.get()``: the route holds the
+queue's mutex, so the worker cannot start a prompt (``get`` needs the mutex to return) and, being
+a waiter of ``not_empty``, is provably not inside ``free_memory`` or a flag handler. Otherwise the
+answer is 409 "busy". Unload-all and free-cache set ComfyUI's own /free flags, so the worker does
+the work itself (after the running prompt when busy) and ComfyUI's state stays consistent.
+
+The last OOM is read from ComfyUI's prompt history (``status.messages`` keeps every
+``execution_error``), not from a wrapped ``send_sync``: the history also has errors of prompts
+queued without a websocket client (API use, where ``send_sync`` is never called), survives page
+reloads, and needs no monkey-patching of the server.
+
+This module imports without ComfyUI (the pure helpers are unit-tested); it registers routes only
+inside a running ComfyUI, once.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import sys
+import time
+from typing import Any, Callable
+
+from . import comfy_bridge as bridge
+from .estimator.oom import parse_oom
+from .estimator.units import GiB, MiB, fmt_gib
+
+try:
+    from aiohttp import web
+except ImportError:  # only outside ComfyUI (unit tests of the helpers)
+    web = None  # type: ignore[assignment]
+
+log = logging.getLogger("vram_budget.routes")
+
+PREFIX = "/vram_budget"
+NO_CUDA_MESSAGE = "no CUDA device: ComfyUI runs on the CPU"
+# The panel flags PyTorch's reserved-but-unallocated cache from 2 GiB on: FACTS.md calls
+# "several GiB" of it fragmentation (oom.FRAGMENTATION_BYTES uses the same figure).
+FRAGMENTATION_FLAG_BYTES = 2 * GiB
+FRAGMENTATION_FIX = (
+    "PyTorch holds {cache} in its cache that it is not using. If prompts fail with out-of-memory while "
+    "this is large, set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before starting ComfyUI (newer "
+    "PyTorch also reads PYTORCH_ALLOC_CONF; older ones: max_split_size_mb:128) together with "
+    "--disable-cuda-malloc (cudaMallocAsync ignores it). \"Free cache\" returns it to the driver now."
+)
+# Request bodies: an API prompt of a 500-node workflow is ~200 KB; the UI workflow can carry
+# embedded images. 32 MiB is generous and still bounded.
+MAX_BODY_BYTES = 32 * MiB
+MAX_PROMPT_NODES = 10_000
+# How long unload_all / free_cache wait for the idle worker to finish before answering
+# "scheduled" instead of measured numbers. Unloading 24 GB of weights to RAM takes ~2-5 s.
+ACTION_WAIT_S = 30.0
+MODEL_KEY_RE = re.compile(r"^[0-9a-f]{1,16}$")
+# History entries scanned for the last OOM (newest first).
+LAST_OOM_SCAN = 64
+
+
+# ----------------------------------------------------------------------------------------------
+# Pure helpers (no ComfyUI, no aiohttp): the numbers the panel draws.
+def device_bar(total: int, driver_free: int | None, torch_reserved: int, torch_allocated: int,
+               dynamic_weights: int = 0) -> dict:
+    """Split a card like nvidia-smi: allocated | reserved-unallocated | dynamic | other | free.
+
+    other = total - driver free - torch reserved (- comfy-aimdo's weights), clamped >= 0: other
+    processes plus this process's non-PyTorch memory (CUDA context, cuBLAS workspace).
+    """
+    allocated = max(0, int(torch_allocated))
+    reserved_unallocated = max(0, int(torch_reserved) - allocated)
+    bar = {"total": int(total), "allocated": allocated, "reserved_unallocated": reserved_unallocated,
+           "dynamic_weights": max(0, int(dynamic_weights)), "other": None, "free": None}
+    if driver_free is not None:
+        free = max(0, min(int(driver_free), int(total)))
+        bar["free"] = free
+        bar["other"] = max(0, int(total) - free - int(torch_reserved) - bar["dynamic_weights"])
+    return bar
+
+
+def fragmentation_flag(reserved_unallocated: int) -> dict | None:
+    if reserved_unallocated < FRAGMENTATION_FLAG_BYTES:
+        return None
+    return {"bytes": reserved_unallocated, "fix": FRAGMENTATION_FIX.format(cache=fmt_gib(reserved_unallocated))}
+
+
+def model_unload_frees(device_type: str, loaded: int) -> int:
+    """VRAM an unload gives back: the loaded bytes on a GPU; nothing on the CPU (weights stay in RAM)."""
+    return 0 if device_type == "cpu" else max(0, int(loaded))
+
+
+def would_free(models: list[dict], compute_device: str, torch_cache: int) -> dict:
+    """What "Unload all models" and "Free cache" would free, from a status snapshot.
+
+    ComfyUI's unload_all_models unloads the models of the compute device only, then empties
+    torch's cache (soft_empty_cache). Free cache also drops the node-output cache, which releases
+    the RAM of weights nothing else holds: "up to" the size of every tracked model.
+    """
+    on_device = [m for m in models if m["device"] == compute_device]
+    vram = sum(m["unload_frees"] for m in on_device) + max(0, int(torch_cache))
+    return {
+        "unload_all": {"vram": vram, "models": len(on_device)},
+        "free_cache": {"vram": vram, "models": len(on_device), "ram_up_to": sum(m["size"] for m in models)},
+    }
+
+
+def parse_model_ref(value: Any) -> int | str:
+    """The "model" field of /unload: an index (int) or an id from /status (hex string)."""
+    if isinstance(value, bool) or value is None:
+        raise ValueError("\"model\" must be a model index (integer) or id (string) from /vram_budget/status")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError("\"model\" index must be >= 0")
+        return value
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if MODEL_KEY_RE.fullmatch(text):
+            return text
+        raise ValueError("\"model\" must be a model index or an id from /vram_budget/status, not a name or path")
+    raise ValueError("\"model\" must be a model index (integer) or id (string) from /vram_budget/status")
+
+
+def validate_prompt(prompt: Any) -> None:
+    """An API prompt: {node_id: {"class_type": str, "inputs": dict}}."""
+    if not isinstance(prompt, dict):
+        raise ValueError("\"prompt\" must be an object {node_id: {class_type, inputs}}")
+    if len(prompt) > MAX_PROMPT_NODES:
+        raise ValueError(f"\"prompt\" has {len(prompt)} nodes; at most {MAX_PROMPT_NODES} are accepted")
+    for node_id, node in prompt.items():
+        if not isinstance(node, dict) or not isinstance(node.get("class_type"), str):
+            raise ValueError(f"\"prompt\" node {str(node_id)[:40]!r} has no class_type")
+        if "inputs" in node and not isinstance(node["inputs"], dict):
+            raise ValueError(f"\"prompt\" node {str(node_id)[:40]!r}: inputs must be an object")
+
+
+def validate_workflow(workflow: Any) -> None:
+    if not isinstance(workflow, dict) or not isinstance(workflow.get("nodes"), list):
+        raise ValueError("\"workflow\" must be a UI workflow object with a \"nodes\" list")
+    if len(workflow["nodes"]) > MAX_PROMPT_NODES:
+        raise ValueError(f"\"workflow\" has more than {MAX_PROMPT_NODES} nodes")
+
+
+def oom_record(data: dict) -> dict | None:
+    """An execution_error payload -> the panel's last-OOM record, or None when it is no OOM."""
+    if not isinstance(data, dict):
+        return None
+    message = data.get("exception_message")
+    etype = data.get("exception_type")
+    message = message if isinstance(message, str) else ""
+    etype = etype if isinstance(etype, str) else None
+    if not ((etype or "").endswith("OutOfMemoryError") or "out of memory" in message.lower()
+            or "allocation on device" in message.lower()):
+        return None
+    node_type = data.get("node_type") if isinstance(data.get("node_type"), str) else None
+    diagnosis = parse_oom(message, etype, node_type=node_type)
+    if not diagnosis.is_oom:
+        return None
+    return {
+        "prompt_id": data.get("prompt_id"),
+        "node_id": data.get("node_id"),
+        "node_type": node_type,
+        "timestamp": data.get("timestamp"),
+        "exception_type": etype,
+        "diagnosis": diagnosis.to_dict(),
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# Reading ComfyUI (through comfy_bridge) into the status document.
+def _model_dict(m: bridge.LoadedModelInfo) -> dict:
+    fully = m.loaded >= m.size if m.size else True
+    return {
+        "id": m.key, "index": m.index, "name": m.name, "file": m.file, "type": m.type, "device": m.device,
+        "device_type": m.device_type, "size": m.size, "loaded": m.loaded, "fully_loaded": bool(fully),
+        "currently_used": m.currently_used, "dynamic": m.dynamic,
+        "unload_frees": model_unload_frees(m.device_type, m.loaded),
+    }
+
+
+def build_status(queue=None) -> dict:
+    t0 = time.perf_counter()
+    state = bridge.device_state()
+    dyn = bridge.dynamic_vram_status()
+    mode = "dynamic" if dyn.enabled else bridge.memory_mode()
+    cuda = bridge.cuda_devices()
+    devices = []
+    compute_cache = 0
+    for d in cuda:
+        bar = device_bar(d.total, d.driver_free, d.torch_reserved, d.torch_allocated,
+                         (dyn.aimdo_bytes or 0) if d.is_compute_device else 0)
+        entry = {"index": d.index, "name": d.name, "type": "cuda", "is_compute_device": d.is_compute_device,
+                 "source": d.source, **bar, "fragmentation": fragmentation_flag(bar["reserved_unallocated"])}
+        procs = bridge.gpu_processes(d)
+        if procs is not None:
+            entry["processes"] = [{"pid": p.pid, "name": p.name, "used": p.used, "self": p.is_self} for p in procs]
+        if d.is_compute_device:
+            compute_cache = bar["reserved_unallocated"]
+        devices.append(entry)
+    models = [_model_dict(m) for m in bridge.loaded_models()]
+    compute = f"{state.type}:{state.index}" if state.index is not None else state.type
+    # LoadedModel.device prints as "cuda:0" / "cpu"; compare in that form.
+    status = {
+        "cuda": bool(devices),
+        "message": None if devices else NO_CUDA_MESSAGE,
+        "compute_device": {"name": state.name, "type": state.type, "index": state.index, "id": compute},
+        "memory_mode": "cpu" if state.type == "cpu" else mode,
+        "vram_state": state.vram_state,
+        "reserve": state.reserve,
+        "dynamic_vram": {"enabled": dyn.enabled, "headroom": dyn.headroom, "aimdo_bytes": dyn.aimdo_bytes},
+        "devices": devices,
+        "ram": bridge.ram_state(),
+        "models": models,
+        "would_free": would_free(models, compute if state.type != "cpu" else "cpu", compute_cache),
+    }
+    if mode == "dynamic" and dyn.headroom is not None:
+        status["dynamic_vram"]["note"] = (
+            f"Dynamic VRAM streams weights on demand and keeps {fmt_gib(dyn.headroom)} free for working memory."
+        )
+    if queue is not None:
+        status["queue_remaining"] = _tasks_remaining(queue)
+        status["busy"] = status["queue_remaining"] > 0
+    status["elapsed_ms"] = round((time.perf_counter() - t0) * 1000, 3)
+    return status
+
+
+def _tasks_remaining(queue) -> int:
+    try:
+        return int(queue.get_tasks_remaining())
+    except Exception:
+        return 0
+
+
+def _worker_parked(queue) -> bool:
+    """True when the prompt worker waits in PromptQueue.get() (call with queue.mutex held).
+
+    ``threading.Condition._waiters`` holds the worker's waiter while it sleeps in get(); with the
+    mutex held here it cannot wake up and touch the models until we release it. Without that
+    attribute (another Python), fall back to "nothing queued, running or flagged".
+    """
+    waiters = getattr(getattr(queue, "not_empty", None), "_waiters", None)
+    idle = _tasks_remaining(queue) == 0
+    try:
+        idle = idle and not queue.get_flags(reset=False)
+    except Exception:
+        pass
+    if waiters is None:
+        return idle
+    return idle and len(waiters) > 0
+
+
+class Busy(Exception):
+    pass
+
+
+def _measure() -> dict:
+    """Driver-free VRAM of the compute device, ComfyUI's resident RAM, loaded-model count."""
+    out: dict = {"rss": None, "driver_free": None}
+    try:
+        out["rss"] = bridge.ram_state()["process_rss"]
+    except Exception:
+        pass
+    for d in bridge.cuda_devices():
+        if d.is_compute_device:
+            out["driver_free"] = d.driver_free
+    out["models"] = len(bridge.loaded_models())
+    return out
+
+
+def _freed(before: dict, after: dict) -> dict:
+    vram = None
+    if before.get("driver_free") is not None and after.get("driver_free") is not None:
+        vram = max(0, after["driver_free"] - before["driver_free"])
+    ram = None
+    if before.get("rss") is not None and after.get("rss") is not None:
+        ram = max(0, before["rss"] - after["rss"])
+    return {"vram": vram, "ram": ram, "models_before": before.get("models"), "models_after": after.get("models")}
+
+
+def unload_one(queue, ref: int | str) -> dict:
+    """Unload one model while the worker is parked (see module doc). Raises Busy / LookupError."""
+    with queue.mutex:
+        if not _worker_parked(queue):
+            raise Busy()
+        models = bridge.loaded_models()
+        if isinstance(ref, int):
+            if ref >= len(models):
+                raise LookupError(f"no loaded model with index {ref} ({len(models)} loaded)")
+            target = models[ref]
+        else:
+            target = next((m for m in models if m.key == ref), None)
+            if target is None:
+                raise LookupError(f"no loaded model with id {ref!r}; it may have been unloaded already")
+        before = _measure()
+        unloaded = bridge.unload_loaded_model(target.key)
+        after = _measure()
+    if unloaded is None:
+        raise LookupError(f"model {target.key!r} was unloaded meanwhile")
+    return {"unloaded": _model_dict(unloaded), "freed": _freed(before, after),
+            "models": [_model_dict(m) for m in bridge.loaded_models()]}
+
+
+def flag_action(queue, free_cache: bool) -> tuple[int, dict]:
+    """unload_all / free_cache through ComfyUI's /free flags; measured when ComfyUI is idle."""
+    snapshot = build_status(queue)
+    expected = snapshot["would_free"]["free_cache" if free_cache else "unload_all"]
+    with queue.mutex:
+        idle = _worker_parked(queue)
+        before = _measure() if idle else None
+        queue.set_flag("unload_models", True)
+        if free_cache:
+            queue.set_flag("free_memory", True)
+    if not idle:
+        return 202, {"scheduled": True, "measured": False, "would_free": expected,
+                     "message": "ComfyUI is busy: this happens right after the running prompt."}
+    deadline = time.monotonic() + ACTION_WAIT_S
+    time.sleep(0.01)
+    while time.monotonic() < deadline:
+        with queue.mutex:
+            if _worker_parked(queue):
+                break
+        time.sleep(0.02)
+    else:
+        return 202, {"scheduled": True, "measured": False, "would_free": expected,
+                     "message": "ComfyUI is still working on it."}
+    after = _measure()
+    return 200, {"scheduled": False, "measured": True, "would_free": expected, "freed": _freed(before, after),
+                 "models": [_model_dict(m) for m in bridge.loaded_models()]}
+
+
+_LAST_OOM: dict | None = None
+
+
+def find_last_oom(queue) -> dict | None:
+    """Newest OOM execution_error in the prompt history (kept in memory if history is cleared)."""
+    global _LAST_OOM
+    found = None
+    try:
+        history = queue.get_history(max_items=LAST_OOM_SCAN, map_function=lambda item: item.get("status"))
+    except TypeError:  # a ComfyUI whose get_history has no map_function
+        history = {k: v.get("status") for k, v in queue.get_history(max_items=LAST_OOM_SCAN).items()}
+    for status in reversed(list(history.values())):
+        messages = (status or {}).get("messages") or []
+        for message in reversed(messages):
+            if isinstance(message, (list, tuple)) and len(message) == 2 and message[0] == "execution_error":
+                found = oom_record(message[1])
+                if found:
+                    break
+        if found:
+            break
+    if found and (_LAST_OOM is None or (found.get("timestamp") or 0) >= (_LAST_OOM.get("timestamp") or 0)):
+        _LAST_OOM = found
+    return _LAST_OOM
+
+
+# ----------------------------------------------------------------------------------------------
+# The estimator (nodes/estimator/budget.py, built by the lead). Looked up on every call, so the
+# route lights up as soon as budget.py lands; until then 501.
+def _missing(exc: ImportError) -> str:
+    """'estimator module catalogue is missing', without the server's file paths."""
+    name = (getattr(exc, "name", None) or "").rsplit(".", 1)[-1]
+    return f"estimator module {name!r} is missing" if name else "a part of the estimator is missing"
+
+
+def load_estimator() -> tuple[Callable | None, Any, str | None]:
+    try:
+        from .estimator import budget  # noqa: PLC0415
+    except ImportError as exc:
+        return None, None, _missing(exc)
+    fn = getattr(budget, "estimate_prompt", None)
+    if not callable(fn):
+        return None, budget, "nodes/estimator/budget.py has no estimate_prompt()"
+    return fn, budget, None
+
+
+# With no CUDA device (ComfyUI on the CPU) a workflow is estimated for this card unless the
+# panel picks another: the FACTS.md guide's first rental card, the common 24 GB class.
+DEFAULT_CARD = "RTX 4090"
+
+
+def estimator_device(budget_module, card: str | None = None) -> tuple[Any, str | None]:
+    """(device for estimate_prompt, note). A named card comes from the estimator's catalogue;
+    otherwise the live compute GPU (capacity, other processes, cache, loaded weights)."""
+    convert = getattr(budget_module, "device_from_state", None)
+    Device = getattr(budget_module, "Device", None)
+    state = bridge.device_state()
+    mode = "dynamic" if bridge.dynamic_vram_status().enabled else ("classic" if state.memory_mode == "cpu" else state.memory_mode)
+    if card is None and state.type == "cuda" and Device is not None:
+        live = next((d for d in bridge.cuda_devices() if d.is_compute_device), None)
+        if live is not None:
+            bar = device_bar(live.total, live.driver_free, live.torch_reserved, live.torch_allocated)
+            held = sum(m.loaded for m in bridge.loaded_models() if m.device_type == "cuda")
+            return Device(
+                name=live.name, total_bytes=live.total, other_processes_bytes=bar["other"] or 0,
+                reserved_unallocated_bytes=bar["reserved_unallocated"], held_by_models_bytes=held,
+                fp8_compute=bridge.supports_fp8_compute(), memory_mode=mode,
+                lowvram=state.vram_state in ("LOW_VRAM", "NO_VRAM"), reserve_bytes=state.reserve or 0, source="live",
+            ), None
+    if card is None and callable(convert):
+        return convert(state), None
+    from .estimator.gpus import find_card  # noqa: PLC0415
+
+    chosen = find_card(card or DEFAULT_CARD)
+    note = None if card else f"No CUDA device here, so this is for an {chosen.name} ({chosen.nominal_gb} GB); pick another card above."
+    return Device.from_card(chosen, memory_mode=mode, source="catalogue"), note
+
+
+def card_list() -> list[dict]:
+    try:
+        from .estimator.gpus import CARDS  # noqa: PLC0415
+    except ImportError:
+        return []
+    return [{"name": c.name, "nominal_gb": c.nominal_gb, "price_eur_h": c.price_eur_h} for c in CARDS]
+
+
+def run_estimate(prompt: dict | None, workflow: dict | None, card: str | None = None) -> dict:
+    fn, budget_module, why = load_estimator()
+    if fn is None:
+        raise NotImplementedError(why or "estimator not available")
+    t0 = time.perf_counter()
+    device, note = estimator_device(budget_module, card)
+    try:
+        result = fn(prompt if prompt is not None else workflow, device, bridge.model_resolver())
+    except ImportError as exc:  # a part of the estimator that is not there yet
+        raise NotImplementedError(_missing(exc)) from None
+    data = result.to_dict() if hasattr(result, "to_dict") else result
+    return {"available": True, "budget": data, "device_note": note,
+            "elapsed_ms": round((time.perf_counter() - t0) * 1000, 2)}
+
+
+# ----------------------------------------------------------------------------------------------
+# aiohttp handlers
+def _json(data: Any, status: int = 200):
+    return web.json_response(data, status=status)
+
+
+def _error(status: int, message: str, **extra):
+    return web.json_response({"error": message, **extra}, status=status)
+
+
+async def _body(request) -> dict:
+    """The JSON object body, or ValueError with a message for the client."""
+    if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+        raise OverflowError(f"request body over {MAX_BODY_BYTES // MiB} MiB")
+    try:
+        raw = await request.content.read(MAX_BODY_BYTES + 1)
+    except Exception as exc:
+        raise ValueError(f"could not read the request body ({type(exc).__name__})") from None
+    if len(raw) > MAX_BODY_BYTES:
+        raise OverflowError(f"request body over {MAX_BODY_BYTES // MiB} MiB")
+    if not raw.strip():
+        raise ValueError("the request body must be a JSON object")
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"the request body is not valid JSON ({str(exc)[:80]})") from None
+    if not isinstance(data, dict):
+        raise ValueError("the request body must be a JSON object")
+    return data
+
+
+def _guard(handler):
+    """Every failure becomes {"error": ...} JSON; the traceback goes to ComfyUI's log only."""
+    async def wrapped(request):
+        try:
+            return await handler(request)
+        except OverflowError as exc:
+            return _error(413, str(exc))
+        except ValueError as exc:
+            return _error(400, str(exc))
+        except web.HTTPException:
+            raise
+        except Exception as exc:
+            log.exception("[VRAM Budget] %s %s failed", request.method, request.path)
+            return _error(422, f"internal error {type(exc).__name__}; details in the ComfyUI log")
+    wrapped.__name__ = handler.__name__
+    return wrapped
+
+
+def _in_executor(fn, *args):
+    return asyncio.get_running_loop().run_in_executor(None, fn, *args)
+
+
+def register(server) -> bool:
+    """Add the routes to ``server.routes`` once; False when already registered."""
+    if getattr(server, "_vram_budget_routes", False):
+        return False
+    server._vram_budget_routes = True
+    routes = server.routes
+    queue = lambda: server.prompt_queue  # noqa: E731 (created before custom nodes load, but read late)
+
+    @routes.get(PREFIX + "/status")
+    @_guard
+    async def vram_status(request):
+        return _json(await _in_executor(build_status, queue()))
+
+    @routes.post(PREFIX + "/unload")
+    @_guard
+    async def vram_unload(request):
+        body = await _body(request)
+        if "model" not in body:
+            raise ValueError("missing \"model\": a model index or id from /vram_budget/status")
+        ref = parse_model_ref(body["model"])
+        try:
+            return _json(await _in_executor(unload_one, queue(), ref))
+        except Busy:
+            return _error(409, "busy, try after the prompt", busy=True)
+        except LookupError as exc:
+            return _error(404, str(exc.args[0] if exc.args else exc))
+
+    async def _flag_route(request, free_cache: bool):
+        if request.can_read_body:
+            await _body(request)  # optional, but when present it must be a JSON object
+        status, data = await _in_executor(flag_action, queue(), free_cache)
+        return _json(data, status)
+
+    @routes.post(PREFIX + "/unload_all")
+    @_guard
+    async def vram_unload_all(request):
+        return await _flag_route(request, free_cache=False)
+
+    @routes.post(PREFIX + "/free_cache")
+    @_guard
+    async def vram_free_cache(request):
+        return await _flag_route(request, free_cache=True)
+
+    @routes.get(PREFIX + "/last_oom")
+    @_guard
+    async def vram_last_oom(request):
+        return _json({"last_oom": await _in_executor(find_last_oom, queue())})
+
+    @routes.post(PREFIX + "/parse_oom")
+    @_guard
+    async def vram_parse_oom(request):
+        body = await _body(request)
+        message = body.get("message")
+        if not isinstance(message, str):
+            raise ValueError("\"message\" must be a string")
+        etype = body.get("exception_type")
+        if etype is not None and not isinstance(etype, str):
+            raise ValueError("\"exception_type\" must be a string or null")
+        node_type = body.get("node_type")
+        if node_type is not None and not isinstance(node_type, str):
+            raise ValueError("\"node_type\" must be a string or null")
+        return _json(parse_oom(message, etype, node_type=node_type).to_dict())
+
+    @routes.post(PREFIX + "/estimate")
+    @_guard
+    async def vram_estimate(request):
+        body = await _body(request)
+        prompt, workflow = body.get("prompt"), body.get("workflow")
+        if prompt is None and workflow is None:
+            raise ValueError("send \"prompt\" (the API prompt) and optionally \"workflow\" (the UI workflow)")
+        if prompt is not None:
+            validate_prompt(prompt)
+        if workflow is not None:
+            validate_workflow(workflow)
+        card = body.get("card")
+        if card is not None and (not isinstance(card, str) or not 0 < len(card) <= 100):
+            raise ValueError("\"card\" must be a card name such as \"RTX 4090\", or null for this GPU")
+        try:  # the first call imports the estimator: in the executor too
+            return _json(await _in_executor(run_estimate, prompt, workflow, card))
+        except NotImplementedError as exc:
+            return _error(501, "estimator not available", available=False, detail=str(exc))
+        except Exception as exc:  # VramBudgetError carries a user-facing message
+            from .estimator.errors import VramBudgetError  # noqa: PLC0415
+
+            if not isinstance(exc, VramBudgetError):
+                # An estimator bug: the traceback goes to ComfyUI's log; the message names no paths.
+                log.exception("[VRAM Budget] estimate failed")
+                return _error(422, f"could not estimate this workflow (internal error {type(exc).__name__}; "
+                                   "details in the ComfyUI log)")
+            return _error(422, str(exc))
+
+    @routes.get(PREFIX + "/cards")
+    @_guard
+    async def vram_cards(request):
+        return _json({"cards": card_list(), "default": DEFAULT_CARD})
+
+    # Last: unknown paths and wrong methods under the prefix answer JSON, not aiohttp's text.
+    @routes.route("*", PREFIX + "/{tail:.*}")
+    async def vram_fallback(request):
+        known = {"status": "GET", "last_oom": "GET", "cards": "GET", "unload": "POST", "unload_all": "POST", "free_cache": "POST",
+                 "parse_oom": "POST", "estimate": "POST"}
+        tail = request.match_info.get("tail", "")
+        if tail in known:
+            return _error(405, f"use {known[tail]} for {PREFIX}/{tail}")
+        return _error(404, f"no such route: {PREFIX}/{tail[:80]}")
+
+    return True
+
+
+def _register_in_comfyui() -> None:
+    if "comfy.model_management" not in sys.modules:
+        return  # imported outside ComfyUI (unit tests): no server to register on
+    try:
+        from server import PromptServer  # noqa: PLC0415
+    except Exception:  # ComfyUI's modules loaded by a script without its server
+        return
+    server = getattr(PromptServer, "instance", None)
+    if server is None or web is None:
+        return  # e.g. a script that loads custom nodes without starting the server
+    register(server)
+
+
+_register_in_comfyui()

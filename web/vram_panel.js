@@ -1,0 +1,664 @@
+// VRAM Budget sidebar panel: live GPU/RAM bars, loaded models with unload buttons, the current
+// workflow's budget and the last out-of-memory error explained in plain words.
+//
+// Plain ES module, no build step. Talks only to this pack's routes under /api/vram_budget/
+// (nodes/routes.py). Sidebar API: app.extensionManager.registerSidebarTab({type: "custom",
+// render(el), destroy()}) as in ComfyUI_frontend 1.35.9 and 1.41 (ExtensionSlot.vue calls
+// render(el) through a function ref, possibly more than once, and destroy() on unmount).
+import { app } from "../../scripts/app.js";
+import { api } from "../../scripts/api.js";
+
+const EXTENSION = "VRAMBudget.Panel";
+const TAB_ID = "vram-budget";
+const SETTING_REFRESH = "VRAMBudget.Panel.RefreshMs";
+const DEFAULT_REFRESH_MS = 1500;
+const ESTIMATE_DEBOUNCE_MS = 900;
+const GiB = 1024 ** 3;
+
+// ---------------------------------------------------------------------------------------------
+// helpers
+const gib = (bytes) => (bytes == null || Number.isNaN(bytes) ? "–" : `${(bytes / GiB).toFixed(2)} GiB`);
+const pct = (part, whole) => (whole > 0 ? Math.max(0, Math.min(100, (100 * part) / whole)) : 0);
+
+/** Tiny DOM builder: h("div.cls.other", {title: "x", onclick}, child, "text", [children]). */
+function h(spec, attrs, ...children) {
+  const [tag, ...classes] = spec.split(".");
+  const el = document.createElement(tag || "div");
+  if (classes.length) el.className = classes.join(" ");
+  if (attrs && (typeof attrs !== "object" || attrs instanceof Node || Array.isArray(attrs))) {
+    children.unshift(attrs);
+    attrs = null;
+  }
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value == null || value === false) continue;
+    if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+    else if (key === "style" && typeof value === "object") Object.assign(el.style, value);
+    else if (key === "dataset") Object.assign(el.dataset, value);
+    else el.setAttribute(key, value === true ? "" : String(value));
+  }
+  const add = (child) => {
+    if (child == null || child === false) return;
+    if (Array.isArray(child)) child.forEach(add);
+    else el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  };
+  children.forEach(add);
+  return el;
+}
+
+async function call(route, body) {
+  const init = body === undefined ? {} : {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  };
+  const response = await api.fetchApi(`/vram_budget/${route}`, init);
+  let data = null;
+  try {
+    data = await response.json();
+  } catch {
+    data = { error: `HTTP ${response.status}` };
+  }
+  return { status: response.status, ok: response.ok, data: data || {} };
+}
+
+function toast(severity, summary, detail, life = 8000) {
+  try {
+    app.extensionManager?.toast?.add({ severity, summary, detail, life });
+  } catch (err) {
+    console.warn("[VRAM Budget] toast failed", err);
+  }
+}
+
+function refreshMs() {
+  let value = DEFAULT_REFRESH_MS;
+  try {
+    value = Number(app.extensionManager?.setting?.get(SETTING_REFRESH)) || DEFAULT_REFRESH_MS;
+  } catch {
+    /* settings not ready */
+  }
+  return Math.max(500, Math.min(60000, value));
+}
+
+function isOom(detail) {
+  const type = String(detail?.exception_type || "");
+  const message = String(detail?.exception_message || "").toLowerCase();
+  return type.endsWith("OutOfMemoryError") || message.includes("out of memory") || message.includes("allocation on device");
+}
+
+/** "NVIDIA GeForce RTX 4090" -> "RTX 4090" (the full name stays in the tooltip). */
+function shortGpuName(name) {
+  return String(name || "").replace(/^NVIDIA\s+/i, "").replace(/^GeForce\s+/i, "").replace(/^AMD\s+Radeon\s+/i, "Radeon ") || "GPU";
+}
+
+const TYPE_LABEL = {
+  diffusion: "diffusion model",
+  text_encoder: "text encoder",
+  vae: "VAE",
+  controlnet: "ControlNet",
+  clip_vision: "CLIP vision",
+  upscale: "upscaler",
+  other: "model",
+};
+
+// ---------------------------------------------------------------------------------------------
+// state shared by the panel and the always-on OOM listener
+const state = {
+  status: null,
+  statusError: null,
+  action: null, // {kind, text, tone} result line under the buttons
+  pending: new Set(), // actions in flight: "unload_all", "free_cache", "unload:<id>"
+  budget: null, // {state: "idle"|"loading"|"ok"|"unavailable"|"error", data, error}
+  card: "", // "" = this GPU
+  cards: null,
+  lastOom: null, // {diagnosis, node_id, node_type, timestamp, ...}
+  oomFresh: false,
+};
+
+let panel = null; // {root, sections, timer, mounted, lastKeys}
+
+// ---------------------------------------------------------------------------------------------
+// sections
+function barSegments(segments, total) {
+  return h("div.vrb-bar", { role: "img", "aria-label": segments.map((s) => `${s.label} ${gib(s.bytes)}`).join(", ") },
+    segments.filter((s) => s.bytes > 0).map((s) =>
+      h(`div.vrb-seg.vrb-${s.cls}`, { style: { width: `${pct(s.bytes, total)}%` }, title: `${s.label}: ${gib(s.bytes)}` })));
+}
+
+function legend(segments) {
+  return h("div.vrb-legend", segments.map((s) =>
+    h("div.vrb-legend-item", { title: s.hint || "" },
+      h(`span.vrb-dot.vrb-${s.cls}`), h("span.vrb-legend-label", s.label), h("span.vrb-legend-value", gib(s.bytes)))));
+}
+
+function renderDevices(status) {
+  const out = [];
+  if (!status.cuda) {
+    out.push(h("div.vrb-note.vrb-note-info",
+      h("i.pi.pi-info-circle"),
+      h("span", `No CUDA device: ComfyUI runs on the CPU (${status.compute_device?.name || "cpu"}). Models live in system RAM.`)));
+  }
+  for (const d of status.devices || []) {
+    const segments = [
+      { cls: "alloc", label: "PyTorch allocated", bytes: d.allocated, hint: "memory in use by tensors (weights, activations)" },
+      { cls: "cache", label: "Reserved, unused", bytes: d.reserved_unallocated, hint: "held by PyTorch's cache but not in use" },
+    ];
+    if (d.dynamic_weights) segments.push({ cls: "dyn", label: "Dynamic VRAM weights", bytes: d.dynamic_weights });
+    if (d.other != null) segments.push({ cls: "other", label: "Other / driver", bytes: d.other, hint: "other processes plus this process's CUDA context" });
+    if (d.free != null) segments.push({ cls: "free", label: "Free", bytes: d.free });
+    const card = h("div.vrb-device",
+      h("div.vrb-row",
+        h("div.vrb-device-name", { title: d.name },
+          h("span.vrb-chip", `GPU ${d.index}`), h("span.vrb-ellipsis", shortGpuName(d.name))),
+        h("div.vrb-total", gib(d.total))),
+      d.is_compute_device ? null : h("div.vrb-muted.vrb-small", "Not used by this ComfyUI"),
+      barSegments(segments.filter((s) => s.cls !== "free"), d.total),
+      legend(segments));
+    if (d.free == null) card.append(h("div.vrb-muted.vrb-small", "Usage unknown: ComfyUI never touched this card (install nvidia-ml-py to see it)."));
+    if (d.fragmentation) {
+      card.append(h("div.vrb-note.vrb-note-warn", h("i.pi.pi-exclamation-triangle"),
+        h("div", h("b", `Fragmentation: ${gib(d.fragmentation.bytes)} cached but unused.`),
+          h("details.vrb-fix", h("summary", "How to fix"), h("div", d.fragmentation.fix)))));
+    }
+    if (d.processes && d.processes.length) {
+      card.append(h("details.vrb-procs",
+        h("summary", `${d.processes.length} process${d.processes.length > 1 ? "es" : ""} on this GPU`),
+        h("div", d.processes.map((p) => h("div.vrb-row.vrb-small",
+          h("span", `${p.name} (${p.pid})${p.self ? " · this ComfyUI" : ""}`), h("span", gib(p.used)))))));
+    }
+    out.push(card);
+  }
+  const ram = status.ram;
+  if (ram) {
+    const comfy = ram.process_rss ?? 0;
+    const segments = [
+      { cls: "alloc", label: "ComfyUI process", bytes: comfy },
+      { cls: "other", label: "Other programs", bytes: Math.max(0, ram.used - comfy) },
+      { cls: "free", label: "Available", bytes: ram.available },
+    ];
+    out.push(h("div.vrb-device",
+      h("div.vrb-row", h("div.vrb-device-name", h("span.vrb-chip.vrb-chip-ram", "RAM"), h("span", "System memory")), h("div.vrb-total", gib(ram.total))),
+      barSegments(segments.slice(0, 2), ram.total),
+      legend(segments)));
+  }
+  if (status.dynamic_vram?.note) out.push(h("div.vrb-muted.vrb-small", status.dynamic_vram.note));
+  return out;
+}
+
+function modelRow(m, status) {
+  const busyHere = state.pending.has(`unload:${m.id}`);
+  const frees = m.unload_frees > 0 ? `frees ${gib(m.unload_frees)}` : "stays in RAM";
+  const title = m.file ? [h("span.vrb-model-name", m.name), h("span.vrb-model-file", ` · ${m.file}`)] : h("span.vrb-model-name", m.name);
+  const loadedText = m.fully_loaded ? "fully loaded" : `partly loaded: ${gib(m.loaded)} of ${gib(m.size)} on the device`;
+  return h("div.vrb-model", { dataset: { modelId: m.id } },
+    h("div.vrb-row",
+      h("div.vrb-model-title", { title: m.file ? `${m.name} · ${m.file}` : m.name }, title),
+      h("button.vrb-btn.vrb-btn-small", {
+        type: "button",
+        disabled: busyHere || status.busy,
+        title: status.busy ? "busy, try after the prompt" : `Unload ${m.name}: ${frees}`,
+        onclick: () => unloadOne(m),
+      }, busyHere ? "…" : "Unload")),
+    h("div.vrb-model-meta",
+      h("span.vrb-tag", TYPE_LABEL[m.type] || m.type),
+      h("span", m.device),
+      h("span", gib(m.size)),
+      h("span", loadedText),
+      m.currently_used ? h("span.vrb-tag.vrb-tag-live", "in use") : null,
+      m.dynamic ? h("span.vrb-tag", "dynamic") : null),
+    m.device_type !== "cpu" ? h("div.vrb-minibar", h("div", { style: { width: `${pct(m.loaded, m.size)}%` } })) : null);
+}
+
+function renderModels(status) {
+  const models = status.models || [];
+  const head = h("div.vrb-section-title", `Loaded models`, h("span.vrb-count", String(models.length)));
+  if (!models.length) return [head, h("div.vrb-empty", "No models loaded.")];
+  return [head, h("div.vrb-models", models.map((m) => modelRow(m, status)))];
+}
+
+function renderActions(status) {
+  const wf = status.would_free || {};
+  const onCpu = !status.cuda;
+  const n = (wf.unload_all?.models ?? 0);
+  const unloadSub = onCpu
+    ? `${n} model${n === 1 ? "" : "s"} · weights stay in RAM on the CPU`
+    : `frees ${gib(wf.unload_all?.vram ?? 0)} of VRAM`;
+  const freeSub = onCpu
+    ? `frees up to ${gib(wf.free_cache?.ram_up_to ?? 0)} of RAM`
+    : `frees ${gib(wf.free_cache?.vram ?? 0)} of VRAM + up to ${gib(wf.free_cache?.ram_up_to ?? 0)} of RAM`;
+  const busyNote = status.busy ? h("div.vrb-muted.vrb-small", `A prompt is running (${status.queue_remaining} in queue): buttons act after it.`) : null;
+  const result = state.action
+    ? h(`div.vrb-result.vrb-result-${state.action.tone}`, h("span", state.action.text),
+      h("button.vrb-icon-btn.vrb-dismiss", { type: "button", title: "Dismiss", onclick: () => { setAction(null); renderAll(); } }, h("i.pi.pi-times")))
+    : null;
+  return [
+    h("div.vrb-actions",
+      h("button.vrb-btn.vrb-btn-primary", {
+        type: "button", "data-action": "unload_all", disabled: state.pending.has("unload_all"),
+        title: "ComfyUI's own unload (the same as its \"Unload models\" command)",
+        onclick: () => flagAction("unload_all"),
+      }, h("span.vrb-btn-label", state.pending.has("unload_all") ? "Unloading…" : "Unload all models"), h("span.vrb-btn-sub", unloadSub)),
+      h("button.vrb-btn", {
+        type: "button", "data-action": "free_cache", disabled: state.pending.has("free_cache"),
+        title: "Unload all models and drop ComfyUI's cached node outputs (the next run reloads from disk)",
+        onclick: () => flagAction("free_cache"),
+      }, h("span.vrb-btn-label", state.pending.has("free_cache") ? "Freeing…" : "Free cache"), h("span.vrb-btn-sub", freeSub))),
+    busyNote,
+    result,
+  ];
+}
+
+function verdictClass(verdict) {
+  if (verdict === "fits") return "ok";
+  if (verdict === "tight") return "warn";
+  return "bad";
+}
+
+function renderBudget() {
+  const b = state.budget || { state: "idle" };
+  const cardSelect = h("select.vrb-select", {
+    title: "Estimate for this GPU or a catalogue card",
+    onchange: (e) => { state.card = e.target.value; scheduleEstimate(0); },
+  }, h("option", { value: "" }, state.status?.cuda ? "This GPU" : `${state.cardsDefault || "Default card"} (default)`),
+  (state.cards || []).map((c) => h("option", { value: c.name, selected: state.card === c.name }, `${c.name} (${c.nominal_gb} GB)`)));
+  const head = [
+    h("div.vrb-section-title", "Workflow budget",
+      h("button.vrb-icon-btn", { type: "button", title: "Estimate again", onclick: () => scheduleEstimate(0) }, h("i.pi.pi-refresh"))),
+    state.cards?.length ? h("div.vrb-toolbar", h("span.vrb-muted.vrb-small", "for"), cardSelect) : null,
+  ];
+  if (b.state === "idle" || (b.state === "loading" && !b.data)) return [head, h("div.vrb-empty", "Estimating the current workflow…")];
+  if (b.state === "unavailable") {
+    return [head, h("div.vrb-note.vrb-note-info", h("i.pi.pi-clock"),
+      h("div", h("b", "Estimator not available yet. "), "The workflow budget appears here once the estimator is installed; memory, models and the OOM diagnosis work already."))];
+  }
+  if (b.state === "error") return [head, h("div.vrb-note.vrb-note-warn", h("i.pi.pi-exclamation-triangle"), h("span", b.error || "Could not estimate this workflow."))];
+  const data = b.data?.budget || {};
+  const stages = data.stages || [];
+  if (!stages.length) return [head, h("div.vrb-empty", "Nothing to estimate: the workflow has no model stages.")];
+  const capacity = data.device?.capacity_bytes || data.device?.total_bytes || 0;
+  const peak = data.peak_bytes || 0;
+  const verdict = data.verdict || "unknown";
+  const maxStage = Math.max(capacity, ...stages.map((s) => s.peak_bytes || 0));
+  const headroom = data.headroom_bytes;
+  const out = [head,
+    h("div.vrb-verdict",
+      h(`span.vrb-badge.vrb-badge-${verdictClass(verdict)}`, verdict === "won't fit" ? "Won't fit" : verdict[0].toUpperCase() + verdict.slice(1)),
+      h("span.vrb-peak", `${gib(peak)} peak`)),
+    h("div.vrb-muted.vrb-small", [
+      `of ${gib(capacity)}${data.device?.name ? ` on ${data.device.name}` : ""}`,
+      headroom != null ? (headroom >= 0 ? `${gib(headroom)} to spare` : `short by ${gib(-headroom)}`) : null,
+    ].filter(Boolean).join(" · ")),
+  ];
+  if (b.data?.device_note && !state.cards?.length) out.push(h("div.vrb-muted.vrb-small", b.data.device_note));
+  out.push(h("div.vrb-stages", stages.map((s, i) => h("div.vrb-stage",
+    h("div.vrb-row.vrb-small", h("span", { title: s.node_type || "" }, `${s.title || s.kind}${i === data.peak_stage ? " · peak" : ""}`), h("span", gib(s.peak_bytes))),
+    h("div.vrb-stagebar", { title: `weights ${gib(s.weights_bytes)} · working ${gib(s.working_bytes)} · overhead ${gib(s.overhead_bytes)}` },
+      h("div.vrb-seg.vrb-alloc", { style: { width: `${pct(s.weights_bytes || 0, maxStage)}%` } }),
+      h("div.vrb-seg.vrb-cache", { style: { width: `${pct(s.working_bytes || 0, maxStage)}%` } }),
+      h("div.vrb-seg.vrb-other", { style: { width: `${pct(s.overhead_bytes || 0, maxStage)}%` } }),
+      capacity ? h(`div.vrb-capline${s.peak_bytes > capacity ? ".vrb-over" : ""}`, { style: { left: `${pct(capacity, maxStage)}%` }, title: `capacity ${gib(capacity)}` }) : null)))));
+  const remedies = (data.remedies || []).slice(0, 3);
+  if (remedies.length) {
+    out.push(h("div.vrb-subtitle", "Top remedies"),
+      h("ol.vrb-remedies", remedies.map((r) => h("li", h("b", r.title), r.detail ? h("div.vrb-muted.vrb-small", r.detail) : null))));
+  }
+  const cheapest = data.cheapest_card;
+  if (cheapest) {
+    const price = cheapest.price_eur_h != null ? ` · €${Number(cheapest.price_eur_h).toFixed(2)}/h` : "";
+    out.push(h("div.vrb-small.vrb-cheapest", h("i.pi.pi-shopping-cart.vrb-inline-icon"), "Cheapest card that fits: ", h("b", `${cheapest.name} (${cheapest.nominal_gb} GB)`), price));
+  }
+  return out;
+}
+
+function renderOom() {
+  const head = h("div.vrb-section-title", "Last out-of-memory error");
+  const rec = state.lastOom;
+  if (!rec) return [head, h("div.vrb-empty", "None since ComfyUI started.")];
+  const d = rec.diagnosis || {};
+  const when = rec.timestamp ? new Date(rec.timestamp).toLocaleTimeString() : "";
+  const numbers = [
+    ["Failed request", d.requested_bytes],
+    ["Total", d.total_bytes],
+    ["Free", d.free_bytes],
+    ["PyTorch allocated", d.allocated_bytes],
+    ["Reserved, unused", d.reserved_unallocated_bytes],
+    ["Other processes", d.other_processes_bytes],
+  ].filter(([, v]) => v != null);
+  const causeLabel = { fragmentation: "Fragmentation", other_process: "Other process", shortage: "Not enough memory", unknown_detail: "No detail" }[d.cause] || d.cause;
+  const remedies = d.remedies || [];
+  const top = remedies.slice(0, 3);
+  const rest = remedies.slice(3);
+  return [head, h(`div.vrb-oom${state.oomFresh ? ".vrb-flash" : ""}`,
+    h("div.vrb-oom-head", h("i.pi.pi-exclamation-circle"), h("b", d.headline || "Out of memory")),
+    h("div.vrb-oom-meta",
+      h(`span.vrb-badge.vrb-badge-${d.cause === "shortage" || d.cause === "unknown_detail" ? "bad" : "warn"}`, causeLabel),
+      h("span.vrb-muted.vrb-small", [rec.node_type ? `node ${rec.node_id} (${rec.node_type})` : null, when].filter(Boolean).join(" · "))),
+    d.summary_facts || d.summary_cause
+      ? h("div.vrb-oom-summary",
+        d.summary_facts ? h("p", d.summary_facts) : null,
+        d.summary_cause ? h("p.vrb-oom-cause", d.summary_cause) : null,
+        d.summary_caveat ? h("p.vrb-muted.vrb-small", d.summary_caveat) : null)
+      : h("p.vrb-oom-summary", d.summary || ""),
+    numbers.length ? h("div.vrb-grid", numbers.map(([k, v]) => [h("span.vrb-muted", k), h("span", gib(v))])) : null,
+    top.length ? h("ol.vrb-remedies", top.map((r) => h("li", h("b", r.title), h("div.vrb-muted.vrb-small", r.detail)))) : null,
+    rest.length ? h("details.vrb-more", h("summary", `${rest.length} more`),
+      h("ol.vrb-remedies", { start: top.length + 1 }, rest.map((r) => h("li", h("b", r.title), h("div.vrb-muted.vrb-small", r.detail))))) : null,
+    (d.notes || []).length ? h("details.vrb-more", h("summary", "Notes"), h("ul.vrb-notes", d.notes.map((n) => h("li.vrb-small", n)))) : null)];
+}
+
+// ---------------------------------------------------------------------------------------------
+// rendering: each section is rebuilt only when its data changed (buttons keep focus/hover)
+function fill(key, nodes) {
+  if (!panel) return;
+  const el = panel.sections[key];
+  el.replaceChildren(...[nodes].flat(Infinity).filter(Boolean));
+}
+
+function renderAll(force = false) {
+  if (!panel) return;
+  const s = state.status;
+  const header = panel.sections.header;
+  const modeText = !s ? "…" : s.memory_mode === "dynamic" ? "Dynamic VRAM" : s.memory_mode === "cpu" ? "CPU" : "Classic";
+  header.replaceChildren(
+    h("div.vrb-header-title", "VRAM"),
+    h("div.vrb-header-tools",
+      s ? h("span.vrb-chip", { title: `ComfyUI memory management: ${modeText}; VRAM state ${s.vram_state}` }, modeText) : null,
+      h(`span.vrb-live${state.statusError ? ".vrb-live-off" : ""}`, { title: state.statusError || `live, every ${(refreshMs() / 1000).toFixed(1)} s` })));
+  if (state.statusError && !s) {
+    fill("devices", h("div.vrb-note.vrb-note-warn", h("i.pi.pi-exclamation-triangle"), h("span", `Cannot read the status: ${state.statusError}`)));
+    return;
+  }
+  if (!s) {
+    fill("devices", h("div.vrb-empty", "Reading memory…"));
+    return;
+  }
+  const keys = {
+    devices: JSON.stringify([s.devices, s.ram, s.cuda, s.dynamic_vram]),
+    models: JSON.stringify([s.models, s.busy, [...state.pending]]),
+    actions: JSON.stringify([s.would_free, s.busy, s.queue_remaining, s.cuda, state.action, [...state.pending]]),
+    budget: JSON.stringify([state.budget, state.card, state.cards?.length, s.cuda]),
+    oom: JSON.stringify([state.lastOom?.timestamp, state.lastOom?.diagnosis?.headline, state.oomFresh]),
+  };
+  const builders = { devices: () => renderDevices(s), models: () => renderModels(s), actions: () => renderActions(s), budget: renderBudget, oom: renderOom };
+  for (const [key, build] of Object.entries(builders)) {
+    if (force || panel.lastKeys[key] !== keys[key]) {
+      fill(key, build());
+      panel.lastKeys[key] = keys[key];
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// polling (only while the tab is mounted)
+async function poll(generation) {
+  // One polling chain per mount: a chain from an earlier mount ends here.
+  if (!panel?.mounted || generation !== panel.generation) return;
+  try {
+    if (!document.hidden) {
+      const { ok, data, status } = await call("status");
+      if (state.frozen) {
+        /* showing a status document given to preview() */
+      } else if (ok) {
+        state.status = data;
+        state.statusError = null;
+      } else {
+        state.statusError = data.error || `HTTP ${status}`;
+      }
+      renderAll();
+    }
+  } catch (err) {
+    state.statusError = "ComfyUI is not reachable";
+    renderAll();
+  }
+  if (panel?.mounted && generation === panel.generation) panel.timer = setTimeout(() => poll(generation), refreshMs());
+}
+
+// ---------------------------------------------------------------------------------------------
+// actions
+let actionTimer = null;
+
+/** Show a result line under the buttons; it goes away after 30 s (it describes a moment). */
+function setAction(action) {
+  state.action = action;
+  clearTimeout(actionTimer);
+  if (action) actionTimer = setTimeout(() => { state.action = null; renderAll(); }, 30000);
+}
+
+function describeFreed(kind, data) {
+  if (data.scheduled) {
+    const vram = data.would_free?.vram;
+    return { tone: "info", text: `${data.message || "Scheduled."}${vram ? ` It will free about ${gib(vram)} of VRAM.` : ""}` };
+  }
+  const freed = data.freed || {};
+  const unloaded = Math.max(0, (freed.models_before ?? 0) - (freed.models_after ?? 0));
+  const parts = [];
+  if (freed.vram != null) parts.push(`${gib(freed.vram)} of VRAM`);
+  if (kind === "free_cache" && freed.ram != null) parts.push(`${gib(freed.ram)} of RAM`);
+  const models = `${unloaded} model${unloaded === 1 ? "" : "s"} unloaded`;
+  const cpu = state.status && !state.status.cuda && kind === "unload_all" ? " (on the CPU the weights stay in RAM)" : "";
+  const text = parts.length ? `Freed ${parts.join(" and ")} · ${models}${cpu}.` : `${models[0].toUpperCase()}${models.slice(1)}${cpu}.`;
+  return { tone: "ok", text };
+}
+
+async function flagAction(kind) {
+  if (state.pending.has(kind)) return;
+  state.pending.add(kind);
+  setAction(null);
+  renderAll();
+  try {
+    const { ok, data } = await call(kind, {});
+    setAction(ok ? describeFreed(kind, data) : { tone: "bad", text: data.error || "Failed." });
+  } catch (err) {
+    setAction({ tone: "bad", text: `Failed: ${err}` });
+  } finally {
+    state.pending.delete(kind);
+  }
+  await refreshNow();
+}
+
+async function unloadOne(model) {
+  const key = `unload:${model.id}`;
+  if (state.pending.has(key)) return;
+  state.pending.add(key);
+  renderAll();
+  try {
+    const { status, data } = await call("unload", { model: model.id });
+    if (status === 200) {
+      const vram = data.freed?.vram;
+      setAction({ tone: "ok", text: `Unloaded ${model.name}${vram != null ? `: freed ${gib(vram)} of VRAM` : " (on the CPU the weights stay in RAM)"}.` });
+    } else if (status === 409) {
+      setAction({ tone: "info", text: "ComfyUI is busy: try after the prompt." });
+    } else {
+      setAction({ tone: "bad", text: data.error || `HTTP ${status}` });
+    }
+  } catch (err) {
+    setAction({ tone: "bad", text: `Failed: ${err}` });
+  } finally {
+    state.pending.delete(key);
+  }
+  await refreshNow();
+}
+
+async function refreshNow() {
+  try {
+    const { ok, data } = await call("status");
+    if (ok && !state.frozen) state.status = data;
+  } catch {
+    /* the next poll reports it */
+  }
+  renderAll();
+}
+
+// ---------------------------------------------------------------------------------------------
+// workflow budget
+let estimateTimer = null;
+let estimateSeq = 0;
+
+function scheduleEstimate(delay = ESTIMATE_DEBOUNCE_MS) {
+  clearTimeout(estimateTimer);
+  if (!panel?.mounted) return;
+  estimateTimer = setTimeout(runEstimate, delay);
+}
+
+async function runEstimate() {
+  if (!panel?.mounted) return;
+  const seq = ++estimateSeq;
+  state.budget = { ...(state.budget || {}), state: "loading" };
+  try {
+    const { workflow, output } = await app.graphToPrompt();
+    const { status, data } = await call("estimate", { prompt: output, workflow, card: state.card || null });
+    if (seq !== estimateSeq) return; // a newer estimate is on its way
+    if (status === 200) state.budget = { state: "ok", data };
+    else if (status === 501) state.budget = { state: "unavailable", error: data.detail };
+    else state.budget = { state: "error", error: data.error || `HTTP ${status}` };
+  } catch (err) {
+    if (seq !== estimateSeq) return;
+    state.budget = { state: "error", error: `Could not read the workflow: ${err?.message || err}` };
+  }
+  renderAll();
+}
+
+async function loadCards() {
+  if (state.cards) return;
+  try {
+    const { ok, data } = await call("cards");
+    if (ok) {
+      state.cards = data.cards || [];
+      state.cardsDefault = data.default || null;
+    }
+  } catch {
+    state.cards = [];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// last OOM
+async function loadLastOom() {
+  try {
+    const { ok, data } = await call("last_oom");
+    if (ok && data.last_oom && (!state.lastOom || (data.last_oom.timestamp || 0) > (state.lastOom.timestamp || 0))) {
+      state.lastOom = data.last_oom;
+    }
+  } catch {
+    /* optional */
+  }
+}
+
+async function onExecutionError(event) {
+  const detail = event?.detail || {};
+  if (!isOom(detail)) return;
+  let diagnosis = null;
+  try {
+    const { ok, data } = await call("parse_oom", {
+      message: String(detail.exception_message || ""),
+      exception_type: detail.exception_type ? String(detail.exception_type) : null,
+      node_type: detail.node_type ? String(detail.node_type) : null,
+    });
+    if (ok) diagnosis = data;
+  } catch {
+    /* fall back to the raw message below */
+  }
+  if (!diagnosis) diagnosis = { headline: "Out of GPU memory", summary: String(detail.exception_message || ""), remedies: [], cause: "unknown_detail" };
+  state.lastOom = {
+    prompt_id: detail.prompt_id, node_id: detail.node_id, node_type: detail.node_type,
+    timestamp: detail.timestamp || Date.now(), exception_type: detail.exception_type, diagnosis,
+  };
+  state.oomFresh = true;
+  const first = (diagnosis.remedies || [])[0];
+  toast("error", diagnosis.headline || "Out of GPU memory",
+    `${(diagnosis.summary || "").split(". ")[0]}.${first ? ` Try first: ${first.title}.` : ""} Details in the VRAM panel.`, 15000);
+  renderAll();
+  setTimeout(() => { state.oomFresh = false; renderAll(); }, 4000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// the sidebar tab
+function ensureStylesheet() {
+  if (document.getElementById("vrb-styles")) return;
+  const link = document.createElement("link");
+  link.id = "vrb-styles";
+  link.rel = "stylesheet";
+  link.href = new URL("./vram_panel.css", import.meta.url).href;
+  document.head.append(link);
+}
+
+function buildRoot() {
+  const sections = {};
+  const section = (key, cls = "") => (sections[key] = h(`section.vrb-section${cls}`, { dataset: { section: key } }));
+  const root = h("div.vrb-panel", { "data-testid": "vram-budget-panel" },
+    (sections.header = h("header.vrb-header")),
+    h("div.vrb-scroll",
+      section("devices"),
+      section("models"),
+      section("actions"),
+      section("budget"),
+      section("oom")));
+  return { root, sections };
+}
+
+function onGraphChanged() {
+  scheduleEstimate();
+}
+
+function render(el) {
+  ensureStylesheet();
+  if (!panel) panel = { ...buildRoot(), timer: null, mounted: false, lastKeys: {}, generation: 0 };
+  if (panel.root.parentElement !== el) {
+    el.replaceChildren(panel.root);
+    panel.lastKeys = {};
+  }
+  if (panel.mounted) return; // render() again for the same mount: nothing to restart
+  panel.mounted = true;
+  panel.generation += 1;
+  renderAll(true);
+  poll(panel.generation);
+  api.addEventListener("graphChanged", onGraphChanged);
+  Promise.all([loadCards(), loadLastOom()]).then(() => { renderAll(); scheduleEstimate(0); });
+}
+
+function destroy() {
+  if (!panel) return;
+  panel.mounted = false;
+  clearTimeout(panel.timer);
+  clearTimeout(estimateTimer);
+  api.removeEventListener("graphChanged", onGraphChanged);
+}
+
+app.registerExtension({
+  name: EXTENSION,
+  settings: [
+    {
+      id: SETTING_REFRESH,
+      name: "Panel refresh interval (ms)",
+      tooltip: "How often the VRAM panel reads memory while it is open (500-60000 ms).",
+      type: "number",
+      defaultValue: DEFAULT_REFRESH_MS,
+      attrs: { min: 500, max: 60000, step: 100 },
+      category: ["VRAM Budget", "Panel", "Refresh interval"],
+    },
+  ],
+  async setup() {
+    api.addEventListener("execution_error", onExecutionError);
+    const manager = app.extensionManager;
+    const tab = {
+      id: TAB_ID,
+      icon: "pi pi-microchip",
+      title: "VRAM",
+      tooltip: "VRAM Budget: GPU memory, loaded models, workflow budget",
+      type: "custom",
+      render,
+      destroy,
+    };
+    if (manager?.registerSidebarTab) manager.registerSidebarTab(tab);
+    else console.warn("[VRAM Budget] this ComfyUI frontend has no sidebar tab API");
+  },
+});
+
+// For the end-to-end test and for debugging from the console: preview(status) shows a status
+// document (e.g. one pasted from a bug report) instead of the live one; preview(null) goes live.
+function preview(status) {
+  state.frozen = Boolean(status);
+  if (status) state.status = status;
+  renderAll(true);
+}
+
+window.__vramBudget = { state, render, destroy, onExecutionError, preview };
