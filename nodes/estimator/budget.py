@@ -213,10 +213,36 @@ def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, 
     )
 
 
+# Parameter split of all-in-one checkpoints known only from the catalogue (a file on disk is split
+# exactly by its keys in families.py). Counts of the reference implementations: SD1.5 UNet
+# 859,520,964 / CLIP-L text 123,060,480 / VAE 83,653,863; SDXL base UNet 2,567,463,684 /
+# CLIP-L + OpenCLIP bigG text 123,060,480 + 694,659,841 / VAE 83,653,863.
+CHECKPOINT_SPLITS = {
+    "sd15": {"model": (859_520_964, DIFFUSION, "sd15", "SD 1.5 UNet"), "clip": (123_060_480, TEXT_ENCODER, "clip-l", "CLIP-L"),
+             "vae": (83_653_863, VAE, "vae-kl4", "SD VAE")},
+    "sdxl": {"model": (2_567_463_684, DIFFUSION, "sdxl", "SDXL UNet"),
+             "clip": (817_720_321, TEXT_ENCODER, "clip-g", "CLIP-L + CLIP-G"),
+             "vae": (83_653_863, VAE, "vae-kl4", "SDXL VAE")},
+}
+
+
 def _part(info: ModelInfo, ref: ModelRef) -> ModelInfo:
-    if info.kind == CHECKPOINT and ref.part and ref.part in info.parts:
+    if info.kind != CHECKPOINT or not ref.part:
+        return info
+    if ref.part in info.parts:
         return info.parts[ref.part]
-    return info
+    split = CHECKPOINT_SPLITS.get(info.family, {}).get(ref.part)
+    if split is None:
+        return info
+    params, kind, family, label = split
+    total = sum(p for p, *_ in CHECKPOINT_SPLITS[info.family].values())
+    nbytes = int(info.weights_bytes * params / total)
+    from .families import FAMILIES  # noqa: PLC0415
+
+    arch = FAMILIES[family].arch if family in FAMILIES else {}
+    return ModelInfo(kind=kind, family=family, label=f"{label} (from {info.label})", params=params,
+                     weights_bytes=nbytes, dtype=info.dtype, quantization=info.quantization, arch=arch,
+                     evidence=(f"catalogue checkpoint split by published parameter counts",), source=info.source)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
         card = budget.cheapest_card
         price = f", €{card.price_eur_h:.2f}/h" if card.price_eur_h else ""
         lines.append("")
-        lines.append(f"Cheapest card that fits as is: {card.name} ({fmt_gib(card.total_bytes)}{price})")
+        lines.append(f"Cheapest rental card that fits as is: {card.name} ({fmt_gib(card.total_bytes)}{price})")
         margin = budget.cheapest_card_with_margin
         if margin is not None and margin.name != card.name:
             mprice = f", €{margin.price_eur_h:.2f}/h" if margin.price_eur_h else ""
