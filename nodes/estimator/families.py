@@ -1,0 +1,1102 @@
+"""Which model a file is, from its header alone: Inventory -> ModelInfo.
+
+The key tests follow ComfyUI's own detection (``comfy/model_detection.py detect_unet_config``,
+``comfy/sd.py detect_te_model`` and the ``VAE.__init__`` branches, ComfyUI 0.8.0; see
+shared/COMFYUI-NOTES.md §4.3, §3.2) so a file is called what ComfyUI will load it as. GGUF files
+converted by ComfyUI-GGUF keep the original key names; llama.cpp-style text-encoder GGUFs are told
+apart by ``general.architecture`` and their ``<arch>.*`` metadata.
+
+Arch numbers use one vocabulary for every family (the memory model keys off them):
+hidden_size, depth, heads, head_dim, ffn_dim, mlp_ratio, in_channels, out_channels, patch_size
+(tuple), latent_channels, spatial_compression, temporal_compression, context_dim, layers, vocab.
+Numbers read from the file win; the rest come from the family's defaults in ``FAMILIES``.
+``in_channels`` counts latent channels (what the VAE produces and EmptyLatent* makes): where
+ComfyUI reports a packed width (Qwen-Image 64 = 16 x 2 x 2) it is divided by the patch area
+(Flux Fill keeps ComfyUI's 96 = 16 latent + 16 masked latent + 64 mask).
+
+Never raises on a readable Inventory: anything it cannot place is kind/family "unknown" with the
+file's bytes and a note saying why.
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+from types import MappingProxyType
+from collections import Counter
+from typing import Mapping, NamedTuple
+
+from .files import Inventory, TensorInfo, inspect_file
+from .model_info import (
+    CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN, VAE, ModelInfo,
+)
+
+
+class Family(NamedTuple):
+    kind: str
+    label: str
+    arch: Mapping[str, object]  # full-size numbers from ComfyUI's configs / the models' config.json
+
+
+# Full-size architecture numbers. Sources: comfy/model_detection.py + comfy/supported_models.py
+# (0.8.0) for the diffusion models, the Hugging Face config.json of each text encoder, comfy/sd.py
+# VAE branches for the VAEs. "depth" counts all transformer blocks (Flux: double + single).
+_FLUX1 = dict(hidden_size=3072, depth=57, depth_double=19, depth_single=38, heads=24, head_dim=128,
+              mlp_ratio=4.0, ffn_dim=12288, in_channels=16, out_channels=16, patch_size=(2, 2),
+              context_dim=4096, vec_dim=768, latent_channels=16, spatial_compression=8)
+_WAN14 = dict(hidden_size=5120, depth=40, heads=40, head_dim=128, ffn_dim=13824, in_channels=16,
+              out_channels=16, patch_size=(1, 2, 2), context_dim=4096, freq_dim=256, latent_channels=16,
+              spatial_compression=8, temporal_compression=4)
+FAMILIES: dict[str, Family] = {
+    # diffusion models
+    "flux1-dev": Family(DIFFUSION, "Flux.1 dev (12B)", {**_FLUX1, "guidance_embed": True}),
+    "flux1-schnell": Family(DIFFUSION, "Flux.1 schnell (12B)", {**_FLUX1, "guidance_embed": False}),
+    "flux1-fill": Family(DIFFUSION, "Flux.1 Fill dev (12B)", {**_FLUX1, "in_channels": 96, "guidance_embed": True}),
+    "flux1-kontext": Family(DIFFUSION, "Flux.1 Kontext dev (12B)", {**_FLUX1, "guidance_embed": True}),
+    "flux2": Family(DIFFUSION, "Flux.2 dev (32B)", dict(
+        hidden_size=6144, depth=56, depth_double=8, depth_single=48, heads=48, head_dim=128, mlp_ratio=3.0,
+        ffn_dim=18432, in_channels=128, out_channels=128, patch_size=(1, 1), context_dim=15360,
+        latent_channels=128, spatial_compression=16)),
+    "chroma": Family(DIFFUSION, "Chroma (8.9B)", {**_FLUX1, "guidance_embed": False}),
+    "sd15": Family(DIFFUSION, "Stable Diffusion 1.5", dict(
+        model_channels=320, hidden_size=320, channel_mult=(1, 2, 4, 4), transformer_depth=(1, 1, 1, 0), depth=16,
+        heads=8, head_dim=None, context_dim=768, in_channels=4, out_channels=4, latent_channels=4,
+        spatial_compression=8)),
+    "sd2": Family(DIFFUSION, "Stable Diffusion 2.x", dict(
+        model_channels=320, hidden_size=320, channel_mult=(1, 2, 4, 4), transformer_depth=(1, 1, 1, 0), depth=16,
+        heads=None, head_dim=64, context_dim=1024, in_channels=4, out_channels=4, latent_channels=4,
+        spatial_compression=8)),
+    "sdxl": Family(DIFFUSION, "Stable Diffusion XL", dict(
+        model_channels=320, hidden_size=320, channel_mult=(1, 2, 4), transformer_depth=(0, 2, 10), depth=70,
+        heads=None, head_dim=64, context_dim=2048, adm_in_channels=2816, in_channels=4, out_channels=4,
+        latent_channels=4, spatial_compression=8)),
+    "sd3": Family(DIFFUSION, "Stable Diffusion 3 / 3.5", dict(
+        hidden_size=1536, depth=24, heads=24, head_dim=64, mlp_ratio=4.0, in_channels=16, out_channels=16,
+        patch_size=(2, 2), context_dim=4096, latent_channels=16, spatial_compression=8)),
+    "wan2.1-1.3b": Family(DIFFUSION, "Wan 2.1 1.3B", {**_WAN14, "hidden_size": 1536, "depth": 30, "heads": 12,
+                                                     "ffn_dim": 8960}),
+    "wan2.1-14b": Family(DIFFUSION, "Wan 2.1 14B", dict(_WAN14)),
+    "wan2.2-ti2v-5b": Family(DIFFUSION, "Wan 2.2 TI2V 5B", {**_WAN14, "hidden_size": 3072, "depth": 30, "heads": 24,
+                                                           "ffn_dim": 14336, "in_channels": 48, "out_channels": 48,
+                                                           "latent_channels": 48, "spatial_compression": 16}),
+    "wan2.2-14b": Family(DIFFUSION, "Wan 2.2 A14B expert", dict(_WAN14)),
+    "hunyuan-video": Family(DIFFUSION, "HunyuanVideo (13B)", dict(
+        hidden_size=3072, depth=60, depth_double=20, depth_single=40, heads=24, head_dim=128, mlp_ratio=4.0,
+        ffn_dim=12288, in_channels=16, out_channels=16, patch_size=(1, 2, 2), context_dim=4096,
+        latent_channels=16, spatial_compression=8, temporal_compression=4)),
+    "ltxv": Family(DIFFUSION, "LTX-Video (2B)", dict(
+        hidden_size=2048, depth=28, heads=32, head_dim=64, in_channels=128, out_channels=128,
+        patch_size=(1, 1, 1), context_dim=4096, cross_attention_dim=2048, latent_channels=128,
+        spatial_compression=32, temporal_compression=8)),
+    "qwen-image": Family(DIFFUSION, "Qwen-Image (20B)", dict(
+        hidden_size=3072, depth=60, heads=24, head_dim=128, ffn_dim=12288, in_channels=16, out_channels=16,
+        patch_size=(2, 2), context_dim=3584, latent_channels=16, spatial_compression=8)),
+    "lumina2": Family(DIFFUSION, "Lumina Image 2.0 (2.6B)", dict(
+        hidden_size=2304, depth=26, heads=24, head_dim=96, in_channels=16, out_channels=16, patch_size=(2, 2),
+        context_dim=2304, latent_channels=16, spatial_compression=8)),
+    "hidream": Family(DIFFUSION, "HiDream-I1 (17B)", dict(
+        hidden_size=2560, depth=48, depth_double=16, depth_single=32, heads=20, head_dim=128, in_channels=16,
+        out_channels=16, patch_size=(2, 2), context_dim=4096, latent_channels=16, spatial_compression=8)),
+    # text encoders (HF config.json of each)
+    "clip-l": Family(TEXT_ENCODER, "CLIP-L (text)", dict(hidden_size=768, layers=12, heads=12, head_dim=64,
+                                                         ffn_dim=3072, vocab=49408, max_tokens=77)),
+    "clip-g": Family(TEXT_ENCODER, "CLIP-G (text)", dict(hidden_size=1280, layers=32, heads=20, head_dim=64,
+                                                         ffn_dim=5120, vocab=49408, max_tokens=77)),
+    "clip-h": Family(TEXT_ENCODER, "OpenCLIP ViT-H (text)", dict(hidden_size=1024, layers=24, heads=16,
+                                                                 head_dim=64, ffn_dim=4096, vocab=49408,
+                                                                 max_tokens=77)),
+    "t5-xxl": Family(TEXT_ENCODER, "T5-XXL encoder", dict(hidden_size=4096, layers=24, heads=64, head_dim=64,
+                                                          ffn_dim=10240, vocab=32128)),
+    "t5-xl": Family(TEXT_ENCODER, "T5-XL encoder", dict(hidden_size=2048, layers=24, heads=32, head_dim=64,
+                                                        ffn_dim=5120, vocab=32128)),
+    "t5-base": Family(TEXT_ENCODER, "T5-base encoder", dict(hidden_size=768, layers=12, heads=12, head_dim=64,
+                                                            ffn_dim=2048, vocab=32128)),
+    "umt5-xxl": Family(TEXT_ENCODER, "umT5-XXL encoder", dict(hidden_size=4096, layers=24, heads=64, head_dim=64,
+                                                              ffn_dim=10240, vocab=256384)),
+    "qwen2.5-vl-7b": Family(TEXT_ENCODER, "Qwen2.5-VL 7B", dict(hidden_size=3584, layers=28, heads=28, kv_heads=4,
+                                                               head_dim=128, ffn_dim=18944, vocab=152064)),
+    "qwen2.5-3b": Family(TEXT_ENCODER, "Qwen2.5 3B", dict(hidden_size=2048, layers=36, heads=16, kv_heads=2,
+                                                         head_dim=128, ffn_dim=11008, vocab=151936)),
+    "llama3-8b": Family(TEXT_ENCODER, "Llama 3 8B", dict(hidden_size=4096, layers=32, heads=32, kv_heads=8,
+                                                        head_dim=128, ffn_dim=14336, vocab=128256)),
+    "gemma": Family(TEXT_ENCODER, "Gemma 2 2B", dict(hidden_size=2304, layers=26, heads=8, kv_heads=4, head_dim=256,
+                                                     ffn_dim=9216, vocab=256000)),
+    "qwen3": Family(TEXT_ENCODER, "Qwen3 4B", dict(hidden_size=2560, layers=36, heads=32, kv_heads=8, head_dim=128,
+                                                   ffn_dim=9728, vocab=151936)),
+    "mistral": Family(TEXT_ENCODER, "Mistral Small 3 24B", dict(hidden_size=5120, layers=40, heads=32, kv_heads=8,
+                                                                head_dim=128, ffn_dim=32768, vocab=131072)),
+    # VAEs (comfy/sd.py VAE.__init__ branches)
+    "vae-kl4": Family(VAE, "SD/SDXL VAE (4 ch)", dict(latent_channels=4, spatial_compression=8, base_channels=128,
+                                                      channel_mult=(1, 2, 4, 4))),
+    "vae-kl16": Family(VAE, "Flux/SD3 VAE (16 ch)", dict(latent_channels=16, spatial_compression=8,
+                                                         base_channels=128, channel_mult=(1, 2, 4, 4))),
+    "vae-flux2": Family(VAE, "Flux.2 VAE (32 ch, 128 latent)", dict(latent_channels=128, spatial_compression=16,
+                                                                   base_channels=128, channel_mult=(1, 2, 4, 4))),
+    "vae-wan2.1": Family(VAE, "Wan 2.1 VAE", dict(latent_channels=16, spatial_compression=8, temporal_compression=4,
+                                                  base_channels=96)),
+    "vae-wan2.2": Family(VAE, "Wan 2.2 VAE", dict(latent_channels=48, spatial_compression=16,
+                                                  temporal_compression=4, base_channels=160)),
+    "vae-hunyuan": Family(VAE, "HunyuanVideo VAE", dict(latent_channels=16, spatial_compression=8,
+                                                        temporal_compression=4, base_channels=128)),
+    "vae-ltxv": Family(VAE, "LTX-Video VAE", dict(latent_channels=128, spatial_compression=32,
+                                                  temporal_compression=8)),
+    # adapters and others
+    "lora": Family(LORA, "LoRA", {}),
+    "controlnet": Family(CONTROLNET, "ControlNet", {}),
+    "clip-vision": Family(CLIP_VISION, "CLIP vision", dict(hidden_size=1280, layers=32, patch_size=(14, 14),
+                                                           image_size=224)),
+    "unknown": Family(UNKNOWN, "unknown model", {}),
+}
+
+FAMILIES = {fid: Family(f.kind, f.label, MappingProxyType(dict(f.arch))) for fid, f in FAMILIES.items()}  # read-only
+
+# Key prefixes (model_detection.unet_prefix_from_state_dict; supported_models_base.py:45-46;
+# supported_models.py text_encoder_key_prefix / vae_key_prefix).
+_UNET_PREFIXES = ("model.diffusion_model.", "model.model.", "net.", "diffusion_model.")
+_VAE_PREFIXES = ("first_stage_model.", "vae.")
+_TE_PREFIXES = ("cond_stage_model.", "conditioner.embedders.", "text_encoders.", "text_encoder.")
+
+_LORA_SUFFIXES = (".lora_up.weight", ".lora_down.weight", ".lora_A.weight", ".lora_B.weight",
+                  ".lora.up.weight", ".lora.down.weight", "lora_linear_layer.up.weight",
+                  "lora_linear_layer.down.weight", ".hada_w1_a", ".hada_w1_b", ".lokr_w1", ".lokr_w2")
+_LORA_DOWN = (".lora_down.weight", ".lora_A.weight", ".lora.down.weight", "lora_linear_layer.down.weight")
+
+# Wan 2.2 A14B experts are architecturally identical to Wan 2.1 14B (COMFYUI-NOTES §4.3): only the
+# file name tells them apart. These patterns match the Comfy-Org / QuantStack / Kijai names.
+_WAN22_NAME = re.compile(r"wan[\s_.-]?2[._]?2|a14b|high[\s_-]?noise|low[\s_-]?noise", re.I)
+_HIGH_NOISE = re.compile(r"high[\s_-]?noise|[_-]high[_.-]|highnoise", re.I)
+_LOW_NOISE = re.compile(r"low[\s_-]?noise|[_-]low[_.-]|lownoise", re.I)
+
+
+# ---------------------------------------------------------------------------------------------
+class _View:
+    """Tensors with a prefix stripped; the lookups ComfyUI's detection does.
+
+    Key scans are the cost of identification (a Flux file has ~780 keys, an SDXL checkpoint
+    ~2,500), so keys are grouped once by their first component and most lookups touch one group.
+    """
+
+    def __init__(self, tensors: Mapping[str, TensorInfo], prefix: str = ""):
+        self.prefix = prefix
+        if prefix:
+            n = len(prefix)
+            self.t = {k[n:]: v for k, v in tensors.items() if k.startswith(prefix)}
+        else:
+            self.t = tensors
+        self._groups: dict[str, list[str]] | None = None
+        self._blocks: dict[str, int] = {}
+
+    @property
+    def groups(self) -> dict[str, list[str]]:
+        if self._groups is None:
+            groups: dict[str, list[str]] = {}
+            for k in self.t:
+                groups.setdefault(k.partition(".")[0], []).append(k)
+            self._groups = groups
+        return self._groups
+
+    def has(self, key: str) -> bool:
+        return key in self.t
+
+    def shape(self, key: str) -> tuple[int, ...] | None:
+        t = self.t.get(key)
+        return t.shape if t is not None else None
+
+    def dim(self, key: str, index: int, default: int | None = None) -> int | None:
+        s = self.shape(key)
+        try:
+            return int(s[index]) if s is not None else default
+        except IndexError:
+            return default
+
+    def startswith(self, prefix: str) -> bool:
+        head, dot, rest = prefix.partition(".")
+        keys = self.groups.get(head)
+        if not keys:
+            return False
+        if dot and not rest:  # "name.": the group exists (its keys all have a second part or are "name")
+            return any(k != head for k in keys)
+        return any(k.startswith(prefix) for k in keys)
+
+    def count_blocks(self, prefix: str) -> int:
+        """Consecutive block indices 0..n-1 present after ``prefix`` (model_detection.count_blocks)."""
+        hit = self._blocks.get(prefix)
+        if hit is not None:
+            return hit
+        n = len(prefix)
+        seen = {k[n:].partition(".")[0] for k in self.groups.get(prefix.partition(".")[0], ()) if k.startswith(prefix)}
+        count = 0
+        while str(count) in seen:
+            count += 1
+        self._blocks[prefix] = count
+        return count
+
+
+class _Found(NamedTuple):
+    family: str
+    arch: dict
+    evidence: tuple[str, ...]
+    variant: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+# ---------------------------------------------------------------------------------------------
+# Public API
+def describe(path: str | os.PathLike) -> ModelInfo:
+    """inspect_file + identify: ModelFileError on a file that cannot be read, else a ModelInfo."""
+    inv = inspect_file(path)
+    return identify(inv, filename_hint=os.path.basename(os.fspath(path)))
+
+
+# Results per Inventory object: files.inspect_file returns the same (cached) Inventory while the
+# file is unchanged, so a warm describe() costs a dict lookup. The Inventory is kept in the value so
+# its id cannot be reused while the entry lives.
+_results: dict[tuple[int, str], tuple[Inventory, ModelInfo]] = {}
+_results_lock = threading.Lock()
+
+
+def identify(inv: Inventory, filename_hint: str | None = None) -> ModelInfo:
+    """What ``inv`` is. Never raises for a readable Inventory."""
+    name = filename_hint or inv.name
+    key = (id(inv), name)
+    with _results_lock:
+        hit = _results.get(key)
+    if hit is not None and hit[0] is inv:
+        return hit[1]
+    try:
+        info = _identify(inv, name)
+    except Exception as exc:  # defensive: detection must never break an estimate
+        info = _unknown(inv, name, notes=(f"detection failed ({type(exc).__name__}: {str(exc)[:120]})",))
+    with _results_lock:
+        if len(_results) > 4096:
+            _results.clear()
+        _results[key] = (inv, info)
+    return info
+
+
+def family_defaults(family: str) -> dict:
+    fam = FAMILIES.get(family)
+    return dict(fam.arch) if fam else {}
+
+
+def info_to_dict(info: ModelInfo) -> dict:
+    """A JSON-ready dict (tuples become lists, parts recurse)."""
+    def plain(v):
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        if isinstance(v, Mapping):
+            return {str(k): plain(x) for k, x in v.items()}
+        return v
+
+    return {
+        "kind": info.kind, "family": info.family, "label": info.label, "variant": info.variant,
+        "params": info.params, "weights_bytes": info.weights_bytes, "dtype": info.dtype,
+        "quantization": info.quantization, "arch": plain(info.arch), "evidence": list(info.evidence),
+        "source": info.source, "path": info.path, "largest_tensor_bytes": info.largest_tensor_bytes,
+        "parts": {k: info_to_dict(v) for k, v in info.parts.items()}, "notes": list(info.notes),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+def _identify(inv: Inventory, name: str) -> ModelInfo:
+    if not inv.tensors:
+        return _unknown(inv, name, notes=inv.notes or ("no tensors in the file",))
+    if inv.format == "pickle":
+        return _unknown(inv, name, notes=inv.notes)
+
+    # A checkpoint bundles a diffusion model with its VAE and/or text encoders (CheckpointLoaderSimple).
+    view = _View(inv.tensors)
+    parts = _split_checkpoint(inv.tensors, view)
+    if parts is not None:
+        return _checkpoint(inv, name, parts)
+
+    gguf_arch = str(inv.metadata.get("general.architecture", "")) if inv.format == "gguf" else ""
+    kind, found = _detect_any(view, name, gguf_arch, inv.metadata)
+    if found is None:
+        # text encoder(s) saved with their checkpoint prefix (e.g. text_encoders.t5xxl.transformer.*)
+        if {"text_encoders", "text_encoder", "cond_stage_model", "conditioner"} & view.groups.keys():
+            te = _checkpoint_clip(dict(inv.tensors), inv, name)
+            if te.kind == TEXT_ENCODER:
+                return te
+        return _unknown(inv, name)
+    return _make_info(inv.tensors, inv, kind, found, name)
+
+
+def _detect_any(view: _View, name: str, gguf_arch: str = "", metadata: Mapping | None = None):
+    """(kind, _Found) or (None, None). Order matters: adapters before the models they resemble."""
+    found = _detect_lora(view)
+    if found:
+        return LORA, found
+    found = _detect_controlnet(view)
+    if found:
+        return CONTROLNET, found
+    for prefix in _candidate_unet_prefixes(view):
+        found = _detect_diffusion(_View(view.t, prefix), name)
+        if found:
+            if prefix:
+                found = found._replace(evidence=found.evidence + (f"key prefix {prefix!r} stripped",))
+            return DIFFUSION, found
+    for prefix in ("", "vae.", "first_stage_model."):
+        if prefix and not view.startswith(prefix):
+            continue
+        found = _detect_vae(_View(view.t, prefix) if prefix else view)
+        if found:
+            return VAE, found
+    found = _detect_clip_vision(view)
+    if found:
+        return CLIP_VISION, found
+    for prefix in _candidate_te_prefixes(view):
+        found = _detect_te(_View(view.t, prefix) if prefix else view)
+        if found:
+            return TEXT_ENCODER, found
+    if gguf_arch:
+        found = _detect_gguf_te(view, gguf_arch, metadata or {})
+        if found:
+            return TEXT_ENCODER, found
+        fam = _GGUF_DIFFUSION_ARCH.get(gguf_arch)
+        if fam:
+            return DIFFUSION, _Found(fam, {}, (f"GGUF general.architecture = {gguf_arch!r} (keys not recognised)",))
+    return None, None
+
+
+def _candidate_unet_prefixes(view: _View) -> list[str]:
+    counts = Counter()
+    for head in ("model", "net", "diffusion_model"):
+        for k in view.groups.get(head, ()):
+            if k.startswith(_UNET_PREFIXES):
+                counts[next(p for p in _UNET_PREFIXES if k.startswith(p))] += 1
+    out = [p for p, n in counts.most_common() if n > 5]
+    return out + [""]
+
+
+def _candidate_te_prefixes(view: _View) -> list[str]:
+    """'' plus the common wrappers around a text encoder state dict ("model." is a real LLM prefix)."""
+    return [""] + [p for p in ("transformer.", "text_model.", "encoder.model.") if view.startswith(p)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Diffusion models (detect_unet_config order, model_detection.py)
+def _detect_diffusion(v: _View, name: str) -> _Found | None:
+    if v.has("joint_blocks.0.context_block.attn.qkv.weight"):
+        return _sd3(v)
+    if v.has("txt_in.individual_token_refiner.blocks.0.norm1.weight"):
+        return _hunyuan_video(v)
+    if v.has("double_blocks.0.img_attn.norm.key_norm.scale") and (
+            v.has("img_in.weight") or v.has("distilled_guidance_layer.norms.0.scale")
+            or v.has("distilled_guidance_layer.0.norms.0.scale")):
+        return _flux(v, name)
+    if v.has("adaln_single.emb.timestep_embedder.linear_1.bias") and not v.has("pos_embed.proj.bias"):
+        return _ltxv(v)
+    if v.has("cap_embedder.1.weight"):
+        return _lumina2(v)
+    if v.has("head.modulation"):
+        return _wan(v, name)
+    if v.has("caption_projection.0.linear.weight"):
+        return _hidream(v)
+    if v.has("txt_norm.weight") and v.has("img_in.weight"):
+        return _qwen_image(v)
+    if v.has("input_blocks.0.0.weight"):
+        return _sd_unet(v)
+    return None
+
+
+def _flux(v: _View, name: str) -> _Found:
+    ev = ["key double_blocks.0.img_attn.norm.key_norm.scale (Flux family)"]
+    flux2 = v.has("double_stream_modulation_img.lin.weight")
+    chroma = v.has("distilled_guidance_layer.norms.0.scale") or v.has("distilled_guidance_layer.0.norms.0.scale")
+    patch = 1 if flux2 else 2
+    arch: dict = {}
+    w = v.shape("img_in.weight")
+    if w:
+        arch["hidden_size"] = w[0]
+        arch["in_channels"] = w[1] // (patch * patch)
+    t = v.shape("txt_in.weight")
+    if t:
+        arch["context_dim"] = t[1]
+        arch.setdefault("hidden_size", t[0])
+    hd = v.dim("double_blocks.0.img_attn.norm.query_norm.scale", 0)
+    if hd and arch.get("hidden_size"):
+        arch["head_dim"] = hd
+        arch["heads"] = arch["hidden_size"] // hd
+    dd = v.count_blocks("double_blocks.")
+    ds = v.count_blocks("single_blocks.")
+    arch.update(depth=dd + ds, depth_double=dd, depth_single=ds)
+    mlp = v.dim("double_blocks.0.img_mlp.0.weight", 0)
+    if mlp and arch.get("hidden_size"):
+        ffn = mlp // 2 if flux2 else mlp  # Flux.2 MLP is gated: first layer is 2 x ffn
+        arch["ffn_dim"] = ffn
+        arch["mlp_ratio"] = ffn / arch["hidden_size"]
+    arch["patch_size"] = (patch, patch)
+    variant = None
+    if flux2:
+        family = "flux2"
+        ev.append("key double_stream_modulation_img.lin.weight (Flux.2)")
+        arch["guidance_embed"] = v.startswith("guidance_in.")
+    elif chroma:
+        family = "chroma"
+        ev.append("keys distilled_guidance_layer.* (Chroma)")
+        arch["in_channels"] = 16
+    else:
+        guidance = v.has("guidance_in.in_layer.weight")
+        arch["guidance_embed"] = guidance
+        in_ch = arch.get("in_channels")
+        lname = name.lower()
+        if in_ch == 96:
+            family = "flux1-fill"
+            ev.append(f"img_in.weight input width {w[1]} = 96 latent channels x 4 (Flux.1 Fill: image + mask)")
+        elif guidance and "kontext" in lname:
+            family = "flux1-kontext"
+            ev.append("key guidance_in.in_layer.weight (guidance-distilled)")
+            ev.append("file name contains 'kontext' (Kontext has the same architecture as dev)")
+        elif guidance:
+            family = "flux1-dev"
+            ev.append("key guidance_in.in_layer.weight (guidance-distilled dev; absent in schnell)")
+            if in_ch == 32:
+                variant = "control"
+                ev.append("img_in.weight input width 128 = 32 channels x 4 (Flux.1 Depth/Canny dev)")
+        else:
+            family = "flux1-schnell"
+            ev.append("no guidance_in.* keys (schnell is not guidance-distilled)")
+    arch["out_channels"] = FAMILIES[family].arch.get("out_channels")
+    arch["latent_channels"] = FAMILIES[family].arch.get("latent_channels")
+    return _Found(family, arch, tuple(ev), variant)
+
+
+def _wan(v: _View, name: str) -> _Found:
+    dim = v.dim("head.modulation", -1)
+    out_dim = (v.dim("head.head.weight", 0) or 64) // 4
+    in_dim = v.dim("patch_embedding.weight", 1)
+    layers = v.count_blocks("blocks.")
+    ffn = v.dim("blocks.0.ffn.0.weight", 0)
+    ev = [f"key head.modulation (dim {dim})"]
+    arch = dict(hidden_size=dim, depth=layers, heads=max(1, dim // 128) if dim else None, head_dim=128, in_channels=in_dim,
+                out_channels=out_dim, ffn_dim=ffn, patch_size=(1, 2, 2),
+                context_dim=v.dim("text_embedding.0.weight", 1))
+    notes: list[str] = []
+    has_img_emb = v.has("img_emb.proj.0.bias") or v.has("img_emb.proj.0.weight")
+    if v.has("vace_patch_embedding.weight"):
+        task = "vace"
+        ev.append("key vace_patch_embedding.weight (VACE)")
+        arch["vace_layers"] = v.count_blocks("vace_blocks.")
+    elif v.has("control_adapter.conv.weight"):
+        task = "camera"
+        ev.append("key control_adapter.conv.weight (Fun camera control)")
+    elif v.startswith("casual_audio_encoder."):
+        task = "s2v"
+        ev.append("keys casual_audio_encoder.* (speech to video)")
+    elif v.startswith("audio_proj."):
+        task = "humo"
+        ev.append("keys audio_proj.* (HuMo)")
+    elif v.startswith("face_adapter."):
+        task = "animate"
+        ev.append("keys face_adapter.* (Animate)")
+    elif v.has("img_emb.emb_pos"):
+        task = "flf"
+        ev.append("key img_emb.emb_pos (first-last-frame)")
+    elif has_img_emb:
+        task = "i2v"
+        ev.append("key img_emb.proj.0.bias (CLIP image embedding: image to video)")
+    elif out_dim == 48:
+        task = "ti2v"
+    elif in_dim == 48:
+        task = "control"  # Wan Fun control: 16 latent + 16 control + 16 reference channels
+    elif in_dim == 36:
+        task = "i2v"
+        ev.append("patch_embedding input 36 channels without img_emb (Wan 2.2 A14B image to video)")
+    else:
+        task = "t2v"
+    arch["task"] = task
+    variant = task
+    lname = name.lower()
+    if out_dim == 48:
+        family = "wan2.2-ti2v-5b"
+        ev.append("head.head.weight rows / 4 = 48 output channels (Wan 2.2 VAE latent: TI2V 5B)")
+        arch.update(latent_channels=48, spatial_compression=16, temporal_compression=4)
+    else:
+        size = _nearest(dim or 0, {1536: "1.3b", 3072: "5b", 5120: "14b"})
+        if size == "14b":
+            wan22_by_keys = task == "i2v" and not has_img_emb
+            wan22_by_name = bool(_WAN22_NAME.search(lname))
+            if wan22_by_keys or wan22_by_name:
+                family = "wan2.2-14b"
+                if wan22_by_name:
+                    ev.append("file name says Wan 2.2 A14B (the experts are architecturally identical to Wan 2.1 14B)")
+                expert = "high_noise" if _HIGH_NOISE.search(lname) else "low_noise" if _LOW_NOISE.search(lname) else None
+                if expert:
+                    variant = expert
+                    ev.append(f"file name says the {expert.replace('_', '-')} expert")
+                else:
+                    notes.append("Wan 2.2 A14B: which expert (high/low noise) is not in the file name")
+            else:
+                family = "wan2.1-14b"
+                notes.append("a Wan 2.2 A14B expert looks exactly like this; name the file wan2.2_* to tell them apart")
+        elif size == "5b":
+            family = "wan2.2-ti2v-5b"
+        else:
+            family = "wan2.1-1.3b"
+        if dim not in (1536, 3072, 5120):
+            notes.append(f"unusual Wan width {dim}: sized as the nearest known model")
+        arch.update(latent_channels=16, spatial_compression=8, temporal_compression=4)
+    return _Found(family, arch, tuple(ev), variant, tuple(notes))
+
+
+def _nearest(value: int, table: Mapping[int, str]) -> str:
+    return table[min(table, key=lambda k: abs(k - value))]
+
+
+def _sd3(v: _View) -> _Found:
+    w = v.shape("x_embedder.proj.weight") or (1536, 16, 2, 2)
+    depth = v.count_blocks("joint_blocks.")
+    hidden = w[0]
+    arch = dict(hidden_size=hidden, depth=depth, heads=hidden // 64, head_dim=64, in_channels=w[1],
+                patch_size=tuple(w[2:4]), context_dim=v.dim("context_embedder.weight", 1), out_channels=16,
+                latent_channels=16, spatial_compression=8)
+    variant = {24: "medium", 38: "3.5-large"}.get(depth)
+    return _Found("sd3", arch, ("key joint_blocks.0.context_block.attn.qkv.weight (MMDiT: SD3)",), variant)
+
+
+def _hunyuan_video(v: _View) -> _Found:
+    w = v.shape("img_in.proj.weight") or ()
+    ev = ["key txt_in.individual_token_refiner.blocks.0.norm1.weight (HunyuanVideo)"]
+    dd, ds = v.count_blocks("double_blocks."), v.count_blocks("single_blocks.")
+    hidden = w[0] if w else None
+    arch = dict(hidden_size=hidden, depth=dd + ds, depth_double=dd, depth_single=ds,
+                heads=max(1, hidden // 128) if hidden else None, head_dim=128, in_channels=w[1] if len(w) > 1 else None,
+                patch_size=tuple(w[2:]) if len(w) > 2 else None, context_dim=v.dim("txt_in.input_embedder.weight", 1),
+                mlp_ratio=4.0, latent_channels=16, spatial_compression=8, temporal_compression=4)
+    variant = None
+    if len(w) == 4:
+        variant = "image-2.1"
+        ev.append("img_in.proj.weight is 4-D (HunyuanImage 2.1)")
+        arch.update(temporal_compression=None, latent_channels=64, spatial_compression=32)
+    elif v.has("vision_in.proj.0.weight"):
+        variant = "1.5"
+        ev.append("key vision_in.proj.0.weight (HunyuanVideo 1.5)")
+        arch.update(latent_channels=32, spatial_compression=16)
+    elif arch["in_channels"] == 32:
+        variant = "i2v"
+    return _Found("hunyuan-video", arch, tuple(ev), variant)
+
+
+def _ltxv(v: _View) -> _Found:
+    layers = v.count_blocks("transformer_blocks.")
+    s = v.shape("transformer_blocks.0.attn2.to_k.weight")
+    arch = dict(depth=layers, in_channels=v.dim("patchify_proj.weight", 1), patch_size=(1, 1, 1),
+                latent_channels=128, spatial_compression=32, temporal_compression=8, heads=32)
+    if s:
+        arch.update(hidden_size=s[0], head_dim=s[0] // 32, cross_attention_dim=s[1])
+    variant = "ltxav" if v.has("audio_adaln_single.linear.weight") else None
+    return _Found("ltxv", arch, ("key adaln_single.emb.timestep_embedder.linear_1.bias (LTX-Video)",), variant)
+
+
+def _lumina2(v: _View) -> _Found:
+    w = v.shape("cap_embedder.1.weight") or (2304, 2304)
+    z_image = w[0] == 3840 or v.has("cap_pad_token")
+    layers = v.count_blocks("layers.")
+    heads = 30 if z_image else 24
+    arch = dict(hidden_size=w[0], context_dim=w[1], depth=layers, heads=heads, head_dim=w[0] // heads,
+                in_channels=16, out_channels=16, patch_size=(2, 2), latent_channels=16, spatial_compression=8)
+    ev = ["key cap_embedder.1.weight (Lumina 2 family)"]
+    if z_image:
+        ev.append("width 3840 / key cap_pad_token (Z-Image)")
+    return _Found("lumina2", arch, tuple(ev), "z-image" if z_image else None)
+
+
+def _hidream(v: _View) -> _Found:
+    dd = v.count_blocks("double_stream_blocks.")
+    ds = v.count_blocks("single_stream_blocks.")
+    hidden = v.dim("x_embedder.proj.weight", 0)
+    arch = dict(hidden_size=hidden, depth=dd + ds, depth_double=dd, depth_single=ds, heads=20, head_dim=128,
+                in_channels=16, out_channels=16, patch_size=(2, 2), latent_channels=16, spatial_compression=8)
+    return _Found("hidream", arch, ("key caption_projection.0.linear.weight (HiDream)",))
+
+
+def _qwen_image(v: _View) -> _Found:
+    w = v.shape("img_in.weight") or (3072, 64)
+    layers = v.count_blocks("transformer_blocks.")
+    arch = dict(hidden_size=w[0], in_channels=w[1] // 4, depth=layers, heads=max(1, w[0] // 128), head_dim=128,
+                context_dim=v.dim("txt_in.weight", 1), ffn_dim=v.dim("transformer_blocks.0.img_mlp.net.0.proj.weight", 0),
+                out_channels=16, patch_size=(2, 2), latent_channels=16, spatial_compression=8)
+    variant = None
+    if v.has("__index_timestep_zero__"):
+        variant = "edit-2511"
+    elif v.has("time_text_embed.addition_t_embedding.weight"):
+        variant = "layered"
+    return _Found("qwen-image", arch, ("keys txt_norm.weight + img_in.weight (Qwen-Image)",), variant)
+
+
+_ATTN2_K = re.compile(r"^(?:input_blocks|middle_block|output_blocks)\.\d+\.1\.transformer_blocks\.(\d+)\.attn2\.to_k\.weight$|"
+                      r"^middle_block\.1\.transformer_blocks\.(\d+)\.attn2\.to_k\.weight$")
+
+
+def _sd_unet(v: _View) -> _Found:
+    w = v.shape("input_blocks.0.0.weight") or (320, 4, 3, 3)
+    mc, in_ch = w[0], w[1]
+    out_ch = v.dim("out.2.weight", 0, 4)
+    context = None
+    n_transformers = 0
+    per_block: dict[int, int] = {}  # input block -> transformer blocks in it
+    for group in ("input_blocks", "middle_block", "output_blocks"):
+        for k in v.groups.get(group, ()):
+            if k.endswith(".attn2.to_k.weight") and ".transformer_blocks." in k:
+                n_transformers += 1
+                t = v.t[k]
+                if group == "input_blocks":
+                    if context is None:
+                        context = t.shape[1] if len(t.shape) > 1 else None
+                    parts = k.split(".")
+                    if parts[1].isdigit():
+                        per_block[int(parts[1])] = per_block.get(int(parts[1]), 0) + 1
+    if context is None:
+        s = v.shape("middle_block.1.transformer_blocks.0.attn2.to_k.weight")
+        context = s[1] if s else None
+    adm = v.dim("label_emb.0.0.weight", 1)
+    # transformer depth per input res block, as model_detection.calculate_transformer_depth lists it
+    depths = [per_block.get(i, 0) for i in range(1, v.count_blocks("input_blocks."))
+              if v.has(f"input_blocks.{i}.0.in_layers.0.weight")]
+    ev = ["key input_blocks.0.0.weight (UNet)"]
+    variant = None
+    if adm is not None and (adm == 2816 or (context == 2048 and adm)):
+        family = "sdxl"
+        ev.append(f"label_emb.0.0.weight width {adm} with context {context} (SDXL)")
+    elif adm == 2560:
+        family, variant = "sdxl", "refiner"
+        ev.append("label_emb width 2560 (SDXL refiner)")
+    elif context == 1024:
+        family = "sd2"
+        ev.append("cross-attention context width 1024 (SD 2.x, OpenCLIP ViT-H)")
+        if adm:
+            variant = "unclip"
+    elif context == 768:
+        family = "sd15"
+        ev.append("cross-attention context width 768 (SD 1.x, CLIP-L)")
+    else:
+        family = "sdxl" if adm else "sd15"
+        ev.append(f"unusual context width {context}: closest family by structure")
+    if in_ch == 9:
+        variant = "inpaint"
+    arch = dict(model_channels=mc, hidden_size=mc, in_channels=in_ch, out_channels=out_ch, context_dim=context,
+                transformer_depth=tuple(depths), depth=n_transformers, adm_in_channels=adm,
+                latent_channels=4, spatial_compression=8, head_dim=FAMILIES[family].arch.get("head_dim"),
+                heads=FAMILIES[family].arch.get("heads"))
+    return _Found(family, arch, tuple(ev), variant)
+
+
+_GGUF_DIFFUSION_ARCH = {  # ComfyUI-GGUF convert.py model types -> family
+    "flux": "flux1-dev", "sd1": "sd15", "sdxl": "sdxl", "sd3": "sd3", "hyvid": "hunyuan-video",
+    "ltxv": "ltxv", "wan": "wan2.1-14b", "lumina2": "lumina2", "hidream": "hidream", "qwen_image": "qwen-image",
+    "chroma": "chroma",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Text encoders (comfy/sd.py detect_te_model order)
+def _detect_te(v: _View) -> _Found | None:
+    if v.has("text_model.encoder.layers.0.mlp.fc1.weight"):
+        layers = v.count_blocks("text_model.encoder.layers.")
+        fc1 = v.shape("text_model.encoder.layers.0.mlp.fc1.weight")
+        family = "clip-g" if layers > 30 else "clip-h" if layers > 22 else "clip-l"
+        arch = dict(layers=layers, hidden_size=fc1[1], ffn_dim=fc1[0],
+                    vocab=v.dim("text_model.embeddings.token_embedding.weight", 0), max_tokens=77)
+        arch["heads"] = fc1[1] // 64
+        arch["head_dim"] = 64
+        return _Found(family, arch, (f"keys text_model.encoder.layers.0..{layers - 1} (CLIP text, {layers} layers)",))
+    if v.has("transformer.resblocks.0.attn.in_proj_weight"):
+        layers = v.count_blocks("transformer.resblocks.")
+        width = v.dim("transformer.resblocks.0.attn.in_proj_weight", 1)
+        family = "clip-g" if layers > 30 else "clip-h" if layers > 22 else "clip-l"
+        arch = dict(layers=layers, hidden_size=width, ffn_dim=v.dim("transformer.resblocks.0.mlp.c_fc.weight", 0),
+                    vocab=v.dim("token_embedding.weight", 0), heads=(width or 64) // 64, head_dim=64, max_tokens=77)
+        return _Found(family, arch, (f"keys transformer.resblocks.0..{layers - 1} (OpenCLIP text, {layers} layers)",))
+    wi = "encoder.block.0.layer.1.DenseReluDense.wi_1.weight"
+    wi_old = "encoder.block.0.layer.1.DenseReluDense.wi.weight"
+    if v.has(wi) or v.has(wi_old):
+        layers = v.count_blocks("encoder.block.")
+        s = v.shape(wi) or v.shape(wi_old)
+        d_model, ffn = s[1], s[0]
+        vocab = v.dim("shared.weight", 0) or v.dim("encoder.embed_tokens.weight", 0)
+        per_block_bias = v.has("encoder.block.1.layer.0.SelfAttention.relative_attention_bias.weight")
+        ev = [f"keys encoder.block.0..{layers - 1} with DenseReluDense (T5 encoder, {layers} blocks)"]
+        if vocab == 256384 or per_block_bias:
+            family = "umt5-xxl"
+            ev.append(f"shared.weight rows {vocab} (umT5 vocabulary 256384)" if vocab == 256384
+                      else "relative attention bias in every block (umT5)")
+        elif layers <= 12:
+            family = "t5-base"
+        elif d_model == 2048:
+            family = "t5-xl"
+            ev.append("d_model 2048 (T5-XL)")
+        else:
+            family = "t5-xxl"
+            if vocab:
+                ev.append(f"shared.weight rows {vocab} (T5 vocabulary 32128)")
+        arch = dict(layers=layers, hidden_size=d_model, ffn_dim=ffn, vocab=vocab,
+                    heads=FAMILIES[family].arch.get("heads"), head_dim=64)
+        variant = "v1.0" if v.has(wi_old) else None
+        return _Found(family, arch, tuple(ev), variant)
+    if v.has("model.layers.0.post_feedforward_layernorm.weight"):
+        layers = v.count_blocks("model.layers.")
+        variant = "3-12b" if v.has("model.layers.47.self_attn.q_norm.weight") else \
+            "3-4b" if v.has("model.layers.0.self_attn.q_norm.weight") else "2-2b"
+        return _Found("gemma", _llm_arch(v, "gemma"), ("key model.layers.0.post_feedforward_layernorm.weight (Gemma)",),
+                      variant)
+    if v.has("model.layers.0.self_attn.k_proj.bias"):
+        width = v.dim("model.layers.0.self_attn.k_proj.bias", 0)
+        if width == 256:
+            return _Found("qwen2.5-3b", _llm_arch(v, "qwen2.5-3b"), ("k_proj.bias width 256 (Qwen2.5 3B)",))
+        ev = [f"key model.layers.0.self_attn.k_proj.bias width {width} (Qwen2.5 7B)"]
+        if v.startswith("visual."):
+            ev.append("keys visual.* (vision tower: Qwen2.5-VL)")
+        return _Found("qwen2.5-vl-7b", _llm_arch(v, "qwen2.5-vl-7b"), tuple(ev))
+    if v.has("model.layers.0.post_attention_layernorm.weight"):
+        width = v.dim("model.layers.0.post_attention_layernorm.weight", 0)
+        if v.has("model.layers.0.self_attn.q_norm.weight"):
+            variant = {2560: "4b", 2048: "2b"}.get(width)
+            return _Found("qwen3", _llm_arch(v, "qwen3"), ("key self_attn.q_norm.weight (Qwen3)",), variant)
+        if width == 5120:
+            layers = v.count_blocks("model.layers.")
+            return _Found("mistral", _llm_arch(v, "mistral"), (f"hidden width 5120 (Mistral 3 24B), {layers} layers",),
+                          None if layers >= 40 else "pruned")
+        return _Found("llama3-8b", _llm_arch(v, "llama3-8b"), ("key post_attention_layernorm.weight (Llama 3)",))
+    return None
+
+
+def _llm_arch(v: _View, family: str) -> dict:
+    arch = dict(FAMILIES[family].arch)
+    arch["layers"] = v.count_blocks("model.layers.")
+    hidden = v.dim("model.layers.0.post_attention_layernorm.weight", 0) or v.dim("model.norm.weight", 0)
+    if hidden:
+        arch["hidden_size"] = hidden
+    vocab = v.dim("model.embed_tokens.weight", 0)
+    if vocab:
+        arch["vocab"] = vocab
+    ffn = v.dim("model.layers.0.mlp.gate_proj.weight", 0)
+    if ffn:
+        arch["ffn_dim"] = ffn
+    return arch
+
+
+def _detect_gguf_te(v: _View, arch: str, meta: Mapping) -> _Found | None:
+    """llama.cpp naming (token_embd / blk.N / enc.blk.N) with general.architecture."""
+    if not (v.has("token_embd.weight") or v.startswith("blk.") or v.startswith("enc.blk.")):
+        return None
+    hidden = meta.get(f"{arch}.embedding_length")
+    layers = meta.get(f"{arch}.block_count")
+    vocab = v.dim("token_embd.weight", 0)
+    ev = [f"GGUF general.architecture = {arch!r}"]
+    a = arch.lower()
+    if a in ("t5", "t5encoder"):
+        family = "umt5-xxl" if vocab == 256384 else "t5-xxl"
+        if vocab:
+            ev.append(f"token_embd rows {vocab}")
+    elif a.startswith("qwen2"):
+        family = "qwen2.5-vl-7b" if hidden in (None, 3584) else "qwen2.5-3b"
+    elif a.startswith("qwen3"):
+        family = "qwen3"
+    elif a.startswith("gemma"):
+        family = "gemma"
+    elif a in ("llama", "mistral", "mistral3"):
+        family = "mistral" if hidden == 5120 else "llama3-8b"
+    else:
+        return None
+    out = dict(FAMILIES[family].arch)
+    if isinstance(hidden, int):
+        out["hidden_size"] = hidden
+    if isinstance(layers, int):
+        out["layers"] = layers
+    if vocab:
+        out["vocab"] = vocab
+    return _Found(family, out, tuple(ev))
+
+
+# ---------------------------------------------------------------------------------------------
+# VAEs (comfy/sd.py VAE.__init__ branches)
+def _detect_vae(v: _View) -> _Found | None:
+    if v.has("decoder.middle.0.residual.0.gamma"):
+        if v.has("decoder.upsamples.0.upsamples.0.residual.2.weight"):
+            arch = dict(FAMILIES["vae-wan2.2"].arch)
+            arch["base_channels"] = v.dim("encoder.conv1.weight", 0, arch["base_channels"])
+            return _Found("vae-wan2.2", arch, ("keys decoder.middle.0.residual.0.gamma + "
+                                               "decoder.upsamples.0.upsamples.0.residual.2.weight (Wan 2.2 VAE)",))
+        arch = dict(FAMILIES["vae-wan2.1"].arch)
+        arch["base_channels"] = v.dim("decoder.head.0.gamma", 0, arch["base_channels"])
+        return _Found("vae-wan2.1", arch, ("key decoder.middle.0.residual.0.gamma (Wan 2.1 VAE; also Qwen-Image)",))
+    if v.has("decoder.up_blocks.0.res_blocks.0.conv1.conv.weight"):
+        return _Found("vae-ltxv", dict(FAMILIES["vae-ltxv"].arch),
+                      ("key decoder.up_blocks.0.res_blocks.0.conv1.conv.weight (LTX-Video VAE)",))
+    if v.has("decoder.conv_in.conv.weight"):
+        c = v.dim("decoder.conv_in.conv.weight", 1)
+        arch = dict(FAMILIES["vae-hunyuan"].arch)
+        variant = None
+        if c == 32:
+            arch.update(latent_channels=32, spatial_compression=16)
+            variant = "1.5"
+        return _Found("vae-hunyuan", arch, (f"key decoder.conv_in.conv.weight ({c} latent channels, HunyuanVideo VAE)",),
+                      variant)
+    if v.has("decoder.conv_in.weight"):
+        s = v.shape("decoder.conv_in.weight")
+        c = s[1] if len(s) > 1 else None
+        base = v.dim("encoder.conv_in.weight", 0, 128)
+        if v.has("bn.running_mean"):
+            arch = dict(FAMILIES["vae-flux2"].arch)
+            arch.update(latent_channels=4 * (c or 32), base_channels=base)
+            return _Found("vae-flux2", arch, ("keys decoder.conv_in.weight + bn.running_mean (Flux.2 VAE)",))
+        if c == 16:
+            arch = dict(FAMILIES["vae-kl16"].arch, base_channels=base)
+            return _Found("vae-kl16", arch, ("decoder.conv_in.weight input 16 channels (Flux/SD3 VAE)",))
+        if c == 4 or c is None:
+            arch = dict(FAMILIES["vae-kl4"].arch, base_channels=base)
+            ev = ["decoder.conv_in.weight input 4 channels (SD/SDXL VAE; the two cannot be told apart by keys)"]
+            if v.has("decoder.up_blocks.0.resnets.0.norm1.weight"):
+                ev.append("diffusers key layout")
+            return _Found("vae-kl4", arch, tuple(ev))
+        if len(s) == 4 and c == 64:
+            return _Found("vae-kl16", dict(FAMILIES["vae-kl16"].arch, latent_channels=64, spatial_compression=32),
+                          ("decoder.conv_in.weight input 64 channels (HunyuanImage 2.1 VAE)",), "hunyuan-image")
+        arch = dict(FAMILIES["vae-kl4"].arch, latent_channels=c, base_channels=base)
+        return _Found("vae-kl4" if c < 16 else "vae-kl16", arch, (f"decoder.conv_in.weight input {c} channels (KL VAE)",))
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# CLIP vision (comfy/clip_vision.py)
+def _detect_clip_vision(v: _View) -> _Found | None:
+    if v.has("vision_model.encoder.layers.0.layer_norm1.weight") or v.has("vision_model.encoder.layers.0.mlp.fc1.weight"):
+        if v.startswith("text_model.") and sum(t.numel for k, t in v.t.items() if k.startswith("text_model.")) > \
+                sum(t.numel for k, t in v.t.items() if k.startswith("vision_model.")):
+            return None  # a full CLIP whose text tower dominates: a text encoder
+        layers = v.count_blocks("vision_model.encoder.layers.")
+        width = v.dim("vision_model.encoder.layers.0.layer_norm1.weight", 0) or \
+            v.dim("vision_model.encoder.layers.0.mlp.fc1.weight", 1)
+        patch = v.shape("vision_model.embeddings.patch_embedding.weight")
+        siglip = not v.has("vision_model.embeddings.class_embedding")
+        variant = "siglip" if siglip else {24: "vit-l", 32: "vit-h", 48: "vit-g"}.get(layers)
+        arch = dict(hidden_size=width, layers=layers, patch_size=tuple(patch[2:]) if patch else None)
+        return _Found("clip-vision", arch, (f"keys vision_model.encoder.layers.0..{layers - 1} (CLIP vision)",), variant)
+    if v.has("visual.transformer.resblocks.0.attn.in_proj_weight"):
+        layers = v.count_blocks("visual.transformer.resblocks.")
+        width = v.dim("visual.transformer.resblocks.0.attn.in_proj_weight", 1)
+        variant = {24: "vit-l", 32: "vit-h", 48: "vit-g"}.get(layers)
+        return _Found("clip-vision", dict(hidden_size=width, layers=layers),
+                      (f"keys visual.transformer.resblocks.0..{layers - 1} (OpenCLIP vision)",), variant)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# LoRA
+_WAN_LORA = re.compile(r"(?:^|[._])blocks[._]\d+[._](?:self_attn|cross_attn|ffn)", re.M)
+
+
+def _lora_target(keys: str) -> str:
+    """The base-model family a LoRA's key names point at (plain substring tests: fast on ~1,000 keys)."""
+    if "double_blocks" in keys or "single_blocks" in keys or "single_transformer_blocks" in keys:
+        return "flux"
+    if "joint_blocks" in keys:
+        return "sd3"
+    if any(m in keys for m in ("input_blocks", "output_blocks", "middle_block", "down_blocks", "up_blocks",
+                               "mid_block")):
+        return "sd"
+    if ("self_attn" in keys or "cross_attn" in keys or "ffn" in keys) and _WAN_LORA.search(keys):
+        return "wan"
+    if "transformer_blocks" in keys and any(m in keys for m in ("img_mlp", "txt_mlp", "img_mod", "add_q_proj")):
+        return "qwen-or-flux"
+    if "layers" in keys and "attention" in keys:
+        return "lumina2"
+    return "unknown"
+
+
+def _detect_lora(v: _View) -> _Found | None:
+    if not any(k.endswith(_LORA_SUFFIXES) for k in v.t):
+        return None
+    downs = [(k, t) for k, t in v.t.items() if k.endswith(_LORA_DOWN)]
+    ranks = Counter(t.shape[0] for _, t in downs if t.shape)
+    rank = ranks.most_common(1)[0][0] if ranks else None
+    keys = "\n".join(v.t.keys())
+    target = _lora_target(keys)
+    # widths of the adapted layers (lora_up / lora_B rows = the base layer's output features)
+    widths = Counter()
+    for k, t in v.t.items():
+        if k.endswith((".lora_up.weight", ".lora_B.weight", ".lora.up.weight")) and t.shape:
+            widths[t.shape[0]] += 1
+    ev = [f"LoRA keys ({len(downs)} adapted layers, down/A matrices)"]
+    if target == "wan":
+        dims = {w for w in widths if w in (1536, 3072, 5120)}
+        target = "wan2.1-14b" if 5120 in dims else "wan2.2-ti2v-5b" if 3072 in dims else \
+            "wan2.1-1.3b" if 1536 in dims else "wan"
+    elif target == "flux":
+        target = "flux2" if 6144 in widths else "flux1-dev"
+    elif target == "sd":
+        if "lora_te2_" in keys or "text_encoder_2" in keys or "conditioner" in keys:
+            target = "sdxl"
+        else:
+            ctx = {t.shape[1] for k, t in downs if "attn2" in k and ("to_k" in k or "to_v" in k) and len(t.shape) > 1}
+            target = "sdxl" if 2048 in ctx else "sd2" if 1024 in ctx else "sd15"
+    elif target == "qwen-or-flux":
+        target = "qwen-image" if ("img_mlp" in keys or "txt_mlp" in keys) else "flux1-dev"
+    if target != "unknown":
+        ev.append(f"key names point at {target}")
+    arch = dict(rank=rank, ranks=dict(sorted(ranks.items())), target_family=target, adapted_layers=len(downs),
+                has_alpha=any(k.endswith(".alpha") for k in v.t),
+                text_encoder=any(s in keys for s in ("lora_te", "text_encoder", "lora_te1_", "lora_te2_")))
+    return _Found("lora", arch, tuple(ev))
+
+
+# ---------------------------------------------------------------------------------------------
+# ControlNet (comfy/controlnet.py load_controlnet)
+def _detect_controlnet(v: _View) -> _Found | None:
+    view = _View(v.t, "control_model.") if v.startswith("control_model.") else v
+    if view.has("input_hint_block.0.weight") and view.startswith("zero_convs."):
+        ctx = None
+        for k, t in view.t.items():
+            if k.endswith("attn2.to_k.weight") and len(t.shape) > 1:
+                ctx = t.shape[1]
+                break
+        target = {768: "sd15", 1024: "sd2", 2048: "sdxl"}.get(ctx, "sd15" if not view.has("label_emb.0.0.weight") else "sdxl")
+        return _Found("controlnet", dict(target_family=target, context_dim=ctx,
+                                         model_channels=view.dim("input_blocks.0.0.weight", 0)),
+                      ("keys input_hint_block.* + zero_convs.* (ControlNet for SD UNets)",))
+    if view.startswith("controlnet_cond_embedding.") and view.startswith("controlnet_down_blocks."):
+        return _Found("controlnet", dict(target_family="sd"), ("diffusers ControlNet keys",))
+    if view.startswith("controlnet_blocks.") or view.startswith("controlnet_single_blocks.") \
+            or view.has("controlnet_x_embedder.weight") or view.has("pos_embed_input.proj.weight"):
+        if view.startswith("double_blocks.") or view.has("controlnet_x_embedder.weight") or \
+                view.startswith("single_transformer_blocks.") or view.startswith("controlnet_single_blocks."):
+            target = "flux2" if view.has("double_stream_modulation_img.lin.weight") else "flux1-dev"
+        elif view.has("pos_embed_input.proj.weight") or view.startswith("transformer_blocks."):
+            target = "sd3"
+        else:
+            target = "unknown"
+        hidden = view.dim("img_in.weight", 0) or view.dim("controlnet_blocks.0.weight", 0)
+        return _Found("controlnet", dict(target_family=target, hidden_size=hidden,
+                                         depth=view.count_blocks("controlnet_blocks.")),
+                      ("keys controlnet_blocks.* (DiT ControlNet)",))
+    if view.startswith("body.") and view.startswith("conv_in.") or view.startswith("adapter.body."):
+        return _Found("controlnet", dict(target_family="sd", adapter="t2i"), ("keys body.* (T2I-Adapter)",))
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Checkpoints
+def _split_checkpoint(tensors: Mapping[str, TensorInfo], view: _View | None = None) -> dict[str, dict[str, TensorInfo]] | None:
+    if view is not None:  # quick no: a checkpoint has a model and a VAE or text-encoder top-level group
+        heads = view.groups
+        if not ({"model", "net"} & heads.keys()) or not (
+                {"first_stage_model", "vae", "cond_stage_model", "conditioner", "text_encoders", "text_encoder"}
+                & heads.keys()):
+            return None
+    groups: dict[str, dict[str, TensorInfo]] = {"model": {}, "clip": {}, "vae": {}, "other": {}}
+    for k, t in tensors.items():
+        if k.startswith(_UNET_PREFIXES[:3]):
+            groups["model"][k] = t
+        elif k.startswith(_VAE_PREFIXES):
+            groups["vae"][k] = t
+        elif k.startswith(_TE_PREFIXES):
+            groups["clip"][k] = t
+        else:
+            groups["other"][k] = t
+    if len(groups["model"]) <= 5 or not (groups["clip"] or groups["vae"]):
+        return None
+    return groups
+
+
+def _checkpoint(inv: Inventory, name: str, groups: dict[str, dict[str, TensorInfo]]) -> ModelInfo:
+    parts: dict[str, ModelInfo] = {}
+    model_view = _View(groups["model"])
+    prefix = next((p for p in _UNET_PREFIXES if model_view.startswith(p)), "")
+    found = _detect_diffusion(_View(groups["model"], prefix), name)
+    if found is None:
+        found = _Found("unknown", {}, (f"diffusion model under {prefix!r} not recognised",))
+        parts["model"] = _make_info(groups["model"], inv, UNKNOWN, found, name)
+    else:
+        parts["model"] = _make_info(groups["model"], inv, DIFFUSION, found, name)
+    if groups["vae"]:
+        vprefix = next(p for p in _VAE_PREFIXES if any(k.startswith(p) for k in groups["vae"]))
+        vf = _detect_vae(_View(groups["vae"], vprefix))
+        parts["vae"] = _make_info(groups["vae"], inv, VAE if vf else UNKNOWN,
+                                  vf or _Found("unknown", {}, ("VAE keys not recognised",)), name)
+    if groups["clip"]:
+        parts["clip"] = _checkpoint_clip(groups["clip"], inv, name)
+    other = groups["other"]
+    model = parts["model"]
+    ev = (f"bundle: {', '.join(k for k in ('model', 'clip', 'vae') if k in parts)} under their checkpoint prefixes",) \
+        + model.evidence
+    notes = ()
+    if other:
+        notes = (f"{len(other)} tensors outside model/clip/vae ({_fmt_count(sum(t.nbytes for t in other.values()))} bytes)",)
+    fam = model.family
+    label = f"{FAMILIES.get(fam, FAMILIES['unknown']).label} checkpoint"
+    return ModelInfo(
+        kind=CHECKPOINT, family=fam, label=label, params=inv.param_count, weights_bytes=inv.total_bytes,
+        dtype=inv.main_dtype, quantization=inv.quantization, arch=model.arch, evidence=ev, source="header",
+        path=inv.path, largest_tensor_bytes=2 * inv.largest_tensor_numel, parts=MappingProxyType(parts),
+        variant=model.variant, notes=notes,
+    )
+
+
+def _checkpoint_clip(tensors: dict[str, TensorInfo], inv: Inventory, name: str) -> ModelInfo:
+    """The text encoder(s) of a checkpoint; several (SDXL: CLIP-L + CLIP-G) become sub-parts."""
+    # group by the sub-prefix that holds one encoder
+    subs: dict[str, dict[str, TensorInfo]] = {}
+    pat = re.compile(r"^(conditioner\.embedders\.\d+\.(?:transformer\.|model\.)?|text_encoders\.[^.]+\.(?:transformer\.)?|"
+                     r"cond_stage_model\.(?:transformer\.|model\.)?|text_encoder\.)")
+    for k, t in tensors.items():
+        m = pat.match(k)
+        subs.setdefault(m.group(1) if m else "", {})[k] = t
+    encoders: dict[str, ModelInfo] = {}
+    for sub_prefix, sub in subs.items():
+        v = _View(sub, sub_prefix)
+        found = _detect_te(v)
+        if found is None:
+            found = _Found("unknown", {}, (f"text encoder under {sub_prefix!r} not recognised",))
+            info = _make_info(sub, inv, UNKNOWN, found, name)
+        else:
+            info = _make_info(sub, inv, TEXT_ENCODER, found._replace(
+                evidence=found.evidence + (f"under {sub_prefix!r}",)), name)
+        key = info.family
+        while key in encoders:
+            key += "+"
+        encoders[key] = info
+    if len(encoders) == 1:
+        return next(iter(encoders.values()))
+    main = max(encoders.values(), key=lambda i: i.weights_bytes)
+    label = " + ".join(FAMILIES.get(i.family, FAMILIES["unknown"]).label for i in encoders.values())
+    return ModelInfo(
+        kind=TEXT_ENCODER, family=main.family, label=label, params=sum(i.params for i in encoders.values()),
+        weights_bytes=sum(i.weights_bytes for i in encoders.values()), dtype=main.dtype,
+        quantization=main.quantization, arch=main.arch, evidence=tuple(f"{k}: {i.evidence[0]}" for k, i in encoders.items()),
+        source="header", path=inv.path, largest_tensor_bytes=max(i.largest_tensor_bytes for i in encoders.values()),
+        parts=MappingProxyType(encoders),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+def _make_info(tensors: Mapping[str, TensorInfo], inv: Inventory, kind: str, found: _Found, name: str) -> ModelInfo:
+    fam = FAMILIES.get(found.family, FAMILIES["unknown"])
+    arch = dict(fam.arch)
+    arch.update({k: v for k, v in found.arch.items() if v is not None})
+    sub = Inventory(inv.path, inv.format, inv.file_bytes, tensors, inv.metadata, inv.exact, inv.notes) \
+        if tensors is not inv.tensors else inv
+    label = fam.label
+    if found.variant:
+        label = f"{label} [{found.variant.replace('_', '-')}]"
+    return ModelInfo(
+        kind=kind if found.family != "unknown" else UNKNOWN, family=found.family, label=label,
+        params=sub.param_count, weights_bytes=sub.total_bytes, dtype=sub.main_dtype, quantization=sub.quantization,
+        arch=MappingProxyType(arch), evidence=found.evidence, source="header", path=inv.path,
+        largest_tensor_bytes=2 * sub.largest_tensor_numel, variant=found.variant,
+        notes=tuple(found.notes) + tuple(inv.notes),
+    )
+
+
+def _unknown(inv: Inventory, name: str, notes: tuple[str, ...] = ()) -> ModelInfo:
+    why = ("unknown architecture: key names match no family this estimator knows; size from the file",)
+    return ModelInfo(
+        kind=UNKNOWN, family="unknown", label="unknown model", params=inv.param_count,
+        weights_bytes=inv.total_bytes, dtype=inv.main_dtype, quantization=inv.quantization, arch=MappingProxyType({}),
+        evidence=(), source="header" if inv.exact and inv.tensors else "file size", path=inv.path,
+        largest_tensor_bytes=2 * inv.largest_tensor_numel, notes=tuple(notes) + (why if not notes else ()),
+    )
+
+
+def _fmt_count(n: int) -> str:
+    return f"{n:,}"

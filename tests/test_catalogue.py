@@ -1,0 +1,107 @@
+"""catalogue.py: well-known public files by name, and agreement with shared/FACTS.md."""
+from __future__ import annotations
+
+import pytest
+
+import helpers_models as hm
+from vram_budget.nodes.estimator import catalogue as cat
+from vram_budget.nodes.estimator.catalogue import ENTRIES, catalogue_info, lookup
+from vram_budget.nodes.estimator.families import FAMILIES
+
+GB = 1e9  # FACTS.md weight sizes are decimal GB
+
+
+def _within(value: float, target: float, tol: float = 0.05) -> bool:
+    return abs(value - target) / target <= tol
+
+
+def test_facts_flux_and_t5_sizes_within_5_percent():
+    # FACTS.md: "Flux.1 dev: ~24 GB of weights in 16 bit, ~12 GB in FP8."
+    assert _within(catalogue_info("flux1-dev.safetensors").weights_bytes, 24 * GB)
+    assert _within(catalogue_info("flux1-dev-fp8.safetensors").weights_bytes, 12 * GB)
+    # "Its T5-XXL text encoder: ~9.5 GB in 16 bit, ~5 GB in FP8."
+    assert _within(catalogue_info("t5xxl_fp16.safetensors").weights_bytes, 9.5 * GB)
+    assert _within(catalogue_info("t5xxl_fp8_e4m3fn.safetensors").weights_bytes, 5 * GB)
+    assert _within(catalogue_info("t5xxl_fp8_e4m3fn_scaled.safetensors").weights_bytes, 5 * GB, 0.05)
+    # FACTS.md GGUF: "Q8 runs on 16 GB cards; Q5 and Q4 fit 12 GB" -> the files are below those sizes
+    assert catalogue_info("flux1-dev-Q8_0.gguf").weights_bytes < 16 * 2**30
+    for q in ("Q5_K_S", "Q4_K_S", "Q4_0"):
+        assert catalogue_info(f"flux1-dev-{q}.gguf").weights_bytes < 12 * 2**30
+
+
+def test_lookup_is_case_insensitive_and_ignores_folders():
+    a = lookup("flux1-dev.safetensors")
+    assert lookup("FLUX1-DEV.SAFETENSORS") is a
+    assert lookup("flux/dev/flux1-dev.safetensors") is a
+    assert lookup("C:\\ComfyUI\\models\\unet\\flux1-dev.safetensors") is a
+    assert lookup("  t5xxl_fp16.safetensors ") is lookup("t5xxl_fp16.safetensors")
+    assert lookup("not-a-known-model.safetensors") is None
+    assert catalogue_info("") is None and catalogue_info("nope.gguf") is None
+
+
+def test_same_name_in_two_folders_is_told_apart():
+    """flux1-dev-fp8.safetensors is Kijai's diffusion model (11.9 GB) and Comfy-Org's all-in-one
+    checkpoint (17.2 GB)."""
+    unet = catalogue_info("flux1-dev-fp8.safetensors")
+    assert (unet.kind, unet.weights_bytes) == ("diffusion", int(11.9 * GB))
+    ckpt = catalogue_info("flux1-dev-fp8.safetensors", folder="checkpoints")
+    assert (ckpt.kind, ckpt.weights_bytes, ckpt.family) == ("checkpoint", int(17.2 * GB), "flux1-dev")
+    assert catalogue_info("models/checkpoints/flux1-dev-fp8.safetensors").kind == "checkpoint"
+    assert catalogue_info("unet/flux1-dev-fp8.safetensors").kind == "diffusion"  # legacy folder name
+
+
+def test_catalogue_info_fields():
+    info = catalogue_info("wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors")
+    assert (info.kind, info.family, info.variant, info.source) == ("diffusion", "wan2.2-14b", "high_noise", "catalogue")
+    assert info.quantization == "scaled fp8_e4m3fn" and info.dtype == "F8_E4M3"
+    assert info.arch["hidden_size"] == 5120 and info.arch["depth"] == 40
+    assert info.notes and "Wan_2.2" in info.notes[0]
+    umt5 = catalogue_info("umt5_xxl_fp16.safetensors")
+    assert umt5.weights_bytes == 11_366_399_385 and umt5.family == "umt5-xxl"
+    vae = catalogue_info("wan2.2_vae.safetensors")
+    assert vae.kind == "vae" and vae.arch["latent_channels"] == 48
+    assert catalogue_info("clip_vision_h.safetensors").kind == "clip_vision"
+    assert catalogue_info("qwen_2.5_vl_7b_fp8_scaled.safetensors").family == "qwen2.5-vl-7b"
+    assert catalogue_info("sd_xl_base_1.0.safetensors").kind == "checkpoint"
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: f"{e.name}@{e.folder}")
+def test_every_entry_is_consistent(entry):
+    assert entry.family in FAMILIES
+    assert entry.source and len(entry.source) > 20
+    assert entry.bytes > 0 and entry.params > 0
+    # bytes per parameter as stored: 16-bit ~2, fp8 ~1 (scaled fp8 and a few 16-bit layers add a little),
+    # F32 4, GGUF between 2 (Q2) and 9 bits per weight
+    bpp = entry.bytes / entry.params
+    if entry.dtype in ("F16", "BF16"):
+        assert 1.9 <= bpp <= 2.1, bpp
+    elif entry.dtype == "F32":
+        assert 3.9 <= bpp <= 4.1, bpp
+    elif entry.dtype.startswith("F8"):
+        assert 0.95 <= bpp <= 1.5, bpp
+    else:  # GGUF quant names
+        assert 2 / 8 <= bpp <= 9 / 8, bpp
+    assert entry.name == entry.name.strip() and "/" not in entry.name
+
+
+def test_computed_params_agree_with_the_full_size_architectures():
+    """The catalogue's computed parameter counts equal the full-size key layouts built in the tests."""
+    assert cat.P_FLUX1_DEV == hm.spec_params(hm.spec_flux())
+    assert cat.P_FLUX1_SCHNELL == hm.spec_params(hm.spec_flux(schnell=True))
+    assert cat.P_WAN14_T2V == hm.spec_params(hm.spec_wan("14b", "t2v"))
+    assert cat.P_WAN14_I2V == hm.spec_params(hm.spec_wan("14b", "i2v"))
+    assert cat.P_WAN14_FLF == hm.spec_params(hm.spec_wan("14b", "flf"))
+    assert cat.P_WAN13 == hm.spec_params(hm.spec_wan("1.3b", "t2v"))
+    assert cat.P_WAN5 == hm.spec_params(hm.spec_wan("5b", "ti2v"))
+    assert cat.P_WAN14_T2V + cat.P_WAN22_I2V_EXTRA == hm.spec_params(hm.spec_wan("14b", "i2v22"))
+    assert cat.P_T5XXL == hm.spec_params(hm.spec_t5(False))
+    assert cat.P_UMT5XXL == hm.spec_params(hm.spec_t5(True))
+    assert cat.P_CLIP_L == hm.spec_params(hm.spec_clip_text(projection=False))
+    assert cat.P_AE == hm.spec_params(hm.spec_vae_kl(16, quant_conv=False))
+    assert cat.P_CLIP_VISION_H == hm.spec_params(hm.spec_clip_vision(scale=1))
+    sdxl = hm.spec_params(hm.spec_unet("sdxl")) + hm.spec_params(hm.spec_clip_text(projection=False)) \
+        + hm.spec_params(hm.spec_openclip_text()) + hm.spec_params(hm.spec_vae_kl(4))
+    assert cat.P_SDXL == sdxl
+    # and the published file sizes follow from them (16-bit: 2 bytes per parameter, plus a header)
+    assert abs(cat.P_SDXL * 2 - 6.94e9) / 6.94e9 < 0.005
+    assert abs(cat.P_WAN13 * 2 - 2_838_104_528) < 200_000
