@@ -199,14 +199,15 @@ def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, 
         try:
             return describe(path), None
         except ModelFileError as exc:
-            info = catalogue_info(ref.name)
+            info = catalogue_info(ref.name, ref.folder)
             if info is not None:
                 return info, f"{ref.name}: {exc.problem}; using published figures instead"
             raise
-    info = catalogue_info(ref.name)
+    info = catalogue_info(ref.name, ref.folder)
     if info is not None:
         where = "not found in the model folders" if resolver is not None else "no model folder given"
-        return info, f"{ref.name}: {where}; using the catalogue's published size ({info.source})"
+        cite = info.notes[0] if info.notes else "catalogue"
+        return info, f"{ref.name}: {where}; using the published size ({cite})"
     return (
         ModelInfo(kind=UNKNOWN, family="unknown", label=ref.name, params=0, weights_bytes=0, source="missing"),
         f"{ref.name}: not found and not in the catalogue; counted as 0 bytes (estimate is too low)",
