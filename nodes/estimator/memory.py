@@ -99,16 +99,18 @@ def text_tokens_for(family: str, requested: int | None = None) -> int:
 
 
 def _eval_traced(entry: Mapping, batch: int, tokens: int, text_tokens: int, latent: LatentShape) -> int | None:
+    """The traced formula: batch·(a·tokens + c·text_tokens) + d·tokens + q·tokens² + b (bytes).
+
+    a: per image token and sample, c: per text token and sample, d: per token once (RoPE tables
+    shared by the batch), q: per token² (text encoders whose attention bias grows with length;
+    ~0 for diffusion models under fused attention), b: fixed. docs/working-memory.md.
+    """
     coeff = entry.get("coefficients", {})
     try:
-        a = float(coeff.get("a", 0.0))  # bytes per image token (per sample)
-        b = float(coeff.get("b", 0.0))  # fixed bytes
-        c = float(coeff.get("c", 0.0))  # bytes per text token (per sample)
-        d = float(coeff.get("d", 0.0))  # bytes per (token²)/1e6 if a fit needed it (should be ~0 with fused attention)
+        a, b, c, d, q = (float(coeff.get(k, 0.0) or 0.0) for k in ("a", "b", "c", "d", "q"))
     except (TypeError, ValueError):
         return None
-    per_sample = a * tokens + c * text_tokens + d * (tokens + text_tokens) ** 2 / 1e6
-    return int(batch * per_sample + b)
+    return int(batch * (a * tokens + c * text_tokens) + d * tokens + q * tokens * tokens + b)
 
 
 def _formula_bytes(arch: Mapping[str, object], batch: int, tokens: int, text_tokens: int, compute_bytes: int) -> int:
