@@ -105,7 +105,6 @@ class VRAMBudget:
             text, budget, summary = f"VRAM Budget: internal error ({type(exc).__name__}: {exc})", None, {"error": str(exc)}
         elapsed_ms = (time.perf_counter() - started) * 1000
         log.info("[VRAM Budget] estimated in %.1f ms\n%s", elapsed_ms, text)
-        comfy_bridge.show_text_on_node(text, unique_id)
         if stop_if_wont_fit and budget is not None and budget.verdict == "won't fit":
             raise BudgetWontFitError(
                 "VRAM Budget stopped this prompt before any model loaded: it won't fit.\n\n" + text)
