@@ -22,6 +22,8 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
         peak_stage = budget.stages[budget.peak_stage]
         if budget.headroom_bytes >= 0:
             tail = f"{fmt_gib(budget.headroom_bytes)} to spare"
+        elif dev.memory_mode == "dynamic" and budget.verdict != "won't fit":
+            tail = f"{fmt_gib(-budget.headroom_bytes)} of weights stay in RAM and stream in (slower, no OOM)"
         else:
             tail = f"short by {fmt_gib(-budget.headroom_bytes)}"
         lines.append(
@@ -30,6 +32,13 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
         )
     else:
         lines.append("Verdict: nothing to estimate")
+    if dev.memory_mode == "dynamic" and budget.stages:
+        need = max(s.working_bytes + s.overhead_bytes for s in budget.stages)
+        lines.append(
+            f"Dynamic VRAM: weights stream from RAM on demand, so the verdict is on working memory: "
+            f"{fmt_gib(need)} + {fmt_gib(dev.reserve_bytes)} headroom must fit; weights at peak "
+            f"{fmt_gib(budget.stages[budget.peak_stage].weights_bytes)} (elastic)"
+        )
     lines.append("")
     if budget.stages:
         width = max(24, min(46, max(len(s.title) for s in budget.stages) + 3))
