@@ -12,9 +12,8 @@ import time
 from . import comfy_bridge
 from .estimator.budget import Device, estimate_prompt
 from .estimator.errors import VramBudgetError
-from .estimator.gpus import CARDS, find_card
+from .estimator.gpus import CARDS
 from .estimator.report import format_report
-from .estimator.units import GiB
 
 THIS_GPU = "this GPU (detected)"
 log = logging.getLogger("vram_budget")
@@ -25,36 +24,14 @@ class BudgetWontFitError(VramBudgetError):
 
 
 def live_device(memory_mode: str = "auto", vram_gb: float = 0.0, gpu: str = THIS_GPU) -> Device:
-    """The Device to estimate against: the GPU ComfyUI runs on, a catalogue card, or a size."""
-    if gpu and gpu != THIS_GPU:
-        card = find_card(gpu)
-        mode = "classic" if memory_mode == "auto" else memory_mode
-        return Device.from_card(card, memory_mode=mode, source="catalogue")
+    """The Device to estimate against: a catalogue card, a typed budget, or the GPU ComfyUI runs
+    on; on a CPU-only ComfyUI, system RAM (where the models live then)."""
+    device, _why = comfy_bridge.estimator_device(None if gpu == THIS_GPU else gpu, memory_mode, vram_gb)
+    if device is not None:
+        return device
     state = comfy_bridge.device_state()
-    mode = state.memory_mode if memory_mode == "auto" else memory_mode
-    if mode == "cpu":
-        mode = "classic"
-    if vram_gb and vram_gb > 0:
-        total = int(vram_gb * GiB)
-        return Device(name=f"{vram_gb:g} GiB budget", total_bytes=total, memory_mode=mode, source="budget input")
-    if state.type != "cuda":
-        return Device(name=f"{state.name} (no CUDA device: RAM)", total_bytes=state.total, memory_mode=mode,
-                      context_bytes=0, source="live")
-    # What this ComfyUI can use = driver-free + what PyTorch holds (ComfyUI can unload its models).
-    usable = state.driver_free + state.torch_reserved
-    other = max(0, state.total - usable - comfy_bridge_context_bytes())
-    return Device(
-        name=state.name.split(" : ")[0], total_bytes=state.total, other_processes_bytes=other,
-        reserved_unallocated_bytes=max(0, state.torch_reserved - state.torch_allocated),
-        fp8_compute=comfy_bridge.supports_fp8_compute(), memory_mode=mode, reserve_bytes=state.reserve or 0,
-        source="live",
-    )
-
-
-def comfy_bridge_context_bytes() -> int:
-    from .estimator.budget import CUDA_CONTEXT_BYTES  # noqa: PLC0415
-
-    return CUDA_CONTEXT_BYTES
+    return Device(name=f"{state.name} (no CUDA device: RAM)", total_bytes=state.total,
+                  memory_mode="classic" if memory_mode == "auto" else memory_mode, context_bytes=0, source="live")
 
 
 class VRAMBudget:

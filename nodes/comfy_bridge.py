@@ -696,3 +696,40 @@ def send_node_text(node_id, text: str) -> bool:
         return True
     except Exception:
         return False
+
+
+def estimator_device(card: str | None = None, memory_mode: str = "auto", budget_gb: float = 0.0):
+    """(estimator Device, note) for the node and the panel: a catalogue card when one is named, a
+    typed budget, else the live compute GPU; (None, reason) when there is no CUDA device.
+
+    Other processes = total − driver-free − PyTorch-reserved − our own CUDA context (the budget
+    adds the context itself, as overhead of every stage)."""
+    from .estimator.budget import CUDA_CONTEXT_BYTES, Device  # noqa: PLC0415
+    from .estimator.gpus import find_card  # noqa: PLC0415
+    from .estimator.units import GiB  # noqa: PLC0415
+
+    state = device_state()
+    if memory_mode in ("classic", "dynamic"):
+        mode = memory_mode
+    else:
+        mode = "dynamic" if (state.memory_mode == "dynamic" or dynamic_vram_status().enabled) else "classic"
+    if card:
+        return Device.from_card(find_card(card), memory_mode=mode, source="catalogue"), None
+    if budget_gb and budget_gb > 0:
+        return Device(name=f"{budget_gb:g} GiB budget", total_bytes=int(budget_gb * GiB), memory_mode=mode,
+                      source="budget input"), None
+    if state.type != "cuda":
+        return None, f"no CUDA device: ComfyUI runs on the {state.type}"
+    live = next((d for d in cuda_devices() if d.is_compute_device), None)
+    total = live.total if live else state.total
+    driver_free = live.driver_free if live and live.driver_free is not None else state.driver_free
+    reserved = live.torch_reserved if live else state.torch_reserved
+    allocated = live.torch_allocated if live else state.torch_allocated
+    held = sum(m.loaded for m in loaded_models() if m.device_type == "cuda")
+    return Device(
+        name=(live.name if live else state.name.split(" : ")[0]), total_bytes=total,
+        other_processes_bytes=max(0, total - driver_free - reserved - CUDA_CONTEXT_BYTES),
+        reserved_unallocated_bytes=max(0, reserved - allocated), held_by_models_bytes=held,
+        fp8_compute=supports_fp8_compute(), memory_mode=mode,
+        lowvram=state.vram_state in ("LOW_VRAM", "NO_VRAM"), reserve_bytes=state.reserve or 0, source="live",
+    ), None

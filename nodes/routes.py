@@ -394,30 +394,16 @@ DEFAULT_CARD = "RTX 4090"
 
 
 def estimator_device(budget_module, card: str | None = None) -> tuple[Any, str | None]:
-    """(device for estimate_prompt, note). A named card comes from the estimator's catalogue;
-    otherwise the live compute GPU (capacity, other processes, cache, loaded weights)."""
-    convert = getattr(budget_module, "device_from_state", None)
-    Device = getattr(budget_module, "Device", None)
-    state = bridge.device_state()
-    mode = "dynamic" if bridge.dynamic_vram_status().enabled else ("classic" if state.memory_mode == "cpu" else state.memory_mode)
-    if card is None and state.type == "cuda" and Device is not None:
-        live = next((d for d in bridge.cuda_devices() if d.is_compute_device), None)
-        if live is not None:
-            bar = device_bar(live.total, live.driver_free, live.torch_reserved, live.torch_allocated)
-            held = sum(m.loaded for m in bridge.loaded_models() if m.device_type == "cuda")
-            return Device(
-                name=live.name, total_bytes=live.total, other_processes_bytes=bar["other"] or 0,
-                reserved_unallocated_bytes=bar["reserved_unallocated"], held_by_models_bytes=held,
-                fp8_compute=bridge.supports_fp8_compute(), memory_mode=mode,
-                lowvram=state.vram_state in ("LOW_VRAM", "NO_VRAM"), reserve_bytes=state.reserve or 0, source="live",
-            ), None
-    if card is None and callable(convert):
-        return convert(state), None
+    """(device for estimate_prompt, note): comfy_bridge.estimator_device (shared with the VRAM
+    Budget node); on a machine without CUDA, the catalogue card DEFAULT_CARD with a note."""
+    device, why = bridge.estimator_device(card)
+    if device is not None:
+        return device, None
     from .estimator.gpus import find_card  # noqa: PLC0415
 
-    chosen = find_card(card or DEFAULT_CARD)
-    note = None if card else f"No CUDA device here, so this is for an {chosen.name} ({chosen.nominal_gb} GB); pick another card above."
-    return Device.from_card(chosen, memory_mode=mode, source="catalogue"), note
+    chosen = find_card(DEFAULT_CARD)
+    device, _ = bridge.estimator_device(chosen.name)
+    return device, f"No CUDA device here, so this is for an {chosen.name} ({chosen.nominal_gb} GB); pick another card above."
 
 
 def card_list() -> list[dict]:
