@@ -837,7 +837,9 @@ def provenance() -> dict:
             return ""
 
     ver = {}
-    exec(open(os.path.join(COMFY_PATH, "comfyui_version.py")).read(), ver)
+    with open(os.path.join(COMFY_PATH, "comfyui_version.py"), encoding="utf-8") as fh:
+        m = re.search(r'__version__\s*=\s*"([^"]+)"', fh.read())  # read, never executed
+    ver["__version__"] = m.group(1) if m else "unknown"
     try:
         import importlib.metadata as md
         ck = md.version("comfy-kitchen")
