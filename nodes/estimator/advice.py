@@ -69,11 +69,13 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
     target = cap  # a remedy "fixes" when the new peak fits the card
     out: list[Remedy] = []
 
-    def add(rank, kind, title, detail, saving, cost, stage_index=None, new_peak=None, sub_rank=0):
+    def add(rank, kind, title, detail, saving, cost, stage_index=None, new_peak=None, sub_rank=0, new_min_peak=None):
         if new_peak is None and stage_index is not None:
             new_peak = _peak_with(budget, stage_index, budget.stages[stage_index].peak_bytes - saving)
-        out.append(Remedy(rank, kind, title, detail, int(saving), cost, new_peak,
-                          new_peak is not None and new_peak <= target, sub_rank))
+        # "fixes" as the verdict counts fitting: at the batched peak, or with cond/uncond in turn
+        fixes = new_peak is not None and (new_peak <= target or (new_min_peak is not None and new_min_peak <= target))
+        out.append(Remedy(rank, kind, title, detail, int(saving), cost, new_peak, fixes, sub_rank))
+        return fixes
 
     over = [i for i, s in enumerate(budget.stages) if s.peak_bytes > cap * 0.9] or [budget.peak_stage]
 
@@ -107,13 +109,12 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
             saving = loaded - new_bytes
             if saving <= 0:
                 continue
-            peaks = [s.peak_bytes - (saving * sum(1 for j, _ in members if j == n) if n in stage_ids else 0)
-                     for n, s in enumerate(budget.stages)]
-            new_peak = max(peaks)
+            cut = {n: saving * sum(1 for j, _ in members if j == n) for n in stage_ids}
+            new_peak = max(st.peak_bytes - cut.get(n, 0) for n, st in enumerate(budget.stages))
+            new_min = max(st.min_peak_bytes - cut.get(n, 0) for n, st in enumerate(budget.stages))
             arrow = "16-bit → " + label
-            add(1, "precision", f"{name} {arrow}: {fmt_gib(-saving, signed=True)}", how, saving, cost,
-                new_peak=new_peak, sub_rank=sub)
-            if new_peak <= target:
+            if add(1, "precision", f"{name} {arrow}: {fmt_gib(-saving, signed=True)}", how, saving, cost,
+                   new_peak=new_peak, sub_rank=sub, new_min_peak=new_min):
                 fixed = True
                 break  # the least lossy option that fixes it; stronger quants only cost more quality
         if not fixed:  # none fixes it alone: keep fp8, the lossless GGUF and the smallest one
@@ -139,60 +140,60 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
                 "decodes in one go when it fits, otherwise in the largest tiles that fit (temporal tiles for video)",
                 saving, "speed: a few seconds", i)
 
-    # 3-4. batch, resolution, frames: re-evaluate the sampling stage's working memory
+    # 3-4. batch, resolution, frames: re-evaluate the working memory of every sampling stage that
+    # works on this latent (Wan 2.2's two experts shrink together)
+    done: set[int] = set()
     for i in over:
         sb = budget.stages[i]
-        if sb.stage.kind != SAMPLE or sb.stage.latent is None:
-            continue
-        infos = (it.model for it in sb.items if it.category == "weights")
-        model = next((m for m in infos if m is not None and m.kind == DIFFUSION), None)
-        if model is None:
+        if sb.stage.kind != SAMPLE or sb.stage.latent is None or i in done:
             continue
         latent = sb.stage.latent
-        factor = sb.batch_factor
+        group = [j for j, other in enumerate(budget.stages)
+                 if other.stage.kind == SAMPLE and other.stage.latent == latent and _diffusion_model(other) is not None]
+        done.update(group)
 
-        def working(lat: LatentShape, batch: int) -> int:
-            return memory.diffusion_working(model.family, model.arch, lat, batch * factor, sb.stage.text_tokens).bytes
+        def working(j: int, lat: LatentShape, batch: int) -> int:
+            other = budget.stages[j]
+            model = _diffusion_model(other)
+            return memory.diffusion_working(model.family, model.arch, lat, batch, other.stage.text_tokens).bytes
 
-        current = sb.working_bytes - (model.largest_tensor_bytes if (model.quantization or "").startswith("gguf") else 0)
+        def try_shape(rank: int, kind: str, title: str, detail: str, cost: str, lat: LatentShape, batch: int,
+                      sub_rank: int = 0) -> bool:
+            f = {j: budget.stages[j].batch_factor for j in group}
+            savings = {j: working(j, latent, latent.batch * f[j]) - working(j, lat, batch * f[j]) for j in group}
+            min_savings = {j: working(j, latent, latent.batch) - working(j, lat, batch) for j in group}
+            saving = max(savings.values())
+            if saving <= 0:
+                return False
+            peaks = [st.peak_bytes - savings.get(n, 0) for n, st in enumerate(budget.stages)]
+            mins = [st.min_peak_bytes - min_savings.get(n, 0) for n, st in enumerate(budget.stages)]
+            return add(rank, kind, f"{title}: {fmt_gib(-saving, signed=True)}", detail, saving, cost,
+                       new_peak=max(peaks), sub_rank=sub_rank, new_min_peak=max(mins))
+
         if latent.batch > 1:
-            saving = current - working(latent, 1)
-            add(3, "batch", f"batch {latent.batch} → 1: {fmt_gib(-saving, signed=True)}",
-                f"{latent.batch} images one after another need about 1/{latent.batch} of the activation memory",
-                saving, "speed: runs in turn (same total time, roughly)", i)
+            try_shape(3, "batch", f"batch {latent.batch} → 1",
+                      f"{latent.batch} images one after another need about 1/{latent.batch} of the activation memory",
+                      "speed: runs in turn (same total time, roughly)", latent, 1)
         if latent.is_video:
             for frames in _frame_steps(latent):
-                lat = _with_frames(latent, frames)
-                saving = current - working(lat, latent.batch)
-                if saving <= 0:
-                    continue
-                add(4, "frames", f"{latent.pixel_frames} → {frames} frames: {fmt_gib(-saving, signed=True)}",
-                    "fewer frames per clip (extend with a second pass or last-frame continuation)",
-                    saving, "content: shorter clip", i)
-                if _peak_with(budget, i, sb.peak_bytes - saving) <= target:
+                if try_shape(4, "frames", f"{latent.pixel_frames} → {frames} frames",
+                             "fewer frames per clip (extend with a second pass or last-frame continuation)",
+                             "content: shorter clip", _with_frames(latent, frames), latent.batch):
                     break
             for w, h in _video_resolution_steps(latent):
-                lat = _with_pixels(latent, w, h)
-                saving = current - working(lat, latent.batch)
-                if saving <= 0:
-                    continue
-                add(4, "resolution", f"{latent.pixel_width}×{latent.pixel_height} → {w}×{h}: {fmt_gib(-saving, signed=True)}",
-                    "render lower, upscale afterwards", saving, "quality: less detail (upscale afterwards)", i)
-                break
+                if try_shape(4, "resolution", f"{latent.pixel_width}×{latent.pixel_height} → {w}×{h}",
+                             "render lower, upscale afterwards", "quality: less detail (upscale afterwards)",
+                             _with_pixels(latent, w, h), latent.batch, sub_rank=1):
+                    break
         else:
             for scale in (0.75, 0.5):
                 w = _round_to(latent.pixel_width * scale, 64)
                 h = _round_to(latent.pixel_height * scale, 64)
                 if w < 256 or h < 256:
                     break
-                lat = _with_pixels(latent, w, h)
-                saving = current - working(lat, latent.batch)
-                if saving <= 0:
-                    continue
-                add(4, "resolution", f"{latent.pixel_width}×{latent.pixel_height} → {w}×{h}: {fmt_gib(-saving, signed=True)}",
-                    "activation memory grows with the pixel count; generate lower and upscale afterwards",
-                    saving, "quality: less detail (upscale afterwards)", i)
-                if _peak_with(budget, i, sb.peak_bytes - saving) <= target:
+                if try_shape(4, "resolution", f"{latent.pixel_width}×{latent.pixel_height} → {w}×{h}",
+                             "activation memory grows with the pixel count; generate lower and upscale afterwards",
+                             "quality: less detail (upscale afterwards)", _with_pixels(latent, w, h), latent.batch):
                     break
 
     dev = budget.device
@@ -275,6 +276,8 @@ def recommended_plan(budget) -> Plan | None:
             pick = max(options, key=lambda r: r.saving_bytes)
         steps.append(pick)
         gap -= pick.saving_bytes
+        if pick.fixes:  # fits by itself (possibly with cond and uncond run in turn)
+            gap = min(gap, 0)
     if not steps:
         return None
     return Plan(tuple(steps), cap + gap, gap <= 0)
@@ -288,6 +291,11 @@ def _dedupe(remedies: list[Remedy]) -> list[Remedy]:
         seen.add(r.title)
         out.append(r)
     return out
+
+
+def _diffusion_model(stage_budget):
+    return next((it.model for it in stage_budget.items
+                 if it.category == "weights" and it.model is not None and it.model.kind == DIFFUSION), None)
 
 
 def _model_name(info) -> str:
