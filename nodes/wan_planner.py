@@ -1,0 +1,94 @@
+"""Wan Planner node: the largest frames and resolution a Wan model can do on this card.
+
+Wire its width / height / length into WanImageToVideo, Wan22ImageToVideoLatent or
+EmptyHunyuanLatentVideo. The planning maths live in estimator/wan_plan.py (shared estimator,
+no ComfyUI); this module only turns the node's inputs into a model spec and a Device and the
+plan back into outputs and text.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+from . import comfy_bridge
+from .budget_node import THIS_GPU, live_device
+from .estimator.gpus import CARDS
+from .estimator.wan_plan import (
+    DEFAULT_CFG, KEEP_MODES, PRECISIONS, VARIANT_LABELS, VARIANTS, format_plan, model_spec, plan,
+    spec_from_loaded,
+)
+
+log = logging.getLogger("vram_budget")
+MAX_RESOLUTION = 16384  # ComfyUI nodes.MAX_RESOLUTION
+
+
+class WanPlanner:
+    DESCRIPTION = ("Plans the largest length and size a Wan model can render on this GPU without offloading "
+                   "weights to RAM, from the shared VRAM estimator. Feed width/height/length into WanImageToVideo, "
+                   "Wan22ImageToVideoLatent or EmptyHunyuanLatentVideo. The report says what was cut and what "
+                   "would keep the target instead (block swap count, --reserve-vram, Dynamic VRAM, card).")
+    CATEGORY = "VRAM Budget"
+    RETURN_TYPES = ("INT", "INT", "INT", "STRING")
+    RETURN_NAMES = ("width", "height", "length", "report")
+    OUTPUT_TOOLTIPS = ("width for the Wan latent node", "height for the Wan latent node",
+                       "length (frames, 4k+1) for the Wan latent node", "what was planned and why")
+    FUNCTION = "run"
+
+    @classmethod
+    def INPUT_TYPES(cls):
+        labels = [v.label for v in VARIANTS.values()]
+        return {
+            "required": {
+                "variant": (labels, {"default": "Wan 2.1 14B",
+                                     "tooltip": "Used when no MODEL is connected (a connected MODEL is read instead)"}),
+                "precision": (list(PRECISIONS), {"default": "fp16",
+                                                 "tooltip": "Weight precision of the diffusion model (ignored with a MODEL)"}),
+                "width": ("INT", {"default": 1280, "min": 16, "max": MAX_RESOLUTION, "step": 16}),
+                "height": ("INT", {"default": 720, "min": 16, "max": MAX_RESOLUTION, "step": 16}),
+                "length": ("INT", {"default": 81, "min": 1, "max": MAX_RESOLUTION, "step": 4,
+                                   "tooltip": "Frames (4k+1). Ignored when seconds > 0"}),
+                "seconds": ("FLOAT", {"default": 0.0, "min": 0.0, "max": 3600.0, "step": 0.25,
+                                      "tooltip": "Clip length in seconds at the model's frame rate (16 fps; 24 fps "
+                                                 "for Wan 2.2 5B); 0 = use length"}),
+                "keep": (list(KEEP_MODES), {"default": "balanced",
+                                            "tooltip": "What to keep when the target does not fit: frames (cut the "
+                                                       "size), resolution (cut the length), or balanced (both in turn)"}),
+                "vram_budget_gb": ("FLOAT", {"default": 0.0, "min": 0.0, "max": 4096.0, "step": 0.5,
+                                             "tooltip": "Memory to plan for (GiB); 0 = this GPU (or the card below)"}),
+            },
+            "optional": {
+                "model": ("MODEL", {"tooltip": "A loaded Wan model: variant, size and weight dtype are read from it"}),
+                "gpu": ([THIS_GPU] + [c.name for c in CARDS], {"default": THIS_GPU,
+                        "tooltip": "Plan for this GPU, or for a card you might rent"}),
+                "cfg": ("FLOAT", {"default": DEFAULT_CFG, "min": 0.0, "max": 100.0, "step": 0.1,
+                                  "tooltip": "CFG > 1 evaluates cond and uncond (more activation memory)"}),
+            },
+            "hidden": {"unique_id": "UNIQUE_ID"},
+        }
+
+    def run(self, variant, precision, width, height, length, seconds, keep, vram_budget_gb=0.0, model=None,
+            gpu=THIS_GPU, cfg=DEFAULT_CFG, unique_id=None):
+        started = time.perf_counter()
+        if model is not None:
+            spec = spec_from_loaded(comfy_bridge.describe_loaded_model(model))
+        else:
+            spec = model_spec(VARIANT_LABELS.get(variant, variant), precision)
+        if seconds and seconds > 0:
+            from .estimator.wan_plan import length_for_seconds  # noqa: PLC0415
+
+            length = length_for_seconds(seconds, spec.fps)
+        device = live_device("auto", vram_budget_gb, gpu)
+        result = plan(spec, device, int(width), int(height), int(length), keep, float(cfg))
+        text = format_plan(result)
+        if model is not None:
+            text += "\n(read from the MODEL input; the variant and precision widgets are ignored)"
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        log.info("[VRAM Budget] Wan plan in %.1f ms\n%s", elapsed_ms, text)
+        comfy_bridge.show_text_on_node(text, unique_id)
+        summary = result.to_dict()
+        return {"ui": {"text": [text], "wan_plan": [summary]},
+                "result": (result.width, result.height, result.length, text)}
+
+
+NODE_CLASS_MAPPINGS = {"VRAMBudgetWanPlanner": WanPlanner}
+NODE_DISPLAY_NAME_MAPPINGS = {"VRAMBudgetWanPlanner": "Wan Planner (VRAM Budget)"}
