@@ -1,0 +1,752 @@
+"""VAE decode / encode working memory, and the auto-tiling planner. Pure Python (no torch).
+
+What it answers
+- ``vae_decode_bytes(family, latent, tile=None, ...)``: bytes a decode needs on the device ON TOP
+  of the VAE weights (activations, the output while it is on the device, attention logsumexp).
+- ``vae_encode_bytes(family, pixels, tile=None, ...)``: the same for encode.
+- ``plan_decode(family, latent, free_bytes, margin, dtype_bytes, mode)`` -> ``DecodePlan``: decode
+  in one go when it fits, else the LARGEST tile (then temporal chunk) whose peak fits the budget,
+  as arguments for ComfyUI's own ``VAE.decode_tiled``. ``plan_encode`` does the same for encode.
+- ``vae_weights_bytes(family, dtype_bytes)``: parameter count x dtype (fallback only; real files
+  are read by files.py).
+
+Where the numbers come from
+``data/vae_memory.json`` holds measurements by ``bench/trace_vae_memory.py``: each VAE built at full
+size by ComfyUI's own ``comfy.sd.VAE(sd=...)`` on the meta device, decode/encode run at real
+shapes under a dispatch mode that counts live tensor bytes (peak above the weights), attention as a
+fused kernel. One profile per ComfyUI version traced (0.8.0 and 0.18.2 changed the Wan VAE's
+chunking). Per profile, family, op and dtype size the model is
+
+    peak_bytes = batch x output_pixels_per_frame x g(frames)
+
+with ``g`` (bytes per output pixel) read from the traced points: measured peaks are exactly
+proportional to the pixel count at a given frame count (64x128 latent = 2 x 64x64, batch 2 = 2 x
+batch 1, 720p / 480p = pixel ratio). ``g`` is the envelope over the traced resolutions, made
+non-decreasing in frames, linear between traced frame counts and extrapolated with the last
+segment's slope (that slope is the decoded output accumulating on the device: about one output
+byte per output byte, see ``linear_summary``). For images ``g`` is one number.
+Not seen by the trace: the caching allocator's rounding and fragmentation and library workspaces
+(cuDNN); ``HEADROOM`` covers them in the planner. No GPU was available to calibrate that figure.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from .errors import PlanError, VramBudgetError
+from .units import fmt_gib
+
+DATA_FILE = Path(__file__).resolve().parent / "data" / "vae_memory.json"
+
+# Planner headroom on top of the traced peak: allocator rounding (CUDA blocks of 512 B / 2 MiB
+# segments), fragmentation between tiles of different sizes and cuDNN conv workspaces, none of
+# which a meta-device trace sees. A judgement, not a measurement (no GPU in the tracing session):
+# revisit with `torch.cuda.max_memory_reserved()` on a real card.
+HEADROOM = 0.10
+
+# Smallest spatial tile the planner proposes, in output pixels (16 latent px for 8x VAEs, 8 for
+# Wan 2.2's 16x): below it the overlap is most of the tile and the seams show.
+MIN_TILE_PX = 128
+# Tile sizes step by this many output pixels (8 latent px for 8x VAEs; ComfyUI's 2-D tiler halves
+# and doubles the tile for two of its three passes, so latent tiles stay even).
+TILE_STEP_PX = 64
+
+
+def tile_grid(op: str, spatial: int) -> tuple[int, int]:
+    """(step, floor) of spatial tile sizes in the op's units (latent px for decode, px for encode)."""
+    if op == "decode":
+        return max(2, TILE_STEP_PX // spatial), max(2, MIN_TILE_PX // spatial)
+    # encode tiles are in pixels and must stay multiples of the compression
+    step = max(spatial, (TILE_STEP_PX // spatial) * spatial)
+    return step, max(MIN_TILE_PX, 2 * spatial)
+
+MODES = ("auto", "force_tiled", "never_tiled")
+
+
+# ----------------------------------------------------------------------------------------------
+# Families (constants from ComfyUI 0.8.0 comfy/sd.py, class VAE.__init__ branches)
+@dataclass(frozen=True)
+class VaeFamily:
+    id: str
+    label: str
+    latent_channels: int
+    spatial: int  # pixels per latent pixel (upscale_ratio[-1])
+    temporal: int | None  # pixel frames per latent frame, None for image VAEs
+    comfy_class: str  # first_stage_model class ComfyUI builds
+
+    @property
+    def is_video(self) -> bool:
+        return self.temporal is not None
+
+    def pixel_frames(self, latent_frames: int) -> int:
+        """ComfyUI's upscale_ratio[0]: 4T-3 (Wan, Hunyuan), 8T-7 (LTXV)."""
+        t = self.temporal or 1
+        return max(0, latent_frames * t - (t - 1))
+
+    def latent_frames(self, pixel_frames: int) -> int:
+        """ComfyUI's downscale_ratio[0]: floor((F + t - 1) / t)."""
+        t = self.temporal or 1
+        return max(0, (pixel_frames + t - 1) // t)
+
+
+FAMILIES: dict[str, VaeFamily] = {f.id: f for f in (
+    # sd.py:408-433, SD1.x/SD2.x/SDXL files have (post_)quant_conv -> AutoencoderKL
+    VaeFamily("vae-kl4", "KL VAE, 4 channels (SD 1.x / SDXL)", 4, 8, None, "AutoencoderKL"),
+    # same branch, Flux.1 ae.safetensors / SD3: no quant_conv -> AutoencodingEngine
+    VaeFamily("vae-kl16", "KL VAE, 16 channels (Flux.1 / SD3)", 16, 8, None, "AutoencodingEngine"),
+    # sd.py:545-559
+    VaeFamily("vae-wan2.1", "Wan 2.1 VAE (Wan 2.1, Wan 2.2 14B, Qwen-Image)", 16, 8, 4, "comfy.ldm.wan.vae.WanVAE"),
+    # sd.py:533-544
+    VaeFamily("vae-wan2.2", "Wan 2.2 VAE (TI2V 5B)", 48, 16, 4, "comfy.ldm.wan.vae2_2.WanVAE"),
+    # sd.py:503-518 (AutoencoderKL with conv3d, time_compress 4)
+    VaeFamily("vae-hunyuan", "HunyuanVideo VAE", 16, 8, 4, "AutoencoderKL (conv3d)"),
+    # sd.py:464-485
+    VaeFamily("vae-ltxv", "LTX-Video VAE", 128, 32, 8, "comfy.ldm.lightricks...VideoVAE"),
+)}
+
+
+def get_family(vae_family: str) -> VaeFamily:
+    try:
+        return FAMILIES[vae_family]
+    except KeyError:
+        raise VramBudgetError(f"unknown VAE family '{vae_family}' (known: {', '.join(FAMILIES)})") from None
+
+
+# ----------------------------------------------------------------------------------------------
+# Shapes
+@dataclass(frozen=True)
+class Shape:
+    """(batch, frames | None, height, width) in the units of the op (latent for decode, pixels for encode)."""
+
+    batch: int
+    frames: int | None
+    height: int
+    width: int
+
+
+def as_latent(latent: Any) -> Shape:
+    """(batch, channels, frames | None, height, width), a 4-/5-D shape tuple, a Shape or a workload.LatentShape."""
+    if isinstance(latent, Shape):
+        return latent
+    if hasattr(latent, "height") and hasattr(latent, "width") and hasattr(latent, "batch"):
+        return Shape(int(latent.batch), None if latent.frames is None else int(latent.frames), int(latent.height), int(latent.width))
+    dims = tuple(latent)
+    if len(dims) == 5:
+        b, _c, t, h, w = dims
+        return Shape(int(b), None if t is None else int(t), int(h), int(w))
+    if len(dims) == 4:
+        b, _c, h, w = dims
+        return Shape(int(b), None, int(h), int(w))
+    raise VramBudgetError(f"latent shape must be (batch, channels, frames|None, height, width), got {dims!r}")
+
+
+def as_pixels(pixels: Any) -> Shape:
+    """(batch, frames | None, height, width) in pixels (or a Shape)."""
+    if isinstance(pixels, Shape):
+        return pixels
+    dims = tuple(pixels)
+    if len(dims) != 4:
+        raise VramBudgetError(f"pixel shape must be (batch, frames|None, height, width), got {dims!r}")
+    b, t, h, w = dims
+    return Shape(int(b), None if t is None else int(t), int(h), int(w))
+
+
+# ----------------------------------------------------------------------------------------------
+# The traced model
+@dataclass(frozen=True)
+class PerPixelTable:
+    """g(frames): working bytes per output pixel (decode) or input pixel (encode)."""
+
+    points: tuple[tuple[int, float], ...]  # (frames, bytes per pixel), frames ascending; (0, g) for images
+
+    def at(self, frames: int | None) -> float:
+        pts = self.points
+        f = 0 if frames is None else int(frames)
+        if len(pts) == 1 or f <= pts[0][0]:
+            return pts[0][1]
+        for (f0, g0), (f1, g1) in zip(pts, pts[1:]):
+            if f <= f1:
+                return g0 + (g1 - g0) * (f - f0) / (f1 - f0)
+        (f0, g0), (f1, g1) = pts[-2], pts[-1]
+        slope = max(0.0, (g1 - g0) / (f1 - f0))
+        return g1 + slope * (f - f1)
+
+
+@dataclass(frozen=True)
+class VaeMemoryModel:
+    """Working-memory model of one VAE family under one ComfyUI profile."""
+
+    family: VaeFamily
+    decode: dict[int, PerPixelTable]  # dtype bytes -> table (frames in latent frames)
+    encode: dict[int, PerPixelTable]  # dtype bytes -> table (frames in pixel frames)
+    params: int = 0
+    source: str = ""
+
+    def per_pixel(self, op: str, dtype_bytes: int, frames: int | None) -> float:
+        tables = self.decode if op == "decode" else self.encode
+        if not tables:
+            raise VramBudgetError(f"no traced {op} data for {self.family.id} ({self.source})")
+        if dtype_bytes in tables:
+            return tables[dtype_bytes].at(frames)
+        # untraced dtype size: scale the nearest traced one (activations scale with the dtype)
+        near = min(tables, key=lambda d: abs(d - dtype_bytes))
+        return tables[near].at(frames) * dtype_bytes / near
+
+    @classmethod
+    def constant(cls, family: VaeFamily, decode_bytes_per_px: float, encode_bytes_per_px: float,
+                 dtype_bytes: int, source: str) -> "VaeMemoryModel":
+        """A flat model, e.g. from ComfyUI's own memory_used_decode for a VAE that was not traced."""
+        return cls(family, {dtype_bytes: PerPixelTable(((0, float(decode_bytes_per_px)),))},
+                   {dtype_bytes: PerPixelTable(((0, float(encode_bytes_per_px)),))}, 0, source)
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    out = []
+    for part in str(version).split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        out.append(int(digits) if digits else 0)
+    return tuple(out)
+
+
+def _table(rows: Iterable[tuple[int, float]]) -> PerPixelTable:
+    best: dict[int, float] = {}
+    for frames, g in rows:
+        best[frames] = max(best.get(frames, 0.0), g)
+    pts, running = [], 0.0
+    for frames in sorted(best):
+        running = max(running, best[frames])  # more frames never need less memory
+        pts.append((frames, running))
+    return PerPixelTable(tuple(pts))
+
+
+def _point_pixels(family: VaeFamily, point: dict) -> tuple[int | None, int]:
+    """(frames, pixel count the cost is per) of a traced point."""
+    shape = point["shape"]
+    if point["op"] == "encode":  # pixels (B, 3, [F,] H, W)
+        frames = shape[2] if len(shape) == 5 else None
+        return frames, shape[0] * shape[-2] * shape[-1]
+    frames = shape[2] if len(shape) == 5 else None
+    return frames, shape[0] * shape[-2] * shape[-1] * family.spatial**2
+
+
+@lru_cache(maxsize=1)
+def _load_profiles() -> dict[str, dict]:
+    if not DATA_FILE.is_file():
+        raise VramBudgetError(f"{DATA_FILE}: VAE memory data missing (run bench/trace_vae_memory.py)")
+    try:
+        return json.loads(DATA_FILE.read_text())["profiles"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise VramBudgetError(f"{DATA_FILE}: unreadable VAE memory data ({exc})") from exc
+
+
+def profiles() -> tuple[str, ...]:
+    """ComfyUI versions with traced data, oldest first."""
+    return tuple(sorted(_load_profiles(), key=_version_key))
+
+
+@lru_cache(maxsize=64)
+def _model_for_profile(vae_family: str, version: str) -> VaeMemoryModel | None:
+    family = get_family(vae_family)
+    prof = _load_profiles()[version]
+    entry = prof["families"].get(vae_family)
+    if not entry or not entry.get("points"):
+        return None
+    dec: dict[int, list] = {}
+    enc: dict[int, list] = {}
+    for p in entry["points"]:
+        frames, px = _point_pixels(family, p)
+        rows = enc if p["op"] == "encode" else dec
+        rows.setdefault(int(p["dtype_bytes"]), []).append((0 if frames is None else int(frames), p["peak_bytes"] / px))
+    return VaeMemoryModel(
+        family, {d: _table(r) for d, r in dec.items()}, {d: _table(r) for d, r in enc.items()},
+        int(entry.get("params", 0)),
+        f"traced on ComfyUI {version} (torch {prof.get('torch', '?')}, {prof.get('date', '?')})")
+
+
+def memory_model(vae_family: str | VaeMemoryModel, comfy_version: str | None = None) -> VaeMemoryModel:
+    """The model for a family. comfy_version: the running ComfyUI's version picks the traced
+    profile at or below it; None takes, per query, the largest prediction of all profiles."""
+    if isinstance(vae_family, VaeMemoryModel):
+        return vae_family
+    family = get_family(vae_family)
+    versions = profiles()
+    if comfy_version is not None:
+        below = [v for v in versions if _version_key(v) <= _version_key(comfy_version)] or [versions[0]]
+        ordered = list(reversed(below)) + [v for v in reversed(versions) if v not in below]
+        for v in ordered:  # nearest traced version that has this family
+            model = _model_for_profile(family.id, v)
+            if model is not None:
+                return model
+        raise VramBudgetError(f"no traced data for {family.id}")
+    return _envelope_model(family.id)
+
+
+@lru_cache(maxsize=16)
+def _envelope_model(family_id: str) -> VaeMemoryModel:
+    family = get_family(family_id)
+    models = [m for v in profiles() if (m := _model_for_profile(family_id, v)) is not None]
+    if not models:
+        raise VramBudgetError(f"no traced data for {family_id}")
+    return _envelope(family, models)
+
+
+def _envelope(family: VaeFamily, models: Sequence[VaeMemoryModel]) -> VaeMemoryModel:
+    if len(models) == 1:
+        return models[0]
+
+    def merge(tables: list[PerPixelTable]) -> PerPixelTable:
+        frames = sorted({f for t in tables for f, _ in t.points})
+        return _table((f, max(t.at(f) for t in tables)) for f in frames)
+
+    dec: dict[int, PerPixelTable] = {}
+    enc: dict[int, PerPixelTable] = {}
+    for d in {d for m in models for d in m.decode}:
+        dec[d] = merge([m.decode[d] for m in models if d in m.decode])
+    for d in {d for m in models for d in m.encode}:
+        enc[d] = merge([m.encode[d] for m in models if d in m.encode])
+    return VaeMemoryModel(family, dec, enc, max(m.params for m in models),
+                          "largest of " + "; ".join(m.source for m in models))
+
+
+# ----------------------------------------------------------------------------------------------
+# Bytes
+def _tile_dims(tile: int | tuple[int, int] | None, height: int, width: int) -> tuple[int, int]:
+    if tile is None:
+        return height, width
+    th, tw = (tile, tile) if isinstance(tile, int) else (int(tile[0]), int(tile[1]))
+    if th <= 0 or tw <= 0:
+        raise VramBudgetError(f"tile must be positive, got {tile!r}")
+    return th, tw
+
+
+def _passes_2d(th: int, tw: int) -> tuple[tuple[int, int], ...]:
+    """(tile_h, tile_w) of ComfyUI's three 2-D passes (sd.py decode_tiled_ / encode_tiled_)."""
+    return ((th * 2, max(1, tw // 2)), (max(1, th // 2), tw * 2), (th, tw))
+
+
+def _peak(model: VaeMemoryModel, op: str, shape: Shape, dtype_bytes: int, tile, tile_t: int | None) -> int:
+    fam = model.family
+    px_per_unit = fam.spatial**2 if op == "decode" else 1
+    if tile is None and tile_t is None:  # one call on the whole batch
+        g = model.per_pixel(op, dtype_bytes, shape.frames)
+        return math.ceil(shape.batch * shape.height * shape.width * px_per_unit * g)
+    th, tw = _tile_dims(tile, shape.height, shape.width)
+    # tiled: ComfyUI's tiler runs one batch item at a time (utils.tiled_scale_multidim)
+    if shape.frames is None:
+        area = max(min(h, shape.height) * min(w, shape.width) for h, w in _passes_2d(th, tw))
+        frames = None
+    else:
+        area = min(th, shape.height) * min(tw, shape.width)
+        frames = shape.frames if tile_t is None else min(int(tile_t), shape.frames)
+    return math.ceil(area * px_per_unit * model.per_pixel(op, dtype_bytes, frames))
+
+
+def vae_decode_bytes(vae_family: str | VaeMemoryModel, latent_shape: Any, tile: int | tuple[int, int] | None = None,
+                     overlap: int | None = None, tile_t: int | None = None, *, dtype_bytes: int = 2,
+                     comfy_version: str | None = None) -> int:
+    """Working bytes (above the weights) of decoding `latent_shape` with ComfyUI.
+
+    latent_shape: (batch, channels, frames | None, height, width) in latent units (or a
+    workload.LatentShape). tile / tile_t: spatial tile (latent px, int or (h, w)) and temporal tile
+    (latent frames) of ``VAE.decode_tiled``; None = one call on the whole latent. The overlap does
+    not change a tile's size (ComfyUI's tiles are `tile` long and step by tile - overlap), only
+    how many there are; it is accepted for symmetry with ``decode_tiled``.
+    """
+    del overlap
+    return _peak(memory_model(vae_family, comfy_version), "decode", as_latent(latent_shape), dtype_bytes, tile, tile_t)
+
+
+def vae_encode_bytes(vae_family: str | VaeMemoryModel, pixel_shape: Any, tile: int | tuple[int, int] | None = None,
+                     overlap: int | None = None, tile_t: int | None = None, *, dtype_bytes: int = 2,
+                     comfy_version: str | None = None) -> int:
+    """Working bytes of encoding pixels (batch, frames | None, height, width); tiles in pixels/frames."""
+    del overlap
+    return _peak(memory_model(vae_family, comfy_version), "encode", as_pixels(pixel_shape), dtype_bytes, tile, tile_t)
+
+
+def vae_weights_bytes(vae_family: str, dtype_bytes: int = 2) -> int:
+    """Parameter count of ComfyUI's module for the family x dtype size. A fallback: the real file's
+    header (files.py) is exact and should be preferred."""
+    return memory_model(vae_family).params * int(dtype_bytes)
+
+
+def linear_summary(vae_family: str, dtype_bytes: int = 2, comfy_version: str | None = None) -> dict[str, float]:
+    """The traced decode model read as bytes ~= a * pixels_per_chunk + b * output_bytes + c.
+
+    a: working bytes per output pixel of one decoder chunk (one latent frame group for video,
+    the whole image for image VAEs); b: device bytes per byte of decoded output held on the
+    device (video: frames accumulate before ComfyUI moves them off); c: constant (0 by
+    construction: every traced peak scales with the pixel count). Per output-frame pixel,
+    g(T) = a + b * 3 * frames_out(T) * dtype_bytes, fitted by least squares over T >= 5 latent
+    frames, where Wan's streaming decoder has reached its steady chunk. Meaningful for Wan; the
+    HunyuanVideo and LTXV decoders do not stream, the table is their model.)"""
+    model = memory_model(vae_family, comfy_version)
+    fam = model.family
+    table = model.decode[dtype_bytes]
+    if not fam.is_video:
+        return {"a": table.at(None), "b": 0.0, "c": 0.0}
+    # g(T) per output-frame pixel of ONE frame; output bytes per frame pixel = 3 ch x frames x dtype
+    xs = [(3 * fam.pixel_frames(f) * dtype_bytes, g) for f, g in table.points if f >= 5]
+    if len(xs) < 2:
+        return {"a": table.points[-1][1], "b": 0.0, "c": 0.0}
+    n = len(xs)
+    mx = sum(x for x, _ in xs) / n
+    my = sum(y for _, y in xs) / n
+    sxx = sum((x - mx) ** 2 for x, _ in xs)
+    b = sum((x - mx) * (y - my) for x, y in xs) / sxx if sxx else 0.0
+    return {"a": my - b * mx, "b": b, "c": 0.0}
+
+
+# ----------------------------------------------------------------------------------------------
+# ComfyUI's tiler arithmetic
+def tiled_steps(size: int, tile: int, overlap: int) -> int:
+    """Tiles along one axis (comfy.utils.get_tiled_scale_steps / tiled_scale_multidim)."""
+    if size <= tile:
+        return 1
+    return math.ceil((size - overlap) / (tile - overlap))
+
+
+def default_overlap(tile: int, video: bool) -> int:
+    """Spatial overlap (latent px) for a tile. Images: tile/8, the ratio of VAEDecodeTiled's
+    defaults (512 px tile, 64 px overlap); ComfyUI's 2-D tiler also runs tile/2-wide passes, so the
+    overlap must stay below tile/2. Video: tile/4, ComfyUI's own fallback (sd.py: 256 px tiles,
+    overlap tile // 4): one pass only, so a wider feather costs less."""
+    return max(1, tile // 4) if video else max(1, tile // 8)
+
+
+def default_overlap_t(tile_t: int) -> int:
+    """Temporal overlap in latent frames: 1 (decode_tiled's default) for short chunks, 2 from 4
+    frames on (VAEDecodeTiled's 8 px-frame default / 4)."""
+    return 1 if tile_t < 4 else 2
+
+
+@dataclass(frozen=True)
+class DecodePlan:
+    """How to run one VAE decode (or encode) within a memory budget.
+
+    Units: latent pixels / latent frames for decode, pixels / pixel frames for encode.
+    ``tiled`` False: call ``vae.decode`` on ``batch_chunk`` items at a time. True: call
+    ``vae.decode_tiled(**plan.decode_tiled_kwargs())`` (one call; ComfyUI tiles batch items in turn).
+    """
+
+    op: str  # "decode" | "encode"
+    family: str
+    shape: Shape
+    tiled: bool
+    batch_chunk: int  # items per call (full decode); 1 when tiled
+    tile_h: int | None = None
+    tile_w: int | None = None
+    overlap: int | None = None
+    tile_t: int | None = None  # temporal tile (latent frames for decode, pixel frames for encode)
+    overlap_t: int | None = None
+    tiles: int = 1  # decoder calls
+    work: float = 1.0  # decoded volume incl. overlaps and passes / latent volume (1.0 = one full pass)
+    predicted_peak: int = 0  # working bytes of the largest call
+    required: int = 0  # predicted_peak with HEADROOM
+    full_peak: int = 0  # working bytes of decoding everything in one call
+    free_bytes: int = 0
+    margin: int = 0
+    fits: bool = True
+    mode: str = "auto"
+    spatial: int = 8  # output pixels per unit (8 or 16 for decode, 1 for encode; for messages)
+    dtype_bytes: int = 2
+    comfy_version: str | None = None
+    headroom: float = HEADROOM
+    reason: str = ""
+    model: VaeMemoryModel | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def budget(self) -> int:
+        return self.free_bytes - self.margin
+
+    @property
+    def calls(self) -> int:
+        return self.tiles if self.tiled else math.ceil(self.shape.batch / max(1, self.batch_chunk))
+
+    def decode_tiled_kwargs(self) -> dict[str, int | None]:
+        """Keyword arguments for comfy.sd.VAE.decode_tiled / encode_tiled.
+
+        ComfyUI's 2-D tiler maps tile_y to rows and tile_x to columns (tiled_scale), its 3-D
+        tiler maps tile_x to rows and tile_y to columns (decode_tiled_3d); the planner's tiles
+        are (rows, columns), so the names are swapped for video."""
+        if not self.tiled:
+            return {}
+        if self.shape.frames is None:
+            return {"tile_x": self.tile_w, "tile_y": self.tile_h, "overlap": self.overlap}
+        split_t = self.tile_t is not None and self.tile_t < self.shape.frames
+        # tile_t None: ComfyUI's default (all frames in each tile), overlap_t None: 1 frame, unused
+        return {"tile_x": self.tile_h, "tile_y": self.tile_w, "overlap": self.overlap,
+                "tile_t": self.tile_t if split_t else None, "overlap_t": self.overlap_t if split_t else None}
+
+    def tile_label(self) -> str:
+        """'512x512 px' (+ ' x 5 latent frames' when frames are split)."""
+        if not self.tiled:
+            return "no tiles"
+        txt = f"{self.tile_h * self.spatial}x{self.tile_w * self.spatial} px"
+        if self.tile_t is not None and self.shape.frames is not None and self.tile_t < self.shape.frames:
+            txt += f" x {self.tile_t} {'latent ' if self.op == 'decode' else ''}frames"
+        return txt
+
+    def summary(self) -> str:
+        """One line for the node's text and the log."""
+        free = fmt_gib(self.free_bytes)
+        if not self.tiled:
+            what = "decoded in one go" if self.op == "decode" else "encoded in one go"
+            if self.batch_chunk < self.shape.batch:
+                what += f", {self.batch_chunk} of {self.shape.batch} at a time"
+            return f"{what}: needs {fmt_gib(self.required)}, {free} free" + ("" if self.fits else " (may not fit)")
+        verb = "decoded" if self.op == "decode" else "encoded"
+        return (f"{verb} in {self.tiles} tiles of {self.tile_label()}, {free} free, "
+                f"full {self.op} needed {fmt_gib(with_headroom(self.full_peak, self.headroom))}"
+                + ("" if self.fits else " (may not fit)"))
+
+
+def with_headroom(peak: int, headroom: float = HEADROOM) -> int:
+    """What the planner requires free for a traced peak."""
+    return math.ceil(peak * (1.0 + headroom))
+
+
+def op_bytes(vae_family: str | VaeMemoryModel, op: str, shape: Shape, dtype_bytes: int = 2,
+             tile: int | tuple[int, int] | None = None, tile_t: int | None = None,
+             comfy_version: str | None = None) -> int:
+    """vae_decode_bytes / vae_encode_bytes on a Shape (op = "decode" | "encode")."""
+    if op not in ("decode", "encode"):
+        raise VramBudgetError(f"op must be 'decode' or 'encode', got '{op}'")
+    return _peak(memory_model(vae_family, comfy_version), op, shape, dtype_bytes, tile, tile_t)
+
+
+def _spatial_candidates(shape: Shape, min_tile: int, step: int) -> list[int]:
+    """Square tile sizes smaller than the latent's larger side, largest first, down to min_tile."""
+    longest = max(shape.height, shape.width)
+    floor = max(2, min(min_tile, longest))
+    top = ((longest - 1) // step) * step
+    sizes = list(range(top, floor - 1, -step)) if top >= floor else []
+    if not sizes or sizes[-1] != floor:
+        sizes.append(floor)
+    return sizes
+
+
+def _tiled_plan(base: DecodePlan, model: VaeMemoryModel, dtype_bytes: int, tile: int, tile_t: int | None,
+                headroom: float) -> DecodePlan:
+    shape = base.shape
+    video = shape.frames is not None
+    th, tw = min(tile, shape.height), min(tile, shape.width)
+    ov = default_overlap(tile, video)
+    if base.op == "encode":  # pixel tiles: keep the overlap on the latent grid (whole latent pixels)
+        sp = model.family.spatial
+        ov = max(sp, ov // sp * sp)
+    if video:
+        # tile_t >= frames: one temporal tile (decode_tiled then decodes all frames per tile)
+        tt = shape.frames if tile_t is None else max(2, min(int(tile_t), shape.frames))
+        ovt = min(default_overlap_t(tt), tt - 1) if tt < shape.frames else None
+        n_t = tiled_steps(shape.frames, tt, ovt or 1)
+        n = n_t * tiled_steps(shape.height, tile, ov) * tiled_steps(shape.width, tile, ov)
+        work = (_axis_work(shape.frames, tt, ovt or 1) * _axis_work(shape.height, tile, ov)
+                * _axis_work(shape.width, tile, ov))
+        peak = _peak(model, base.op, shape, dtype_bytes, (tile, tile), tt)
+    else:
+        tt, ovt = None, None
+        n = sum(tiled_steps(shape.height, h, ov) * tiled_steps(shape.width, w, ov) for h, w in _passes_2d(tile, tile))
+        work = sum(_axis_work(shape.height, h, ov) * _axis_work(shape.width, w, ov) for h, w in _passes_2d(tile, tile))
+        peak = _peak(model, base.op, shape, dtype_bytes, (tile, tile), None)
+    return replace(base, tiled=True, batch_chunk=1, tile_h=th, tile_w=tw, overlap=ov, tile_t=tt if video else None,
+                   overlap_t=ovt, tiles=n * shape.batch, work=round(work, 3), predicted_peak=peak,
+                   required=with_headroom(peak, headroom))
+
+
+def _axis_work(size: int, tile: int, overlap: int) -> float:
+    """Decoded length along one axis with tiles (incl. overlaps) / size."""
+    if size <= tile:
+        return 1.0
+    return tiled_steps(size, tile, overlap) * tile / size
+
+
+def _plan(op: str, vae_family: str | VaeMemoryModel, shape: Shape, free_bytes: int, margin: int, dtype_bytes: int,
+          mode: str, comfy_version: str | None, min_tile: int, headroom: float, max_tile: int | None) -> DecodePlan:
+    if mode not in MODES:
+        raise PlanError(f"VAE {op} mode must be one of {', '.join(MODES)}, got '{mode}'")
+    if min(shape.batch, shape.height, shape.width) <= 0 or (shape.frames is not None and shape.frames <= 0):
+        raise PlanError(f"empty {op} input {shape}")
+    model = memory_model(vae_family, comfy_version)
+    fam = model.family
+    free_bytes, margin = int(free_bytes), int(margin)
+    budget = free_bytes - margin
+    step, floor = tile_grid(op, fam.spatial)
+    if min_tile is not None:
+        floor = int(min_tile)
+    full_peak = _peak(model, op, shape, dtype_bytes, None, None)
+    one_item = Shape(1, shape.frames, shape.height, shape.width)
+    per_item = _peak(model, op, one_item, dtype_bytes, None, None)
+    base = DecodePlan(op=op, family=fam.id, shape=shape, tiled=False, batch_chunk=shape.batch, full_peak=full_peak,
+                      predicted_peak=full_peak, required=with_headroom(full_peak, headroom), free_bytes=free_bytes,
+                      margin=margin, mode=mode, spatial=fam.spatial if op == "decode" else 1,
+                      dtype_bytes=dtype_bytes, comfy_version=comfy_version, headroom=headroom, model=model)
+    need_full = with_headroom(full_peak, headroom)
+    budget_txt = f"{fmt_gib(free_bytes)} free - {fmt_gib(margin)} margin = {fmt_gib(budget)}"
+
+    # 1. one go, the whole batch or as many items per call as fit
+    if mode != "force_tiled" and max_tile is None:
+        per_item_need = with_headroom(per_item, headroom)
+        if need_full <= budget:
+            k = shape.batch
+        else:  # as many items per call as fit (peak is linear in the batch)
+            k = int(min(shape.batch - 1, budget // per_item_need)) if per_item_need > 0 else shape.batch
+            while k > 0 and with_headroom(per_item * k, headroom) > budget:
+                k -= 1
+        if k >= 1:
+            peak = per_item * k if k < shape.batch else full_peak
+            reason = (f"full {op} fits: needs {fmt_gib(with_headroom(peak, headroom))} ({fmt_gib(peak)} traced "
+                      f"+ {headroom:.0%}), budget {budget_txt}")
+            if k < shape.batch:
+                reason += f"; {k} of {shape.batch} items per call"
+            return replace(base, batch_chunk=k, predicted_peak=peak, required=with_headroom(peak, headroom), reason=reason)
+        if mode == "never_tiled":
+            return replace(base, batch_chunk=1, predicted_peak=per_item, required=with_headroom(per_item, headroom),
+                           fits=False, reason=f"tiling disabled: one item needs {fmt_gib(with_headroom(per_item, headroom))}, "
+                                              f"budget {budget_txt}; trying anyway")
+
+    # 2. spatial tiles, all frames per tile, largest first
+    sizes = _spatial_candidates(shape, floor, step)
+    if max_tile is not None:
+        sizes = [s for s in sizes if s <= max_tile] or [sizes[-1]]
+    why = (f"full {op} needs {fmt_gib(need_full)}, budget {budget_txt}" if mode == "auto"
+           else "tiling forced" if mode == "force_tiled" else f"tiles capped at {max_tile}")
+    for size in sizes:
+        plan = _tiled_plan(base, model, dtype_bytes, size, None, headroom)
+        if plan.required <= budget:
+            return replace(plan, reason=f"{why}; largest tile that fits: {plan.tile_label()} needs "
+                                        f"{fmt_gib(plan.required)} ({plan.tiles} tiles)")
+    # 3. video decode: smallest spatial tile, fewer frames per tile (encode streams frames: its
+    #    peak hardly depends on the frame count, so spatial tiles are all it needs)
+    smallest = sizes[-1]
+    if op == "decode" and shape.frames is not None and shape.frames > 2:
+        for tt in range(shape.frames - 1, 1, -1):
+            plan = _tiled_plan(base, model, dtype_bytes, smallest, tt, headroom)
+            if plan.required <= budget:
+                return replace(plan, reason=f"{why}; even {smallest} px tiles with all frames do not fit; "
+                                            f"{plan.tile_label()} needs {fmt_gib(plan.required)}")
+    # 4. nothing fits: the smallest plan, flagged (ComfyUI's numbers may still let it through)
+    tt_min = 2 if op == "decode" and shape.frames is not None and shape.frames > 2 else None
+    plan = _tiled_plan(base, model, dtype_bytes, smallest, tt_min, headroom)
+    return replace(plan, fits=False, reason=f"{why}; even the smallest tile ({plan.tile_label()}) needs "
+                                            f"{fmt_gib(plan.required)}: trying it anyway")
+
+
+def plan_decode(vae_family: str | VaeMemoryModel, latent: Any, free_bytes: int, margin: int = 0, dtype_bytes: int = 2,
+                mode: str = "auto", *, comfy_version: str | None = None, min_tile: int | None = None,
+                headroom: float = HEADROOM, max_tile: int | None = None) -> DecodePlan:
+    """Decide how to decode `latent` ((batch, channels, frames|None, height, width), latent units).
+
+    mode "auto": one go when it fits (whole batch, else as many items per call as fit), else the
+    largest square spatial tile (steps of TILE_STEP_PX, at least MIN_TILE_PX or `min_tile` latent
+    px) whose peak plus
+    HEADROOM fits ``free_bytes - margin``; for video all frames per tile first, then, at the
+    smallest tile, the largest temporal chunk. "force_tiled" skips the one-go step, "never_tiled"
+    never tiles. ``max_tile`` caps the tile (after an out-of-memory at a larger one).
+    Monotone: more free memory never gives a smaller tile, batch chunk or temporal chunk.
+    """
+    return _plan("decode", vae_family, as_latent(latent), free_bytes, margin, dtype_bytes, mode, comfy_version,
+                 min_tile, headroom, max_tile)
+
+
+def plan_encode(vae_family: str | VaeMemoryModel, pixels: Any, free_bytes: int, margin: int = 0, dtype_bytes: int = 2,
+                mode: str = "auto", *, comfy_version: str | None = None, min_tile: int | None = None,
+                headroom: float = HEADROOM, max_tile: int | None = None) -> DecodePlan:
+    """Same as plan_decode for encode; pixels = (batch, frames|None, height, width); tiles in pixels
+    (64 px steps, at least 128 px), temporal tiles in pixel frames."""
+    return _plan("encode", vae_family, as_pixels(pixels), free_bytes, margin, dtype_bytes, mode, comfy_version,
+                 min_tile, headroom, max_tile)
+
+
+def smaller_plan(plan: DecodePlan, *, min_tile: int | None = None) -> DecodePlan | None:
+    """The next thing to try after `plan` ran out of memory, or None when nothing smaller exists.
+
+    full with k items -> k // 2 items -> tiles of half the latent's longer side -> half the tile,
+    down to min_tile -> (video) half the temporal chunk, down to 2 frames."""
+    shape = plan.shape
+    model = plan.model or memory_model(plan.family, plan.comfy_version)
+    dtype_bytes, headroom = plan.dtype_bytes, plan.headroom
+    step, floor = tile_grid(plan.op, model.family.spatial)
+    if min_tile is not None:
+        floor = int(min_tile)
+    base = replace(plan, mode="auto")
+    if not plan.tiled:
+        if plan.batch_chunk > 1:
+            k = plan.batch_chunk // 2
+            peak = _peak(model, plan.op, Shape(k, shape.frames, shape.height, shape.width), dtype_bytes, None, None)
+            return replace(plan, batch_chunk=k, predicted_peak=peak, required=with_headroom(peak, headroom),
+                           reason=f"out of memory with {plan.batch_chunk} items per call: trying {k}")
+        longest = max(shape.height, shape.width)
+        size = max(floor, (longest // 2) // step * step)
+        if size >= longest:
+            size = max(2, longest // 2)
+        nxt = _tiled_plan(base, model, dtype_bytes, size, None, headroom)
+        return replace(nxt, reason=f"out of memory in one go: trying tiles of {nxt.tile_label()}")
+    tile = max(plan.tile_h or 0, plan.tile_w or 0)
+    if tile > floor:
+        nxt = _tiled_plan(base, model, dtype_bytes, max(floor, tile // 2), plan.tile_t, headroom)
+        return replace(nxt, reason=f"out of memory with {plan.tile_label()} tiles: trying {nxt.tile_label()}")
+    if plan.op == "decode" and shape.frames is not None and plan.tile_t is not None and plan.tile_t > 2:
+        nxt = _tiled_plan(base, model, dtype_bytes, tile, max(2, plan.tile_t // 2), headroom)
+        return replace(nxt, reason=f"out of memory with {plan.tile_label()} tiles: trying {nxt.tile_label()}")
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
+# ComfyUI's own estimates, for comparison (comfy/sd.py 0.8.0, memory_used_decode lambdas; R_amd = 1)
+def comfy_heuristic_decode_bytes(vae_family: str, latent_shape: Any, dtype_bytes: int = 2) -> int:
+    """What ComfyUI 0.8.0 reserves for a full decode (its `memory_used_decode`; no batch factor)."""
+    s = as_latent(latent_shape)
+    h, w, t = s.height, s.width, s.frames or 1
+    per = {
+        "vae-kl4": 2178 * h * w * 64,  # sd.py:320
+        "vae-kl16": 2178 * h * w * 64,
+        "vae-wan2.1": (2200 if t <= 4 else 7000) * h * w * 64,  # sd.py:559
+        "vae-wan2.2": 8000 * h * w * 256,  # sd.py:544
+        "vae-hunyuan": 2800 * min(8, (t - 1) * 4 + 1) * h * w * 64,  # sd.py:517
+        "vae-ltxv": 900 * t * h * w * 512,  # sd.py:483
+    }[get_family(vae_family).id]
+    return int(per * dtype_bytes)
+
+
+def tiled_node_to_latent(vae_family: str, tile_size: int = 512, overlap: int = 64, temporal_size: int = 64,
+                         temporal_overlap: int = 8) -> dict[str, int | None]:
+    """VAEDecodeTiled's widgets (pixels / frames) -> decode_tiled arguments (latent units), as nodes.py does."""
+    fam = get_family(vae_family)
+    if tile_size < overlap * 4:
+        overlap = tile_size // 4
+    if temporal_size < temporal_overlap * 2:
+        temporal_overlap = temporal_overlap // 2
+    if fam.temporal is not None:
+        tile_t = max(2, temporal_size // fam.temporal)
+        overlap_t = max(1, min(tile_t // 2, temporal_overlap // fam.temporal))
+    else:
+        tile_t = overlap_t = None
+    return {"tile": tile_size // fam.spatial, "overlap": overlap // fam.spatial, "tile_t": tile_t, "overlap_t": overlap_t}
+
+
+def describe(dtype_bytes: int = 2) -> str:
+    """A table of the traced model (python -m vram_budget.nodes.estimator.vae_memory)."""
+    lines = [f"VAE working memory per output pixel ({dtype_bytes}-byte dtype), from {DATA_FILE.name}"]
+    for v in profiles():
+        lines.append(f"ComfyUI {v}:")
+        for fid in FAMILIES:
+            m = _model_for_profile(fid, v)
+            if m is None or dtype_bytes not in m.decode:
+                lines.append(f"  {fid:12s} not traced")
+                continue
+            dec = ", ".join(f"T={f}: {g:.0f}" if f else f"{g:.0f}" for f, g in m.decode[dtype_bytes].points)
+            enc = ", ".join(f"F={f}: {g:.0f}" if f else f"{g:.0f}" for f, g in m.encode[dtype_bytes].points) if dtype_bytes in m.encode else "-"
+            lin = linear_summary(fid, dtype_bytes, v)
+            lines.append(f"  {fid:12s} decode B/px {dec}")
+            lines.append(f"  {'':12s} encode B/px {enc}")
+            lines.append(f"  {'':12s} a = {lin['a']:.0f} B/px, b = {lin['b']:.2f}, c = 0; weights {m.params / 1e6:.1f}M params")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(describe(2))
