@@ -124,7 +124,14 @@ def _print_table(rows: list[dict], out) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # `vram-budget ... | head`: the reader left, not an error
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (keep Python's exit flush quiet)
+        except OSError:
+            pass
+        return 0
 
 
 if __name__ == "__main__":  # python -m vram_budget.nodes.estimator.cli
