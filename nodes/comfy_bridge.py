@@ -109,14 +109,6 @@ def device_state(device=None) -> DeviceState:
     )
 
 
-def free_memory_for(bytes_needed: int, device=None) -> int:
-    """Ask ComfyUI to unload what it can so `bytes_needed` fit; returns free bytes afterwards."""
-    mm = _mm()
-    dev = device if device is not None else mm.get_torch_device()
-    mm.free_memory(bytes_needed, dev)
-    return int(mm.get_free_memory(dev))
-
-
 def soft_empty_cache() -> None:
     _mm().soft_empty_cache()
 
@@ -153,20 +145,6 @@ def supports_fp8_compute() -> bool:
         return bool(mm.supports_fp8_compute(mm.get_torch_device()))
     except Exception:
         return False
-
-
-def show_text_on_node(text: str, unique_id) -> None:
-    """Show text on a node in the UI (any node type; ComfyUI's progress-text widget)."""
-    if unique_id is None:
-        return
-    try:
-        from server import PromptServer  # noqa: PLC0415
-
-        server = PromptServer.instance
-        if hasattr(server, "send_progress_text"):
-            server.send_progress_text(text, str(unique_id))
-    except Exception:
-        pass
 
 
 # ----------------------------------------------------------------------------------------------

@@ -84,7 +84,6 @@ class WanPlanner:
             text += "\n(read from the MODEL input; the variant and precision widgets are ignored)"
         elapsed_ms = (time.perf_counter() - started) * 1000
         log.info("[VRAM Budget] Wan plan in %.1f ms\n%s", elapsed_ms, text)
-        comfy_bridge.show_text_on_node(text, unique_id)
         summary = result.to_dict()
         return {"ui": {"text": [text], "wan_plan": [summary]},
                 "result": (result.width, result.height, result.length, text)}

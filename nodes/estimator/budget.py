@@ -243,7 +243,7 @@ def _part(info: ModelInfo, ref: ModelRef) -> ModelInfo:
     arch = FAMILIES[family].arch if family in FAMILIES else {}
     return ModelInfo(kind=kind, family=family, label=f"{label} (from {info.label})", params=params,
                      weights_bytes=nbytes, dtype=info.dtype, quantization=info.quantization, arch=arch,
-                     evidence=(f"catalogue checkpoint split by published parameter counts",), source=info.source)
+                     evidence=("catalogue checkpoint split by published parameter counts",), source=info.source)
 
 
 # ----------------------------------------------------------------------------------------------
