@@ -230,3 +230,8 @@ def test_missing_model_is_said_not_crashed():
     budget = estimate(wl, dev("RTX 4090"))
     assert any("my_private_finetune" in n for n in budget.notes)
     assert budget.to_dict()["stages"]
+
+
+def test_no_fixes_listed_when_it_fits():
+    budget = estimate(flux_workload(weight_dtype="fp8_e4m3fn"), dev("H100"))
+    assert budget.verdict == "fits" and budget.remedies == () and budget.plan is None

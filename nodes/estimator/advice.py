@@ -63,8 +63,8 @@ def _peak_with(budget, stage_index: int, new_stage_peak: int) -> int:
 
 
 def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
-    if not budget.stages:
-        return []
+    if not budget.stages or budget.verdict == "fits":
+        return []  # nothing to fix: listing trade-offs for a workflow that fits is noise
     cap = budget.device.capacity_bytes
     target = cap  # a remedy "fixes" when the new peak fits the card
     out: list[Remedy] = []
