@@ -16,20 +16,10 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path[:0] = [str(HERE.parent / "tests"), str(HERE.parent / "tests" / "comfy")]
 
-import importlib.util  # noqa: E402
-
-
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-harness = _load("vram_budget_comfy_harness", HERE.parent / "tests" / "comfy" / "conftest.py")  # ComfyServer, make_base
-flux = _load("vram_budget_flux_prompt", HERE.parent / "tests" / "comfy" / "test_budget_node.py")  # flux_prompt, run_prompt
+import comfy_harness as harness  # noqa: E402  (tests/comfy_harness.py: ComfyServer, make_base)
+import test_budget_node as flux  # noqa: E402  (flux_prompt, run_prompt)
 from helpers_models import spec_clip_text, spec_flux, spec_t5, spec_vae_kl, write_safetensors  # noqa: E402
 
 

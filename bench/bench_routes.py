@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import importlib.util
 import json
 import os
 import statistics
@@ -50,9 +49,9 @@ def pct(values: list[float], q: float) -> float:
 
 
 def start_server(load_model: bool):
-    spec = importlib.util.spec_from_file_location("vram_budget_bench_harness", REPO / "tests" / "comfy" / "conftest.py")
-    harness = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(harness)
+    sys.path.insert(0, str(REPO / "tests"))
+    import comfy_harness as harness  # noqa: PLC0415  (tests/comfy_harness.py)
+
     path = os.environ.get("COMFYUI_PATH")
     if not path:
         raise SystemExit("give --url of a running ComfyUI, or set COMFYUI_PATH/COMFYUI_PYTHON to start one")

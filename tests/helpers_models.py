@@ -560,6 +560,18 @@ def spec_hidream(dtype="BF16", scale: int = 32, prefix: str = "") -> Spec:
 
 # ---------------------------------------------------------------------------------------------
 # Text encoders
+def _clip_encoder_layers(b, tower: str, layers: int, w: int) -> None:
+    """HF CLIP encoder layers (text and vision towers share the layout)."""
+    for i in range(layers):
+        p = f"{tower}.encoder.layers.{i}."
+        for m in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            b.lin(f"{p}self_attn.{m}", w, w)
+        b.norm(f"{p}layer_norm1", w)
+        b.norm(f"{p}layer_norm2", w)
+        b.lin(f"{p}mlp.fc1", 4 * w, w)
+        b.lin(f"{p}mlp.fc2", w, 4 * w)
+
+
 def spec_clip_text(layers: int = 12, width: int = 768, dtype: str = "F16", scale: int = 1, vocab: int = 49408,
                    prefix: str = "", projection: bool = True) -> Spec:
     """HF CLIPTextModel keys (comfy/clip_model.py)."""
@@ -567,14 +579,7 @@ def spec_clip_text(layers: int = 12, width: int = 768, dtype: str = "F16", scale
     w = _d(width, scale)
     b.t("text_model.embeddings.token_embedding.weight", vocab, w)
     b.t("text_model.embeddings.position_embedding.weight", 77, w)
-    for i in range(layers):
-        p = f"text_model.encoder.layers.{i}."
-        for m in ("q_proj", "k_proj", "v_proj", "out_proj"):
-            b.lin(f"{p}self_attn.{m}", w, w)
-        b.norm(f"{p}layer_norm1", w)
-        b.norm(f"{p}layer_norm2", w)
-        b.lin(f"{p}mlp.fc1", 4 * w, w)
-        b.lin(f"{p}mlp.fc2", w, 4 * w)
+    _clip_encoder_layers(b, "text_model", layers, w)
     b.norm("text_model.final_layer_norm", w)
     if projection:
         b.t("text_projection.weight", w, w)
@@ -907,14 +912,7 @@ def spec_clip_vision(layers: int = 32, width: int = 1280, dtype: str = "F16", sc
     b.conv("vision_model.embeddings.patch_embedding", w, 3, 14, 14, bias=False)
     b.t("vision_model.embeddings.position_embedding.weight", 257, w)
     b.norm("vision_model.pre_layrnorm", w)
-    for i in range(layers):
-        p = f"vision_model.encoder.layers.{i}."
-        for m in ("q_proj", "k_proj", "v_proj", "out_proj"):
-            b.lin(f"{p}self_attn.{m}", w, w)
-        b.norm(f"{p}layer_norm1", w)
-        b.norm(f"{p}layer_norm2", w)
-        b.lin(f"{p}mlp.fc1", 4 * w, w)
-        b.lin(f"{p}mlp.fc2", w, 4 * w)
+    _clip_encoder_layers(b, "vision_model", layers, w)
     b.norm("vision_model.post_layernorm", w)
     b.t("visual_projection.weight", _d(1024, scale), w)
     return b.spec

@@ -7,7 +7,6 @@ The pure helpers of routes.py are tested first, without ComfyUI.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import threading
 import time
@@ -21,17 +20,10 @@ from helpers_models import spec_params, spec_vae_kl, write_vae  # tests/conftest
 from vram_budget.nodes import routes
 from vram_budget.nodes.estimator.units import GiB, MiB
 
-TESTS = Path(__file__).resolve().parents[1]
 
 
-def _harness():
-    spec = importlib.util.spec_from_file_location("vram_budget_comfy_harness", TESTS / "comfy" / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+import comfy_harness as HARNESS  # noqa: E402,N812  (tests/comfy_harness.py)
 
-
-HARNESS = _harness()
 pytestmark = pytest.mark.comfy
 VAE_NAME = "sd_vae_zero.safetensors"
 

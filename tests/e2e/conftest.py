@@ -6,7 +6,6 @@ chromium). Each missing piece skips with its reason.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 from pathlib import Path
@@ -20,14 +19,7 @@ CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"]
 
 
-def _harness():
-    spec = importlib.util.spec_from_file_location("vram_budget_comfy_harness_e2e", TESTS / "comfy" / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-HARNESS = _harness()
+import comfy_harness as HARNESS  # noqa: E402,N812  (tests/comfy_harness.py)
 
 
 @pytest.fixture(scope="session")
