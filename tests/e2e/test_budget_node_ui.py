@@ -32,9 +32,22 @@ def test_budget_node_shows_its_report_in_the_editor(e2e_server_factory, browser,
     page.goto(server.url)
     page.wait_for_function("() => window.comfyAPI?.app?.app?.graph && window.LiteGraph?.registered_node_types?.VRAMBudget",
                            timeout=120_000)
-    page.evaluate("async (wf) => { await window.comfyAPI.app.app.loadGraphData(wf); }", workflow)
-    page.wait_for_function("() => (window.comfyAPI.app.app.rootGraph ?? window.comfyAPI.app.app.graph)"
-                           ".nodes.some(n => n.type === 'UNETLoader')", timeout=30_000)
+    # Frontend 1.41 may still restore its default workflow right after start-up and replace a graph
+    # loaded too early: load until the Flux graph stays.
+    loaded = page.evaluate(
+        """async (wf) => {
+            const app = window.comfyAPI.app.app;
+            const hasFlux = () => (app.rootGraph ?? app.graph).nodes.some(n => n.type === "UNETLoader");
+            for (let i = 0; i < 10; i++) {
+                if (!hasFlux()) await app.loadGraphData(wf);
+                await new Promise(r => setTimeout(r, 1000));
+                if (hasFlux()) return true;
+            }
+            return false;
+        }""",
+        workflow,
+    )
+    assert loaded, "the Flux example did not stay loaded in the editor"
     node_id = page.evaluate(
         """() => {
             const app = window.comfyAPI.app.app;
