@@ -25,14 +25,44 @@ REPO = Path(__file__).resolve().parents[1]  # this file is tests/comfy_harness.p
 PACK_DIR_NAME = "comfyui-vram-budget"
 
 
+def require_or_skip(reason: str) -> None:
+    """Skip with `reason`, or fail with it when VRAM_BUDGET_REQUIRE_COMFYUI=1 (CI: a real-ComfyUI
+    test that silently skips would let a broken adapter land)."""
+    if os.environ.get("VRAM_BUDGET_REQUIRE_COMFYUI") == "1":
+        pytest.fail(f"VRAM_BUDGET_REQUIRE_COMFYUI=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
 def comfy_paths() -> tuple[Path, str]:
     path = os.environ.get("COMFYUI_PATH")
     if not path:
-        pytest.skip("COMFYUI_PATH is not set: these tests need a real ComfyUI source tree (and COMFYUI_PYTHON)")
+        require_or_skip("COMFYUI_PATH is not set: these tests need a real ComfyUI source tree (and COMFYUI_PYTHON)")
     py = os.environ.get("COMFYUI_PYTHON") or sys.executable
     if not (Path(path) / "main.py").is_file():
-        pytest.skip(f"COMFYUI_PATH={path} has no main.py")
+        require_or_skip(f"COMFYUI_PATH={path} has no main.py")
     return Path(path), py
+
+
+def frontend_args() -> tuple[str, ...]:
+    """`--front-end-root DIR` when COMFYUI_FRONTEND_ROOT names a frontend build (e.g. the static/
+    folder of comfyui-frontend-package==1.58.1); ComfyUI's own pinned frontend otherwise."""
+    root = os.environ.get("COMFYUI_FRONTEND_ROOT")
+    if not root:
+        return ()
+    if not (Path(root) / "index.html").is_file():
+        raise RuntimeError(f"COMFYUI_FRONTEND_ROOT={root} has no index.html")
+    return ("--front-end-root", root)
+
+
+def frontend_label() -> str:
+    """Which frontend the e2e tests see, for screenshot names: "fe1.58.1" for a pip-installed
+    comfyui-frontend-package given through COMFYUI_FRONTEND_ROOT, "" for ComfyUI's own."""
+    root = os.environ.get("COMFYUI_FRONTEND_ROOT")
+    if not root:
+        return ""
+    for info in Path(root).resolve().parents[1].glob("comfyui_frontend_package-*.dist-info"):
+        return "fe" + info.name.split("-")[1].removesuffix(".dist")
+    return "fe-" + Path(root).resolve().parent.name
 
 
 def comfy_version(path: Path) -> str:
@@ -70,7 +100,7 @@ class ComfyServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = base / "comfyui.log"
         args = [python, "main.py", "--cpu", "--listen", "127.0.0.1", "--port", str(self.port),
-                "--base-directory", str(base), "--disable-auto-launch", *extra_args]
+                "--base-directory", str(base), "--disable-auto-launch", *frontend_args(), *extra_args]
         self._log = open(self.log_path, "w")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env.pop("PYTHONPATH", None)

@@ -24,8 +24,11 @@ import comfy_harness as HARNESS  # noqa: E402,N812  (tests/comfy_harness.py)
 
 @pytest.fixture(scope="session")
 def e2e_comfy():
+    """(path, python, label): label is the ComfyUI version, plus the frontend when
+    COMFYUI_FRONTEND_ROOT serves another one ("0.18.2-fe1.58.1"); screenshots are named by it."""
     path, python = HARNESS.comfy_paths()
-    return path, python, HARNESS.comfy_version(path)
+    label = "-".join(filter(None, (HARNESS.comfy_version(path), HARNESS.frontend_label())))
+    return path, python, label
 
 
 @pytest.fixture(scope="session")
@@ -55,9 +58,9 @@ def browser():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        pytest.skip("the Python package playwright is not installed (pip install playwright; no `playwright install`)")
+        HARNESS.require_or_skip("the Python package playwright is not installed (pip install playwright; no `playwright install`)")
     if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
+        HARNESS.require_or_skip(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield browser
