@@ -153,15 +153,21 @@ def test_flux_with_loras_and_controlnet_needs_32_gb(tmp_path):
     expected = catalogue_info("flux1-dev.safetensors").params * 2 + sum(spec_bytes(w.spec) for w in loras) \
         + spec_params(cn.spec) * 2  # LoRA tensors as stored, ControlNet at 16 bit: exact from the headers
     assert stage.weights_bytes == expected
-    assert budget.verdict == "won't fit"
+    # more than the card holds: ComfyUI loads Flux partially and streams the rest (not an OOM)
+    assert budget.verdict == "runs_slower" and budget.offload_bytes > 0
     assert budget.cheapest_card.name == "RTX 5090"
 
 
 def test_wan22_14b_720p_card_table():
+    # FACTS.md: "Wan 2.2 14B at 720p without RAM offload: 32 GB for short clips, 48 GB with margin".
+    # The weights and the real activations fit a 5090 (cond/uncond in turn), but ComfyUI reserves
+    # its own, larger activation estimate first and so streams a little of each expert: it runs,
+    # at nearly full speed.
     short = estimate(wan22_workload(length=33), dev("RTX 5090"))
-    assert short.verdict in ("fits", "tight"), short.peak_bytes / GiB
+    assert short.stages[1].min_peak_bytes <= short.device.capacity_bytes
+    assert short.verdict == "runs_slower" and short.slowdown_high < 1.1, short.peak_bytes / GiB
     full = estimate(wan22_workload(length=81), dev("RTX 4090"))
-    assert full.verdict == "won't fit"
+    assert full.verdict == "runs_slower" and full.offload_bytes > 0  # 16-bit experts stream from RAM
     assert estimate(wan22_workload(length=81), dev("L40S")).verdict in ("fits", "tight")
 
 
@@ -179,15 +185,23 @@ def test_wan22_experts_are_loaded_in_turn():
 def test_verdict_thresholds():
     budget = estimate(flux_workload(weight_dtype="fp8_e4m3fn"), dev("H100"))
     assert budget.verdict == "fits" and budget.headroom_bytes > 0.1 * budget.device.capacity_bytes
-    tiny = estimate(flux_workload(), Device("8 GB", 8 * GiB))
-    assert tiny.verdict == "won't fit" and tiny.headroom_bytes < 0
+    small = estimate(flux_workload(), Device("8 GB", 8 * GiB))
+    assert small.verdict == "runs_slower" and small.headroom_bytes < 0  # partial load, not an OOM
+    # Wan 2.2 at 720p × 81: one cond's activations alone (~6 GiB) exceed a 6 GB card, offload or not
+    tiny = estimate(wan22_workload(precision="fp8_scaled"), Device("6 GB", 6 * GiB - int(0.35 * GiB)))
+    run = next(r for r, s in zip(tiny.runs, tiny.stages) if s.stage.kind == SAMPLE)
+    assert tiny.verdict == "oom" and tiny.to_dict()["verdict"] == "oom"
+    assert run.outcome == "oom" and run.minimum_bytes > tiny.device.capacity_bytes and run.shortfall_bytes > 0
 
 
 def test_dynamic_vram_verdict_uses_working_memory():
     classic = estimate(flux_workload(), dev("RTX 4070"))
     dynamic = estimate(flux_workload(), dev("RTX 4070", memory_mode="dynamic"))
-    assert classic.verdict == "won't fit"
-    assert dynamic.verdict in ("fits", "tight")
+    assert classic.verdict == "runs_slower"
+    assert dynamic.verdict == "runs_slower"
+    # Dynamic VRAM keeps more resident: no min_req reserve from ComfyUI's own (larger) estimate
+    c_run, d_run = (next(r for r, s in zip(b.runs, b.stages) if s.stage.kind == SAMPLE) for b in (classic, dynamic))
+    assert d_run.resident_bytes > c_run.resident_bytes
     assert dynamic.to_dict()["memory_mode"] == "dynamic"
 
 

@@ -124,10 +124,10 @@ def test_a_plan_fits_by_the_shared_estimator_and_obeys_the_rules(tv):
     again = reprice(spec, device, p.width, p.height, p.length)
     assert again.peak_bytes == p.budget.peak_bytes
     if p.fits:
-        assert again.verdict in ("fits", "tight"), (p.width, p.height, p.length, again.peak_bytes / GiB)
+        assert wp.fits(again), (p.width, p.height, p.length, again.peak_bytes / GiB)
     else:  # nothing fits: even the smallest size on the path does not
         smallest = wp.search_path(tw, th, tl, m, keep)[-1]
-        assert reprice(spec, device, *smallest).verdict == "won't fit"
+        assert not wp.fits(reprice(spec, device, *smallest))
         assert (p.width, p.height, p.length) == (tw, th, tl)
 
 
@@ -172,7 +172,7 @@ def test_a_target_that_fits_is_returned_unchanged(tv):
     w, h, length = wp.snap_side(w, m), wp.snap_side(h, m), wp.snap_length(length)  # a valid target
     device = gib_device(vram)
     p = wp.plan(spec, device, w, h, length, keep)
-    fits_as_is = reprice(spec, device, w, h, length).verdict in ("fits", "tight")
+    fits_as_is = wp.fits(reprice(spec, device, w, h, length))
     assert fits_as_is == (p.fits and not p.changed)
     if fits_as_is:
         assert (p.width, p.height, p.length) == (w, h, length) and p.cut == "" and not p.keep_target
@@ -228,7 +228,7 @@ def test_facts_wan22_14b_720p_32gb_for_short_clips_48gb_with_margin():
     on_5090 = wp.plan(spec, card("RTX 5090"), 1280, 720, 81, "resolution")  # keep 720p, cut the length
     assert on_5090.fits and (on_5090.width, on_5090.height) == (1280, 720)
     assert 17 <= on_5090.length < 81  # a short clip (at least one second at 16 fps), not the full 5 s
-    assert reprice(spec, card("RTX 5090"), 1280, 720, on_5090.length).verdict in ("fits", "tight")
+    assert wp.fits(reprice(spec, card("RTX 5090"), 1280, 720, on_5090.length))
     on_l40s = wp.plan(spec, card("L40S"), 1280, 720, 81, "balanced")
     assert on_l40s.fits and not on_l40s.changed  # the full 81-frame 720p clip, as is
     l40s = reprice(spec, card("L40S"), 1280, 720, 81)

@@ -63,7 +63,8 @@ def _peak_with(budget, stage_index: int, new_stage_peak: int) -> int:
 
 
 def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
-    if not budget.stages or budget.verdict == "fits":
+    if not budget.stages or budget.verdict == "fits" or (budget.verdict == "unknown" and budget.outcome == "fits"
+                                                         and not budget.tight):
         return []  # nothing to fix: listing trade-offs for a workflow that fits is noise
     cap = budget.device.capacity_bytes
     target = cap  # a remedy "fixes" when the new peak fits the card
@@ -211,14 +212,16 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
             "before Python starts (newer PyTorch also reads PYTORCH_ALLOC_CONF; older: max_split_size_mb:128). It "
             "creates no memory; it lets you use what is free", dev.reserved_unallocated_bytes, "nothing",
             new_peak=budget.peak_bytes)
-    # 7. offload
-    if budget.verdict == "won't fit":
-        sb = budget.stages[budget.peak_stage]
-        stream = max(0, sb.min_peak_bytes - cap)
-        if sb.working_bytes + sb.overhead_bytes + dev.reserve_bytes < cap:
-            add(7, "offload", f"Offload {fmt_gib(stream)} of weights to RAM (--lowvram / --reserve-vram / block swap)",
-                "ComfyUI streams the weights that do not fit from system RAM; Wan video wrapper: blocks_to_swap",
-                stream, "speed: several times slower", new_peak=cap)
+    # 7. offload: ComfyUI already streams what does not fit; an OOM with offload available means
+    # its own activation estimate left too little room, and --reserve-vram makes it keep more free.
+    oom_sample = next((r for r, sb in zip(budget.runs, budget.stages)
+                       if r.outcome == "oom" and sb.stage.kind == SAMPLE and r.minimum_bytes <= cap), None)
+    if oom_sample is not None:
+        reserve = math.ceil((oom_sample.shortfall_bytes + dev.reserve_bytes) / GiB * 10) / 10 + 0.1
+        add(7, "offload", f"Launch ComfyUI with --reserve-vram {reserve:.1f}: runs, streaming more weights",
+            f"ComfyUI's activation estimate is {fmt_gib(oom_sample.shortfall_bytes)} short for this step; reserving "
+            f"{reserve:.1f} GiB makes it keep that much free and stream the rest of the weights from RAM",
+            oom_sample.shortfall_bytes, "speed: slower (weights stream from RAM)", new_peak=cap)
     # 8. bigger card
     card = budget.cheapest_card
     if budget.verdict != "fits" and card is not None and card.total_bytes > dev.total_bytes:
@@ -250,7 +253,7 @@ def recommended_plan(budget) -> Plan | None:
 
     Savings of different rungs add up: weights (precision) and activations (batch, frames,
     resolution) are separate terms of the same stage's peak."""
-    if budget.verdict != "won't fit" or not budget.remedies:
+    if budget.outcome not in ("oom", "runs_slower") or not budget.remedies:
         return None
     cap = budget.device.capacity_bytes
     gap = budget.peak_bytes - cap

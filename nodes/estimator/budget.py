@@ -57,13 +57,18 @@ class Device:
     held_by_models_bytes: int = 0  # weights ComfyUI has loaded now (it unloads them when needed)
     fp8_compute: bool = True
     memory_mode: str = "classic"  # "classic" | "dynamic"
-    lowvram: bool = False  # --lowvram: text encoders stay on the CPU
+    lowvram: bool = False  # --lowvram / --novram: text encoders stay on the CPU
     reserve_bytes: int = COMFY_RESERVE_BYTES  # --reserve-vram
     context_bytes: int = CUDA_CONTEXT_BYTES
     source: str = "catalogue"  # "catalogue" | "--vram" | "live"
+    vram_state: str = "normal"  # normal | low | no | high | gpu_only (ComfyUI's launch flags)
+    flops: float = 165.2e12  # dense 16-bit tensor FLOP/s (gpus.Card.tflops), for the speed model
+    host_bytes_per_s: float = 25.2e9  # host link, effective (gpus.PCIE)
 
     @classmethod
     def from_card(cls, card: Card, **kw) -> "Device":
+        kw.setdefault("flops", card.flops or 165.2e12)
+        kw.setdefault("host_bytes_per_s", card.host_bytes_per_s)
         return cls(name=card.name, total_bytes=card.total_bytes, fp8_compute=card.fp8_compute, **kw)
 
     @property
@@ -116,15 +121,37 @@ class StageBudget:
         }
 
 
+VERDICTS = ("fits", "tight", "runs_slower", "oom", "unknown")  # stable values of Budget.verdict / --json
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A model the estimate could not price: what it is, where ComfyUI looks for it, how to fix it."""
+
+    name: str
+    folder: str
+    role: str
+    problem: str
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "folder": self.folder, "role": self.role, "problem": self.problem,
+                "fix": self.fix}
+
+    @property
+    def fix(self) -> str:
+        return (f"put {self.name} in ComfyUI's models/{self.folder}/ and point --models-dir at that models/ "
+                "folder (in ComfyUI: the file must be in the model folders)")
+
+
 @dataclass(frozen=True)
 class Budget:
     stages: tuple[StageBudget, ...]
     device: Device
-    peak_bytes: int
+    peak_bytes: int  # everything of the peak stage on the GPU at once (all weights resident)
     peak_stage: int  # index into stages (-1 when empty)
-    verdict: str  # "fits" | "tight" | "won't fit"
+    verdict: str  # one of VERDICTS: fits | tight | runs_slower | oom | unknown
     headroom_bytes: int  # capacity - peak (negative: short by)
-    offload_bytes: int  # classic mode: weights ComfyUI would stream from RAM at the peak stage
+    offload_bytes: int  # weights ComfyUI streams from RAM at the stage that streams most
     remedies: tuple = ()  # advice.Remedy
     plan: object | None = None  # advice.Plan: the ladder applied in order until it fits
     cheapest_card: Card | None = None
@@ -132,14 +159,38 @@ class Budget:
     models: Mapping[str, ModelInfo] = field(default_factory=dict)
     unknown_nodes: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()
+    runs: tuple = ()  # runtime.StageRun per stage: what ComfyUI does on this card
+    tight: bool = False  # under 10 % left, or the uncertainty range reaches past the card
+    slowdown: float = 1.0  # sampling time with streaming / all resident (copies overlapped)
+    slowdown_high: float = 1.0  # the same with copies not overlapped
+    extra_seconds: float = 0.0  # one-off: a VAE OOM + tiled retry, streamed text encoders
+    missing: tuple[Missing, ...] = ()
+    incomplete: tuple[str, ...] = ()  # stages without a working-memory figure, and why
+    peak_high_bytes: int = 0  # upper end of the peak range (allocator, attention backend)
+    outcome: str = "fits"  # the simulated outcome even when the verdict is unknown
 
     @property
     def memory_mode(self) -> str:
         return self.device.memory_mode
 
+    @property
+    def complete(self) -> bool:
+        return not self.missing and not self.incomplete and bool(self.stages)
+
     def to_dict(self) -> dict:
         return {
             "verdict": self.verdict,
+            "tight": self.tight,
+            "outcome": self.outcome,
+            "slowdown": round(self.slowdown, 2),
+            "slowdown_high": round(self.slowdown_high, 2),
+            "extra_seconds": round(self.extra_seconds, 1),
+            "complete": self.complete,
+            "missing": [m.to_dict() for m in self.missing],
+            "incomplete": list(self.incomplete),
+            "peak_low_bytes": self.peak_bytes,
+            "peak_high_bytes": self.peak_high_bytes,
+            "predicted_peak_bytes": max((r.peak_bytes for r in self.runs), default=0),
             "peak_bytes": self.peak_bytes,
             "peak_gib": round(self.peak_bytes / GiB, 2),
             "peak_stage": self.peak_stage,
@@ -153,7 +204,8 @@ class Budget:
                 "reserved_unallocated_bytes": self.device.reserved_unallocated_bytes,
                 "fp8_compute": self.device.fp8_compute,
             },
-            "stages": [s.to_dict() for s in self.stages],
+            "stages": [{**s.to_dict(), "run": r.to_dict()} if r is not None else s.to_dict()
+                       for s, r in zip(self.stages, list(self.runs) + [None] * (len(self.stages) - len(self.runs)))],
             "remedies": [r.to_dict() for r in self.remedies],
             "plan": self.plan.to_dict() if self.plan is not None else None,
             "cheapest_card": _card_dict(self.cheapest_card),
@@ -210,7 +262,7 @@ def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, 
         return info, f"{ref.name}: {where}; using the published size ({cite})"
     return (
         ModelInfo(kind=UNKNOWN, family="unknown", label=ref.name, params=0, weights_bytes=0, source="missing"),
-        f"{ref.name}: not found and not in the catalogue; counted as 0 bytes (estimate is too low)",
+        f"{ref.name}: not found and not in the catalogue; its size is unknown (the estimate is a lower bound)",
     )
 
 
@@ -255,7 +307,7 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
     params = info.params
     dtype = info.dtype or "?"
     if info.source in ("missing",):
-        return 0, "file missing: 0 bytes counted"
+        return 0, "size unknown: not counted (the estimate is a lower bound)"
     if info.kind == DIFFUSION:
         if ref.weight_dtype in FP8_WIDGETS:
             return params, f"weight_dtype {ref.weight_dtype}: 1 byte/param (widget overrides the file's {dtype})"
@@ -313,7 +365,7 @@ def estimate(
                 info, note = resolve_model(ref, resolver)
             except ModelFileError as exc:
                 info = ModelInfo(kind=UNKNOWN, family="unknown", label=ref.name, params=0, weights_bytes=0, source="error")
-                note = f"{exc}: counted as 0 bytes"
+                note = f"{exc}: its size is unknown (the estimate is a lower bound)"
             infos[key] = info
             if note:
                 notes.append(note)
@@ -344,35 +396,34 @@ def estimate(
         peak_stage, peak, min_peak = -1, 0, 0
         notes.append("no stage that uses the GPU was found in this workflow")
 
-    if device.memory_mode == "dynamic":
-        # Weights stream on demand: what must fit is working memory + overhead + headroom.
-        need = max((s.working_bytes + s.overhead_bytes for s in stage_budgets), default=0) + device.reserve_bytes
-        verdict = _verdict(capacity - need, capacity)
-        headroom = capacity - peak
-        offload = max(0, peak - capacity)
-        if offload and verdict != "won't fit":
-            notes.append(
-                f"Dynamic VRAM: {fmt_gib(offload)} of weights will be streamed from RAM at the peak stage "
-                "(slower, but no OOM)"
-            )
+    # What ComfyUI does with it on this card (runtime.py), stage by stage.
+    from . import runtime  # noqa: PLC0415
+
+    runs = runtime.simulate(stage_budgets, device) if stage_budgets else []
+    outcome, slowdown, slowdown_high, extra = runtime.overall(runs)
+    missing, incomplete = _gaps(workload, infos, stage_budgets)
+    offload = max((r.streamed_bytes for r in runs), default=0)
+    headroom = capacity - peak
+    # Range: the traced activations exclude the caching allocator's rounding and library workspaces
+    # (cuDNN/cuBLAS); +10 % of the working memory and 256 MiB cover them until a GPU measurement
+    # narrows it (docs/accuracy.md).
+    peak_high = peak + (int(0.10 * stage_budgets[peak_stage].working_bytes) + 256 * MiB if stage_budgets else 0)
+    if outcome == runtime.FITS:
+        tight = headroom < TIGHT_FRACTION * capacity or peak_high > capacity
+    elif outcome == runtime.RUNS_SLOWER:
+        tight = max((r.peak_bytes for r in runs), default=0) > (1 - TIGHT_FRACTION) * capacity
     else:
-        headroom = capacity - peak
-        verdict = _verdict(headroom, capacity)
-        if verdict == "won't fit" and min_peak <= capacity:
-            verdict = "tight"
-            notes.append(
-                "fits only with cond and uncond run one after another (ComfyUI does this by itself when memory "
-                "is short; slower per step)"
-            )
-        offload = 0
-        if verdict == "won't fit" and stage_budgets:
-            sb = stage_budgets[peak_stage]
-            offload = max(0, sb.min_peak_bytes - capacity)
-            if sb.working_bytes + sb.overhead_bytes < capacity:
-                notes.append(
-                    f"ComfyUI would run this by streaming {fmt_gib(offload)} of weights from system RAM "
-                    "('loaded partially'): expect several times slower steps"
-                )
+        tight = False
+    if missing or incomplete or outcome == runtime.UNKNOWN:
+        verdict = "unknown"
+        why = "; ".join([f"{m.name} ({m.problem})" for m in missing] + list(incomplete))
+        notes.insert(0, f"can't tell: {why}. The peak shown is a lower bound (at least {fmt_gib(peak)})")
+    elif outcome == runtime.FITS:
+        verdict = "tight" if tight else "fits"
+    else:
+        verdict = outcome
+    for sb, run in zip(stage_budgets, runs):
+        notes.extend(run.explanation)
 
     budget = Budget(
         stages=tuple(stage_budgets), device=device, peak_bytes=peak, peak_stage=peak_stage, verdict=verdict,
@@ -380,6 +431,8 @@ def estimate(
         cheapest_card=cheapest_card_that_fits(min_peak + device.other_processes_bytes) if stage_budgets else None,
         cheapest_card_with_margin=cheapest_card_that_fits(int(peak / (1 - TIGHT_FRACTION))) if stage_budgets else None,
         models=dict(infos), unknown_nodes=workload.unknown_nodes, notes=tuple(dict.fromkeys(notes)),
+        runs=tuple(runs), tight=tight, slowdown=slowdown, slowdown_high=slowdown_high, extra_seconds=extra, missing=tuple(missing),
+        incomplete=tuple(incomplete), peak_high_bytes=peak_high, outcome=outcome,
     )
     if not remedies:
         return budget
@@ -389,12 +442,31 @@ def estimate(
     return replace(budget, plan=recommended_plan(budget))
 
 
-def _verdict(headroom: int, capacity: int) -> str:
-    if headroom < 0:
-        return "won't fit"
-    if headroom < TIGHT_FRACTION * capacity:
-        return "tight"
-    return "fits"
+def _gaps(workload: Workload, infos: Mapping[str, ModelInfo], stage_budgets) -> tuple[list[Missing], list[str]]:
+    """Models that could not be priced (never counted as 0 bytes with a confident verdict) and
+    stages without a working-memory figure."""
+    missing: list[Missing] = []
+    seen = set()
+    for stage in workload.stages:
+        for ref in stage.models:
+            key = _ref_key(ref)
+            info = infos.get(key)
+            if info is None or key in seen or (ref.role == "lora" and ref.strength == 0):
+                continue
+            if info.source in ("missing", "error") or (info.kind == UNKNOWN and not info.weights_bytes):
+                seen.add(key)
+                problem = ("not found in the model folders and not in the catalogue" if info.source == "missing"
+                           else "could not be read" if info.source == "error" else "architecture not recognised")
+                missing.append(Missing(ref.name, ref.folder, ref.role, problem))
+    incomplete = []
+    for sb in stage_budgets:
+        for note in sb.notes:
+            if note.startswith(("working memory not estimated", "VAE decode working memory unknown",
+                                "VAE encode working memory unknown")):
+                incomplete.append(f"{sb.title}: {note}")
+        if sb.stage.kind == TEXT_ENCODE and any(n == "no text encoder found" for n in sb.notes):
+            incomplete.append(f"{sb.title}: no text encoder identified")
+    return missing, incomplete
 
 
 def _plural_prompts(title: str) -> str:

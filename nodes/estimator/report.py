@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from .units import GiB, fmt_gib
 
-VERDICT_TEXT = {"fits": "FITS", "tight": "TIGHT", "won't fit": "WON'T FIT"}
+VERDICT_TEXT = {"fits": "FITS", "tight": "FITS (TIGHT)", "runs_slower": "RUNS, SLOWER", "oom": "OUT OF MEMORY",
+                "unknown": "CAN'T TELL"}
+OUTCOME_TEXT = {"fits": "fits", "runs_slower": "runs, slower", "oom": "OUT OF MEMORY", "unknown": "can't tell"}
 
 
 def _g(n: int) -> str:
@@ -20,18 +22,9 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
     lines.append(f"VRAM Budget: {dev.name} ({cap}); {mode}")
     if budget.stages:
         peak_stage = budget.stages[budget.peak_stage]
-        if budget.headroom_bytes >= 0:
-            tail = f"{fmt_gib(budget.headroom_bytes)} to spare"
-        elif dev.memory_mode == "dynamic" and budget.verdict != "won't fit":
-            tail = f"{fmt_gib(-budget.headroom_bytes)} of weights stay in RAM and stream in (slower, no OOM)"
-        else:
-            tail = f"short by {fmt_gib(-budget.headroom_bytes)}"
-        lines.append(
-            f"Verdict: {VERDICT_TEXT.get(budget.verdict, budget.verdict)}: peak {fmt_gib(budget.peak_bytes)} "
-            f"at '{peak_stage.title}', {tail}"
-        )
+        lines.append(f"Verdict: {VERDICT_TEXT.get(budget.verdict, budget.verdict)}: {_verdict_tail(budget, peak_stage)}")
     else:
-        lines.append("Verdict: nothing to estimate")
+        lines.append("Verdict: CAN'T TELL: nothing to estimate")
     if dev.memory_mode == "dynamic" and budget.stages:
         need = max(s.working_bytes + s.overhead_bytes for s in budget.stages)
         lines.append(
@@ -42,25 +35,33 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
     lines.append("")
     if budget.stages:
         width = max(24, min(46, max(len(s.title) for s in budget.stages) + 3))
-        lines.append(f"{'Stage':<{width}} {'Weights':>7} {'Working':>7} {'Other':>6} {'Peak':>7}  (GiB)")
+        lines.append(f"{'Stage':<{width}} {'Weights':>7} {'Working':>7} {'Other':>6} {'Peak':>7}  (GiB)  on this card")
+        runs = list(getattr(budget, "runs", ()))
         for n, sb in enumerate(budget.stages):
             title = f"{n + 1} {sb.title}"
             if len(title) > width:
                 title = title[: width - 1] + "…"
             mark = "  <- peak" if n == budget.peak_stage else ""
+            run = _run_text(runs[n]) if n < len(runs) else ""
             lines.append(f"{title:<{width}} {_g(sb.weights_bytes):>7} {_g(sb.working_bytes):>7} "
-                         f"{sb.overhead_bytes / GiB:6.2f} {_g(sb.peak_bytes):>7}{mark}")
+                         f"{sb.overhead_bytes / GiB:6.2f} {_g(sb.peak_bytes):>7}  {run}{mark}")
             if verbose:
                 for item in sb.items:
                     lines.append(f"    {item.label}: {fmt_gib(item.bytes)} ({item.assumption})")
-    if budget.offload_bytes and budget.verdict == "won't fit":
+    missing = getattr(budget, "missing", ())
+    if missing:
         lines.append("")
-        lines.append(f"Without changes ComfyUI streams {fmt_gib(budget.offload_bytes)} of weights from RAM "
-                     "(runs, several times slower).")
+        lines.append("Can't price these models (so the verdict can't be trusted):")
+        for m in missing:
+            lines.append(f" - {m.name} ({m.role}, models/{m.folder}/): {m.problem}")
+        lines.append("   Fix: point --models-dir at the ComfyUI models/ folder that holds them (the header gives "
+                     "the exact size), or run the estimate inside ComfyUI with the VRAM Budget node.")
     relevant = [r for r in budget.remedies if budget.verdict != "fits"]
     if relevant:
         lines.append("")
-        lines.append("Fixes, cheapest first (quality and speed):")
+        head = {"runs_slower": "To keep everything resident (full speed), cheapest first:",
+                "oom": "To make it run, cheapest first (quality and speed):"}
+        lines.append(head.get(budget.verdict, "Fixes, cheapest first (quality and speed):"))
         for r in relevant[:max_remedies]:
             ok = "  -> fits" if r.fixes else ""
             lines.append(f" - {r.title}  [{r.cost}]{ok}")
@@ -94,3 +95,41 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
         for note in budget.notes:
             lines.append(f" - {note}")
     return "\n".join(lines)
+
+
+def _verdict_tail(budget, peak_stage) -> str:
+    need = f"needs {fmt_gib(budget.peak_bytes)} at '{peak_stage.title}' with every weight resident"
+    cap = budget.device.capacity_bytes
+    if budget.verdict == "unknown":
+        return f"at least {fmt_gib(budget.peak_bytes)} (lower bound: {len(budget.missing) or 'some'} model(s) or stage(s) unpriced)"
+    if budget.verdict in ("fits", "tight"):
+        spare = f"{fmt_gib(budget.headroom_bytes)} to spare"
+        if budget.peak_high_bytes > budget.peak_bytes:
+            spare += f"; peak {fmt_gib(budget.peak_bytes)}–{fmt_gib(budget.peak_high_bytes)}"
+        return f"{need}, {spare}"
+    if budget.verdict == "runs_slower":
+        parts = []
+        if budget.offload_bytes:
+            lo, hi = budget.slowdown, getattr(budget, "slowdown_high", budget.slowdown)
+            rng = f"{lo:.1f}" if round(lo, 1) == round(hi, 1) else f"{lo:.1f}–{hi:.1f}"
+            parts.append(f"keeps {fmt_gib(budget.offload_bytes)} of weights in RAM: sampling ≈ {rng}× slower")
+        if budget.extra_seconds >= 1:
+            parts.append(f"+{budget.extra_seconds:.0f} s once (fallbacks)")
+        return f"{need} ({fmt_gib(cap)} usable); ComfyUI " + "; ".join(parts or ["falls back"])
+    short = max((r.shortfall_bytes for r in budget.runs if r.outcome == "oom"), default=0)
+    stage = next((sb.title for sb, r in zip(budget.stages, budget.runs) if r.outcome == "oom"), peak_stage.title)
+    return f"'{stage}' is short by {fmt_gib(short)} even with ComfyUI's offloading"
+
+
+def _run_text(run) -> str:
+    text = OUTCOME_TEXT.get(run.outcome, run.outcome)
+    if run.outcome == "runs_slower":
+        if run.streamed_bytes:
+            text += f": {run.streamed_bytes / GiB:.1f} GiB streamed"
+        elif run.tiled_fallback:
+            text += ": tiled retry"
+    elif run.outcome == "oom":
+        text += f": short {run.shortfall_bytes / GiB:.1f} GiB"
+    if run.cond_batch == 1 and run.forwards_per_step == 2:
+        text += " (cond/uncond in turn)"
+    return text

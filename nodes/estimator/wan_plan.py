@@ -428,10 +428,11 @@ def estimate_size(spec: WanModelSpec, device: Device, width: int, height: int, l
 
 
 def fits(budget: Budget) -> bool:
-    """Runs without streaming weights from RAM (the estimator's classic verdict is not "won't fit")."""
+    """Runs with every weight resident, as ComfyUI itself decides it (runtime.py: its own
+    activation estimate sets how much of the model it loads; cond/uncond in turn where it would)."""
     if not budget.stages:
         return False
-    return max(s.min_peak_bytes for s in budget.stages) <= budget.device.capacity_bytes
+    return budget.outcome == "fits"
 
 
 def need_bytes(budget: Budget) -> int:
@@ -780,7 +781,7 @@ def _with_keep_options(p: WanPlan, spec: WanModelSpec, device: Device, cfg: floa
                                  models=spec.infos, remedies=False)
         work = max(s.working_bytes + s.overhead_bytes for s in db.stages)
         headroom = cap - work - device.reserve_bytes
-        if db.verdict != "won't fit":
+        if db.outcome != "oom":
             options.append(KeepOption(
                 "dynamic_vram", f"Dynamic VRAM runs {size} as is ({fmt_gib(headroom)} headroom)",
                 f"ComfyUI ≥ 0.13 with Dynamic VRAM streams weights on demand: activations {fmt_gib(work)} + "
