@@ -53,9 +53,14 @@ class VRAMBudget:
                 "vram_budget_gb": ("FLOAT", {"default": 0.0, "min": 0.0, "max": 4096.0, "step": 0.5,
                                    "tooltip": "Override the memory to plan for (GiB); 0 = the detected GPU"}),
                 "stop_if_wont_fit": ("BOOLEAN", {"default": False,
-                                     "tooltip": "Fail the prompt before any model loads if it won't fit"}),
+                                     "tooltip": "Fail the prompt before any model loads if ComfyUI would run out of "
+                                                "memory even with its offloading (never for a workflow that only "
+                                                "runs slower)"}),
                 "memory_mode": (["auto", "classic", "dynamic"], {"default": "auto",
                                 "tooltip": "auto = detect from this ComfyUI (Dynamic VRAM streams weights)"}),
+                "stop_if_slower_than": ("FLOAT", {"default": 0.0, "min": 0.0, "max": 100.0, "step": 0.5,
+                                        "tooltip": "With stop_if_wont_fit: also stop when streaming weights would make "
+                                                   "sampling more than this many times slower (0 = never)"}),
             },
             "hidden": {"prompt": "PROMPT", "extra_pnginfo": "EXTRA_PNGINFO", "unique_id": "UNIQUE_ID"},
         }
@@ -65,7 +70,7 @@ class VRAMBudget:
         return float("nan")  # free memory changes between runs: always re-estimate
 
     def run(self, gpu=THIS_GPU, vram_budget_gb=0.0, stop_if_wont_fit=False, memory_mode="auto",
-            prompt=None, extra_pnginfo=None, unique_id=None):
+            stop_if_slower_than=0.0, prompt=None, extra_pnginfo=None, unique_id=None):
         started = time.perf_counter()
         try:
             device = live_device(memory_mode, vram_budget_gb, gpu)
@@ -82,9 +87,9 @@ class VRAMBudget:
             text, budget, summary = f"VRAM Budget: internal error ({type(exc).__name__}: {exc})", None, {"error": str(exc)}
         elapsed_ms = (time.perf_counter() - started) * 1000
         log.info("[VRAM Budget] estimated in %.1f ms\n%s", elapsed_ms, text)
-        if stop_if_wont_fit and budget is not None and budget.verdict == "won't fit":
-            raise BudgetWontFitError(
-                "VRAM Budget stopped this prompt before any model loaded: it won't fit.\n\n" + text)
+        reason = budget.stop_reason(stop_if_slower_than) if (stop_if_wont_fit and budget is not None) else ""
+        if reason:
+            raise BudgetWontFitError(f"VRAM Budget stopped this prompt before any model loaded: {reason}.\n\n" + text)
         return {"ui": {"text": [text], "vram_budget": [summary]}, "result": (text,)}
 
 

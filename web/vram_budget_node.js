@@ -41,7 +41,7 @@ app.registerExtension({
         const widget = reportWidget(this);
         widget.element.textContent = text;
         const verdict = message?.vram_budget?.[0]?.verdict;
-        const colour = { fits: "#3fb950", tight: "#d29922", "won't fit": "#f85149" }[verdict];
+        const colour = { fits: "#3fb950", tight: "#d29922", runs_slower: "#d29922", oom: "#f85149", unknown: "#8b949e" }[verdict];
         widget.element.style.borderColor = colour ?? "var(--border-color, #444)";
         this.setDirtyCanvas(true, true);
       }

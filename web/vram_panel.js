@@ -247,10 +247,26 @@ function renderActions(status) {
   ];
 }
 
+const VERDICT_LABEL = { fits: "Fits", tight: "Fits (tight)", runs_slower: "Runs, slower", oom: "Out of memory", unknown: "Can't tell" };
+
 function verdictClass(verdict) {
   if (verdict === "fits") return "ok";
-  if (verdict === "tight") return "warn";
+  if (verdict === "tight" || verdict === "runs_slower") return "warn";
+  if (verdict === "unknown") return "info";
   return "bad";
+}
+
+function verdictLine(data, capacity, headroom) {
+  const parts = [`of ${gib(capacity)}${data.device?.name ? ` on ${data.device.name}` : ""}`];
+  if (data.verdict === "runs_slower") {
+    if (data.offload_bytes) parts.push(`${gib(data.offload_bytes)} of weights stream from RAM, ≈ ${Number(data.slowdown || 1).toFixed(1)}–${Number(data.slowdown_high || data.slowdown || 1).toFixed(1)}× slower`);
+    if (data.extra_seconds >= 1) parts.push(`+${Math.round(data.extra_seconds)} s once`);
+  } else if (data.verdict === "unknown") {
+    parts.push(`at least this much: can't price ${(data.missing || []).map((m) => m.name).join(", ") || "every stage"}`);
+  } else if (headroom != null) {
+    parts.push(headroom >= 0 ? `${gib(headroom)} to spare` : `short by ${gib(-headroom)}`);
+  }
+  return parts.join(" · ");
 }
 
 function renderBudget() {
@@ -281,12 +297,9 @@ function renderBudget() {
   const headroom = data.headroom_bytes;
   const out = [head,
     h("div.vrb-verdict",
-      h(`span.vrb-badge.vrb-badge-${verdictClass(verdict)}`, verdict === "won't fit" ? "Won't fit" : verdict[0].toUpperCase() + verdict.slice(1)),
-      h("span.vrb-peak", `${gib(peak)} peak`)),
-    h("div.vrb-muted.vrb-small", [
-      `of ${gib(capacity)}${data.device?.name ? ` on ${data.device.name}` : ""}`,
-      headroom != null ? (headroom >= 0 ? `${gib(headroom)} to spare` : `short by ${gib(-headroom)}`) : null,
-    ].filter(Boolean).join(" · ")),
+      h(`span.vrb-badge.vrb-badge-${verdictClass(verdict)}`, VERDICT_LABEL[verdict] || verdict),
+      h("span.vrb-peak", `${verdict === "unknown" ? "≥ " : ""}${gib(peak)} peak`)),
+    h("div.vrb-muted.vrb-small", verdictLine(data, capacity, headroom)),
   ];
   if (b.data?.device_note && !state.cards?.length) out.push(h("div.vrb-muted.vrb-small", b.data.device_note));
   out.push(h("div.vrb-stages", stages.map((s, i) => h("div.vrb-stage",

@@ -62,6 +62,8 @@ class Device:
     context_bytes: int = CUDA_CONTEXT_BYTES
     source: str = "catalogue"  # "catalogue" | "--vram" | "live"
     vram_state: str = "normal"  # normal | low | no | high | gpu_only (ComfyUI's launch flags)
+    cpu_vae: bool = False  # --cpu-vae
+    smart_memory: bool = True  # --disable-smart-memory sets False
     flops: float = 165.2e12  # dense 16-bit tensor FLOP/s (gpus.Card.tflops), for the speed model
     host_bytes_per_s: float = 25.2e9  # host link, effective (gpus.PCIE)
 
@@ -176,6 +178,17 @@ class Budget:
     @property
     def complete(self) -> bool:
         return not self.missing and not self.incomplete and bool(self.stages)
+
+    def stop_reason(self, slower_than: float = 0.0) -> str:
+        """Why the VRAM Budget node's stop_if_wont_fit should stop the prompt, or "": only when
+        ComfyUI would run out of memory even with its offloading (never for a workflow it would
+        finish, however slowly), or when sampling would be more than `slower_than` times slower
+        (the optimistic end of the range, so that only a sure slowdown stops it)."""
+        if self.verdict == "oom":
+            return "ComfyUI would run out of memory even with its offloading"
+        if slower_than and slower_than > 0 and self.verdict == "runs_slower" and self.slowdown > slower_than:
+            return f"streaming weights would make sampling ≈ {self.slowdown:.1f}× slower (limit {slower_than:g}×)"
+        return ""
 
     def to_dict(self) -> dict:
         return {

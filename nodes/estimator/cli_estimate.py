@@ -6,6 +6,7 @@ import json
 import os
 import sys
 
+from . import capacity
 from .budget import Device, estimate, folder_resolver
 from .errors import VramBudgetError
 from .gpus import CARDS, card_for_vram, find_card
@@ -30,8 +31,20 @@ def add_estimate_parser(subparsers) -> None:
     p.add_argument("--memory-mode", choices=["classic", "dynamic"], default="classic",
                    help="ComfyUI's memory management: classic (<=0.12, or --disable-dynamic-vram) or dynamic "
                    "(0.13+ Dynamic VRAM: weights stream on demand)")
-    p.add_argument("--lowvram", action="store_true", help="as ComfyUI's --lowvram (text encoders on the CPU)")
+    vram = p.add_mutually_exclusive_group()
+    vram.add_argument("--lowvram", action="store_true", help="as ComfyUI's --lowvram (text encoders on the CPU)")
+    vram.add_argument("--novram", action="store_true", help="as ComfyUI's --novram (every model streamed)")
+    vram.add_argument("--highvram", action="store_true", help="as ComfyUI's --highvram (models always loaded fully)")
+    vram.add_argument("--gpu-only", action="store_true", help="as ComfyUI's --gpu-only (everything on the GPU)")
     p.add_argument("--reserve-vram", type=float, metavar="GB", help="as ComfyUI's --reserve-vram")
+    p.add_argument("--cpu-vae", action="store_true", help="as ComfyUI's --cpu-vae (VAE runs on the CPU)")
+    p.add_argument("--disable-smart-memory", action="store_true",
+                   help="as ComfyUI's --disable-smart-memory (models unloaded as soon as possible)")
+    p.add_argument("--os", choices=["linux", "windows"], default="linux",
+                   help="ComfyUI's reserve is 400 MiB on Linux, 600 MiB (+100 on cards over 15 GiB) on Windows")
+    p.add_argument("--max", choices=["batch", "resolution", "frames"], action="append", metavar="WHAT",
+                   help="also find the largest batch / resolution / frames that stays resident and that runs at all "
+                   "(repeatable)")
     p.add_argument("--other-processes", type=float, default=0.0, metavar="GiB",
                    help="memory other processes hold on the card")
     p.add_argument("--no-fp8-compute", action="store_true",
@@ -46,10 +59,18 @@ def device_from_args(args) -> Device:
     kw = {}
     if args.reserve_vram is not None:
         kw["reserve_bytes"] = int(args.reserve_vram * GiB)
+    elif getattr(args, "os", "linux") == "windows":
+        # EXTRA_RESERVED_VRAM on Windows: 600 MiB, +100 MiB above 15 GiB (model_management.py:566-572 / :716-723)
+        kw["reserve_bytes"] = (600 + (100 if card.total_bytes > 15 * GiB else 0)) * 1024 * 1024
+    state = ("no" if getattr(args, "novram", False) else "high" if getattr(args, "highvram", False)
+             else "gpu_only" if getattr(args, "gpu_only", False) else "low" if args.lowvram else "normal")
     dev = Device.from_card(
         card,
-        memory_mode=args.memory_mode,
-        lowvram=args.lowvram,
+        memory_mode=args.memory_mode if state in ("normal", "low") else "classic",  # these flags turn Dynamic off
+        lowvram=state in ("low", "no"),
+        vram_state=state,
+        cpu_vae=getattr(args, "cpu_vae", False),
+        smart_memory=not getattr(args, "disable_smart_memory", False),
         other_processes_bytes=int(args.other_processes * GiB),
         source="--vram" if args.vram else "catalogue",
         **kw,
@@ -91,12 +112,22 @@ def run_estimate(args) -> int:
             print(f"error: {path}: {exc}", file=sys.stderr)
             status = 1
             continue
+        capacities = []
+        for what in args.max or ():
+            try:
+                capacities.append(capacity.find(read_workflow(data), device, what, resolver))
+            except VramBudgetError as exc:
+                print(f"error: {path}: {exc}", file=sys.stderr)
+                status = 1
         if args.json:
-            results.append({"workflow": path, **budget.to_dict()})
+            extra = {"capacity": [c.to_dict() for c in capacities]} if capacities else {}
+            results.append({"workflow": path, **budget.to_dict(), **extra})
         else:
             if len(args.workflow) > 1:
                 print(f"== {path}")
             print(format_report(budget, verbose=args.verbose))
+            for cap in capacities:
+                print(cap.text())
             print()
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else results, indent=2))

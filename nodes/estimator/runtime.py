@@ -19,7 +19,7 @@ Pure Python; no ComfyUI or torch imports.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .model_info import DIFFUSION, TEXT_ENCODER, VAE
 from .units import GiB, MiB, fmt_gib
@@ -107,7 +107,8 @@ class _Ctx:
     host_bps: float
     mim: int = 0
     free_empty: int = 0  # what ComfyUI sees free with no model loaded
-    loaded: dict = field(default_factory=dict)  # what stays loaded from earlier stages: key -> bytes
+    cpu_vae: bool = False
+    smart_memory: bool = True
 
     def __post_init__(self):
         self.mim = MIM_BASE + self.reserve
@@ -121,6 +122,7 @@ def context_for(device) -> _Ctx:
         capacity=device.capacity_bytes, context=device.context_bytes, reserve=device.reserve_bytes,
         flops=getattr(device, "flops", 0.0) or 165.2e12,
         host_bps=getattr(device, "host_bytes_per_s", 0.0) or 25.2e9,
+        cpu_vae=getattr(device, "cpu_vae", False), smart_memory=getattr(device, "smart_memory", True),
     )
 
 
@@ -354,6 +356,10 @@ def _vae(sb, ctx: _Ctx, earlier: list[StageRun]) -> StageRun:
     latent = sb.stage.latent
     decode = sb.stage.kind == VAE_DECODE
     op = "decode" if decode else "encode"
+    if ctx.cpu_vae:
+        return StageRun(FITS, 0, 0, ctx.context, explanation=(f"--cpu-vae: the VAE {op} runs on the CPU in fp32 "
+                                                             "(no VRAM, much slower)",),
+                        rules=("model_management.py:924-941 / :1138-1155 (vae_device)",))
     if vae is None or latent is None or sb.working_bytes <= 0:
         return StageRun(UNKNOWN, peak_bytes=sb.peak_bytes,
                         explanation=(f"VAE {op} working memory unknown: nothing to simulate",))
@@ -381,7 +387,8 @@ def _vae(sb, ctx: _Ctx, earlier: list[StageRun]) -> StageRun:
         avail = ctx.capacity - ctx.context - AIMDO_HEADROOM - weights
     else:
         need = int(1.1 * weights) + max(ctx.mim, est + ctx.reserve)
-        held = max((r.resident_bytes for r in earlier if r.resident_bytes), default=0)  # the UNet left loaded
+        # what stays loaded from the sampler (smart memory keeps it until a load needs room)
+        held = max((r.resident_bytes for r in earlier if r.resident_bytes), default=0) if ctx.smart_memory else 0
         free_before = ctx.free_empty - held
         free = max(free_before, min(need, ctx.free_empty)) - weights  # free_memory evicts until F ≥ need (as far as it can)
         avail = free

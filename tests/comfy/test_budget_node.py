@@ -86,20 +86,34 @@ def test_budget_node_reports_exact_weights_and_stages(comfy_server, flux_models)
     assert re.search(r"\[VRAM Budget\] estimated in [\d.]+ ms", comfy_server.log())  # timing: bench/bench_estimate.py
 
 
-def test_stop_if_wont_fit_fails_before_any_model_loads(comfy_server, flux_models):
-    prompt = flux_prompt({"vram_budget_gb": 8.0, "stop_if_wont_fit": True})
-    # a real output chain that would load the VAE if anything ran before the budget node
+def _with_output_chain(prompt: dict) -> dict:
+    """A real output chain that would load the VAE if anything ran before the budget node."""
     prompt["10"] = {"class_type": "EmptySD3LatentImage", "inputs": {"width": 64, "height": 64, "batch_size": 1}}
     prompt["11"] = {"class_type": "VAEDecode", "inputs": {"samples": ["10", 0], "vae": ["6", 0]}}
     prompt["12"] = {"class_type": "PreviewImage", "inputs": {"images": ["11", 0]}}
+    return prompt
+
+
+def test_stop_if_wont_fit_fails_before_any_model_loads(comfy_server, flux_models):
+    # 0.5 GiB: Flux's activations + the CUDA context alone exceed it, offload or not
+    prompt = _with_output_chain(flux_prompt({"vram_budget_gb": 0.5, "stop_if_wont_fit": True}))
     entry = run_prompt(comfy_server, prompt)
     assert entry["status"]["status_str"] == "error"
     messages = dict((m[0], m[1]) for m in entry["status"]["messages"])
     err = messages["execution_error"]
     assert err["node_type"] == "VRAMBudget"
     assert "before any model loaded" in err["exception_message"]
-    assert "WON'T FIT" in err["exception_message"]
+    assert "OUT OF MEMORY" in err["exception_message"]
     assert "6" not in err["executed"] and "11" not in err["executed"]  # the VAE never loaded
+
+
+def test_stop_if_wont_fit_lets_a_prompt_that_only_runs_slower_through(comfy_server, flux_models):
+    # 8 GiB: 16-bit Flux does not fit, but ComfyUI loads it partially and finishes: never stop that
+    entry = run_prompt(comfy_server, _with_output_chain(flux_prompt({"vram_budget_gb": 8.0, "stop_if_wont_fit": True})))
+    assert entry["status"]["status_str"] == "success", entry["status"]
+    summary = entry["outputs"]["9"]["vram_budget"][0]
+    assert summary["verdict"] == "runs_slower" and summary["offload_bytes"] > 0
+    assert "RUNS, SLOWER" in entry["outputs"]["9"]["text"][0]
 
 
 def test_live_device_on_cpu_comfyui(run_in_comfy):

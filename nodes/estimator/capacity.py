@@ -1,0 +1,143 @@
+"""Capacity answers for any image or video workflow: the largest batch, resolution or frame count
+that stays resident on the card, and the largest that runs at all (ComfyUI streaming weights or
+tiling the VAE), each found by re-running the shared estimator and runtime simulation.
+
+The search is the Wan planner's idea made generic: the outcome is monotone in the size (a
+bigger batch, more pixels or more frames never needs less memory), so a galloping search over the
+size's steps finds the boundary in O(log n) estimates. Model files are resolved once and reused.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from . import budget as budget_mod
+from .errors import VramBudgetError
+from .workload import LatentShape, Workload
+
+WHATS = ("batch", "resolution", "frames")
+MAX_STEPS = 4096  # the search never looks past this many steps of a size
+
+
+@dataclass(frozen=True)
+class Capacity:
+    what: str  # batch | resolution | frames
+    current: str  # what the workflow asks for ("batch 1", "1024×1024", "81 frames")
+    resident: str | None  # the largest that stays resident (None: not even the smallest)
+    runs: str | None  # the largest that runs at all (streaming / tiled)
+    resident_value: int | None
+    runs_value: int | None
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        return {"what": self.what, "current": self.current, "resident": self.resident, "runs": self.runs,
+                "resident_value": self.resident_value, "runs_value": self.runs_value, "note": self.note}
+
+    def text(self) -> str:
+        res = self.resident or "nothing (not even the smallest)"
+        run = self.runs or "nothing (not even the smallest)"
+        return (f"Largest {self.what} (now {self.current}): {res} stays resident; {run} runs at all"
+                + (f" ({self.note})" if self.note else ""))
+
+
+def _main_latent(workload: Workload) -> LatentShape:
+    for stage in workload.stages:
+        if stage.kind == "sample" and stage.latent is not None:
+            return stage.latent
+    raise VramBudgetError("the workflow has no sampler with a known latent size: nothing to scale")
+
+
+def _scaled(workload: Workload, old: LatentShape, new: LatentShape) -> Workload:
+    """Every stage that works on the workflow's latent (samplers, VAE decode/encode) gets the new one."""
+    def same(lat):
+        return lat is not None and (lat.height, lat.width, lat.frames) == (old.height, old.width, old.frames)
+
+    stages = tuple(replace(s, latent=replace(new, channels=s.latent.channels)) if same(s.latent) else s
+                   for s in workload.stages)
+    return replace(workload, stages=stages)
+
+
+def _with_batch(lat: LatentShape, n: int) -> LatentShape:
+    return replace(lat, batch=n)
+
+
+def _with_scale(lat: LatentShape, step: int) -> tuple[LatentShape, str]:
+    """The latent with its longer side at `step` multiples of 64 px (aspect kept, 16-px grid)."""
+    sc = lat.spatial_compression or 8
+    pw, ph = lat.pixel_width or lat.width * sc, lat.pixel_height or lat.height * sc
+    long_side = 64 * step
+    k = long_side / max(pw, ph)
+    w = max(16, int(round(pw * k / 16)) * 16)
+    h = max(16, int(round(ph * k / 16)) * 16)
+    return replace(lat, width=math.ceil(w / sc), height=math.ceil(h / sc), pixel_width=w, pixel_height=h), f"{w}×{h}"
+
+
+def _with_frames(lat: LatentShape, step: int) -> tuple[LatentShape, str]:
+    tc = lat.temporal_compression or 4
+    frames = (step - 1) * tc + 1
+    return replace(lat, frames=step, pixel_frames=frames), f"{frames} frames"
+
+
+def find(workload: Workload, device, what: str, resolver=None) -> Capacity:
+    """The largest `what` that stays resident and the largest that runs, on `device`."""
+    if what not in WHATS:
+        raise VramBudgetError(f"--max {what}: choose one of {', '.join(WHATS)}")
+    base = _main_latent(workload)
+    first = budget_mod.estimate(workload, device, resolver, remedies=False)
+    models = dict(first.models)
+
+    if what == "batch":
+        start, current = max(1, base.batch), f"batch {base.batch}"
+
+        def shape(n):
+            return _with_batch(base, n), f"batch {n}"
+    elif what == "resolution":
+        sc = base.spatial_compression or 8
+        start = max(1, round(max(base.pixel_width or base.width * sc, base.pixel_height or base.height * sc) / 64))
+        current = f"{base.pixel_width or base.width * sc}×{base.pixel_height or base.height * sc}"
+
+        def shape(n):
+            return _with_scale(base, n)
+    else:
+        if not base.is_video:
+            raise VramBudgetError("--max frames: this workflow's latent is an image, not a video")
+        start = base.frames or 1
+        current = f"{base.pixel_frames or ((start - 1) * (base.temporal_compression or 4) + 1)} frames"
+
+        def shape(n):
+            return _with_frames(base, n)
+
+    cache: dict[int, str] = {}
+
+    def outcome(n: int) -> str:
+        if n not in cache:
+            lat, _ = shape(n)
+            b = budget_mod.estimate(_scaled(workload, base, lat), device, resolver, models=models, remedies=False)
+            cache[n] = b.outcome
+        return cache[n]
+
+    resident = _largest(lambda n: outcome(n) == "fits", start)
+    runs = _largest(lambda n: outcome(n) in ("fits", "runs_slower"), start)
+    note = "" if first.complete else "a model could not be priced: these are upper bounds"
+    return Capacity(what, current, shape(resident)[1] if resident else None, shape(runs)[1] if runs else None,
+                    resident, runs, note)
+
+
+def _largest(ok, start: int) -> int | None:
+    """The largest n ≥ 1 with ok(n), assuming ok is monotone (true up to a point, then false)."""
+    if not ok(1):
+        return None
+    lo = 1
+    hi = max(2, start)
+    while ok(hi):  # gallop up from the workflow's own size
+        lo = hi
+        if hi >= MAX_STEPS:
+            return hi
+        hi = min(MAX_STEPS, hi * 2)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo

@@ -1,0 +1,191 @@
+"""What ComfyUI actually does on a card (runtime.py): partial loads, cond batching, VAE batch split,
+OOM -> tiled retry, Dynamic VRAM, unknown models, capacity; the verdicts built on them."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+
+from test_budget import dev, flux_workload, wan22_workload, wan_latent  # tests/ is on sys.path
+from vram_budget.nodes.estimator import capacity, runtime
+from vram_budget.nodes.estimator.budget import VERDICTS, Device, estimate
+from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.units import GiB, MiB
+from vram_budget.nodes.estimator.workload import SAMPLE, VAE_DECODE, ModelRef, Stage, Workload
+
+from test_budget import image_latent
+
+
+def run_of(budget, kind):
+    return next(r for r, s in zip(budget.runs, budget.stages) if s.stage.kind == kind)
+
+
+# --- the issue's reference cases ------------------------------------------------------------
+@pytest.mark.parametrize("card", ["GTX 1070", "RTX 4060 Laptop", "RTX 3060", "RTX 4070"])
+def test_flux_dev_fp8_1024_runs_slower_on_8_to_12_gb(card):
+    budget = estimate(flux_workload(weight_dtype="fp8_e4m3fn", t5="t5xxl_fp8_e4m3fn.safetensors"), dev(card))
+    run = run_of(budget, SAMPLE)
+    assert budget.verdict == "runs_slower", budget.notes
+    assert run.outcome == "runs_slower" and run.streamed_bytes > 0 and run.resident_bytes > 0
+    assert run.resident_bytes + run.streamed_bytes == budget.stages[1].weights_bytes
+    assert run.peak_bytes <= budget.device.capacity_bytes
+    assert budget.slowdown >= 1.0 and budget.slowdown_high >= budget.slowdown
+
+
+@pytest.mark.parametrize("card", ["RTX 4060 Ti 16GB", "RTX 4080", "RTX 4090"])
+def test_flux_dev_fp8_1024_fits_on_16_gb_and_up(card):
+    budget = estimate(flux_workload(weight_dtype="fp8_e4m3fn", t5="t5xxl_fp8_e4m3fn.safetensors"), dev(card))
+    assert budget.verdict == "fits", (budget.verdict, budget.notes)
+    assert all(r.streamed_bytes == 0 for r in budget.runs)
+
+
+def test_partial_load_follows_comfyuis_budget_rule():
+    """B = F − max(MIM, memory_required(B) + R) on NVIDIA (model_management.py:683-704)."""
+    budget = estimate(flux_workload(weight_dtype="fp8_e4m3fn"), dev("RTX 3060"))
+    run = run_of(budget, SAMPLE)
+    dev_ = budget.device
+    model = budget.stages[1].items[0].model
+    est_min = runtime.comfy_memory_required(model, budget.stages[1].stage.latent, 1)
+    assert est_min == pytest.approx(0.99 * GiB, rel=0.01)  # COMFYUI-NOTES §2.4: Flux 1024² 1.98 GiB at 2·B
+    free = dev_.capacity_bytes - dev_.context_bytes
+    b = free - max(int(0.8 * GiB) + dev_.reserve_bytes, est_min + dev_.reserve_bytes)
+    largest = runtime.largest_module_bytes(model, budget.stages[1].weights_bytes)
+    assert run.resident_bytes == b - 3 * largest  # NUM_STREAMS + 1 casts in flight stay free
+
+
+def test_reserve_vram_streams_more():
+    plain = run_of(estimate(flux_workload(weight_dtype="fp8_e4m3fn"), dev("RTX 3060")), SAMPLE)
+    reserved = run_of(estimate(flux_workload(weight_dtype="fp8_e4m3fn"), dev("RTX 3060", reserve_bytes=3 * GiB)), SAMPLE)
+    assert reserved.resident_bytes < plain.resident_bytes and reserved.streamed_bytes > plain.streamed_bytes
+
+
+def test_launch_flags_change_residency():
+    wl = flux_workload(weight_dtype="fp8_e4m3fn")
+    high = estimate(wl, dev("RTX 3060", vram_state="high"))
+    novram = estimate(wl, dev("RTX 3060", vram_state="no"))
+    assert run_of(novram, SAMPLE).resident_bytes == 0 and novram.verdict == "runs_slower"
+    # --highvram loads fully: 11.08 GiB of fp8 weights + activations still fit 11.65 GiB here
+    assert run_of(high, SAMPLE).streamed_bytes == 0
+
+
+# --- cond batching ------------------------------------------------------------------------------
+def test_cond_and_uncond_batch_only_when_comfyuis_estimate_leaves_room():
+    small = estimate(wan22_workload(w=832, h=480, length=33, precision="fp8_scaled"), dev("H100"))
+    big = estimate(wan22_workload(w=1280, h=720, length=81, precision="fp8_scaled"), dev("RTX 4090"))
+    assert run_of(small, SAMPLE).cond_batch == 2 and run_of(small, SAMPLE).forwards_per_step == 1
+    assert run_of(big, SAMPLE).cond_batch == 1 and run_of(big, SAMPLE).forwards_per_step == 2
+
+
+# --- VAE ------------------------------------------------------------------------------------
+def test_vae_decode_splits_a_batch_by_free_memory():
+    budget = estimate(flux_workload(w=1600, h=1600, batch=22, weight_dtype="fp8_e4m3fn"), dev("RTX 5090"))
+    vae = run_of(budget, VAE_DECODE)
+    assert vae.outcome == "fits"
+    assert 1 <= vae.images_per_call < 22 and vae.calls == -(-22 // vae.images_per_call)
+    assert vae.peak_bytes <= budget.device.capacity_bytes
+
+
+def test_vae_decode_oom_falls_back_to_tiles():
+    latent = image_latent(2048, 2048)
+    wl = Workload(stages=(Stage(VAE_DECODE, "8", "VAEDecode", models=(ModelRef("vae", "ae.safetensors", "vae"),),
+                                latent=latent),))
+    budget = estimate(wl, Device("3 GB", 3 * GiB))
+    run = budget.runs[0]
+    assert run.outcome == "runs_slower" and run.tiled_fallback and "64×64" in run.tiled_fallback
+    assert run.extra_seconds > 0
+    assert budget.verdict == "runs_slower"
+    tiny = estimate(wl, Device("0.7 GB", int(0.7 * GiB)))
+    assert tiny.runs[0].outcome == "oom"  # the tiles do not fit either
+
+
+# --- Dynamic VRAM ---------------------------------------------------------------------------
+def test_dynamic_vram_resident_is_what_fits_beside_activations_and_headroom():
+    budget = estimate(flux_workload(), dev("RTX 4070", memory_mode="dynamic"))
+    run = run_of(budget, SAMPLE)
+    assert run.outcome == "runs_slower" and run.resident_bytes % (32 * MiB) == 0
+    assert run.peak_bytes <= budget.device.capacity_bytes
+
+
+# --- never confident on an unknown model ------------------------------------------------------
+def test_an_unknown_model_makes_the_verdict_unknown_not_fits():
+    wl = flux_workload(unet="my_secret_finetune_v3.safetensors")
+    budget = estimate(wl, dev("H200"))
+    data = budget.to_dict()
+    assert budget.verdict == "unknown" and data["complete"] is False
+    assert [m["name"] for m in data["missing"]] == ["my_secret_finetune_v3.safetensors"]
+    assert "models/diffusion_models/" in data["missing"][0]["fix"]
+    from vram_budget.nodes.estimator.report import format_report
+
+    text = format_report(budget)
+    assert "CAN'T TELL" in text and "at least" in text and "my_secret_finetune_v3.safetensors" in text
+
+
+def test_known_models_are_complete():
+    data = estimate(flux_workload(), dev("H200")).to_dict()
+    assert data["complete"] is True and data["missing"] == [] and data["verdict"] == "fits"
+
+
+# --- the --json contract ------------------------------------------------------------------------
+def test_json_keeps_old_fields_and_adds_the_new_ones():
+    data = estimate(flux_workload(), dev("RTX 3060")).to_dict()
+    for key in ("verdict", "peak_bytes", "peak_gib", "peak_stage", "headroom_bytes", "offload_bytes", "memory_mode",
+                "device", "stages", "remedies", "plan", "cheapest_card", "models", "unknown_nodes", "notes"):
+        assert key in data
+    for key in ("tight", "slowdown", "slowdown_high", "complete", "missing", "peak_high_bytes", "extra_seconds"):
+        assert key in data
+    assert data["verdict"] in VERDICTS
+    assert all("run" in s and s["run"]["outcome"] in runtime.SEVERITY for s in data["stages"])
+
+
+def test_stop_only_on_oom_or_a_slowdown_the_user_set():
+    slow = estimate(flux_workload(w=512, h=512), Device("8 GB", 8 * GiB))
+    assert slow.verdict == "runs_slower" and slow.stop_reason() == ""
+    assert slow.slowdown > 1.5 and "slower" in slow.stop_reason(1.5)
+    oom = estimate(wan22_workload(precision="fp8_scaled"), Device("6 GB", 6 * GiB - int(0.35 * GiB)))
+    assert oom.verdict == "oom" and "out of memory" in oom.stop_reason()
+
+
+# --- capacity -------------------------------------------------------------------------------
+def test_flux_1600_batch_capacity_on_a_5090():
+    """Comfy-Org/ComfyUI#10737: Flux at 1600×1600 on an RTX 5090 ran batch 22 (19 before the fix);
+    with the weights resident (--highvram) we predict within 15 %."""
+    wl = flux_workload(w=1600, h=1600, weight_dtype="fp8_e4m3fn")
+    high = capacity.find(wl, dev("RTX 5090", vram_state="high"), "batch")
+    assert 22 * 0.85 <= high.resident_value <= 22 * 1.15, high
+    normal = capacity.find(wl, dev("RTX 5090"), "batch")
+    # by default ComfyUI's own (larger) activation estimate makes it stream weights much earlier
+    assert normal.resident_value < high.resident_value <= normal.runs_value
+
+
+def test_capacity_resolution_and_frames_are_monotone_answers():
+    wl = wan22_workload(w=832, h=480, length=33, precision="fp8_scaled")
+    frames = capacity.find(wl, dev("RTX 4090"), "frames")
+    res = capacity.find(wl, dev("RTX 4090"), "resolution")
+    assert frames.resident_value and frames.runs_value >= frames.resident_value
+    assert res.resident_value and res.runs_value >= res.resident_value
+    bigger = capacity.find(wl, dev("RTX 5090"), "frames")
+    assert bigger.resident_value >= frames.resident_value
+
+
+def test_cli_max_batch_and_flags(tmp_path):
+    from vram_budget.nodes.estimator.cli import main  # noqa: F401  (import check)
+
+    out = subprocess.run([sys.executable, "-m", "vram_budget.nodes.estimator.cli", "estimate",
+                          "example_workflows/flux_dev_1024.json", "--gpu", "RTX 5090", "--max", "batch", "--json",
+                          "--os", "windows"], capture_output=True, text=True, cwd=_repo())
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["capacity"][0]["what"] == "batch" and data["capacity"][0]["runs_value"] >= 1
+    text = subprocess.run([sys.executable, "-m", "vram_budget.nodes.estimator.cli", "estimate",
+                           "example_workflows/flux_dev_1024.json", "--gpu", "RTX 3060", "--highvram"],
+                          capture_output=True, text=True, cwd=_repo())
+    assert text.returncode == 0 and "Verdict:" in text.stdout
+
+
+def _repo():
+    from pathlib import Path
+
+    return Path(__file__).resolve().parents[1]
