@@ -77,7 +77,7 @@ class VRAMBudget:
             source = prompt if prompt else (extra_pnginfo or {}).get("workflow")
             if not source:
                 raise VramBudgetError("no prompt to estimate (the hidden PROMPT input is empty)")
-            budget = estimate_prompt(source, device, comfy_bridge.model_resolver())
+            budget = estimate_prompt(source, device, comfy_bridge.model_resolver(), capacities=None)
             text = format_report(budget)
             summary = budget.to_dict()
         except VramBudgetError as exc:

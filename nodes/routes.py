@@ -421,7 +421,7 @@ def run_estimate(prompt: dict | None, workflow: dict | None, card: str | None = 
     t0 = time.perf_counter()
     device, note = estimator_device(budget_module, card)
     try:
-        result = fn(prompt if prompt is not None else workflow, device, bridge.model_resolver())
+        result = fn(prompt if prompt is not None else workflow, device, bridge.model_resolver(), capacities=None)
     except ImportError as exc:  # a part of the estimator that is not there yet
         raise NotImplementedError(_missing(exc)) from None
     data = result.to_dict() if hasattr(result, "to_dict") else result

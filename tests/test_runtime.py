@@ -150,14 +150,15 @@ def test_stop_only_on_oom_or_a_slowdown_the_user_set():
 
 # --- capacity -------------------------------------------------------------------------------
 def test_flux_1600_batch_capacity_on_a_5090():
-    """Comfy-Org/ComfyUI#10737: Flux at 1600×1600 on an RTX 5090 ran batch 22 (19 before the fix);
-    with the weights resident (--highvram) we predict within 15 %."""
+    """Comfy-Org/ComfyUI#10737: Flux at 1600×1600 on an RTX 5090 ran batch 22 (19 before the fix).
+    At that batch ComfyUI's own estimate exceeds the card, so it streams the weights and the
+    activations alone set the limit."""
     wl = flux_workload(w=1600, h=1600, weight_dtype="fp8_e4m3fn")
-    high = capacity.find(wl, dev("RTX 5090", vram_state="high"), "batch")
-    assert 22 * 0.85 <= high.resident_value <= 22 * 1.15, high
     normal = capacity.find(wl, dev("RTX 5090"), "batch")
-    # by default ComfyUI's own (larger) activation estimate makes it stream weights much earlier
-    assert normal.resident_value < high.resident_value <= normal.runs_value
+    assert 22 * 0.85 <= normal.runs_value <= 22 * 1.15, normal
+    assert normal.resident_value < normal.runs_value  # beyond a few images ComfyUI streams the weights
+    high = capacity.find(wl, dev("RTX 5090", vram_state="high"), "batch")  # --highvram keeps them resident
+    assert high.resident_value == high.runs_value < normal.runs_value
 
 
 def test_capacity_resolution_and_frames_are_monotone_answers():

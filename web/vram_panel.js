@@ -314,7 +314,7 @@ function renderBudget() {
     out.push(h("div.vrb-subtitle", "Top remedies"),
       h("ol.vrb-remedies", remedies.map((r) => h("li", h("b", r.title), r.detail ? h("div.vrb-muted.vrb-small", r.detail) : null))));
   }
-  const cheapest = data.cheapest_card;
+  const cheapest = data.verdict === "unknown" ? null : data.cheapest_card;  // no card advice on a lower bound
   if (cheapest) {
     const price = cheapest.price_eur_h != null ? ` · €${Number(cheapest.price_eur_h).toFixed(2)}/h` : "";
     out.push(h("div.vrb-small.vrb-cheapest", h("i.pi.pi-shopping-cart.vrb-inline-icon"), "Cheapest card that fits: ", h("b", `${cheapest.name} (${cheapest.nominal_gb} GB)`), price));

@@ -169,7 +169,9 @@ class Budget:
     missing: tuple[Missing, ...] = ()
     incomplete: tuple[str, ...] = ()  # stages without a working-memory figure, and why
     peak_high_bytes: int = 0  # upper end of the peak range (allocator, attention backend)
+    peak_low_bytes: int = 0  # lower end: the bare traced activations
     outcome: str = "fits"  # the simulated outcome even when the verdict is unknown
+    capacity: tuple = ()  # capacity.Capacity answers, when asked for
 
     @property
     def memory_mode(self) -> str:
@@ -201,7 +203,7 @@ class Budget:
             "complete": self.complete,
             "missing": [m.to_dict() for m in self.missing],
             "incomplete": list(self.incomplete),
-            "peak_low_bytes": self.peak_bytes,
+            "peak_low_bytes": self.peak_low_bytes,
             "peak_high_bytes": self.peak_high_bytes,
             "predicted_peak_bytes": max((r.peak_bytes for r in self.runs), default=0),
             "peak_bytes": self.peak_bytes,
@@ -226,6 +228,7 @@ class Budget:
             "models": {k: _model_dict(v) for k, v in self.models.items()},
             "unknown_nodes": [{"node_id": i, "class_type": t} for i, t in self.unknown_nodes],
             "notes": list(self.notes),
+            **({"capacity": [c.to_dict() for c in self.capacity]} if self.capacity else {}),
         }
 
     def to_json(self) -> str:
@@ -417,10 +420,17 @@ def estimate(
     missing, incomplete = _gaps(workload, infos, stage_budgets)
     offload = max((r.streamed_bytes for r in runs), default=0)
     headroom = capacity - peak
-    # Range: the traced activations exclude the caching allocator's rounding and library workspaces
-    # (cuDNN/cuBLAS); +10 % of the working memory and 256 MiB cover them until a GPU measurement
-    # narrows it (docs/accuracy.md).
-    peak_high = peak + (int(0.10 * stage_budgets[peak_stage].working_bytes) + 256 * MiB if stage_budgets else 0)
+    # Range: the working memory carries memory.calibration(family) (allocator, untraced transients)
+    # fitted on published runs; the low end is the bare trace, the high end 1.1 × the factor.
+    if stage_budgets:
+        sb = stage_budgets[peak_stage]
+        model = next((it.model for it in sb.items if it.model is not None and it.model.kind == DIFFUSION), None)
+        k = memory.calibration(model.family) if (model is not None and sb.stage.kind == SAMPLE) else 1.0
+        work = sb.working_bytes
+        peak_low = peak - int(work * (1 - memory.ACTIVATION_LOW / k))
+        peak_high = peak + int(work * (memory.ACTIVATION_HIGH_OVER - 1)) + (0 if k > 1 else int(0.1 * work))
+    else:
+        peak_low = peak_high = peak
     if outcome == runtime.FITS:
         tight = headroom < TIGHT_FRACTION * capacity or peak_high > capacity
     elif outcome == runtime.RUNS_SLOWER:
@@ -445,7 +455,7 @@ def estimate(
         cheapest_card_with_margin=cheapest_card_that_fits(int(peak / (1 - TIGHT_FRACTION))) if stage_budgets else None,
         models=dict(infos), unknown_nodes=workload.unknown_nodes, notes=tuple(dict.fromkeys(notes)),
         runs=tuple(runs), tight=tight, slowdown=slowdown, slowdown_high=slowdown_high, extra_seconds=extra, missing=tuple(missing),
-        incomplete=tuple(incomplete), peak_high_bytes=peak_high, outcome=outcome,
+        incomplete=tuple(incomplete), peak_high_bytes=peak_high, peak_low_bytes=peak_low, outcome=outcome,
     )
     if not remedies:
         return budget
@@ -656,11 +666,26 @@ def _simple_stage(stage: Stage, device: Device, info_for, title: str) -> StageBu
 
 # ----------------------------------------------------------------------------------------------
 # Entry points for the node, the routes and the CLI.
-def estimate_prompt(prompt_or_workflow, device: Device, resolver: Resolver | None = None) -> Budget:
-    """Estimate an API prompt or a UI workflow (dict or JSON text)."""
+def estimate_prompt(prompt_or_workflow, device: Device, resolver: Resolver | None = None,
+                    capacities: Iterable[str] | None = ()) -> Budget:
+    """Estimate an API prompt or a UI workflow (dict or JSON text). `capacities`: which capacity
+    answers to add ("batch", "resolution", "frames"); None = every one that applies."""
+    from . import capacity  # noqa: PLC0415
     from .graph import read_workflow  # noqa: PLC0415
 
-    return estimate(read_workflow(prompt_or_workflow), device, resolver)
+    workload = read_workflow(prompt_or_workflow)
+    budget = estimate(workload, device, resolver)
+    whats = capacity.applicable(workload) if capacities is None else tuple(capacities)
+    if not whats:
+        return budget
+    return with_capacity(budget, workload, whats, resolver)
+
+
+def with_capacity(budget: Budget, workload: Workload, whats: Iterable[str], resolver: Resolver | None = None) -> Budget:
+    from . import capacity  # noqa: PLC0415
+
+    answers = tuple(capacity.find(workload, budget.device, w, resolver, first=budget) for w in whats)
+    return replace(budget, capacity=answers)
 
 
 def folder_resolver(models_dir: str | os.PathLike) -> Resolver:

@@ -78,12 +78,24 @@ def _with_frames(lat: LatentShape, step: int) -> tuple[LatentShape, str]:
     return replace(lat, frames=step, pixel_frames=frames), f"{frames} frames"
 
 
-def find(workload: Workload, device, what: str, resolver=None) -> Capacity:
-    """The largest `what` that stays resident and the largest that runs, on `device`."""
+def applicable(workload: Workload) -> tuple[str, ...]:
+    """What can be scaled in this workflow: batch and resolution for any sampled latent, frames
+    for video."""
+    try:
+        lat = _main_latent(workload)
+    except VramBudgetError:
+        return ()
+    return WHATS if lat.is_video else WHATS[:2]
+
+
+def find(workload: Workload, device, what: str, resolver=None, first=None) -> Capacity:
+    """The largest `what` that stays resident and the largest that runs, on `device`.
+    `first`: the workflow's own Budget when the caller has it (its resolved models are reused)."""
     if what not in WHATS:
         raise VramBudgetError(f"--max {what}: choose one of {', '.join(WHATS)}")
     base = _main_latent(workload)
-    first = budget_mod.estimate(workload, device, resolver, remedies=False)
+    if first is None:
+        first = budget_mod.estimate(workload, device, resolver, remedies=False)
     models = dict(first.models)
 
     if what == "batch":

@@ -6,8 +6,7 @@ import json
 import os
 import sys
 
-from . import capacity
-from .budget import Device, estimate, folder_resolver
+from .budget import Device, estimate, folder_resolver, with_capacity
 from .errors import VramBudgetError
 from .gpus import CARDS, card_for_vram, find_card
 from .graph import read_workflow
@@ -107,27 +106,20 @@ def run_estimate(args) -> int:
             status = 1
             continue
         try:
-            budget = estimate(read_workflow(data), device, resolver)
+            workload = read_workflow(data)
+            budget = estimate(workload, device, resolver)
+            if args.max:
+                budget = with_capacity(budget, workload, dict.fromkeys(args.max), resolver)
         except VramBudgetError as exc:
             print(f"error: {path}: {exc}", file=sys.stderr)
             status = 1
             continue
-        capacities = []
-        for what in args.max or ():
-            try:
-                capacities.append(capacity.find(read_workflow(data), device, what, resolver))
-            except VramBudgetError as exc:
-                print(f"error: {path}: {exc}", file=sys.stderr)
-                status = 1
         if args.json:
-            extra = {"capacity": [c.to_dict() for c in capacities]} if capacities else {}
-            results.append({"workflow": path, **budget.to_dict(), **extra})
+            results.append({"workflow": path, **budget.to_dict()})
         else:
             if len(args.workflow) > 1:
                 print(f"== {path}")
             print(format_report(budget, verbose=args.verbose))
-            for cap in capacities:
-                print(cap.text())
             print()
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else results, indent=2))

@@ -73,7 +73,13 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
         verdict = "fits" if plan.fits else "still short"
         lines.append(f"Together ({verdict}, peak {fmt_gib(plan.new_peak_bytes)}): "
                      + " + ".join(r.title.split(":")[0] for r in plan.steps))
-    if budget.cheapest_card is not None and budget.stages:
+    if getattr(budget, "capacity", ()):
+        lines.append("")
+        for cap in budget.capacity:
+            lines.append(cap.text())
+    if budget.verdict == "unknown":
+        pass  # no card advice on a lower bound
+    elif budget.cheapest_card is not None and budget.stages:
         card = budget.cheapest_card
         price = f", €{card.price_eur_h:.2f}/h" if card.price_eur_h else ""
         lines.append("")

@@ -183,7 +183,7 @@ def test_panel_end_to_end(server, page, harness, artifacts, e2e_comfy):
     assert "Out of GPU memory on GPU 0 (2.00 GiB request failed)" in oom, oom
     assert "The failed request was 2.00 GiB; the card has 23.65 GiB in total and only 1.12 GiB was free." in oom
     assert "VramBudgetOomProbe" in oom
-    toast = page.locator(".p-toast-message", has_text="Out of GPU memory")
+    toast = page.locator(".p-toast-message, [data-testid=toast]", has_text="Out of GPU memory")
     toast.first.wait_for(timeout=10_000)
     assert "Details in the VRAM panel" in toast.first.inner_text()
     for _ in range(3):  # ComfyUI's own error dialog / toasts
