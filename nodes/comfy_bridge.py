@@ -704,10 +704,41 @@ def estimator_device(card: str | None = None, memory_mode: str = "auto", budget_
     reserved = live.torch_reserved if live else state.torch_reserved
     allocated = live.torch_allocated if live else state.torch_allocated
     held = sum(m.loaded for m in loaded_models() if m.device_type == "cuda")
+    name = live.name if live else state.name.split(" : ")[0]
+    flags = launch_flags()
     return Device(
-        name=(live.name if live else state.name.split(" : ")[0]), total_bytes=total,
+        name=name, total_bytes=total,
         other_processes_bytes=max(0, total - driver_free - reserved - CUDA_CONTEXT_BYTES),
         reserved_unallocated_bytes=max(0, reserved - allocated), held_by_models_bytes=held,
         fp8_compute=supports_fp8_compute(), memory_mode=mode,
         lowvram=state.vram_state in ("LOW_VRAM", "NO_VRAM"), reserve_bytes=state.reserve or 0, source="live",
+        vram_state=_VRAM_STATES.get(state.vram_state, "normal") if not flags.get("gpu_only") else "gpu_only",
+        cpu_vae=bool(flags.get("cpu_vae")), smart_memory=not flags.get("disable_smart_memory"),
+        **_card_speed(name),
     ), None
+
+
+# ComfyUI's VRAMState names -> the estimator's vram_state (runtime.py)
+_VRAM_STATES = {"NORMAL_VRAM": "normal", "LOW_VRAM": "low", "NO_VRAM": "no", "HIGH_VRAM": "high", "SHARED": "high"}
+
+
+def launch_flags() -> dict:
+    """The launch flags the runtime simulation needs, read from comfy.cli_args (not guessed)."""
+    try:
+        from comfy.cli_args import args  # noqa: PLC0415
+    except Exception:  # noqa: BLE001  (outside ComfyUI)
+        return {}
+    return {k: bool(getattr(args, k, False)) for k in ("gpu_only", "cpu_vae", "disable_smart_memory", "highvram",
+                                                        "lowvram", "novram")}
+
+
+def _card_speed(name: str) -> dict:
+    """Throughput and host link of the live card from the catalogue, when it is there."""
+    from .estimator.gpus import find_card  # noqa: PLC0415
+    from .estimator.errors import VramBudgetError  # noqa: PLC0415
+
+    try:
+        card = find_card(name)
+    except VramBudgetError:
+        return {}
+    return {"flops": card.flops or 165.2e12, "host_bytes_per_s": card.host_bytes_per_s}

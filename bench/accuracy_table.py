@@ -1,0 +1,24 @@
+"""Write docs/accuracy.md from tests/accuracy_cases.py (published ComfyUI runs vs our prediction).
+
+    python3 bench/accuracy_table.py           # rewrite the doc and print the summary
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+import accuracy_cases as A  # noqa: E402
+
+
+def main() -> int:
+    results = [A.evaluate(c) for c in A.CASES]
+    (REPO / "docs" / "accuracy.md").write_text(A.markdown(results), encoding="utf-8")
+    print(A.summary(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
