@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 from helpers_models import spec_clip_text, spec_flux, spec_lora, spec_t5, spec_vae_kl, write_safetensors  # noqa: E402
 
 from vram_budget.nodes.estimator import files  # noqa: E402
-from vram_budget.nodes.estimator.budget import Device, estimate, folder_resolver  # noqa: E402
+from vram_budget.nodes.estimator.budget import Device, estimate, estimate_prompt, folder_resolver  # noqa: E402
 from vram_budget.nodes.estimator.gpus import find_card  # noqa: E402
 from vram_budget.nodes.estimator.graph import read_workflow  # noqa: E402
 
@@ -101,6 +101,12 @@ def main() -> None:
         print(f"graph reading alone, median of 50:                   {graph_med:8.2f} ms")
         print(f"warm estimate (cached headers), median of 50:        {est_med:8.2f} ms   (max {est_max:.2f})  "
               f"target < 20 ms: {'OK' if est_med < 20 else 'MISSED'}")
+        # what the VRAM Budget node and the panel run: the estimate plus every capacity answer
+        cap_med, cap_max = median_ms(lambda: estimate_prompt(prompt, device, resolver, capacities=None), 20)
+        with_cap = estimate_prompt(prompt, device, resolver, capacities=None)
+        print(f"warm estimate + capacity answers (node/panel), med/20: {cap_med:8.2f} ms   (max {cap_max:.2f}; "
+              f"{', '.join(c.what + ' ' + str(c.runs_value) for c in with_cap.capacity)}; ratio to the estimate "
+              f"{cap_med / est_med:.1f}x)")
 
 
 if __name__ == "__main__":

@@ -190,3 +190,14 @@ def _repo():
     from pathlib import Path
 
     return Path(__file__).resolve().parents[1]
+
+
+def test_remedies_for_oom_say_what_makes_it_run_and_the_plan_adds_savings_per_stage():
+    budget = estimate(wan22_workload(precision="fp8_scaled"), Device("6 GB", 6 * GiB - int(0.35 * GiB)))
+    assert budget.verdict == "oom"
+    runs = [r for r in budget.remedies if r.runs]
+    assert runs and all(r.kind in ("frames", "resolution", "batch") for r in runs)
+    # a text-encoder saving does not shrink the sampling stage: the 13.3 GiB expert stays in the sum
+    plan = budget.plan
+    expert = budget.stages[1].weights_bytes
+    assert plan is not None and not plan.fits and plan.new_peak_bytes > expert

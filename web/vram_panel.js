@@ -314,6 +314,14 @@ function renderBudget() {
     out.push(h("div.vrb-subtitle", "Top remedies"),
       h("ol.vrb-remedies", remedies.map((r) => h("li", h("b", r.title), r.detail ? h("div.vrb-muted.vrb-small", r.detail) : null))));
   }
+  const caps = data.capacity || [];
+  if (caps.length) {
+    out.push(h("div.vrb-subtitle", "Largest on this card"),
+      h("div.vrb-capacity", caps.map((c) => h("div.vrb-row.vrb-small", { "data-capacity": c.what },
+        h("span", `${c.what} (now ${c.current})`),
+        h("span", { title: "stays resident · runs at all (streaming weights)" },
+          `${c.resident || "–"} · ${c.runs || "–"}`)))));
+  }
   const cheapest = data.verdict === "unknown" ? null : data.cheapest_card;  // no card advice on a lower bound
   if (cheapest) {
     const price = cheapest.price_eur_h != null ? ` · €${Number(cheapest.price_eur_h).toFixed(2)}/h` : "";

@@ -47,12 +47,14 @@ class Remedy:
     new_peak_bytes: int | None = None
     fixes: bool = False  # the workflow fits after this change alone
     sub_rank: int = 0  # order inside a rung: fp8 before GGUF Q8 before Q4 (least quality lost first)
+    runs: bool | None = None  # an out-of-memory workflow runs (perhaps streaming) after this change alone
+    cuts: tuple[tuple[int, int], ...] = ()  # (stage index, bytes saved there): what the plan adds up per stage
 
     def to_dict(self) -> dict:
         return {
             "rank": self.rank, "kind": self.kind, "title": self.title, "detail": self.detail,
             "saving_bytes": self.saving_bytes, "cost": self.cost, "new_peak_bytes": self.new_peak_bytes,
-            "fixes": self.fixes,
+            "fixes": self.fixes, "runs": self.runs,
         }
 
 
@@ -70,12 +72,16 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
     target = cap  # a remedy "fixes" when the new peak fits the card
     out: list[Remedy] = []
 
-    def add(rank, kind, title, detail, saving, cost, stage_index=None, new_peak=None, sub_rank=0, new_min_peak=None):
+    def add(rank, kind, title, detail, saving, cost, stage_index=None, new_peak=None, sub_rank=0, new_min_peak=None,
+            cuts=None):
         if new_peak is None and stage_index is not None:
             new_peak = _peak_with(budget, stage_index, budget.stages[stage_index].peak_bytes - saving)
+        if cuts is None:
+            cuts = {stage_index: saving} if stage_index is not None else {}
         # "fixes" as the verdict counts fitting: at the batched peak, or with cond/uncond in turn
         fixes = new_peak is not None and (new_peak <= target or (new_min_peak is not None and new_min_peak <= target))
-        out.append(Remedy(rank, kind, title, detail, int(saving), cost, new_peak, fixes, sub_rank))
+        out.append(Remedy(rank, kind, title, detail, int(saving), cost, new_peak, fixes, sub_rank,
+                          cuts=tuple(sorted((int(i), int(v)) for i, v in cuts.items() if v > 0))))
         return fixes
 
     over = [i for i, s in enumerate(budget.stages) if s.peak_bytes > cap * 0.9] or [budget.peak_stage]
@@ -115,7 +121,7 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
             new_min = max(st.min_peak_bytes - cut.get(n, 0) for n, st in enumerate(budget.stages))
             arrow = "16-bit → " + label
             if add(1, "precision", f"{name} {arrow}: {fmt_gib(-saving, signed=True)}", how, saving, cost,
-                   new_peak=new_peak, sub_rank=sub, new_min_peak=new_min):
+                   new_peak=new_peak, sub_rank=sub, new_min_peak=new_min, cuts=cut):
                 fixed = True
                 break  # the least lossy option that fixes it; stronger quants only cost more quality
         if not fixed:  # none fixes it alone: keep fp8, the lossless GGUF and the smallest one
@@ -158,6 +164,17 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
             model = _diffusion_model(other)
             return memory.diffusion_working(model.family, model.arch, lat, batch, other.stage.text_tokens).bytes
 
+        def runs_with(lat: LatentShape, batch: int) -> bool | None:
+            """For an out-of-memory workflow: does ComfyUI run it (even streaming) with this shape?"""
+            if budget.outcome != "oom" or workload is None:
+                return None
+            from .budget import estimate  # noqa: PLC0415
+            from .capacity import _scaled  # noqa: PLC0415
+
+            new = estimate(_scaled(workload, latent, replace(lat, batch=batch)), budget.device, resolver,
+                           models=budget.models, remedies=False)
+            return new.outcome != "oom"
+
         def try_shape(rank: int, kind: str, title: str, detail: str, cost: str, lat: LatentShape, batch: int,
                       sub_rank: int = 0) -> bool:
             f = {j: budget.stages[j].batch_factor for j in group}
@@ -168,8 +185,12 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
                 return False
             peaks = [st.peak_bytes - savings.get(n, 0) for n, st in enumerate(budget.stages)]
             mins = [st.min_peak_bytes - min_savings.get(n, 0) for n, st in enumerate(budget.stages)]
-            return add(rank, kind, f"{title}: {fmt_gib(-saving, signed=True)}", detail, saving, cost,
-                       new_peak=max(peaks), sub_rank=sub_rank, new_min_peak=max(mins))
+            fixed = add(rank, kind, f"{title}: {fmt_gib(-saving, signed=True)}", detail, saving, cost,
+                        new_peak=max(peaks), sub_rank=sub_rank, new_min_peak=max(mins), cuts=savings)
+            runs = runs_with(lat, batch)
+            if runs is not None:
+                out[-1] = replace(out[-1], runs=runs)
+            return fixed or bool(runs and budget.outcome == "oom" and kind in ("frames", "resolution"))
 
         if latent.batch > 1:
             try_shape(3, "batch", f"batch {latent.batch} → 1",
@@ -256,34 +277,67 @@ def recommended_plan(budget) -> Plan | None:
     if budget.outcome not in ("oom", "runs_slower") or not budget.remedies:
         return None
     cap = budget.device.capacity_bytes
-    gap = budget.peak_bytes - cap
+    peaks = [st.peak_bytes for st in budget.stages]
+    mins = [st.min_peak_bytes for st in budget.stages]
+
+    def applied(r: Remedy, values: list[int]) -> list[int]:
+        """Stage peaks after a remedy: its savings land on the stages they were computed for."""
+        cut = dict(r.cuts)
+        return [v - cut.get(i, 0) for i, v in enumerate(values)]
+
+    def fits(values_peak, values_min) -> bool:
+        return max(values_peak) <= cap or max(values_min) <= cap  # cond/uncond in turn where ComfyUI would
+
     steps: list[Remedy] = []
-    groups: list[tuple[int, str]] = []
+    groups: list[tuple] = []
     for r in budget.remedies:
-        if (r.rank, r.kind) not in groups and r.kind not in ("bigger_card", "offload", "free_memory", "fragmentation"):
-            groups.append((r.rank, r.kind))
-    for rank, kind in groups:
-        if gap <= 0:
-            break
-        options = [r for r in budget.remedies if (r.rank, r.kind) == (rank, kind) and r.saving_bytes > 0]
-        if not options:
-            continue
-        closing = [r for r in options if r.saving_bytes >= gap]
-        # the least costly option that closes the gap; else the one that closes most of it, except
-        # for precision, where the least lossy step is taken and the next rungs do the rest
-        if closing:
-            pick = closing[0]
-        elif kind == "precision":
-            pick = options[0]
-        else:
-            pick = max(options, key=lambda r: r.saving_bytes)
-        steps.append(pick)
-        gap -= pick.saving_bytes
-        if pick.fixes:  # fits by itself (possibly with cond and uncond run in turn)
-            gap = min(gap, 0)
+        if _group(r) not in groups and r.kind not in ("bigger_card", "offload", "free_memory", "fragmentation"):
+            groups.append(_group(r))
+    used: set[tuple] = set()
+    progress = True
+    while progress and not fits(peaks, mins):  # a rung skipped while another stage was the peak gets a new look
+        progress = False
+        for group in groups:
+            if fits(peaks, mins):
+                break
+            if group in used:
+                continue
+            pick = _pick(budget, group, peaks, mins, applied, fits)
+            if pick is None:
+                continue
+            used.add(group)
+            steps.append(pick)
+            peaks, mins = applied(pick, peaks), applied(pick, mins)
+            progress = True
     if not steps:
         return None
-    return Plan(tuple(steps), cap + gap, gap <= 0)
+    new_peak = min(max(peaks), max(mins)) if max(mins) <= cap else max(peaks)
+    return Plan(tuple(sorted(steps, key=lambda r: (r.rank, r.sub_rank))), new_peak, fits(peaks, mins))
+
+
+def _group(r: Remedy) -> tuple:
+    """One choice per rung, and per model on the precision rung (the UNet and a text encoder are
+    separate choices)."""
+    return (r.rank, r.kind, r.title.split(" 16-bit")[0] if r.kind == "precision" else "")
+
+
+def _pick(budget, group, peaks, mins, applied, fits):
+    """The option of one rung the plan takes now, or None when none lowers the peak."""
+    options = [r for r in budget.remedies if _group(r) == group and r.cuts]
+    if not options:
+        return None
+    closing = [r for r in options if fits(applied(r, peaks), applied(r, mins))]
+    # the least costly option that closes the gap; else the one that closes most of it, except
+    # for precision, where the least lossy step is taken and the next rungs do the rest
+    if closing:
+        pick = closing[0]
+    elif group[1] == "precision":
+        pick = options[0]
+    else:
+        pick = min(options, key=lambda r: max(applied(r, peaks)))
+    if max(applied(pick, peaks)) >= max(peaks) and max(applied(pick, mins)) >= max(mins):
+        return None  # it saves on a stage that is not the one short of memory
+    return pick
 
 
 def _dedupe(remedies: list[Remedy]) -> list[Remedy]:

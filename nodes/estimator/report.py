@@ -59,18 +59,20 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
     relevant = [r for r in budget.remedies if budget.verdict != "fits"]
     if relevant:
         lines.append("")
-        head = {"runs_slower": "To keep everything resident (full speed), cheapest first:",
+        speed = (f" (≈ {budget.slowdown:.1f}–{budget.slowdown_high:.1f}× faster)"
+                 if budget.verdict == "runs_slower" and budget.slowdown_high > 1.05 else "")
+        head = {"runs_slower": f"To keep everything resident{speed or ' (full speed)'}, cheapest first:",
                 "oom": "To make it run, cheapest first (quality and speed):"}
         lines.append(head.get(budget.verdict, "Fixes, cheapest first (quality and speed):"))
         for r in relevant[:max_remedies]:
-            ok = "  -> fits" if r.fixes else ""
+            ok = "  -> fits" if r.fixes else ("  -> runs" if getattr(r, "runs", None) else "")
             lines.append(f" - {r.title}  [{r.cost}]{ok}")
             if verbose:
                 lines.append(f"     {r.detail}")
     plan = getattr(budget, "plan", None)
     if plan is not None and len(plan.steps) > 1:
         lines.append("")
-        verdict = "fits" if plan.fits else "still short"
+        verdict = "everything resident" if plan.fits else "not all resident yet"
         lines.append(f"Together ({verdict}, peak {fmt_gib(plan.new_peak_bytes)}): "
                      + " + ".join(r.title.split(":")[0] for r in plan.steps))
     if getattr(budget, "capacity", ()):
