@@ -33,7 +33,8 @@ GGUF_COST = {
     "Q5_K_S": "quality: slight loss",
     "Q4_K_S": "quality: fine detail starts to suffer (FACTS.md)",
 }
-FRAGMENTATION_THRESHOLD = 2 * GiB  # "several GiB" reserved-but-unallocated = fragmentation (FACTS.md)
+FRAGMENTATION_THRESHOLD = 2 * GiB
+SHAPE_KINDS = ("batch", "frames", "resolution")  # remedies that scale the activations  # "several GiB" reserved-but-unallocated = fragmentation (FACTS.md)
 
 
 @dataclass(frozen=True)
@@ -280,10 +281,21 @@ def recommended_plan(budget) -> Plan | None:
     peaks = [st.peak_bytes for st in budget.stages]
     mins = [st.min_peak_bytes for st in budget.stages]
 
+    orig_work = [max(st.working_bytes, 1) for st in budget.stages]
+    work = list(orig_work)  # working memory left per stage after the shape changes taken so far
+
+    def cuts_now(r: Remedy) -> dict[int, float]:
+        """A remedy's savings as they land now: shape changes (batch, frames, resolution) each scale
+        the activations, so a second one saves its share of what the first left, not of the
+        original (two savings of 60 % leave 16 %, not -20 %)."""
+        if r.kind in SHAPE_KINDS:
+            return {i: c * work[i] / orig_work[i] for i, c in r.cuts}
+        return dict(r.cuts)
+
     def applied(r: Remedy, values: list[int]) -> list[int]:
         """Stage peaks after a remedy: its savings land on the stages they were computed for."""
-        cut = dict(r.cuts)
-        return [v - cut.get(i, 0) for i, v in enumerate(values)]
+        cut = cuts_now(r)
+        return [v - int(cut.get(i, 0)) for i, v in enumerate(values)]
 
     def fits(values_peak, values_min) -> bool:
         return max(values_peak) <= cap or max(values_min) <= cap  # cond/uncond in turn where ComfyUI would
@@ -308,6 +320,9 @@ def recommended_plan(budget) -> Plan | None:
             used.add(group)
             steps.append(pick)
             peaks, mins = applied(pick, peaks), applied(pick, mins)
+            if pick.kind in SHAPE_KINDS:
+                for i, c in cuts_now(pick).items():
+                    work[i] = max(0, work[i] - c)
             progress = True
     if not steps:
         return None
