@@ -50,6 +50,7 @@ class Remedy:
     sub_rank: int = 0  # order inside a rung: fp8 before GGUF Q8 before Q4 (least quality lost first)
     runs: bool | None = None  # an out-of-memory workflow runs (perhaps streaming) after this change alone
     cuts: tuple[tuple[int, int], ...] = ()  # (stage index, bytes saved there): what the plan adds up per stage
+    min_cuts: tuple[tuple[int, int], ...] | None = None  # the same with cond/uncond in turn (None: = cuts)
 
     def to_dict(self) -> dict:
         return {
@@ -74,15 +75,16 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
     out: list[Remedy] = []
 
     def add(rank, kind, title, detail, saving, cost, stage_index=None, new_peak=None, sub_rank=0, new_min_peak=None,
-            cuts=None):
+            cuts=None, min_cuts=None):
         if new_peak is None and stage_index is not None:
             new_peak = _peak_with(budget, stage_index, budget.stages[stage_index].peak_bytes - saving)
         if cuts is None:
             cuts = {stage_index: saving} if stage_index is not None else {}
         # "fixes" as the verdict counts fitting: at the batched peak, or with cond/uncond in turn
         fixes = new_peak is not None and (new_peak <= target or (new_min_peak is not None and new_min_peak <= target))
+        pairs = lambda d: tuple(sorted((int(i), int(v)) for i, v in d.items() if v > 0))  # noqa: E731
         out.append(Remedy(rank, kind, title, detail, int(saving), cost, new_peak, fixes, sub_rank,
-                          cuts=tuple(sorted((int(i), int(v)) for i, v in cuts.items() if v > 0))))
+                          cuts=pairs(cuts), min_cuts=None if min_cuts is None else pairs(min_cuts)))
         return fixes
 
     over = [i for i, s in enumerate(budget.stages) if s.peak_bytes > cap * 0.9] or [budget.peak_stage]
@@ -187,7 +189,8 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
             peaks = [st.peak_bytes - savings.get(n, 0) for n, st in enumerate(budget.stages)]
             mins = [st.min_peak_bytes - min_savings.get(n, 0) for n, st in enumerate(budget.stages)]
             fixed = add(rank, kind, f"{title}: {fmt_gib(-saving, signed=True)}", detail, saving, cost,
-                        new_peak=max(peaks), sub_rank=sub_rank, new_min_peak=max(mins), cuts=savings)
+                        new_peak=max(peaks), sub_rank=sub_rank, new_min_peak=max(mins), cuts=savings,
+                        min_cuts=min_savings)
             runs = runs_with(lat, batch)
             if runs is not None:
                 out[-1] = replace(out[-1], runs=runs)
@@ -281,20 +284,21 @@ def recommended_plan(budget) -> Plan | None:
     peaks = [st.peak_bytes for st in budget.stages]
     mins = [st.min_peak_bytes for st in budget.stages]
 
-    orig_work = [max(st.working_bytes, 1) for st in budget.stages]
-    work = list(orig_work)  # working memory left per stage after the shape changes taken so far
+    # the share of each stage's activations left after the shape changes taken so far
+    left = [1.0 for _ in budget.stages]
 
-    def cuts_now(r: Remedy) -> dict[int, float]:
+    def cuts_now(r: Remedy, single: bool = False) -> dict[int, float]:
         """A remedy's savings as they land now: shape changes (batch, frames, resolution) each scale
         the activations, so a second one saves its share of what the first left, not of the
         original (two savings of 60 % leave 16 %, not -20 %)."""
+        cuts = r.min_cuts if (single and r.min_cuts is not None) else r.cuts
         if r.kind in SHAPE_KINDS:
-            return {i: c * work[i] / orig_work[i] for i, c in r.cuts}
-        return dict(r.cuts)
+            return {i: c * left[i] for i, c in cuts}
+        return dict(cuts)
 
-    def applied(r: Remedy, values: list[int]) -> list[int]:
+    def applied(r: Remedy, values: list[int], single: bool = False) -> list[int]:
         """Stage peaks after a remedy: its savings land on the stages they were computed for."""
-        cut = cuts_now(r)
+        cut = cuts_now(r, single)
         return [v - int(cut.get(i, 0)) for i, v in enumerate(values)]
 
     def fits(values_peak, values_min) -> bool:
@@ -319,10 +323,11 @@ def recommended_plan(budget) -> Plan | None:
                 continue
             used.add(group)
             steps.append(pick)
-            peaks, mins = applied(pick, peaks), applied(pick, mins)
+            peaks, mins = applied(pick, peaks), applied(pick, mins, single=True)
             if pick.kind in SHAPE_KINDS:
-                for i, c in cuts_now(pick).items():
-                    work[i] = max(0, work[i] - c)
+                for i, c in pick.cuts:
+                    work = max(budget.stages[i].working_bytes, 1)
+                    left[i] *= max(0.0, 1 - c / work)
             progress = True
     if not steps:
         return None
@@ -341,7 +346,7 @@ def _pick(budget, group, peaks, mins, applied, fits):
     options = [r for r in budget.remedies if _group(r) == group and r.cuts]
     if not options:
         return None
-    closing = [r for r in options if fits(applied(r, peaks), applied(r, mins))]
+    closing = [r for r in options if fits(applied(r, peaks), applied(r, mins, True))]
     # the least costly option that closes the gap; else the one that closes most of it, except
     # for precision, where the least lossy step is taken and the next rungs do the rest
     if closing:
@@ -350,7 +355,7 @@ def _pick(budget, group, peaks, mins, applied, fits):
         pick = options[0]
     else:
         pick = min(options, key=lambda r: max(applied(r, peaks)))
-    if max(applied(pick, peaks)) >= max(peaks) and max(applied(pick, mins)) >= max(mins):
+    if max(applied(pick, peaks)) >= max(peaks) and max(applied(pick, mins, True)) >= max(mins):
         return None  # it saves on a stage that is not the one short of memory
     return pick
 
