@@ -75,7 +75,8 @@ def test_budget_node_shows_its_report_in_the_editor(e2e_server_factory, browser,
         """(id) => (window.comfyAPI.app.app.rootGraph ?? window.comfyAPI.app.app.graph).getNodeById(id).widgets.find(w => w.name === "vram_report").element.textContent""",
         node_id,
     )
-    assert "Sample: Flux.1 dev" in text and "RTX 4090" in text and "TIGHT" in text
+    # 16-bit Flux (22.2 GiB) + activations exceed a 4090: ComfyUI loads it partially and finishes
+    assert "Sample: Flux.1 dev" in text and "RTX 4090" in text and "RUNS, SLOWER" in text and "streamed" in text
     assert page.locator("pre.vram-budget-report").first.is_visible()
     page.evaluate("() => { const c = window.comfyAPI.app.app.canvas; c.ds.scale = 0.8; c.ds.offset = [60, -160];"
                   " c.setDirty(true, true); }")
