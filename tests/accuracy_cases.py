@@ -27,7 +27,8 @@ from vram_budget.nodes.estimator.workload import (
     SAMPLE, TEXT_ENCODE, VAE_DECODE, LatentShape, ModelRef, Stage, Workload,
 )
 
-AGREE_OUTCOMES = {"fits": {"fits", "tight"}, "runs_slower": {"runs_slower"}, "oom": {"oom"}}
+AGREE_OUTCOMES = {"fits": {"fits", "tight"}, "runs_slower": {"runs_slower"}, "oom": {"oom"},
+                  "runs": {"fits", "tight", "runs_slower"}}
 
 
 def windows(card: str, **kw) -> Device:
@@ -87,6 +88,25 @@ HUNYUAN = {
 }
 
 
+# city96's flux1-schnell-Q4_0.gguf: Q4_0 blocks hold 32 weights in 18 bytes (4.5 bits); the
+# largest layer dequantized to 16 bit is a single block's linear1 (3072 × 21504).
+SCHNELL_Q4 = {"unet/flux1-schnell-Q4_0.gguf": ModelInfo(
+    kind=DIFFUSION, family="flux1-schnell", label="Flux.1 schnell (12B)", params=11_891_178_560,
+    weights_bytes=int(11_891_178_560 * 4.5 / 8), dtype="Q4_0", quantization="gguf Q4_0",
+    arch=FAMILIES["flux1-schnell"].arch, largest_tensor_bytes=3072 * 21504 * 2, source="catalogue")}
+
+
+def schnell_gguf(w=1920, h=1080) -> Workload:
+    wl = flux_workload(w=w, h=h, unet="flux1-schnell-Q4_0.gguf", t5="t5xxl_fp8_e4m3fn.safetensors")
+    stages = []
+    for st in wl.stages:
+        if st.kind == SAMPLE:
+            st = Stage(st.kind, st.node_id, st.node_type, models=(ModelRef("diffusion", "flux1-schnell-Q4_0.gguf", "unet",
+                                                                           gguf=True),), latent=st.latent, cfg=1.0)
+        stages.append(st)
+    return Workload(stages=tuple(stages))
+
+
 def hunyuan(w=960, h=544, length=129) -> Workload:
     lat = LatentShape(1, 16, h // 8, w // 8, frames=(length - 1) // 4 + 1, pixel_width=w, pixel_height=h,
                       pixel_frames=length, temporal_compression=4)
@@ -135,6 +155,11 @@ CASES: tuple[Case, ...] = (
          "RTX 2070 SUPER 8 GB, Windows; Flux dev fp16 + fp16 T5/CLIP", "runs_slower",
          "'I can run fp16 flux-dev + fp16 clip without any issues'",
          lambda: Device.from_card(card_for_vram(8, False), reserve_bytes=600 * MiB), lambda: flux_workload()),
+    Case("schnell-q4-2060s-4461", "https://github.com/Comfy-Org/ComfyUI/issues/4461",
+         "RTX 2060 Super 8 GB; Flux schnell GGUF Q4_0, 1920×1080, 4 steps", "runs",
+         "'it takes 39 seconds for 1920x1080 image on schnell Q4_0 model (4 steps)'",
+         lambda: Device.from_card(card_for_vram(8, False), reserve_bytes=600 * MiB), lambda: schnell_gguf(),
+         models=SCHNELL_Q4, note="'runs' without a log line: fits or a partial load would both match; T5 fp8 assumed"),
     Case("qwen-fp8-4090-11790", "https://github.com/Comfy-Org/ComfyUI/issues/11790",
          "RTX 4090 24 GB; Qwen-Image fp8_e4m3fn (bf16 compute), 1328² assumed", "fits",
          "'Requested to load QwenImage / loaded completely; 20683.88 MB usable, 19483.95 MB loaded, full load: True'",
@@ -253,7 +278,8 @@ def markdown(results) -> str:
         "",
         "Each row is one public report that states the card, the models and the settings, and what ComfyUI did. "
         "Our prediction is the verdict of `vram-budget estimate` on the same workload (fits / tight / runs_slower / "
-        "oom; for a capacity case the largest batch that runs). Numbers: resident MiB against a log's "
+        "oom; for a capacity case the largest batch that runs; a report that only says it ran agrees with fits or "
+        "runs_slower). Numbers: resident MiB against a log's "
         "'loaded partially/completely … MB loaded' (±15 %), the highest stage peak against a published VRAM "
         "figure (−5 % / +10 %), batch capacity (±15 %). Rows marked *fitted* set one of our constants (the "
         "per-architecture activation calibration in `nodes/estimator/memory.py`), so they are not an independent "
@@ -299,7 +325,8 @@ def markdown(results) -> str:
         "",
         "Flux 2 OOM on an RTX 3090 (Comfy-Org/ComfyUI#10906), HunyuanVideo 1.5 VAE decode falling back to tiles "
         "on a 12 GB card (Comfy-Org/ComfyUI#10855), Flux 2 Klein on a 5090 (docs), LTX-2 on a 7900 XTX "
-        "(Comfy-Org/ComfyUI#11949): their model files are not in the catalogue and their families have no traced "
+        "(Comfy-Org/ComfyUI#11949), HiDream E1 in fp16 running out of memory on an A100 40 GB and a 4090D "
+        "(docs.comfy.org HiDream E1 tutorial): their model files are not in the catalogue and their families have no traced "
         "working memory, so the estimate names the missing models instead of guessing (issue #10 adds them).",
         "",
         "No GPU measurement backs these numbers yet: with the device lent, `max_memory_reserved` per workflow "

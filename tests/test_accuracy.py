@@ -15,6 +15,7 @@ PINNED = {
     "flux-fp8-4060laptop-4461": ("runs_slower", True, None),
     "flux-fp8-gtx1070-4271": ("runs_slower", True, None),
     "flux-fp16-2070s-gguf2": ("runs_slower", True, None),
+    "schnell-q4-2060s-4461": ("runs_slower", True, None),
     "qwen-fp8-4090-11790": ("fits", True, True),
     "qwen-fp8-4090d-docs": ("fits", True, True),
     "qwen-b47-5090-10725": ("runs_slower", True, None),
