@@ -684,8 +684,13 @@ def estimate_prompt(prompt_or_workflow, device: Device, resolver: Resolver | Non
 def with_capacity(budget: Budget, workload: Workload, whats: Iterable[str], resolver: Resolver | None = None) -> Budget:
     from . import capacity  # noqa: PLC0415
 
-    answers = tuple(capacity.find(workload, budget.device, w, resolver, first=budget) for w in whats)
-    return replace(budget, capacity=answers)
+    answers = []
+    for what in whats:
+        try:
+            answers.append(capacity.find(workload, budget.device, what, resolver, first=budget))
+        except VramBudgetError as exc:  # a capacity answer never costs the estimate itself
+            budget = replace(budget, notes=budget.notes + (f"largest {what}: {exc}",))
+    return replace(budget, capacity=tuple(answers))
 
 
 def folder_resolver(models_dir: str | os.PathLike) -> Resolver:
