@@ -714,8 +714,21 @@ def estimator_device(card: str | None = None, memory_mode: str = "auto", budget_
         lowvram=state.vram_state in ("LOW_VRAM", "NO_VRAM"), reserve_bytes=state.reserve or 0, source="live",
         vram_state=_VRAM_STATES.get(state.vram_state, "normal") if not flags.get("gpu_only") else "gpu_only",
         cpu_vae=bool(flags.get("cpu_vae")), smart_memory=not flags.get("disable_smart_memory"),
-        **_card_speed(name),
+        te_cpu_reason=_te_cpu_reason(), **_card_speed(name),
     ), None
+
+
+def _te_cpu_reason() -> str:
+    """ComfyUI's own text_encoder_device(): where this ComfyUI will run text encoders."""
+    try:
+        import comfy.model_management as mm  # noqa: PLC0415
+
+        dev = mm.text_encoder_device()
+    except Exception:  # noqa: BLE001
+        return ""
+    if getattr(dev, "type", "") == "cpu":
+        return "this ComfyUI runs text encoders on the CPU (model_management.text_encoder_device)"
+    return ""
 
 
 # ComfyUI's VRAMState names -> the estimator's vram_state (runtime.py)

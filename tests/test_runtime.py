@@ -201,3 +201,13 @@ def test_remedies_for_oom_say_what_makes_it_run_and_the_plan_adds_savings_per_st
     plan = budget.plan
     expert = budget.stages[1].weights_bytes
     assert plan is not None and not plan.fits and plan.new_peak_bytes > expert
+
+
+def test_pascal_on_linux_runs_text_encoders_on_the_cpu():
+    """text_encoder_device(): GPU only when should_use_fp16, False for Pascal under Linux."""
+    base = [sys.executable, "-m", "vram_budget.nodes.estimator.cli", "estimate", "example_workflows/flux_dev_1024.json",
+            "--gpu", "GTX 1070", "--json"]
+    linux = json.loads(subprocess.run(base, capture_output=True, text=True, cwd=_repo()).stdout)
+    win = json.loads(subprocess.run(base + ["--os", "windows"], capture_output=True, text=True, cwd=_repo()).stdout)
+    assert linux["stages"][0]["weights_bytes"] == 0 and "Pascal" in linux["stages"][0]["items"][0]["assumption"]
+    assert win["stages"][0]["weights_bytes"] > 0

@@ -58,6 +58,7 @@ class Device:
     fp8_compute: bool = True
     memory_mode: str = "classic"  # "classic" | "dynamic"
     lowvram: bool = False  # --lowvram / --novram: text encoders stay on the CPU
+    te_cpu_reason: str = ""  # text encoders run on the CPU for another reason (ComfyUI's text_encoder_device)
     reserve_bytes: int = COMFY_RESERVE_BYTES  # --reserve-vram
     context_bytes: int = CUDA_CONTEXT_BYTES
     source: str = "catalogue"  # "catalogue" | "--vram" | "live"
@@ -530,8 +531,9 @@ def _weights_items(stage: Stage, device: Device, info_for, roles: Iterable[str])
         if ref.role == "lora" and ref.strength == 0:
             notes.append(f"LoRA {ref.name} has strength 0: ComfyUI skips it")
             continue
-        if ref.role == "text_encoder" and (ref.device == "cpu" or device.lowvram):
-            why = "device=cpu on the loader" if ref.device == "cpu" else "--lowvram keeps text encoders on the CPU"
+        if ref.role == "text_encoder" and (ref.device == "cpu" or device.lowvram or device.te_cpu_reason):
+            why = ("device=cpu on the loader" if ref.device == "cpu" else
+                   "--lowvram keeps text encoders on the CPU" if device.lowvram else device.te_cpu_reason)
             items.append(Item(f"{info.label} [{ref.name}]", 0, "weights", f"runs on the CPU ({why})", info))
             infos.append(info)
             continue

@@ -74,6 +74,13 @@ def device_from_args(args) -> Device:
         source="--vram" if args.vram else "catalogue",
         **kw,
     )
+    if card.pascal and getattr(args, "os", "linux") == "linux" and state in ("normal", "high"):
+        # text_encoder_device(): GPU only when should_use_fp16, which is False for Pascal on Linux
+        # (model_management.py:875-884 / :1080-1089)
+        from dataclasses import replace as _replace  # noqa: PLC0415
+
+        dev = _replace(dev, te_cpu_reason="ComfyUI keeps text encoders on the CPU on Pascal cards under Linux "
+                                          "(no fast fp16: model_management.text_encoder_device)")
     if args.no_fp8_compute:
         from dataclasses import replace  # noqa: PLC0415
 

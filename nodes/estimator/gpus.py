@@ -38,7 +38,8 @@ class Card:
     # GA102 whitepaper), and the host link the card sits on.
     tflops: float = 0.0
     pcie: str = "4.0x16"
-    bf16: bool = True  # Ampere and newer; ComfyUI computes in fp32 on Pascal (should_use_fp16)
+    bf16: bool = True  # Ampere and newer
+    pascal: bool = False  # sm 6.x: should_use_fp16 is False on Linux (fp16 only for 10-series names on Windows)
 
     @property
     def total_bytes(self) -> int:
@@ -55,7 +56,7 @@ class Card:
 
 
 CARDS: tuple[Card, ...] = (
-    Card("GTX 1070", 8, False, aliases=("1070", "gtx 1070"), tflops=6.5, pcie="3.0x16", bf16=False),
+    Card("GTX 1070", 8, False, aliases=("1070", "gtx 1070"), tflops=6.5, pcie="3.0x16", bf16=False, pascal=True),
     Card("RTX 2080 Ti", 11, False, aliases=("2080 ti", "2080ti"), tflops=53.8, pcie="3.0x16", bf16=False),
     Card("RTX 3060", 12, False, aliases=("3060",), tflops=25.5),
     Card("RTX 3060 Ti", 8, False, aliases=("3060 ti", "3060ti"), tflops=32.4),
