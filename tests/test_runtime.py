@@ -211,3 +211,11 @@ def test_pascal_on_linux_runs_text_encoders_on_the_cpu():
     win = json.loads(subprocess.run(base + ["--os", "windows"], capture_output=True, text=True, cwd=_repo()).stdout)
     assert linux["stages"][0]["weights_bytes"] == 0 and "Pascal" in linux["stages"][0]["items"][0]["assumption"]
     assert win["stages"][0]["weights_bytes"] > 0
+
+
+def test_kl_vae_runs_in_fp32_without_bf16():
+    """vae_dtype: KL VAEs list [bf16, fp32], so a card without bf16 decodes in fp32 (twice the bytes)."""
+    ampere = estimate(flux_workload(weight_dtype="fp8_e4m3fn"), dev("RTX 3060"))
+    pascal = estimate(flux_workload(weight_dtype="fp8_e4m3fn"), dev("GTX 1070"))
+    a, p = ampere.stages[2], pascal.stages[2]
+    assert p.weights_bytes == 2 * a.weights_bytes and p.working_bytes == 2 * a.working_bytes

@@ -59,6 +59,7 @@ class Device:
     memory_mode: str = "classic"  # "classic" | "dynamic"
     lowvram: bool = False  # --lowvram / --novram: text encoders stay on the CPU
     te_cpu_reason: str = ""  # text encoders run on the CPU for another reason (ComfyUI's text_encoder_device)
+    bf16: bool = True  # the card computes in bf16 (Ampere+); else ComfyUI runs KL VAEs in fp32
     reserve_bytes: int = COMFY_RESERVE_BYTES  # --reserve-vram
     context_bytes: int = CUDA_CONTEXT_BYTES
     source: str = "catalogue"  # "catalogue" | "--vram" | "live"
@@ -72,6 +73,7 @@ class Device:
     def from_card(cls, card: Card, **kw) -> "Device":
         kw.setdefault("flops", card.flops or 165.2e12)
         kw.setdefault("host_bytes_per_s", card.host_bytes_per_s)
+        kw.setdefault("bf16", card.bf16)
         return cls(name=card.name, total_bytes=card.total_bytes, fp8_compute=card.fp8_compute, **kw)
 
     @property
@@ -348,6 +350,8 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
         if q.startswith("fp8") and info.family in ("t5-xxl", "umt5-xxl"):
             return stored, f"{q} kept (T5 keeps the file's dtype)"
         return params * 2, "fp16 (ComfyUI's text-encoder dtype)"
+    if info.kind == VAE and vae_dtype_bytes(info.family, device) == 4:
+        return params * 4, "fp32: no bf16 on this GPU (ComfyUI's vae_dtype for this VAE)"
     if info.kind in (VAE, CONTROLNET, CLIP_VISION):
         return params * 2, "16-bit"
     if info.kind == LORA:
@@ -599,6 +603,15 @@ def _sample_stage(stage: Stage, device: Device, info_for) -> StageBudget:
                    extra_min_working=extra if cond_batch == 2 else None, batch_factor=cond_batch)
 
 
+def vae_dtype_bytes(family: str, device: Device) -> int:
+    """ComfyUI's vae_dtype (sd.py:672-677 / :810-817): the first working dtype the card runs well.
+    KL VAEs (SD, SDXL, Flux, SD3) list [bf16, fp32]: fp32 without bf16 (Turing, Pascal). The video
+    VAEs list fp16 too, so they stay 16-bit."""
+    if not device.bf16 and family in ("vae-kl4", "vae-kl16", "vae-flux2"):
+        return 4
+    return 2
+
+
 def _vae_stage(stage: Stage, device: Device, info_for) -> StageBudget:
     items, infos, notes = _weights_items(stage, device, info_for, ("vae",))
     vae = next((i for i in infos if i.kind == VAE), None)
@@ -610,7 +623,8 @@ def _vae_stage(stage: Stage, device: Device, info_for) -> StageBudget:
     weights = sum(i.bytes for i in items)
     free_for_work = device.capacity_bytes - weights - device.context_bytes
     work_bytes, assumption, work_notes = vae_working(vae.family, stage.latent, decode=decode, tiled=stage.tiled,
-                                                     auto_tiled=stage.auto_tiled, free_bytes=free_for_work)
+                                                     auto_tiled=stage.auto_tiled, free_bytes=free_for_work,
+                                                     dtype_bytes=vae_dtype_bytes(vae.family, device))
     items.append(Item("decode activations" if decode else "encode activations", work_bytes, "working", assumption))
     if stage.tiled or stage.auto_tiled:
         title += " (tiled)" if stage.tiled else " (auto tiled)"
@@ -618,7 +632,7 @@ def _vae_stage(stage: Stage, device: Device, info_for) -> StageBudget:
 
 
 def vae_working(family: str, latent: LatentShape, decode: bool = True, tiled: dict | None = None,
-                auto_tiled: bool = False, free_bytes: int = 0) -> tuple[int, str, list[str]]:
+                auto_tiled: bool = False, free_bytes: int = 0, dtype_bytes: int = 2) -> tuple[int, str, list[str]]:
     """(working bytes, assumption, notes) of a VAE decode/encode as the workflow runs it.
 
     Plain VAEDecode: one call on the whole latent. VAEDecodeTiled: its widgets converted as
@@ -635,7 +649,7 @@ def vae_working(family: str, latent: LatentShape, decode: bool = True, tiled: di
               latent.pixel_height or latent.height * sc, latent.pixel_width or latent.width * sc)
     try:
         if auto_tiled and decode:
-            plan = vae_memory.plan_decode(family, shape, max(free_bytes, 0))
+            plan = vae_memory.plan_decode(family, shape, max(free_bytes, 0), dtype_bytes=dtype_bytes)
             return plan.predicted_peak, f"auto tiled: {plan.summary()}", []
         if tiled:
             size = int(tiled.get("tile_size", 512))
@@ -646,16 +660,17 @@ def vae_working(family: str, latent: LatentShape, decode: bool = True, tiled: di
             if latent.is_video:
                 tile_t = max(2, int(tiled.get("temporal_size", 64)) // tc)
             if decode:
-                value = vae_memory.vae_decode_bytes(family, shape, tile=max(1, size // sc), tile_t=tile_t)
+                value = vae_memory.vae_decode_bytes(family, shape, tile=max(1, size // sc), tile_t=tile_t,
+                                                    dtype_bytes=dtype_bytes)
             else:
-                value = vae_memory.vae_encode_bytes(family, pixels, tile=size,
+                value = vae_memory.vae_encode_bytes(family, pixels, tile=size, dtype_bytes=dtype_bytes,
                                                     tile_t=None if tile_t is None else tile_t * tc)
             what = f"tiles of {size} px" + (f" × {tile_t} latent frames" if tile_t else "")
             return value, f"VAE {op} in {what}; traced ComfyUI VAE constants", []
         if decode:
-            value = vae_memory.vae_decode_bytes(family, shape)
+            value = vae_memory.vae_decode_bytes(family, shape, dtype_bytes=dtype_bytes)
         else:
-            value = vae_memory.vae_encode_bytes(family, pixels)
+            value = vae_memory.vae_encode_bytes(family, pixels, dtype_bytes=dtype_bytes)
         return value, f"one {op} call on the whole latent; traced ComfyUI VAE constants", []
     except VramBudgetError as exc:
         return 0, f"{op} memory not modelled for {family}", [f"VAE {op} working memory unknown: {exc}"]

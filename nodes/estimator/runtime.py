@@ -109,6 +109,7 @@ class _Ctx:
     free_empty: int = 0  # what ComfyUI sees free with no model loaded
     cpu_vae: bool = False
     smart_memory: bool = True
+    device: object = None
 
     def __post_init__(self):
         self.mim = MIM_BASE + self.reserve
@@ -123,6 +124,7 @@ def context_for(device) -> _Ctx:
         flops=getattr(device, "flops", 0.0) or 165.2e12,
         host_bps=getattr(device, "host_bytes_per_s", 0.0) or 25.2e9,
         cpu_vae=getattr(device, "cpu_vae", False), smart_memory=getattr(device, "smart_memory", True),
+        device=device,
     )
 
 
@@ -351,6 +353,7 @@ def _single_pass(sb, ctx: _Ctx, what: str) -> StageRun:
 
 def _vae(sb, ctx: _Ctx, earlier: list[StageRun]) -> StageRun:
     from . import vae_memory  # noqa: PLC0415
+    from .budget import vae_dtype_bytes  # noqa: PLC0415
 
     vae = _model(sb, VAE)
     latent = sb.stage.latent
@@ -368,9 +371,10 @@ def _vae(sb, ctx: _Ctx, earlier: list[StageRun]) -> StageRun:
     per_item_true = sb.working_bytes / batch  # traced decode memory is linear in the batch (vae_memory.py)
     rules = ["sd.py:788-827 / :941-993 (decode: batch_number = free // estimate)" if decode else
              "sd.py:858-900 / :1024-1073 (encode: batch_number = free // estimate)"]
+    ds = vae_dtype_bytes(vae.family, ctx.device) if ctx.device is not None else 2
     try:
         shape = (1, latent.channels or 16, latent.frames, latent.height, latent.width)
-        est = vae_memory.comfy_heuristic_decode_bytes(vae.family, shape) if decode else int(per_item_true)
+        est = vae_memory.comfy_heuristic_decode_bytes(vae.family, shape, ds) if decode else int(per_item_true)
     except Exception:  # a VAE family ComfyUI's table here does not cover: use the traced need
         est = int(per_item_true)
     est = max(est, 1)
@@ -411,17 +415,17 @@ def _vae(sb, ctx: _Ctx, earlier: list[StageRun]) -> StageRun:
     try:
         if fam.is_video and decode:
             tile = 256 // fam.spatial  # sd.py:821-824 / :987-990: 256-px tiles, no temporal tiling
-            tiled = vae_memory.vae_decode_bytes(fam.id, one, tile=tile)
+            tiled = vae_memory.vae_decode_bytes(fam.id, one, tile=tile, dtype_bytes=ds)
             label = f"{tile}×{tile} latent tiles ({tile * fam.spatial} px), all frames at once"
             work_factor = _overlap_work(latent.height, tile, tile // 4) * _overlap_work(latent.width, tile, tile // 4)
         elif decode:
-            tiled = vae_memory.vae_decode_bytes(fam.id, one, tile=64)  # decode_tiled_: 64×64, overlap 16, 3 passes
+            tiled = vae_memory.vae_decode_bytes(fam.id, one, tile=64, dtype_bytes=ds)  # decode_tiled_: 64×64, overlap 16, 3 passes
             label = "64×64 latent tiles (512 px), three passes averaged"
             work_factor = 3.0
         else:
             px = (1, latent.pixel_frames if latent.is_video else None, latent.pixel_height or latent.height * 8,
                   latent.pixel_width or latent.width * 8)
-            tiled = vae_memory.vae_encode_bytes(fam.id, px, tile=512 if not fam.is_video else 256)
+            tiled = vae_memory.vae_encode_bytes(fam.id, px, tile=512 if not fam.is_video else 256, dtype_bytes=ds)
             label = "512-px tiles, three passes" if not fam.is_video else "256-px tiles"
             work_factor = 3.0 if not fam.is_video else 1.3
     except Exception as exc:  # noqa: BLE001
