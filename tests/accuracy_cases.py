@@ -140,6 +140,11 @@ CASES: tuple[Case, ...] = (
          lambda: windows("RTX 3060"), lambda: flux_workload(w=1152, h=896, **FP8),
          number=("resident_mib", 8564.50),
          note="desktop / browser memory on the card is not stated (we assume none): it explains a higher resident figure"),
+    Case("flux-te-fp8-3060-6008", "https://github.com/Comfy-Org/ComfyUI/issues/6008",
+         "RTX 3060 12 GB, Windows; T5-XXL fp8_e4m3fn + CLIP-L (FluxClipModel_)", "fits",
+         "'Requested to load FluxClipModel_ / loaded completely … 4777.5 …'",
+         lambda: windows("RTX 3060"), lambda: flux_workload(w=1152, h=896, **FP8), number=("te_mib", 4777.5),
+         note="the text-encode stage of the same run"),
     Case("flux-fp8-3060-12334", "https://github.com/Comfy-Org/ComfyUI/issues/12334",
          "RTX 3060 12 GB, 16 GB RAM, Windows; Flux dev fp8; defaults", "runs_slower",
          "'ComfyUI switches to partial loading / offloading / lowvram patches … Generation itself eventually finishes'",
@@ -248,7 +253,12 @@ def evaluate(case: Case) -> Result:
     if case.number is None:
         return Result(case, budget.verdict, agree, detail=detail)
     kind, pub = case.number
-    if kind == "resident_mib":
+    if kind == "te_mib":
+        te = next(r for r, s in zip(budget.runs, budget.stages) if s.stage.kind == TEXT_ENCODE)
+        agree = te.outcome == "fits"
+        ours = te.resident_bytes / MiB
+        detail = f"text encoder {te.outcome}: resident {ours:,.0f} MiB"
+    elif kind == "resident_mib":
         ours = sample.resident_bytes / MiB
     else:  # peak_gib: the highest stage as ComfyUI runs it
         ours = max(r.peak_bytes for r in budget.runs) / GiB
@@ -298,7 +308,8 @@ def markdown(results) -> str:
         num = ""
         if c.number is not None and r.number_ours is not None:
             kind, pub = c.number
-            unit = {"resident_mib": "MiB resident", "peak_gib": "GiB peak", "max_batch": "batch"}[kind]
+            unit = {"resident_mib": "MiB resident", "te_mib": "MiB text encoder", "peak_gib": "GiB peak",
+                    "max_batch": "batch"}[kind]
             fmt = "{:,.0f}" if kind != "peak_gib" else "{:.2f}"
             num = (f"{fmt.format(pub)} → {fmt.format(r.number_ours)} {unit} ({100 * r.number_error:+.1f} %, "
                    f"{'ok' if r.number_ok else 'outside'})")

@@ -11,6 +11,7 @@ import accuracy_cases as A
 # case id -> (our prediction, agrees with the published outcome, number within tolerance or None)
 PINNED = {
     "flux-fp8-3060-6008": ("runs_slower", True, True),
+    "flux-te-fp8-3060-6008": ("runs_slower", True, True),
     "flux-fp8-3060-12334": ("runs_slower", True, None),
     "flux-fp8-4060laptop-4461": ("runs_slower", True, None),
     "flux-fp8-gtx1070-4271": ("runs_slower", True, None),

@@ -345,6 +345,10 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
     if info.kind == TEXT_ENCODER:
         if q.startswith("gguf"):
             return stored, f"GGUF {dtype} kept quantized"
+        if ("fp8" in q) and info.family in ("t5-xxl", "umt5-xxl") and info.source == "catalogue":
+            # a published file size counts the encoder.embed_tokens copy ComfyUI does not load
+            # (text_encoders/t5.py:234): the loaded weights are the parameters at 1 byte
+            return min(stored, params), f"{q} kept (T5 keeps the file's dtype): {params / 1e9:.2f}B params × 1 byte"
         if q.startswith("scaled"):
             return stored, f"{q} kept"
         if q.startswith("fp8") and info.family in ("t5-xxl", "umt5-xxl"):

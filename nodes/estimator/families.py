@@ -1070,7 +1070,28 @@ def _checkpoint_clip(tensors: dict[str, TensorInfo], inv: Inventory, name: str) 
 
 
 # ---------------------------------------------------------------------------------------------
+# Tensors in a text-encoder file that ComfyUI does not load as weights: T5/umT5 files carry
+# encoder.embed_tokens.weight as a copy of shared.weight, but comfy's T5 has only `shared`
+# (comfy/text_encoders/t5.py:234); Comfy-Org's umT5 files carry the SentencePiece model as a
+# uint8 tensor `spiece_model`, which sd.py passes to the tokenizer (sd.py:1165-1194 in 0.8.0).
+_NOT_LOADED_T5 = ("encoder.embed_tokens.weight", "spiece_model")
+
+
+def _loaded_tensors(tensors: Mapping[str, TensorInfo], family: str) -> tuple[Mapping[str, TensorInfo], tuple[str, ...]]:
+    if not family.startswith(("t5", "umt5")):
+        return tensors, ()
+    drop = [k for k in _NOT_LOADED_T5 if k in tensors and (k != "encoder.embed_tokens.weight" or "shared.weight" in tensors)]
+    if not drop:
+        return tensors, ()
+    kept = {k: v for k, v in tensors.items() if k not in drop}
+    return kept, (f"not loaded by ComfyUI, so not counted: {', '.join(drop)} (text_encoders/t5.py: only `shared`; "
+                  "the SentencePiece blob goes to the tokenizer)",)
+
+
 def _make_info(tensors: Mapping[str, TensorInfo], inv: Inventory, kind: str, found: _Found, name: str) -> ModelInfo:
+    tensors, dropped = _loaded_tensors(tensors, found.family) if kind == TEXT_ENCODER else (tensors, ())
+    if dropped:
+        found = found._replace(notes=tuple(found.notes) + dropped)
     fam = FAMILIES.get(found.family, FAMILIES["unknown"])
     arch = dict(fam.arch)
     arch.update({k: v for k, v in found.arch.items() if v is not None})
