@@ -468,10 +468,37 @@ def estimate(
     )
     if not remedies:
         return budget
+    if stage_budgets:
+        card, margin = cheapest_cards(workload, device, resolver, infos)
+        budget = replace(budget, cheapest_card=card, cheapest_card_with_margin=margin)
     from .advice import recommended_plan, remedies_for  # noqa: PLC0415  (advice builds on this module)
 
     budget = replace(budget, remedies=tuple(remedies_for(budget, workload, resolver)))
     return replace(budget, plan=recommended_plan(budget))
+
+
+def cheapest_cards(workload: Workload, device: Device, resolver: Resolver | None = None,
+                   models: Mapping[str, ModelInfo] | None = None) -> tuple[Card | None, Card | None]:
+    """(cheapest rental card on which ComfyUI keeps everything resident, cheapest where it also
+    has 10 % to spare), by simulating the workflow on each card of the guide's lineup with the
+    same launch flags: "fits as is" means what ComfyUI does there, not a capacity comparison."""
+    from .gpus import CARDS, RENTAL_LINEUP  # noqa: PLC0415
+
+    lineup = sorted((c for c in CARDS if c.name in RENTAL_LINEUP),
+                    key=lambda c: (c.price_eur_h is None, c.price_eur_h or 0.0, c.nominal_gb))
+    card = margin = None
+    for candidate in lineup:
+        dev = Device.from_card(candidate, memory_mode=device.memory_mode, reserve_bytes=device.reserve_bytes,
+                               vram_state=device.vram_state, lowvram=device.lowvram, cpu_vae=device.cpu_vae,
+                               smart_memory=device.smart_memory)
+        b = estimate(workload, dev, resolver, models=models, remedies=False)
+        if b.outcome == "fits" and card is None:
+            card = candidate
+        if b.verdict == "fits" and margin is None:
+            margin = candidate
+        if card is not None and margin is not None:
+            break
+    return card, margin
 
 
 def _gaps(workload: Workload, infos: Mapping[str, ModelInfo], stage_budgets) -> tuple[list[Missing], list[str]]:

@@ -16,7 +16,8 @@ from .errors import VramBudgetError
 from .workload import LatentShape, Workload
 
 WHATS = ("batch", "resolution", "frames")
-MAX_STEPS = 4096  # the search never looks past this many steps of a size
+MAX_STEPS = 4096  # the search never looks past this many steps of a size (EmptyLatentImage batch_size max)
+MAX_RESOLUTION = 16384  # nodes.MAX_RESOLUTION: no latent node accepts a larger side
 
 
 @dataclass(frozen=True)
@@ -128,24 +129,25 @@ def find(workload: Workload, device, what: str, resolver=None, first=None) -> Ca
             cache[n] = b.outcome
         return cache[n]
 
-    resident = _largest(lambda n: outcome(n) == "fits", start)
-    runs = _largest(lambda n: outcome(n) in ("fits", "runs_slower"), start)
+    limit = MAX_RESOLUTION // 64 if what == "resolution" else MAX_STEPS
+    resident = _largest(lambda n: outcome(n) == "fits", start, limit)
+    runs = _largest(lambda n: outcome(n) in ("fits", "runs_slower"), start, limit)
     note = "" if first.complete else "a model could not be priced: these are upper bounds"
     return Capacity(what, current, shape(resident)[1] if resident else None, shape(runs)[1] if runs else None,
                     resident, runs, note)
 
 
-def _largest(ok, start: int) -> int | None:
-    """The largest n ≥ 1 with ok(n), assuming ok is monotone (true up to a point, then false)."""
+def _largest(ok, start: int, limit: int = MAX_STEPS) -> int | None:
+    """The largest n in 1..limit with ok(n), assuming ok is monotone (true up to a point, then false)."""
     if not ok(1):
         return None
     lo = 1
-    hi = max(2, start)
+    hi = min(limit, max(2, start))
     while ok(hi):  # gallop up from the workflow's own size
         lo = hi
-        if hi >= MAX_STEPS:
+        if hi >= limit:
             return hi
-        hi = min(MAX_STEPS, hi * 2)
+        hi = min(limit, hi * 2)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if ok(mid):
