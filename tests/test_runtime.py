@@ -219,3 +219,11 @@ def test_kl_vae_runs_in_fp32_without_bf16():
     pascal = estimate(flux_workload(weight_dtype="fp8_e4m3fn"), dev("GTX 1070"))
     a, p = ampere.stages[2], pascal.stages[2]
     assert p.weights_bytes == 2 * a.weights_bytes and p.working_bytes == 2 * a.working_bytes
+
+
+def test_cheapest_card_is_one_where_comfyui_keeps_everything_resident():
+    budget = estimate(flux_workload(), dev("RTX 4090"))  # 16-bit Flux: ComfyUI streams a little on a 4090
+    assert budget.verdict == "runs_slower"
+    assert budget.cheapest_card is not None and budget.cheapest_card.name != "RTX 4090"
+    on_it = estimate(flux_workload(), dev(budget.cheapest_card.name))
+    assert on_it.outcome == "fits"
