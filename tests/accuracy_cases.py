@@ -212,9 +212,9 @@ CASES: tuple[Case, ...] = (
     Case("hunyuan-960x544x129-4090-hyvw189", "https://github.com/kijai/ComfyUI-HunyuanVideoWrapper/issues/189",
          "RTX 4090 24 GB; HunyuanVideo 720 fp8, 960×544×129, native, no torch.compile", "oom",
          "'uses about ~22GB with torch.compile, without torch.compile it will oom, in both comfy native and this wrapper'",
-         lambda: linux("RTX 4090"), lambda: hunyuan(), models=HUNYUAN, number=("peak_gib", 22.0),
-         note="the ~22 GB is with torch.compile (it fitted the HunyuanVideo factor); without it ComfyUI's eager "
-              "code needs more than we model", fitted=True),
+         lambda: linux("RTX 4090"), lambda: hunyuan(), models=HUNYUAN, number=("peak_gib", 22e9 / GiB),
+         note="the ~22 GB (read as decimal GB) is with torch.compile and fitted the HunyuanVideo factor; without "
+              "it ComfyUI's eager code needs more than we model", fitted=True),
 )
 
 
@@ -325,8 +325,12 @@ def markdown(results) -> str:
         "- **hunyuan-960x544x129-4090-hyvw189**: ~22 GB with torch.compile, OOM without. Our activations are "
         "calibrated on the compiled figure; ComfyUI's eager HunyuanVideo code holds more transients. The verdict "
         "says *fits* where the eager run fails: the range's high end (1.1 × the factor) is not enough for it.",
-        "- **Fun Control / Fun Camera peaks** (−9 % / −10 %): the docs' VRAM % is read off the whole card "
-        "(Windows desktop included) and the control / camera inputs are not modelled; outcome agrees.",
+        "- **Fun Control / Fun Camera peaks** (−9 % / −10 %): the docs' VRAM % is read off the whole card. "
+        "No activation factor for Wan fits both it and kijai/ComfyUI-WanVideoWrapper#1713: 720p × 81 running "
+        "natively on a 12 GB card bounds the factor at ≤ 1.80 (one cond's traced 6.18 GiB), while 83 % of a 4090D "
+        "at 640×640×81 would need ≥ 1.88 (traced 2.76 GiB beside 13.3 GiB of weights). So the docs' figure "
+        "holds about 0.3–1 GiB that is not ComfyUI's own peak (the Windows desktop, the allocator's cache); the "
+        "control / camera inputs are not modelled either. Outcome agrees.",
         "- **Speed**: our step times are compute-bound estimates (datasheet FLOPs × 0.5). Published: RTX 3060 "
         "13 s/it at ~1 MP (ours 5.4 s), GTX 1070 30 s/it (ours 21 s), RTX 4060 Laptop > 20 s/it including "
         "model loads from 16 GB of RAM (ours 6 s). The slowdown factor is a ratio of two estimates on the same "

@@ -26,7 +26,7 @@ PINNED = {
     "wan22-funcamera-4090d-docs": ("tight", True, False),
     "wan22-5b-8gb-docs": ("runs_slower", True, None),
     "wan22-t2v-5060ti-10771": ("runs_slower", False, None),
-    "hunyuan-960x544x129-4090-hyvw189": ("fits", False, False),
+    "hunyuan-960x544x129-4090-hyvw189": ("fits", False, True),
 }
 
 
