@@ -439,21 +439,46 @@ def _error(status: int, message: str, **extra):
     return web.json_response({"error": message, **extra}, status=status)
 
 
-async def _body(request) -> dict:
-    """The JSON object body, or ValueError with a message for the client."""
+class UnsupportedMediaType(ValueError):
+    pass
+
+
+def _require_json(request) -> None:
+    """Every POST must say Content-Type: application/json. A browser sends that cross-origin only
+    after a CORS preflight, which ComfyUI does not grant, so a page elsewhere (even a sandboxed one
+    with Origin: null, which ComfyUI's origin check lets through) cannot drive these routes with a
+    "simple" text/plain or form POST."""
+    if request.content_type != "application/json":
+        raise UnsupportedMediaType(f"send Content-Type: application/json (got {request.content_type[:60]!r})")
+
+
+async def _read_all(request) -> bytes:
+    """The whole body, however many chunks it arrives in, up to MAX_BODY_BYTES."""
     if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
         raise OverflowError(f"request body over {MAX_BODY_BYTES // MiB} MiB")
+    chunks, total = [], 0
     try:
-        raw = await request.content.read(MAX_BODY_BYTES + 1)
+        async for chunk in request.content.iter_chunked(256 * 1024):
+            total += len(chunk)
+            if total > MAX_BODY_BYTES:
+                raise OverflowError(f"request body over {MAX_BODY_BYTES // MiB} MiB")
+            chunks.append(chunk)
+    except OverflowError:
+        raise
     except Exception as exc:
         raise ValueError(f"could not read the request body ({type(exc).__name__})") from None
-    if len(raw) > MAX_BODY_BYTES:
-        raise OverflowError(f"request body over {MAX_BODY_BYTES // MiB} MiB")
+    return b"".join(chunks)
+
+
+async def _body(request) -> dict:
+    """The JSON object body, or ValueError with a message for the client."""
+    _require_json(request)
+    raw = await _read_all(request)
     if not raw.strip():
         raise ValueError("the request body must be a JSON object")
     try:
         data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ValueError(f"the request body is not valid JSON ({str(exc)[:80]})") from None
     if not isinstance(data, dict):
         raise ValueError("the request body must be a JSON object")
@@ -467,6 +492,8 @@ def _guard(handler):
             return await handler(request)
         except OverflowError as exc:
             return _error(413, str(exc))
+        except UnsupportedMediaType as exc:
+            return _error(415, str(exc))
         except ValueError as exc:
             return _error(400, str(exc))
         except web.HTTPException:
@@ -480,6 +507,41 @@ def _guard(handler):
 
 def _in_executor(fn, *args):
     return asyncio.get_running_loop().run_in_executor(None, fn, *args)
+
+
+# Estimates run in a pool of their own, never in the default executor that /status uses, so a burst
+# of slow estimates cannot delay the panel's live readout. At most ESTIMATE_SLOTS run or wait at
+# once (more answer 429 at once), and a client waits at most ESTIMATE_TIMEOUT_S.
+ESTIMATE_WORKERS = 2
+ESTIMATE_SLOTS = 4
+ESTIMATE_TIMEOUT_S = 30.0
+_estimate_pool = None
+_estimates_in_flight = 0
+
+
+class EstimatorBusy(Exception):
+    pass
+
+
+async def _estimate_call(fn, *args):
+    global _estimate_pool, _estimates_in_flight
+    if _estimates_in_flight >= ESTIMATE_SLOTS:
+        raise EstimatorBusy()
+    if _estimate_pool is None:
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+        _estimate_pool = ThreadPoolExecutor(max_workers=ESTIMATE_WORKERS, thread_name_prefix="vram-budget-estimate")
+    loop = asyncio.get_running_loop()
+    _estimates_in_flight += 1
+    fut = loop.run_in_executor(_estimate_pool, fn, *args)
+
+    def done(_f):  # the slot frees when the work ends, not when a client gives up waiting
+        global _estimates_in_flight
+        _estimates_in_flight -= 1
+        if not _f.cancelled():
+            _f.exception()  # retrieve it: no "exception never retrieved" warning after a timeout
+    fut.add_done_callback(done)
+    return await asyncio.wait_for(asyncio.shield(fut), ESTIMATE_TIMEOUT_S)
 
 
 def register(server) -> bool:
@@ -510,6 +572,7 @@ def register(server) -> bool:
             return _error(404, str(exc.args[0] if exc.args else exc))
 
     async def _flag_route(request, free_cache: bool):
+        _require_json(request)
         if request.can_read_body:
             await _body(request)  # optional, but when present it must be a JSON object
         status, data = await _in_executor(flag_action, queue(), free_cache)
@@ -543,7 +606,9 @@ def register(server) -> bool:
         node_type = body.get("node_type")
         if node_type is not None and not isinstance(node_type, str):
             raise ValueError("\"node_type\" must be a string or null")
-        return _json(parse_oom(message, etype, node_type=node_type).to_dict())
+        # off the event loop: ComfyUI's server must never wait on a parse
+        diagnosis = await _in_executor(parse_oom, message, etype, node_type)
+        return _json(diagnosis.to_dict())
 
     @routes.post(PREFIX + "/estimate")
     @_guard
@@ -559,8 +624,13 @@ def register(server) -> bool:
         card = body.get("card")
         if card is not None and (not isinstance(card, str) or not 0 < len(card) <= 100):
             raise ValueError("\"card\" must be a card name such as \"RTX 4090\", or null for this GPU")
-        try:  # the first call imports the estimator: in the executor too
-            return _json(await _in_executor(run_estimate, prompt, workflow, card))
+        try:  # the first call imports the estimator: in the estimate pool too
+            return _json(await _estimate_call(run_estimate, prompt, workflow, card))
+        except EstimatorBusy:
+            return _error(429, f"the estimator is busy with {ESTIMATE_SLOTS} estimates; try again in a moment",
+                          busy=True)
+        except asyncio.TimeoutError:
+            return _error(504, f"the estimate took longer than {ESTIMATE_TIMEOUT_S:g} s; it was abandoned")
         except NotImplementedError as exc:
             return _error(501, "estimator not available", available=False, detail=str(exc))
         except Exception as exc:  # VramBudgetError carries a user-facing message

@@ -306,3 +306,16 @@ def test_to_dict_is_json_ready():
     assert data["cause"] == "other_process"
     assert data["other_processes"][0] == {"pid": 1234, "used_bytes": round(9.80 * GiB)}
     assert data["remedies"][0]["key"] == "close_other_process"
+
+
+@pytest.mark.parametrize("filler", ["1" * 60_000, "1." * 30_000, "9" * 30_000 + " GiB total capacity"])
+def test_long_digit_runs_parse_in_linear_time(filler):
+    """A 64 KB message used to take minutes (unanchored \\d+ before a unit: quadratic backtracking);
+    the route ran it on ComfyUI's event loop. Now each number starts at a digit boundary and has a
+    bounded length. The bound here is generous: quadratic parsing of 60 k digits takes minutes."""
+    import time
+
+    t0 = time.perf_counter()
+    diag = parse_oom("CUDA out of memory. Tried to allocate 2.00 GiB. " + filler)
+    assert time.perf_counter() - t0 < 2.0
+    assert diag.is_oom and diag.requested_bytes == 2 * 1024**3

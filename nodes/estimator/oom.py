@@ -140,7 +140,10 @@ _UNITS = {
     "gib": GiB, "gb": GiB, "g": GiB,
     "tib": 1024 * GiB, "tb": 1024 * GiB,
 }
-_SIZE = r"(\d+(?:[.,]\d+)?)\s*(TiB|GiB|MiB|KiB|TB|GB|MB|KB|bytes|byte|B)\b"
+# Linear time on any input: a number never starts inside another number (the lookbehind fails at
+# once there), and its digit runs are bounded, so a long run of digits costs O(length), not
+# O(length²) (a 64 KB digit run took minutes with an unbounded, unanchored \d+).
+_SIZE = r"(?<![\d.,])(\d{1,15}(?:[.,]\d{1,15})?)\s*(TiB|GiB|MiB|KiB|TB|GB|MB|KB|bytes|byte|B)\b"
 
 
 def _size(number: str, unit: str) -> int | None:
@@ -227,7 +230,7 @@ def _parse_numbers(text: str, backend: str) -> _Numbers:
     flags = re.IGNORECASE
     n.requested = _find_size(r"Tried to allocate (?:more than )?" + _SIZE, text)
 
-    m = re.search(r"\bGPU\s+(\d+)\b", text, flags) or re.search(r"\bon device\s+(?:cuda:)?(\d+)\b", text, flags)
+    m = re.search(r"\bGPU\s+(\d{1,6})\b", text, flags) or re.search(r"\bon device\s+(?:cuda:)?(\d{1,6})\b", text, flags)
     if m:
         n.gpu_index = int(m.group(1))
 
@@ -286,7 +289,7 @@ def _parse_numbers(text: str, backend: str) -> _Numbers:
         if n.requested is None:
             n.requested = _find_size(r"allocate tensor with " + _SIZE, text)
 
-    for m in re.finditer(r"Process\s+(\d+)\s+has\s+" + _SIZE + r"\s+memory in use", text, flags):
+    for m in re.finditer(r"Process\s+(\d{1,10})\s+has\s+" + _SIZE + r"\s+memory in use", text, flags):
         used = _size(m.group(2), m.group(3))
         if used is not None:
             n.processes.append(ProcessUsage(pid=int(m.group(1)), used_bytes=used))

@@ -350,3 +350,100 @@ def test_status_is_served_while_an_unload_runs(server):
     status, _ = server.request("POST", "/vram_budget/unload_all", {})
     t.join(60)
     assert status == 200 and results and all(code == 200 for code in results)
+
+
+# ----------------------------------------------------------------------------------------------
+# Hostile and unusual requests (issue: hardening)
+def _raw(server, method: str, route: str, body, headers: dict, chunked: bool = False):
+    """(status, JSON or text) for a request with exactly these headers (no Content-Type added)."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    try:
+        conn.request(method, route, body=body, headers=headers, encode_chunked=chunked)
+        resp = conn.getresponse()
+        raw = resp.read()
+        ctype = resp.getheader("Content-Type", "")
+        return resp.status, (json.loads(raw) if "json" in ctype else raw.decode(errors="replace"))
+    finally:
+        conn.close()
+
+
+def test_a_body_in_several_chunks_is_read_whole(server):
+    payload = json.dumps({"message": "CUDA out of memory. Tried to allocate 2.00 GiB. " + "x" * 300_000}).encode()
+    parts = [payload[i:i + 4096] for i in range(0, len(payload), 4096)]
+    status, data = _raw(server, "POST", "/vram_budget/parse_oom", iter(parts),
+                        {"Content-Type": "application/json"}, chunked=True)
+    assert status == 200, data
+    assert data["is_oom"] and data["requested_bytes"] == 2 * GiB
+
+
+def test_a_valid_one_mib_body_is_accepted(server):
+    status, data = server.request("POST", "/vram_budget/parse_oom",
+                                  {"message": "CUDA out of memory. " + "y" * (1024 * 1024)})
+    assert status == 200 and data["is_oom"], data
+
+
+@pytest.mark.parametrize("route", ["/vram_budget/parse_oom", "/vram_budget/unload_all", "/vram_budget/free_cache",
+                                   "/vram_budget/unload", "/vram_budget/estimate"])
+def test_posts_need_a_json_content_type(server, route):
+    body = json.dumps({"message": "CUDA out of memory.", "model": 0, "prompt": {}}).encode()
+    status, data = _raw(server, "POST", route, body, {"Content-Type": "text/plain"})
+    assert status == 415 and "application/json" in data["error"], data
+    # a sandboxed page (Origin: null) sending a "simple" request gets nowhere either
+    status, _ = _raw(server, "POST", route, body, {"Content-Type": "text/plain", "Origin": "null"})
+    assert status in (403, 415)
+
+
+def test_a_long_digit_run_does_not_freeze_comfyui(server):
+    message = "CUDA out of memory. Tried to allocate 2.00 GiB. " + "1" * 64_000
+    done: list[float] = []
+
+    def status_meanwhile():
+        t0 = time.perf_counter()
+        assert server.request("GET", "/vram_budget/status")[0] == 200
+        done.append(time.perf_counter() - t0)
+
+    t = threading.Thread(target=status_meanwhile)
+    t0 = time.perf_counter()
+    t.start()
+    status, data = server.request("POST", "/vram_budget/parse_oom", {"message": message})
+    elapsed = time.perf_counter() - t0
+    t.join(30)
+    assert status == 200 and data["requested_bytes"] == 2 * GiB
+    assert elapsed < 5 and done and done[0] < 5  # minutes before: quadratic parsing on the event loop
+
+
+def test_estimates_have_their_own_bounded_pool_and_a_time_limit(monkeypatch):
+    """Pure asyncio (no server): estimates never take the default executor that /status uses,
+    at most ESTIMATE_SLOTS wait, and a client waits at most ESTIMATE_TIMEOUT_S."""
+    import asyncio
+
+    async def main():
+        release = threading.Event()
+
+        def slow():
+            release.wait(10)
+            return "done"
+
+        calls = [asyncio.ensure_future(routes._estimate_call(slow)) for _ in range(routes.ESTIMATE_SLOTS)]
+        await asyncio.sleep(0.05)
+        with pytest.raises(routes.EstimatorBusy):
+            await routes._estimate_call(slow)
+        t0 = time.perf_counter()
+        assert await routes._in_executor(lambda: 1) == 1  # what /status uses is free
+        assert time.perf_counter() - t0 < 1
+        release.set()
+        assert await asyncio.gather(*calls) == ["done"] * routes.ESTIMATE_SLOTS
+        await asyncio.sleep(0.05)
+        assert routes._estimates_in_flight == 0
+        monkeypatch.setattr(routes, "ESTIMATE_TIMEOUT_S", 0.1)
+        release.clear()
+        with pytest.raises(asyncio.TimeoutError):
+            await routes._estimate_call(slow)
+        assert routes._estimates_in_flight == 1  # the slot stays taken until the work really ends
+        release.set()
+        await asyncio.sleep(0.2)
+        assert routes._estimates_in_flight == 0
+
+    asyncio.run(main())
