@@ -100,7 +100,7 @@ def test_cache_returns_same_inventory_and_follows_path(tmp_path):
 @pytest.mark.parametrize("case", [
     "truncated_length", "header_longer_than_file", "absurd_header", "invalid_json", "not_object",
     "offsets_outside", "offsets_reversed", "size_mismatch", "unknown_dtype", "bad_shape", "nested_json",
-    "metadata_not_object",
+    "metadata_not_object", "many_dims", "huge_product", "overlap", "gap", "trailing", "too_many_tensors",
 ])
 def test_bad_safetensors_raise_model_file_error(tmp_path, case):
     path = tmp_path / f"{case}.safetensors"
@@ -141,6 +141,29 @@ def test_bad_safetensors_raise_model_file_error(tmp_path, case):
     elif case == "metadata_not_object":
         _raw_safetensors(path, {"__metadata__": [1], **good}, b"\0" * 8)
         problem = "__metadata__"
+    elif case == "many_dims":  # tens of thousands of dims hung the shape product, then a traceback
+        _raw_safetensors(path, {"w": {"dtype": "F16", "shape": [2**31] * 50_000, "data_offsets": [0, 8]}}, b"\0" * 8)
+        problem = "at most 64"
+    elif case == "huge_product":
+        _raw_safetensors(path, {"w": {"dtype": "F16", "shape": [2**40, 2**40], "data_offsets": [0, 8]}}, b"\0" * 8)
+        problem = "more elements"
+    elif case == "overlap":  # the safetensors library rejects these (InvalidOffset); so does ComfyUI's load
+        _raw_safetensors(path, {"a": {"dtype": "F16", "shape": [4], "data_offsets": [0, 8]},
+                                "b": {"dtype": "F16", "shape": [4], "data_offsets": [4, 12]}}, b"\0" * 12)
+        problem = "overlaps"
+    elif case == "gap":
+        _raw_safetensors(path, {"a": {"dtype": "F16", "shape": [4], "data_offsets": [0, 8]},
+                                "b": {"dtype": "F16", "shape": [4], "data_offsets": [16, 24]}}, b"\0" * 24)
+        problem = "gap of 8 bytes"
+    elif case == "trailing":
+        _raw_safetensors(path, good, b"\0" * 16)
+        problem = "trailing bytes"
+    elif case == "too_many_tensors":  # counted before parsing: no million dicts built
+        from vram_budget.nodes.estimator.files import MAX_TENSORS
+
+        entry = '"t%d": {"dtype": "U8", "shape": [0], "data_offsets": [0, 0]}'
+        _raw_safetensors(path, ("{" + ", ".join(entry % i for i in range(MAX_TENSORS + 1)) + "}").encode())
+        problem = "more than"
     with pytest.raises(ModelFileError) as err:
         inspect_file(path)
     assert str(path) in str(err.value) and err.value.path == str(path)
@@ -378,3 +401,18 @@ def test_gguf_header_parser_agrees_with_gguf_reader(tmp_path):
     for key in ("general.name", "x.count", "x.flag", "x.list", "x.names", "general.alignment"):
         assert inv.metadata[key] == reader.get_field(key).contents(), key
     assert inv.metadata["x.ratio"] == pytest.approx(0.5)
+
+
+def test_header_cache_is_bounded_by_tensor_count(tmp_path, monkeypatch):
+    """A legal but huge header must not stay cached in ComfyUI: the cache holds a bounded number
+    of tensors in all, and never one inventory that is a large share of it."""
+    import vram_budget.nodes.estimator.files as files
+
+    monkeypatch.setattr(files, "MAX_CACHED_TENSORS", 400)
+    big = {f"t{i}": {"dtype": "U8", "shape": [1], "data_offsets": [i, i + 1]} for i in range(150)}
+    small = {"w": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}}
+    p_big = _raw_safetensors(tmp_path / "big.safetensors", big, b"\0" * 150)
+    p_small = _raw_safetensors(tmp_path / "small.safetensors", small, b"\0")
+    assert inspect_file(p_big) is not inspect_file(p_big)  # over a quarter of the budget: not cached
+    assert inspect_file(p_small) is inspect_file(p_small)
+    assert files._cached_tensors <= 400

@@ -42,7 +42,15 @@ SAFETENSORS_DTYPE_BITS: dict[str, int] = {
 FP8_DTYPES = {"F8_E4M3": "fp8_e4m3fn", "F8_E5M2": "fp8_e5m2"}
 FLOAT16_DTYPES = {"F16", "BF16"}
 
-MAX_HEADER_BYTES = 100 * 1024 * 1024  # same cap as comfy.utils.safetensors_header
+MAX_HEADER_BYTES = 100 * 1024 * 1024  # same cap as comfy.utils.safetensors_header and the safetensors library
+# Bounds the safetensors library does not need (it is Rust) but a Python parser does, so that a
+# hostile header is refused in bounded time and memory: real files have < 20,000 tensors (a 70B
+# LLM shard) and < 8 dims per tensor.
+MAX_TENSORS = 200_000
+MAX_DIMS = 64
+MAX_ELEMENTS = 2**62  # the safetensors library refuses shapes whose element count overflows
+# The header cache keeps at most this many tensors in all (a 99 MB header must not stay resident).
+MAX_CACHED_TENSORS = 2_000_000
 PICKLE_SUFFIXES = {".ckpt", ".pt", ".pth", ".bin", ".pt2", ".pkl"}
 SAFETENSORS_SUFFIXES = {".safetensors", ".sft"}
 GGUF_SUFFIXES = {".gguf"}
@@ -188,11 +196,14 @@ def _is_scale_key(key: str) -> bool:
 # Cache
 _cache: dict[tuple[str, int, int], Inventory] = {}
 _cache_lock = threading.Lock()
+_cached_tensors = 0
 
 
 def clear_cache() -> None:
+    global _cached_tensors
     with _cache_lock:
         _cache.clear()
+        _cached_tensors = 0
 
 
 def inspect_file(path: str | os.PathLike) -> Inventory:
@@ -216,10 +227,15 @@ def inspect_file(path: str | os.PathLike) -> Inventory:
         return hit if hit.path == path else _with_path(hit, path)
     with _gc_paused():
         inv = _inspect_uncached(path, st.st_size)
+    global _cached_tensors
     with _cache_lock:
-        if len(_cache) > 4096:
+        n = len(inv.tensors)
+        if len(_cache) > 4096 or _cached_tensors + n > MAX_CACHED_TENSORS:
             _cache.clear()
-        _cache[key] = inv
+            _cached_tensors = 0
+        if n <= MAX_CACHED_TENSORS // 4:
+            _cache[key] = inv
+            _cached_tensors += n
     return inv
 
 
@@ -296,6 +312,10 @@ def read_safetensors_header(path: str, size: int | None = None, head: bytes | No
         raise ModelFileError(path, f"cannot read file ({exc.strerror or exc})") from None
     if len(raw) != n:
         raise ModelFileError(path, "truncated safetensors header")
+    # counted on the bytes before parsing: a header with a million tensors is refused without
+    # building a million dicts
+    if raw.count(b'"data_offsets"') > MAX_TENSORS:
+        raise ModelFileError(path, f"safetensors header lists more than {MAX_TENSORS:,} tensors; not a model file?")
     try:
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # RecursionError: absurdly nested JSON
@@ -316,6 +336,7 @@ def _inspect_safetensors(path: str, size: int, head: bytes | None = None) -> Inv
     if not isinstance(metadata, dict):
         raise ModelFileError(path, "safetensors __metadata__ is not an object")
     tensors: dict[str, TensorInfo] = {}
+    spans: list[tuple[int, int, str]] = []
     bits_of = SAFETENSORS_DTYPE_BITS
     # Plain loops and `type(x) is int` (JSON gives exact ints; bool is excluded) keep this at
     # ~1 us per tensor: it runs for every tensor of every file of a models/ tree.
@@ -328,14 +349,20 @@ def _inspect_safetensors(path: str, size: int, head: bytes | None = None) -> Inv
         bits = bits_of.get(dtype) if type(dtype) is str else None
         if bits is None:
             raise ModelFileError(path, f"tensor {name[:80]!r}: unknown dtype {str(dtype)[:20]!r}")
-        ok = type(shape) is list
+        ok = type(shape) is list and len(shape) <= MAX_DIMS
+        numel = 1
         if ok:
             for d in shape:
                 if type(d) is not int or d < 0:
                     ok = False
                     break
+                numel *= d
+                if numel > MAX_ELEMENTS:  # checked like the safetensors library: no huge products
+                    raise ModelFileError(path, f"tensor {name[:80]!r}: shape {str(shape)[:60]} has more elements "
+                                               "than any file can hold")
         if not ok:
-            raise ModelFileError(path, f"tensor {name[:80]!r}: shape {str(shape)[:60]} is not a list of non-negative integers")
+            raise ModelFileError(path, f"tensor {name[:80]!r}: shape {str(shape)[:60]} is not a list of at most "
+                                       f"{MAX_DIMS} non-negative integers")
         if type(offsets) is not list or len(offsets) != 2 or type(offsets[0]) is not int or type(offsets[1]) is not int:
             raise ModelFileError(path, f"tensor {name[:80]!r}: data_offsets {str(offsets)[:60]} is not [begin, end]")
         begin, end = offsets
@@ -343,12 +370,24 @@ def _inspect_safetensors(path: str, size: int, head: bytes | None = None) -> Inv
             raise ModelFileError(
                 path, f"tensor {name[:80]!r}: data_offsets [{begin}, {end}] lie outside the data region ({data_bytes} bytes)"
             )
-        expected = (math.prod(shape) * bits + 7) // 8
+        expected = (numel * bits + 7) // 8
         if end - begin != expected:
             raise ModelFileError(
                 path, f"tensor {name[:80]!r}: {end - begin} bytes stored but shape {shape} of {dtype} needs {expected}"
             )
         tensors[name] = _tensor(name, dtype, tuple(shape), end - begin)
+        spans.append((begin, end, name))
+    # Like the safetensors library (Metadata::validate): the tensors tile the data region, in
+    # order, with no overlap and no gap, and end where the file ends.
+    spans.sort()
+    pos = 0
+    for begin, end, name in spans:
+        if begin != pos:
+            what = "overlaps the tensor before it" if begin < pos else f"leaves a gap of {begin - pos} bytes before it"
+            raise ModelFileError(path, f"tensor {name[:80]!r}: data_offsets [{begin}, {end}] {what}")
+        pos = end
+    if pos != data_bytes:
+        raise ModelFileError(path, f"the tensors end at byte {pos} of a {data_bytes}-byte data region (trailing bytes)")
     meta = dict(metadata)
     # ComfyUI's quantized files carry their per-layer config as JSON in the metadata.
     return Inventory(path, "safetensors", size, tensors, meta)
