@@ -414,6 +414,45 @@ def card_list() -> list[dict]:
     return [{"name": c.name, "nominal_gb": c.nominal_gb, "price_eur_h": c.price_eur_h} for c in CARDS]
 
 
+def server_roots() -> list[str]:
+    """Absolute folders of this server that an HTTP answer must not reveal: ComfyUI's base and
+    models folders, every model folder it searches, the user's home."""
+    import os  # noqa: PLC0415
+
+    roots = {os.path.expanduser("~")}
+    try:
+        import folder_paths  # noqa: PLC0415
+
+        roots.update({folder_paths.base_path, folder_paths.models_dir})
+        for paths, _ext in folder_paths.folder_names_and_paths.values():
+            roots.update(paths)
+    except Exception:  # noqa: BLE001  (outside ComfyUI)
+        pass
+    return sorted((r.rstrip("/\\") for r in roots if isinstance(r, str) and len(r) > 1), key=len, reverse=True)
+
+
+def scrub_paths(data: Any, roots: list[str]) -> Any:
+    """The same JSON with every server path made relative to the folder it lies in ("vae/ae.safetensors"),
+    and model `path` fields reduced to the file name."""
+    import os  # noqa: PLC0415
+
+    def text(s: str) -> str:
+        for root in roots:
+            if root and root in s:
+                s = s.replace(root + os.sep, "").replace(root, "<server>")
+        return s
+
+    def walk(v, key=None):
+        if isinstance(v, dict):
+            return {k: walk(x, k) for k, x in v.items()}
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        if isinstance(v, str):
+            return os.path.basename(v) if key == "path" else text(v)
+        return v
+    return walk(data)
+
+
 def run_estimate(prompt: dict | None, workflow: dict | None, card: str | None = None) -> dict:
     fn, budget_module, why = load_estimator()
     if fn is None:
@@ -425,6 +464,7 @@ def run_estimate(prompt: dict | None, workflow: dict | None, card: str | None = 
     except ImportError as exc:  # a part of the estimator that is not there yet
         raise NotImplementedError(_missing(exc)) from None
     data = result.to_dict() if hasattr(result, "to_dict") else result
+    data = scrub_paths(data, server_roots())
     return {"available": True, "budget": data, "device_note": note,
             "elapsed_ms": round((time.perf_counter() - t0) * 1000, 2)}
 

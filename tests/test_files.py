@@ -416,3 +416,18 @@ def test_header_cache_is_bounded_by_tensor_count(tmp_path, monkeypatch):
     assert inspect_file(p_big) is not inspect_file(p_big)  # over a quarter of the budget: not cached
     assert inspect_file(p_small) is inspect_file(p_small)
     assert files._cached_tensors <= 400
+
+
+def test_symlinked_model_folders_are_walked_once_and_loops_end(tmp_path):
+    """models/checkpoints -> another disk is common; a link loop must not recurse forever."""
+    from helpers_models import spec_vae_kl
+
+    elsewhere = tmp_path / "bigdisk" / "checkpoints"
+    elsewhere.mkdir(parents=True)
+    write_safetensors(elsewhere / "a.safetensors", spec_vae_kl(scale=16), sparse=True)
+    models = tmp_path / "models"
+    models.mkdir()
+    os.symlink(elsewhere, models / "checkpoints")
+    os.symlink(models, models / "loop")  # a link back up the tree
+    found = list(iter_model_files(models))
+    assert [os.path.basename(f) for f in found] == ["a.safetensors"]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -53,8 +54,26 @@ def add_estimate_parser(subparsers) -> None:
     p.set_defaults(func=run_estimate)
 
 
+def _finite(name: str, value, lo: float, hi: float):
+    """A flag's number, or VramBudgetError naming the flag: nan, inf and out-of-range values are refused."""
+    if value is None:
+        return None
+    if not math.isfinite(value) or not lo <= value <= hi:
+        raise VramBudgetError(f"{name} {value}: give a number from {lo:g} to {hi:g}")
+    return value
+
+
 def device_from_args(args) -> Device:
-    card = card_for_vram(args.vram) if args.vram else find_card(args.gpu or "RTX 4090")
+    _finite("--reserve-vram", args.reserve_vram, 0, 1024)
+    _finite("--other-processes", args.other_processes, 0, 10_000)
+    if args.vram is not None:
+        card = card_for_vram(args.vram)  # refuses 0, negatives, nan and inf with the flag's name
+    elif args.gpu is not None:
+        if not args.gpu.strip():
+            raise VramBudgetError("--gpu '': name a card, e.g. 'RTX 4090' (or give --vram GB)")
+        card = find_card(args.gpu)
+    else:
+        card = find_card("RTX 4090")
     kw = {}
     if args.reserve_vram is not None:
         kw["reserve_bytes"] = int(args.reserve_vram * GiB)
@@ -108,8 +127,8 @@ def run_estimate(args) -> int:
             print(f"error: {path}: {exc.strerror or exc}", file=sys.stderr)
             status = 1
             continue
-        except ValueError as exc:
-            print(f"error: {path}: not valid JSON ({exc})", file=sys.stderr)
+        except (ValueError, RecursionError) as exc:  # RecursionError: absurdly nested JSON
+            print(f"error: {path}: not valid JSON ({str(exc)[:120]})", file=sys.stderr)
             status = 1
             continue
         try:

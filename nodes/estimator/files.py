@@ -679,15 +679,25 @@ def _legacy_pickle(path: str, size: int) -> Inventory:
 # ---------------------------------------------------------------------------------------------
 # Folders
 def iter_model_files(root: str | os.PathLike) -> Iterable[str]:
-    """Model files under a folder (a ComfyUI models/ tree), sorted, following no symlink loops."""
+    """Model files under a folder (a ComfyUI models/ tree), sorted; symlinked folders are followed,
+    each real folder once (no loops)."""
     root = os.fspath(root)
     if os.path.isfile(root):
         yield root
         return
     if not os.path.isdir(root):
         raise ModelFileError(root, "no such file or folder")
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames.sort()
+    # Symlinked model folders are common (models/checkpoints -> a bigger disk): follow them, but
+    # visit each real folder once, so a link loop or a link back up the tree ends the walk.
+    seen = {os.path.realpath(root)}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        keep = []
+        for d in sorted(dirnames):
+            real = os.path.realpath(os.path.join(dirpath, d))
+            if real not in seen:
+                seen.add(real)
+                keep.append(d)
+        dirnames[:] = keep
         for fn in sorted(filenames):
             if os.path.splitext(fn)[1].lower() in MODEL_SUFFIXES:
                 yield os.path.join(dirpath, fn)

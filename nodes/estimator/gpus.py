@@ -111,7 +111,7 @@ def find_card(name: str) -> Card:
 def card_for_vram(nominal_gb: float, fp8_compute: bool = True) -> Card:
     """A card of a given size; its speed is an RTX 4090's (a mid-range current card) for the
     slowdown model, which only uses ratios of compute to host-link time."""
-    if not (0 < nominal_gb < 10_000):
+    if not (isinstance(nominal_gb, (int, float)) and 0 < nominal_gb < 10_000):  # nan fails both comparisons
         raise VramBudgetError(f"--vram {nominal_gb}: give the card's size in GB, e.g. 24")
     return Card(f"{nominal_gb:g} GB GPU", nominal_gb, fp8_compute, tflops=165.2)  # type: ignore[arg-type]
 

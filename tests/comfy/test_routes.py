@@ -88,6 +88,15 @@ def test_model_ref_accepts_index_and_id():
     assert routes.parse_model_ref("7F3A2b10") == "7f3a2b10"
 
 
+def test_scrub_paths_makes_server_paths_relative():
+    roots = ["/srv/comfy/models/vae", "/srv/comfy/models", "/srv/comfy", "/root"]
+    data = {"models": {"vae/a.safetensors": {"path": "/srv/comfy/models/vae/a.safetensors"}},
+            "notes": ["/srv/comfy/models/vae/b.safetensors: cannot read file", "in /root/secret"], "n": 3}
+    out = routes.scrub_paths(data, roots)
+    assert out["models"]["vae/a.safetensors"]["path"] == "a.safetensors"
+    assert out["notes"] == ["b.safetensors: cannot read file", "in secret"] and out["n"] == 3
+
+
 def test_oom_record_filters_non_oom_errors():
     assert routes.oom_record({"exception_message": "mat1 and mat2 shapes", "exception_type": "RuntimeError"}) is None
     rec = routes.oom_record({"exception_message": FACTS_OOM, "exception_type": "torch.OutOfMemoryError",
@@ -277,6 +286,9 @@ def test_estimate_route(server):
         assert "/" not in (data.get("detail") or "")  # no server paths leak
     else:
         assert data["available"] is True and "verdict" in data["budget"] and "stages" in data["budget"]
+        text = json.dumps(data)
+        assert str(server.base) not in text and str(Path.home()) + "/" not in text  # no server paths over HTTP
+        assert data["budget"]["models"]["vae/" + VAE_NAME]["path"] == VAE_NAME
     status, data = server.request("GET", "/vram_budget/cards")
     assert status == 200 and isinstance(data["cards"], list)
 
