@@ -442,11 +442,12 @@ def test_dangling_links_cycles_bad_and_absurd_values_are_notes():
     assert w.stages_of(SAMPLE)[0].latent is None
     assert any("'width' is not a number" in n for n in w.notes)
 
+    # beyond ComfyUI's limits: refused with the node named (a planner must never see 10^9 px)
+    from vram_budget.nodes.estimator.errors import WorkflowError
+
     p = base_prompt(("EmptyLatentImage", {"width": 1e9, "height": 512, "batch_size": 1}))
-    w = read_workflow(p)
-    lat = w.stages_of(SAMPLE)[0].latent
-    assert lat.pixel_width == 10**9 and lat.width == 125_000_000
-    assert any("beyond ComfyUI's limits" in n for n in w.notes)
+    with pytest.raises(WorkflowError, match="outside ComfyUI's range"):
+        read_workflow(p)
 
 
 def test_ui_dangling_link_and_missing_subgraph_are_notes():
@@ -637,3 +638,71 @@ def test_wrapped_forms_extra_pnginfo_and_prompt_body():
     from_g2p = read_workflow({"output": api, "workflow": ui})  # app.graphToPrompt()
     assert from_pnginfo.source_format == "ui" and from_body.source_format == from_g2p.source_format == "api"
     assert _without_titles(from_pnginfo) == _without_titles(from_body) == _without_titles(from_g2p)
+
+
+# --- absurd input answers fast with an error naming the node (issue: hardening) ------------------
+def _flux_prompt(w=1024, h=1024, b=1, model=("1", 0)):
+    return {
+        "1": {"class_type": "UNETLoader", "inputs": {"unet_name": "flux1-dev.safetensors", "weight_dtype": "default"}},
+        "4": {"class_type": "EmptySD3LatentImage", "inputs": {"width": w, "height": h, "batch_size": b}},
+        "5": {"class_type": "KSampler", "inputs": {"model": list(model), "positive": ["1", 0], "negative": ["1", 0],
+                                                   "latent_image": ["4", 0], "seed": 1, "steps": 20, "cfg": 1.0,
+                                                   "sampler_name": "euler", "scheduler": "simple", "denoise": 1.0}},
+    }
+
+
+@pytest.mark.parametrize("w,b,needle", [(1024, 0, "batch_size = 0"), (10**9, 1, "width = 1000000000"),
+                                        (float("inf"), 1, "width = inf"), (-8, 1, "width = -8")])
+def test_sizes_outside_comfyuis_ranges_are_refused_naming_the_node(w, b, needle):
+    from vram_budget.nodes.estimator.errors import WorkflowError
+
+    with pytest.raises(WorkflowError) as err:
+        read_workflow(_flux_prompt(w=w, b=b))
+    assert "node 4 (EmptySD3LatentImage)" in str(err.value) and needle in str(err.value)
+
+
+def test_a_number_beyond_float_range_in_json_text_names_its_node():
+    from vram_budget.nodes.estimator.errors import WorkflowError
+
+    text = json.dumps(_flux_prompt()).replace('"width": 1024', '"width": 1e309')
+    with pytest.raises(WorkflowError) as err:
+        read_workflow(text)
+    assert "node 4" in str(err.value) and "inf" in str(err.value)
+
+
+def _lora_chain(n: int) -> dict:
+    p = _flux_prompt()
+    prev = ["1", 0]
+    for i in range(n):
+        p[f"L{i}"] = {"class_type": "LoraLoaderModelOnly",
+                      "inputs": {"model": prev, "lora_name": f"l{i}.safetensors", "strength_model": 1.0}}
+        prev = [f"L{i}", 0]
+    p["5"]["inputs"]["model"] = prev
+    return p
+
+
+def test_long_lora_chains_keep_their_base_model_and_absurd_ones_say_so():
+    from vram_budget.nodes.estimator.errors import WorkflowError
+
+    wl = read_workflow(_lora_chain(300))  # was reported as a cycle, the base model dropped
+    models = wl.stages_of("sample")[0].models
+    assert models[0].role == "diffusion" and models[0].name == "flux1-dev.safetensors" and len(models) == 301
+    with pytest.raises(WorkflowError) as err:
+        read_workflow(_lora_chain(450))
+    assert "more than 400 nodes" in str(err.value)
+
+
+def test_a_subgraph_bomb_is_refused_quickly():
+    """8 instances per level, 8 levels: a 5 KB workflow that would expand to 16.7 M nodes."""
+    from vram_budget.nodes.estimator.errors import WorkflowError
+
+    defs = []
+    for lvl in range(8):
+        nodes = [{"id": i + 1, "type": f"sg{lvl + 1}" if lvl < 7 else "PrimitiveNode", "mode": 0,
+                  "inputs": [], "outputs": []} for i in range(8)]
+        defs.append({"id": f"sg{lvl}", "name": f"level {lvl}", "nodes": nodes, "links": [], "inputs": [], "outputs": []})
+    wf = {"nodes": [{"id": 1, "type": "sg0", "mode": 0, "inputs": [], "outputs": []}], "links": [],
+          "definitions": {"subgraphs": defs}}
+    with pytest.raises(WorkflowError) as err:
+        read_workflow(wf)
+    assert "expand to more than" in str(err.value)

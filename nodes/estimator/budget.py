@@ -448,7 +448,9 @@ def estimate(
         tight = False
     if missing or incomplete or outcome == runtime.UNKNOWN:
         verdict = "unknown"
-        why = "; ".join([f"{m.name} ({m.problem})" for m in missing] + list(incomplete))
+        parts = [f"{m.name} ({m.problem})" for m in missing[:5]] + list(incomplete[:3])
+        more = len(missing) - 5 + max(0, len(incomplete) - 3)
+        why = "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
         notes.insert(0, f"can't tell: {why}. The peak shown is a lower bound (at least {fmt_gib(peak)})")
     elif outcome == runtime.FITS:
         verdict = "tight" if tight else "fits"

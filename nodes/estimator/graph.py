@@ -50,6 +50,8 @@ MODE_BYPASS = 4
 MAX_NUMBER = 1e15
 # Guard against pathological nesting / reroute chains (a real workflow nests a handful).
 MAX_DEPTH = 200
+MAX_EXPANDED_NODES = 50_000  # nodes visited while flattening subgraphs (the largest real workflows: ~2,000)
+MAX_CHAIN = 400  # model / clip / vae chains (LoRA stacks) followed to the loader; deeper ones are an error
 
 # Text tokens, a rough estimate on purpose (text encoding is a small stage): the usual BPE rule
 # of thumb "a token is about 3/4 of an English word" (OpenAI's tokenizer guide) gives ~1.3
@@ -352,6 +354,7 @@ class _UiReader:
         return out
 
     def read(self) -> _Graph:
+        self._visited = 0
         self._expand(self.root, depth=0)
         return _Graph(nodes=self.nodes, fmt="ui", notes=self.notes)
 
@@ -376,6 +379,10 @@ class _UiReader:
         for raw in scope.nodes.values():
             flat_id = f"{scope.prefix}{raw['id']}"
             self.where.append(f"node {flat_id} ({raw['type']})")
+            self._visited += 1
+            if self._visited > MAX_EXPANDED_NODES:  # nesting multiplies: a few KB can expand to millions
+                raise WorkflowError(f"the workflow's subgraphs expand to more than {MAX_EXPANDED_NODES:,} nodes "
+                                    f"(at node {flat_id}); too large to read")
             mode = raw.get("mode", 0)
             if raw["type"] in self.subgraphs:
                 if mode in (MODE_MUTED, MODE_BYPASS):
@@ -850,9 +857,12 @@ class _Analyzer:
         node = self.nodes.get(link.node)
         if node is None:
             return []
-        if key in visiting or len(visiting) > MAX_DEPTH:
+        if key in visiting:
             self.note(f"{self.label(node)}: cycle while tracing {type_}; stopped")
             return []
+        if len(visiting) > MAX_CHAIN:  # not a cycle: a long chain the estimate must not silently cut
+            raise WorkflowError(f"{self.label(node)}: the {type_} passes through more than {MAX_CHAIN} nodes "
+                                "(LoRAs, patches); too long to follow")
         visiting = visiting | {key}
         result = self._refs_of(node, link.slot, type_, visiting)
         deduped: list[ModelRef] = []
@@ -1022,11 +1032,15 @@ class _Analyzer:
                           f"compression, judged from the VAE name '{vae_name}'")
             else:
                 self.note(f"{self.label(node)}: latent depends on the VAE; assumed the Wan 2.1 VAE (16 ch, /8)")
+        for name in ("width", "height", "batch_size", "length"):
+            self._check_widget_range(node, name)
         width = self.number(node, "width")
         height = self.number(node, "height")
         if width is None or height is None:
             return None
-        batch = fixed_batch or self.number(node, "batch_size", 1) or 1
+        batch = fixed_batch or self.number(node, "batch_size", 1)
+        if batch is None:
+            batch = 1
         frames = pixel_frames = None
         if temporal is not None:
             length = self.number(node, "length")
@@ -1046,13 +1060,31 @@ class _Analyzer:
                            spatial_compression=spatial, temporal_compression=temporal,
                            source_node=node.id, source_type=node.type)
 
+    # ComfyUI's own limits for these widgets (nodes.py MAX_RESOLUTION; EmptyLatentImage batch_size
+    # 1..4096): ComfyUI refuses a prompt outside them, so the estimate does too, naming the node,
+    # before any planner sees an absurd size.
+    WIDGET_RANGES = {"width": (1, MAX_RESOLUTION), "height": (1, MAX_RESOLUTION), "length": (1, MAX_RESOLUTION),
+                     "batch_size": (1, 4096)}
+
+    def _check_widget_range(self, node: _Node, name: str) -> None:
+        raw = self.value(node, name)
+        if raw is _UNKNOWN or raw is None:
+            return
+        number = raw if isinstance(raw, float) and not math.isfinite(raw) else _as_number(raw)  # 1e309 -> inf
+        if number is None:
+            return
+        lo, hi = self.WIDGET_RANGES[name]
+        if not math.isfinite(number) or not lo <= number <= hi:
+            raise WorkflowError(f"{self.label(node)}: {name} = {str(raw)[:24]} is outside ComfyUI's range {lo}..{hi}; "
+                                "ComfyUI would refuse this prompt")
+
     def _check_size(self, node: _Node, width: int, height: int, frames: int | None, batch: int) -> None:
         if width <= 0 or height <= 0 or (frames is not None and frames <= 0) or batch <= 0:
-            self.note(f"{self.label(node)}: size {width}x{height}"
-                      f"{'' if frames is None else f'x{frames}'} batch {batch} is not positive")
+            raise WorkflowError(f"{self.label(node)}: size {width}x{height}"
+                                f"{'' if frames is None else f'x{frames}'} batch {batch} is not positive")
         if max(width, height) > MAX_RESOLUTION or (frames or 0) > MAX_RESOLUTION or batch > 4096:
-            self.note(f"{self.label(node)}: size {width}x{height}{'' if frames is None else f'x{frames}'} batch "
-                      f"{batch} is beyond ComfyUI's limits (MAX_RESOLUTION {MAX_RESOLUTION}); numbers kept")
+            raise WorkflowError(f"{self.label(node)}: size {width}x{height}{'' if frames is None else f'x{frames}'} "
+                                f"batch {batch} is beyond ComfyUI's limits (MAX_RESOLUTION {MAX_RESOLUTION}, batch 4096)")
 
     def _latent_of(self, node: _Node, slot: int, depth: int) -> LatentShape | None:
         t = node.type
