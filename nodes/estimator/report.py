@@ -118,9 +118,10 @@ def _verdict_tail(budget, peak_stage) -> str:
     if budget.verdict == "runs_slower":
         parts = []
         if budget.offload_bytes:
-            lo, hi = budget.slowdown, getattr(budget, "slowdown_high", budget.slowdown)
-            rng = f"{lo:.1f}" if round(lo, 1) == round(hi, 1) else f"{lo:.1f}–{hi:.1f}"
-            parts.append(f"keeps {fmt_gib(budget.offload_bytes)} of weights in RAM: sampling ≈ {rng}× slower")
+            from .runtime import speed_words  # noqa: PLC0415
+
+            parts.append(f"keeps {fmt_gib(budget.offload_bytes)} of weights in RAM: "
+                         f"{speed_words(budget.slowdown, getattr(budget, 'slowdown_high', budget.slowdown))}")
         if budget.extra_seconds >= 1:
             parts.append(f"+{budget.extra_seconds:.0f} s once (fallbacks)")
         return f"{need} ({fmt_gib(cap)} usable); ComfyUI " + "; ".join(parts or ["falls back"])
