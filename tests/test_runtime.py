@@ -121,6 +121,7 @@ def test_an_unknown_model_makes_the_verdict_unknown_not_fits():
 
     text = format_report(budget)
     assert "CAN'T TELL" in text and "at least" in text and "my_secret_finetune_v3.safetensors" in text
+    assert data["cheapest_card"] is None and "Cheapest" not in text  # no card advice on a lower bound
 
 
 def test_known_models_are_complete():

@@ -470,9 +470,11 @@ def estimate(
     )
     if not remedies:
         return budget
-    if stage_budgets:
+    if stage_budgets and verdict != "unknown":  # no card advice on a lower bound
         card, margin = cheapest_cards(workload, device, resolver, infos)
         budget = replace(budget, cheapest_card=card, cheapest_card_with_margin=margin)
+    elif verdict == "unknown":
+        budget = replace(budget, cheapest_card=None, cheapest_card_with_margin=None)
     from .advice import recommended_plan, remedies_for  # noqa: PLC0415  (advice builds on this module)
 
     budget = replace(budget, remedies=tuple(remedies_for(budget, workload, resolver)))
