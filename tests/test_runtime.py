@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import replace
 
 import pytest
 
-from test_budget import dev, flux_workload, wan22_workload, wan_latent  # tests/ is on sys.path
+from test_budget import dev, flux_workload, wan22_workload  # tests/ is on sys.path
 from vram_budget.nodes.estimator import capacity, runtime
 from vram_budget.nodes.estimator.budget import VERDICTS, Device, estimate
-from vram_budget.nodes.estimator.gpus import find_card
 from vram_budget.nodes.estimator.units import GiB, MiB
 from vram_budget.nodes.estimator.workload import SAMPLE, VAE_DECODE, ModelRef, Stage, Workload
 

@@ -22,7 +22,7 @@ from .budget import vae_working
 from .gpus import cheapest_card_that_fits
 from .model_info import DIFFUSION, TEXT_ENCODER
 from .units import GiB, fmt_gib
-from .workload import SAMPLE, VAE_DECODE, LatentShape
+from .workload import SAMPLE, VAE_DECODE, LatentShape, with_frames, with_pixels
 
 # Bits per parameter of common GGUF quants (ggml block sizes: Q8_0 34 B / 32, Q5_K 176 B / 256,
 # Q4_K 144 B / 256, Q6_K 210 B / 256; "_S" mixes keep a few tensors wider, ~+0.1 bit).
@@ -204,12 +204,12 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
             for frames in _frame_steps(latent):
                 if try_shape(4, "frames", f"{latent.pixel_frames} → {frames} frames",
                              "fewer frames per clip (extend with a second pass or last-frame continuation)",
-                             "content: shorter clip", _with_frames(latent, frames), latent.batch):
+                             "content: shorter clip", with_frames(latent, frames), latent.batch):
                     break
             for w, h in _video_resolution_steps(latent):
                 if try_shape(4, "resolution", f"{latent.pixel_width}×{latent.pixel_height} → {w}×{h}",
                              "render lower, upscale afterwards", "quality: less detail (upscale afterwards)",
-                             _with_pixels(latent, w, h), latent.batch, sub_rank=1):
+                             with_pixels(latent, w, h), latent.batch, sub_rank=1):
                     break
         else:
             for scale in (0.75, 0.5):
@@ -219,7 +219,7 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
                     break
                 if try_shape(4, "resolution", f"{latent.pixel_width}×{latent.pixel_height} → {w}×{h}",
                              "activation memory grows with the pixel count; generate lower and upscale afterwards",
-                             "quality: less detail (upscale afterwards)", _with_pixels(latent, w, h), latent.batch):
+                             "quality: less detail (upscale afterwards)", with_pixels(latent, w, h), latent.batch):
                     break
 
     dev = budget.device
@@ -398,16 +398,6 @@ def _video_resolution_steps(latent: LatentShape):
         if min(w, h) > short:
             long_side = _round_to(max(w, h) * short / min(w, h), 16)
             yield (long_side, short) if landscape else (short, long_side)
-
-
-def _with_frames(latent: LatentShape, frames: int) -> LatentShape:
-    tc = latent.temporal_compression or 4
-    return replace(latent, frames=(frames - 1) // tc + 1, pixel_frames=frames)
-
-
-def _with_pixels(latent: LatentShape, w: int, h: int) -> LatentShape:
-    sc = latent.spatial_compression or 8
-    return replace(latent, width=math.ceil(w / sc), height=math.ceil(h / sc), pixel_width=w, pixel_height=h)
 
 
 def cheapest(budget):

@@ -522,12 +522,12 @@ def _gaps(workload: Workload, infos: Mapping[str, ModelInfo], stage_budgets) -> 
                            else "could not be read" if info.source == "error" else "architecture not recognised")
                 missing.append(Missing(ref.name, ref.folder, ref.role, problem))
     incomplete = []
-    for sb in stage_budgets:
-        for note in sb.notes:
-            if note.startswith(("working memory not estimated", "VAE decode working memory unknown",
-                                "VAE encode working memory unknown")):
-                incomplete.append(f"{sb.title}: {note}")
-        if sb.stage.kind == TEXT_ENCODE and any(n == "no text encoder found" for n in sb.notes):
+    for sb in stage_budgets:  # a stage that needs working memory and has none was not priced
+        kind = sb.stage.kind
+        if kind in (SAMPLE, VAE_DECODE, VAE_ENCODE) and sb.working_bytes == 0:
+            why = next((n for n in sb.notes if "not estimated" in n or "unknown" in n), "working memory unknown")
+            incomplete.append(f"{sb.title}: {why}")
+        elif kind == TEXT_ENCODE and not any(it.model is not None for it in sb.items if it.category == "weights"):
             incomplete.append(f"{sb.title}: no text encoder identified")
     return missing, incomplete
 

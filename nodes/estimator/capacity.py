@@ -8,12 +8,11 @@ size's steps finds the boundary in O(log n) estimates. Model files are resolved 
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 from . import budget as budget_mod
 from .errors import VramBudgetError
-from .workload import LatentShape, Workload
+from .workload import LatentShape, Workload, with_frames, with_pixels
 
 WHATS = ("batch", "resolution", "frames")
 MAX_STEPS = 4096  # the search never looks past this many steps of a size (EmptyLatentImage batch_size max)
@@ -58,35 +57,19 @@ def _scaled(workload: Workload, old: LatentShape, new: LatentShape) -> Workload:
     return replace(workload, stages=stages)
 
 
-def _with_batch(lat: LatentShape, n: int) -> LatentShape:
-    return replace(lat, batch=n)
-
-
 def _with_scale(lat: LatentShape, step: int) -> tuple[LatentShape, str]:
     """The latent with its longer side at `step` multiples of 64 px (aspect kept, 16-px grid)."""
     sc = lat.spatial_compression or 8
     pw, ph = lat.pixel_width or lat.width * sc, lat.pixel_height or lat.height * sc
-    long_side = 64 * step
-    k = long_side / max(pw, ph)
+    k = 64 * step / max(pw, ph)
     w = max(16, int(round(pw * k / 16)) * 16)
     h = max(16, int(round(ph * k / 16)) * 16)
-    return replace(lat, width=math.ceil(w / sc), height=math.ceil(h / sc), pixel_width=w, pixel_height=h), f"{w}×{h}"
+    return with_pixels(lat, w, h), f"{w}×{h}"
 
 
-def _with_frames(lat: LatentShape, step: int) -> tuple[LatentShape, str]:
-    tc = lat.temporal_compression or 4
-    frames = (step - 1) * tc + 1
-    return replace(lat, frames=step, pixel_frames=frames), f"{frames} frames"
-
-
-def applicable(workload: Workload) -> tuple[str, ...]:
-    """What can be scaled in this workflow: batch and resolution for any sampled latent, frames
-    for video."""
-    try:
-        lat = _main_latent(workload)
-    except VramBudgetError:
-        return ()
-    return WHATS if lat.is_video else WHATS[:2]
+def _with_latent_frames(lat: LatentShape, step: int) -> tuple[LatentShape, str]:
+    frames = (step - 1) * (lat.temporal_compression or 4) + 1
+    return with_frames(lat, frames), f"{frames} frames"
 
 
 def find(workload: Workload, device, what: str, resolver=None, first=None) -> Capacity:
@@ -103,7 +86,7 @@ def find(workload: Workload, device, what: str, resolver=None, first=None) -> Ca
         start, current = max(1, base.batch), f"batch {base.batch}"
 
         def shape(n):
-            return _with_batch(base, n), f"batch {n}"
+            return replace(base, batch=n), f"batch {n}"
     elif what == "resolution":
         sc = base.spatial_compression or 8
         start = max(1, round(max(base.pixel_width or base.width * sc, base.pixel_height or base.height * sc) / 64))
@@ -118,7 +101,7 @@ def find(workload: Workload, device, what: str, resolver=None, first=None) -> Ca
         current = f"{base.pixel_frames or ((start - 1) * (base.temporal_compression or 4) + 1)} frames"
 
         def shape(n):
-            return _with_frames(base, n)
+            return _with_latent_frames(base, n)
 
     cache: dict[int, str] = {}
 

@@ -197,10 +197,6 @@ def simulate(stage_budgets, device) -> list[StageRun]:
     return runs
 
 
-def _weights(sb) -> int:
-    return sb.weights_bytes
-
-
 def _model(sb, kind: str):
     return next((it.model for it in sb.items if it.category == "weights" and it.model is not None
                  and it.model.kind == kind), None)
@@ -239,7 +235,7 @@ def _dynamic_resident(ctx: _Ctx, weights: int, non_evictable: int) -> tuple[int,
 def _sample(sb, ctx: _Ctx) -> StageRun:
     model = _model(sb, DIFFUSION)
     latent = sb.stage.latent
-    weights = _weights(sb)
+    weights = sb.weights_bytes
     if model is None or latent is None:
         return StageRun(UNKNOWN, peak_bytes=sb.peak_bytes,
                         explanation=("the diffusion model or the latent size is unknown: nothing to simulate",))
@@ -295,7 +291,7 @@ def _sample(sb, ctx: _Ctx) -> StageRun:
     if streamed:
         where = "Dynamic VRAM streams" if ctx.dynamic else "ComfyUI loads the model partially and streams"
         notes.insert(0, f"{where} {fmt_gib(streamed)} of weights from RAM on every forward "
-                        f"({fmt_gib(resident)} resident): {_speed_words(slowdown, slowdown_high)} "
+                        f"({fmt_gib(resident)} resident): {speed_words(slowdown, slowdown_high)} "
                         f"({transfer_s:.2f} s of copies against {compute_s:.2f} s of compute per step)")
     outcome = RUNS_SLOWER if streamed else FITS
     return StageRun(outcome, resident, streamed, peak, k, forwards, slowdown=slowdown, slowdown_high=slowdown_high,
@@ -313,8 +309,6 @@ def speed_words(low: float, high: float) -> str:
         return "sampling about as fast (the copies hide behind the compute)"
     return f"sampling ≈ {_range(low, high)}× slower"
 
-
-_speed_words = speed_words
 
 
 def _oom_sample(sb, ctx, minimum, work, rules, notes, k, weights, resident=0, peak=None) -> StageRun:
@@ -335,7 +329,7 @@ def _oom_sample(sb, ctx, minimum, work, rules, notes, k, weights, resident=0, pe
 def _single_pass(sb, ctx: _Ctx, what: str) -> StageRun:
     """Text encoders, CLIP vision: load_models_gpu with memory_required 0 → min_req = MIM
     (sd.py:302-303); one forward per prompt, so streaming costs one copy of the streamed bytes."""
-    weights = _weights(sb)
+    weights = sb.weights_bytes
     work = sb.working_bytes
     model = _model(sb, TEXT_ENCODER)
     largest = largest_module_bytes(model, weights) if model is not None else weights // 50
@@ -376,7 +370,7 @@ def _vae(sb, ctx: _Ctx, earlier: list[StageRun]) -> StageRun:
     if vae is None or latent is None or sb.working_bytes <= 0:
         return StageRun(UNKNOWN, peak_bytes=sb.peak_bytes,
                         explanation=(f"VAE {op} working memory unknown: nothing to simulate",))
-    weights = _weights(sb)
+    weights = sb.weights_bytes
     batch = max(1, latent.batch)
     per_item_true = sb.working_bytes / batch  # traced decode memory is linear in the batch (vae_memory.py)
     rules = ["sd.py:788-827 / :941-993 (decode: batch_number = free // estimate)" if decode else

@@ -1,7 +1,8 @@
 """Plain data the graph reader produces and the budget consumes (no logic beyond tiny helpers)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 
 # Stage kinds, in the order ComfyUI usually runs them.
 TEXT_ENCODE = "text_encode"
@@ -78,3 +79,15 @@ class Workload:
 
     def stages_of(self, kind: str) -> tuple[Stage, ...]:
         return tuple(s for s in self.stages if s.kind == kind)
+
+
+def with_frames(latent: LatentShape, frames: int) -> LatentShape:
+    """The latent for `frames` pixel frames (frames = (latent frames - 1) · temporal + 1)."""
+    tc = latent.temporal_compression or 4
+    return replace(latent, frames=(frames - 1) // tc + 1, pixel_frames=frames)
+
+
+def with_pixels(latent: LatentShape, w: int, h: int) -> LatentShape:
+    """The latent for a w × h pixel image or video."""
+    sc = latent.spatial_compression or 8
+    return replace(latent, width=math.ceil(w / sc), height=math.ceil(h / sc), pixel_width=w, pixel_height=h)
