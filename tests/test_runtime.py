@@ -226,3 +226,16 @@ def test_cheapest_card_is_one_where_comfyui_keeps_everything_resident():
     assert budget.cheapest_card is not None and budget.cheapest_card.name != "RTX 4090"
     on_it = estimate(flux_workload(), dev(budget.cheapest_card.name))
     assert on_it.outcome == "fits"
+
+
+def test_the_node_and_panel_entry_point_adds_every_capacity_that_applies():
+    """estimate_prompt(..., capacities=None) is what the VRAM Budget node and the panel call."""
+    from vram_budget.nodes.estimator.budget import estimate_prompt
+
+    wf = json.loads((_repo() / "example_workflows" / "flux_dev_1024.json").read_text())
+    budget = estimate_prompt(wf, dev("RTX 5090"), capacities=None)
+    assert [c.what for c in budget.capacity] == ["batch", "resolution"]
+    assert all(c.runs_value for c in budget.capacity) and "capacity" in budget.to_dict()
+    video = estimate_prompt(json.loads((_repo() / "example_workflows" / "wan22_14b_i2v_720p.json").read_text()),
+                            dev("H200"), capacities=None)
+    assert [c.what for c in video.capacity] == ["batch", "resolution", "frames"]

@@ -72,6 +72,16 @@ def _with_latent_frames(lat: LatentShape, step: int) -> tuple[LatentShape, str]:
     return with_frames(lat, frames), f"{frames} frames"
 
 
+def applicable(workload: Workload) -> tuple[str, ...]:
+    """What can be scaled in this workflow: batch and resolution for any sampled latent, frames
+    for video."""
+    try:
+        lat = _main_latent(workload)
+    except VramBudgetError:
+        return ()
+    return WHATS if lat.is_video else WHATS[:2]
+
+
 def find(workload: Workload, device, what: str, resolver=None, first=None) -> Capacity:
     """The largest `what` that stays resident and the largest that runs, on `device`.
     `first`: the workflow's own Budget when the caller has it (its resolved models are reused)."""
