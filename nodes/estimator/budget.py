@@ -43,7 +43,9 @@ TIGHT_FRACTION = 0.10  # "tight" = less than 10 % of the card left over (issue: 
 
 Resolver = Callable[[str, str], "str | None"]
 
-FP8_WIDGETS = {"fp8_e4m3fn", "fp8_e4m3fn_fast", "fp8_e5m2"}
+# UNETLoader weight_dtype options, and WanVideoWrapper's `quantization` options (1 byte/param too).
+FP8_WIDGETS = {"fp8_e4m3fn", "fp8_e4m3fn_fast", "fp8_e5m2", "fp8_e4m3fn_scaled", "fp8_e4m3fn_scaled_fast",
+               "fp8_e5m2_scaled"}
 
 
 @dataclass(frozen=True)
@@ -343,6 +345,8 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
             return params * 2, f"{q} file upcast to 16 bit: no fp8 compute on this GPU and the 16-bit copy fits"
         return params * 2, f"16-bit ({'bf16/fp16' if dtype in ('F32', 'F64') else dtype})"
     if info.kind == TEXT_ENCODER:
+        if ref.weight_dtype in FP8_WIDGETS:  # WanVideoWrapper's T5 loader `quantization`
+            return params, f"quantization {ref.weight_dtype} on the loader: 1 byte/param"
         if q.startswith("gguf"):
             return stored, f"GGUF {dtype} kept quantized"
         if ("fp8" in q) and info.family in ("t5-xxl", "umt5-xxl") and info.source == "catalogue":

@@ -185,7 +185,9 @@ def simulate(stage_budgets, device) -> list[StageRun]:
     runs: list[StageRun] = []
     for sb in stage_budgets:
         kind = sb.stage.kind
-        if kind == SAMPLE:
+        if sb.stage.manager == WRAPPER:
+            run = _wrapper(sb, ctx)
+        elif kind == SAMPLE:
             run = _sample(sb, ctx)
         elif kind in (VAE_DECODE, VAE_ENCODE):
             run = _vae(sb, ctx, runs)
@@ -195,6 +197,99 @@ def simulate(stage_budgets, device) -> list[StageRun]:
             run = _single_pass(sb, ctx, "model")
         runs.append(run)
     return runs
+
+
+# ---------------------------------------------------------------------------------------------
+# ComfyUI-WanVideoWrapper places weights itself (nodes_model_loading.py / nodes_sampler.py): the
+# DiT goes to the main device whole, except `blocks_to_swap` blocks that stay in RAM and are
+# copied in one at a time (one block in flight; prefetch / non_blocking overlap the copies);
+# there is no partial load and no tiled retry, so what does not fit is an OOM. Text encoder and
+# VAE go to the GPU whole for their pass and are offloaded after it (force_offload defaults on).
+WRAPPER = "WanVideoWrapper"
+
+
+def block_bytes(stage, num_layers: int) -> int:
+    """Bytes of one transformer block as loaded: the model's weights × the blocks' share / num_layers.
+
+    A Wan block (comfy/ldm/wan/model.py WanAttentionBlock) holds self- and cross-attention
+    (4 + 4 dim² matrices), the FFN (2 · dim · ffn_dim) and norms/modulation (O(dim)); the rest of
+    the model (text/time embeddings, head) stays resident whatever is swapped.
+    """
+    model = next((i.model for i in stage.items if i.category == "weights" and i.model is not None
+                  and i.model.kind == DIFFUSION), None)
+    weights = sum(i.bytes for i in stage.items if i.category == "weights")
+    if model is None or num_layers <= 0:
+        return 0
+    share = 1.0
+    dim = int(model.arch.get("hidden_size", 0) or 0) if model.arch else 0
+    ffn = int(model.arch.get("ffn_dim", 0) or 0) if model.arch else 0
+    if dim and ffn and model.params:
+        per_block = 8 * dim * dim + 2 * dim * ffn + 14 * dim + ffn
+        share = min(1.0, num_layers * per_block / model.params)
+    return int(weights * share / num_layers)
+
+
+def _wrapper(sb, ctx: _Ctx) -> StageRun:
+    weights, work = sb.weights_bytes, sb.working_bytes
+    rules = ("ComfyUI-WanVideoWrapper nodes_model_loading.py / nodes_sampler.py (block swap, no partial load)",)
+    if sb.stage.kind != SAMPLE:
+        if any(it.category == "working" for it in sb.items) is False and sb.stage.kind in (VAE_DECODE, VAE_ENCODE):
+            return StageRun(UNKNOWN, peak_bytes=sb.peak_bytes, explanation=("VAE working memory unknown",))
+        peak = ctx.context + weights + work
+        if peak > ctx.capacity:
+            what = {TEXT_ENCODE: "the text encoder", VAE_DECODE: "the VAE decode", VAE_ENCODE: "the VAE encode"}.get(
+                sb.stage.kind, "this stage")
+            fix = ("enable_vae_tiling on the node" if sb.stage.kind in (VAE_DECODE, VAE_ENCODE) and not sb.stage.tiled
+                   else "device = cpu on the text-encode node" if sb.stage.kind == TEXT_ENCODE else "smaller tiles")
+            return StageRun(OOM, weights, 0, peak, shortfall_bytes=peak - ctx.capacity, minimum_bytes=peak,
+                            explanation=(f"the wrapper loads {what} whole and does not retry: {fmt_gib(peak)} needed, "
+                                         f"{fmt_gib(ctx.capacity)} on the card; {fix}",), rules=rules)
+        return StageRun(FITS, weights, 0, peak, rules=rules)
+    model = _model(sb, DIFFUSION)
+    latent = sb.stage.latent
+    if model is None or latent is None:
+        return StageRun(UNKNOWN, peak_bytes=sb.peak_bytes,
+                        explanation=("the diffusion model or the latent size is unknown: nothing to simulate",))
+    num_layers = int(model.arch.get("depth", 0) or 0) if model.arch else 0
+    per_block = block_bytes(sb, num_layers) if num_layers else 0
+    swap = min(sb.stage.blocks_to_swap or 0, num_layers)
+    swapped = swap * per_block
+    in_flight = per_block if swap else 0
+    resident = weights - swapped
+    cond_needed = sb.batch_factor
+    k = 2 if cond_needed == 2 and sb.stage.cfg_batched else 1
+    work_single = sb.working_bytes - (sb.peak_bytes - sb.min_peak_bytes)
+    work = sb.working_bytes if k == 2 else work_single
+    peak = ctx.context + resident + in_flight + work
+    notes = []
+    if swap:
+        notes.append(f"block swap: {swap} of {num_layers} blocks ({fmt_gib(swapped)}) stay in RAM")
+    if peak > ctx.capacity:
+        short = peak - ctx.capacity
+        more = math.ceil(short / per_block) if per_block else None
+        if more is not None and swap + more + (0 if swap else 1) <= num_layers:
+            fix = f"set blocks_to_swap to {swap + more + (0 if swap else 1)} (of {num_layers})"
+        else:
+            fix = "block swap alone cannot make room: fp8 weights, fewer frames or a smaller size"
+        return StageRun(OOM, resident, swapped, peak, k, shortfall_bytes=short,
+                        minimum_bytes=ctx.context + work_single + per_block,
+                        explanation=tuple([f"the wrapper puts {fmt_gib(resident + in_flight)} of weights on the GPU "
+                                           f"and does not load partially: {fmt_gib(short)} short; {fix}"] + notes),
+                        rules=rules)
+    forwards = 2 if (cond_needed == 2 and k == 1) else 1
+    compute_s = forward_flops(model, latent, max(1, latent.batch) * cond_needed, sb.stage.text_tokens) / (
+        ctx.flops * MFU_TRANSFORMER)
+    transfer_s = forwards * swapped / ctx.host_bps
+    step_s = max(compute_s, transfer_s)
+    slowdown = step_s / compute_s if compute_s > 0 else 1.0
+    slowdown_high = (compute_s + transfer_s) / compute_s if compute_s > 0 else 1.0
+    if swapped:
+        notes[0] += f": {speed_words(slowdown, slowdown_high)} ({transfer_s:.2f} s of copies per step)"
+    if cond_needed == 2 and k == 1:
+        notes.append("cond and uncond run one after another (batched_cfg off)")
+    return StageRun(RUNS_SLOWER if swapped and slowdown_high >= 1.05 else FITS, resident, swapped, peak, k, forwards,
+                    slowdown=slowdown, slowdown_high=slowdown_high, step_seconds=step_s,
+                    minimum_bytes=ctx.context + work_single + per_block, explanation=tuple(notes), rules=rules)
 
 
 def _model(sb, kind: str):

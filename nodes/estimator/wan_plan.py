@@ -38,6 +38,7 @@ from .advice import GGUF_BITS
 from .budget import Budget, Device, StageBudget
 from .catalogue import P_WAN5, P_WAN13, P_WAN14_T2V, catalogue_info
 from .errors import PlanError
+from .runtime import block_bytes
 from .families import FAMILIES
 from .model_info import DIFFUSION, ModelInfo
 from .units import GiB, fmt_gib
@@ -642,27 +643,6 @@ def _describe_cut(spec: WanModelSpec, device: Device, target: Candidate, chosen:
 def _peak_sample_stage(b: Budget) -> StageBudget | None:
     sample = [s for s in b.stages if s.stage.kind == SAMPLE]
     return max(sample, key=lambda s: s.min_peak_bytes, default=None)
-
-
-def block_bytes(stage: StageBudget, num_layers: int) -> int:
-    """Bytes of one transformer block as loaded: the model's weights × the blocks' share / num_layers.
-
-    A Wan block (comfy/ldm/wan/model.py WanAttentionBlock) holds self- and cross-attention
-    (4 + 4 dim² matrices), the FFN (2 · dim · ffn_dim) and norms/modulation (O(dim)); the rest of
-    the model (text/time embeddings, head) stays resident whatever is swapped.
-    """
-    model = next((i.model for i in stage.items if i.category == "weights" and i.model is not None
-                  and i.model.kind == DIFFUSION), None)
-    weights = sum(i.bytes for i in stage.items if i.category == "weights")
-    if model is None or num_layers <= 0:
-        return 0
-    share = 1.0
-    dim = int(model.arch.get("hidden_size", 0) or 0) if model.arch else 0
-    ffn = int(model.arch.get("ffn_dim", 0) or 0) if model.arch else 0
-    if dim and ffn and model.params:
-        per_block = 8 * dim * dim + 2 * dim * ffn + 14 * dim + ffn
-        share = min(1.0, num_layers * per_block / model.params)
-    return int(weights * share / num_layers)
 
 
 def blocks_to_swap_for(b: Budget, num_layers: int) -> int | None:

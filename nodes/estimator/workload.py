@@ -65,7 +65,15 @@ class Stage:
     expert: str | None = None  # "high_noise" / "low_noise" for Wan 2.2 A14B two-pass sampling
     tiled: dict | None = None  # VAEDecodeTiled settings {tile_size, overlap, temporal_size, temporal_overlap} (pixels/frames)
     auto_tiled: bool = False  # this pack's VAE Decode (Auto Tiled): tiles only under pressure
-    text_tokens: int | None = None  # prompt length estimate for text encoders
+    text_tokens: int | None = None  # prompt length estimate for text encoders (prompt + generated for TextGenerate)
+    generate_tokens: int | None = None  # TextGenerate: max_length, the tokens the LLM may generate (KV cache)
+    # Who places the weights on the GPU: None = ComfyUI's model management (partial loads, Dynamic
+    # VRAM); "WanVideoWrapper" = the wrapper's own placement (whole model on the GPU but for
+    # `blocks_to_swap` transformer blocks kept in RAM; no partial load, no tiled retry).
+    manager: str | None = None
+    blocks_to_swap: int | None = None
+    cfg_batched: bool | None = None  # None: ComfyUI decides by free memory; True/False: the node says
+    context_frames: int | None = None  # context windows: the model sees this many pixel frames at once
     notes: tuple[str, ...] = ()
 
 

@@ -1,0 +1,855 @@
+"""The generic analyzer: follows MODEL / CLIP / VAE / LATENT / CONDITIONING / IMAGE links upstream
+through any node by socket types, and builds the stages ComfyUI will run.
+
+It knows no node by name: every node's meaning comes from the pack registry (``packs/``), as
+tables (loaders, samplers, decoders, latent creators...) or handlers. A node no pack knows is read
+by its sockets: X -> X nodes pass a model through, MODEL + LATENT -> LATENT is a sampler, an
+unknown loader with a model-file widget is still priced (``_unknown_loader``).
+"""
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from typing import Any, Iterable, Mapping
+
+from ..errors import WorkflowError
+from ..workload import (CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape,
+                        ModelRef, Stage, Workload)
+from .base import (MAX_CHAIN, MAX_DEPTH, MAX_NUMBER, MAX_RESOLUTION, MIN_TEXT_TOKENS, _as_number, _Graph,
+                   _ImageSize, _Link, _natural_key, _Node, _replace, _UNKNOWN, estimate_text_tokens)
+from .packs import REGISTRY as R
+from .packs.core import VIRTUAL_VAES
+
+# Socket types that matter for GPU memory: an unknown node touching one is "not understood".
+RELEVANT_TYPES = {"MODEL", "CLIP", "VAE", "LATENT", "CONDITIONING", "CONTROL_NET", "CLIP_VISION", "GUIDER",
+                  "SIGMAS", "CLIP_VISION_OUTPUT", "UPSCALE_MODEL", "LATENT_UPSCALE_MODEL", "MODEL_PATCH"}
+# API prompts carry no socket types; for a node the specs do not know, guess from the input name.
+NAME_TYPE_GUESS = {
+    "model": "MODEL", "clip": "CLIP", "vae": "VAE", "samples": "LATENT", "latent": "LATENT",
+    "latent_image": "LATENT", "positive": "CONDITIONING", "negative": "CONDITIONING",
+    "conditioning": "CONDITIONING", "control_net": "CONTROL_NET", "clip_vision": "CLIP_VISION",
+    "guider": "GUIDER", "sigmas": "SIGMAS", "image": "IMAGE", "images": "IMAGE", "pixels": "IMAGE",
+}
+# VAE file name -> (latent channels, spatial /, temporal /) when a node's latent depends on the VAE.
+# From the VAE configs in comfy/sd.py (COMFYUI-NOTES §3.2); a guess by name, noted as such.
+VAE_NAME_GEOMETRY = (
+    (re.compile(r"wan[ _.-]?2[._]?2.*vae|wan2\.2_vae|wan_?2_?2_vae"), (48, 16, 4)),
+    (re.compile(r"hunyuan.?video.?1[._]?5|hunyuanvideo15"), (32, 16, 4)),
+    (re.compile(r"ltx"), (128, 32, 8)),
+    (re.compile(r"flux2"), (32, 16, None)),
+    (re.compile(r"hunyuan.?image"), (64, 32, None)),
+    (re.compile(r"wan|hunyuan.?video|qwen.?image"), (16, 8, 4)),
+    (re.compile(r"mochi"), (12, 8, 6)),
+)
+# Model-file extensions: an unknown node with such a widget value is a loader (see _unknown_loader).
+MODEL_FILE = re.compile(r"\.(safetensors|sft|gguf|ckpt|pt|pth|bin)$", re.IGNORECASE)
+
+
+class _Analyzer:
+    def __init__(self, graph: _Graph, specs: Mapping):
+        self.g = graph
+        self.nodes: dict[str, _Node] = graph.nodes
+        for node in self.nodes.values():  # API prompts carry no socket types: take the packs' tables
+            if node.output_types is None and node.type in R.output_types:
+                node.output_types = list(R.output_types[node.type])
+            for name, type_ in R.input_types.get(node.type, {}).items():
+                node.input_types.setdefault(name, type_)
+        self.specs: Mapping = specs.get("nodes", {})
+        self.core = set(specs.get("core", ()))
+        self.api = set(specs.get("api", ()))
+        self.notes: list[str] = list(graph.notes)
+        self._seen_notes: set[str] = set(self.notes)
+        self._stage_notes: list[str] | None = None
+        self._ref_cache: dict = {}
+        self._latent_cache: dict = {}
+        self.advanced_start: dict[str, int] = {}  # KSamplerAdvanced start steps (Wan 2.2 experts)
+        self.unknown_loaders: set[str] = set()  # unknown nodes priced by their model-file widget
+        self.where: list[str] = []
+
+    # -- notes
+    def note(self, text: str) -> None:
+        """A fact about the workflow (global: traced values are cached, so it is said once)."""
+        if text not in self._seen_notes:
+            self._seen_notes.add(text)
+            self.notes.append(text)
+
+    def stage_note(self, text: str) -> None:
+        """A fact about the stage being built."""
+        if self._stage_notes is None:
+            self.note(text)
+        elif text not in self._stage_notes:
+            self._stage_notes.append(text)
+
+    @staticmethod
+    def label(node: _Node) -> str:
+        return f"node {node.id} ({node.type})"
+
+    # -- socket types
+    def in_type(self, node: _Node, name: str) -> str | None:
+        t = node.input_types.get(name)
+        if t is None:
+            t = (self.specs.get(node.type) or {}).get("in", {}).get(name)
+        if t is None and node.type not in self.specs:
+            t = R.input_types.get(node.type, {}).get(name) or NAME_TYPE_GUESS.get(name)
+        return t
+
+    def out_type(self, node: _Node, slot: int) -> str | None:
+        types = node.output_types if node.output_types is not None else R.output_types.get(node.type)
+        if types is not None and 0 <= slot < len(types):
+            return types[slot]
+        return None
+
+    def linked_inputs_of_type(self, node: _Node, type_: str) -> list[tuple[str, _Link]]:
+        out = []
+        for name, value in node.inputs.items():
+            if isinstance(value, _Link):
+                t = self.in_type(node, name)
+                if t == type_ or (t and type_ in str(t).split(",")):
+                    out.append((name, value))
+        return out
+
+    def link(self, node: _Node, name: str) -> _Link | None:
+        value = node.inputs.get(name)
+        return value if isinstance(value, _Link) else None
+
+    def known(self, node_type: str) -> bool:
+        return node_type in self.specs or node_type in self.core
+
+    # -- values (widgets, possibly fed by primitive / math / switch nodes)
+    def value(self, node: _Node, name: str, default: Any = None):
+        if name not in node.inputs:
+            return default
+        value = node.inputs[name]
+        if isinstance(value, _Link):
+            computed = self.eval_link(value, depth=0)
+            if computed is not _UNKNOWN:
+                return computed
+            if name in node.fallback:
+                source = self.nodes.get(value.node)
+                self.note(f"{self.label(node)}: '{name}' comes from "
+                          f"{self.label(source) if source else value.node}, which is not computed here; "
+                          f"used the value saved in the workflow ({node.fallback[name]!r})")
+                return node.fallback[name]
+            return _UNKNOWN
+        return value
+
+    def eval_link(self, link: _Link, depth: int):
+        node = self.nodes.get(link.node)
+        if node is None or depth > MAX_DEPTH:
+            return _UNKNOWN
+        t = node.type
+
+        def sub(name):
+            value = node.inputs.get(name)
+            if isinstance(value, _Link):
+                return self.eval_link(value, depth + 1)
+            return _UNKNOWN if value is None else value
+
+        if t in R.value_primitives:
+            return sub("value")
+        handler = R.values.get(t)
+        return _UNKNOWN if handler is None else handler(self, node, link, depth, sub)
+
+    def number(self, node: _Node, name: str, default=None, integer=True):
+        raw = self.value(node, name, default)
+        if raw is _UNKNOWN:
+            self.note(f"{self.label(node)}: '{name}' is computed by a linked node; value unknown")
+            return None
+        if raw is None:
+            return None
+        number = _as_number(raw)
+        if number is None:
+            self.note(f"{self.label(node)}: '{name}' is not a number ({str(raw)[:40]!r})")
+            return None
+        if abs(number) > MAX_NUMBER:
+            self.note(f"{self.label(node)}: '{name}' = {number:g} is too large to use")
+            return None
+        return int(number) if integer else float(number)
+
+    def text(self, node: _Node, name: str):
+        raw = self.value(node, name)
+        if raw is _UNKNOWN or raw is None:
+            return raw
+        return str(raw)
+
+    # -- model references
+    def refs(self, link: _Link | None, type_: str, visiting: frozenset = frozenset()) -> list[ModelRef]:
+        """The model files behind a MODEL / CLIP / VAE / CONTROL_NET / CLIP_VISION link, base first."""
+        if link is None:
+            return []
+        key = (link.node, link.slot, type_)
+        if key in self._ref_cache:
+            return list(self._ref_cache[key])
+        node = self.nodes.get(link.node)
+        if node is None:
+            return []
+        if key in visiting:
+            self.note(f"{self.label(node)}: cycle while tracing {type_}; stopped")
+            return []
+        if len(visiting) > MAX_CHAIN:  # not a cycle: a long chain the estimate must not silently cut
+            raise WorkflowError(f"{self.label(node)}: the {type_} passes through more than {MAX_CHAIN} nodes "
+                                "(LoRAs, patches); too long to follow")
+        visiting = visiting | {key}
+        result = self._refs_of(node, link.slot, type_, visiting)
+        deduped: list[ModelRef] = []
+        for ref in result:
+            if ref not in deduped:
+                deduped.append(ref)
+        self._ref_cache[key] = tuple(deduped)
+        return deduped
+
+    def _loader_ref(self, node: _Node, widget: str, **fields) -> ModelRef | None:
+        name = self.value(node, widget)
+        if not isinstance(name, str) or not name:
+            self.note(f"{self.label(node)}: no file name in '{widget}'")
+            return None
+        return ModelRef(name=name, loader_node=node.id, loader_type=node.type, **fields)
+
+    def _refs_of(self, node: _Node, slot: int, type_: str, visiting: frozenset) -> list[ModelRef]:
+        t = node.type
+        if t in R.diffusion_loaders and type_ == "MODEL":
+            widget, gguf = R.diffusion_loaders[t]
+            dtype = self.value(node, "weight_dtype")
+            ref = self._loader_ref(node, widget, role="diffusion", folder="diffusion_models", gguf=gguf,
+                                   weight_dtype=str(dtype) if isinstance(dtype, str) else None)
+            return [ref] if ref else []
+        if t in R.checkpoint_loaders:
+            part = R.checkpoint_loaders[t].get(slot)
+            if part is None:
+                return []
+            ref = self._loader_ref(node, "ckpt_name", role="checkpoint", folder="checkpoints", part=part)
+            return [ref] if ref else []
+        if t in R.te_loaders and type_ == "CLIP":
+            widgets, gguf, implicit = R.te_loaders[t]
+            clip_type = self.value(node, "type", implicit)
+            device = self.value(node, "device")
+            out = []
+            for widget in widgets:
+                ref = self._loader_ref(node, widget, role="text_encoder", folder="text_encoders", gguf=gguf,
+                                       clip_type=str(clip_type) if isinstance(clip_type, str) else None,
+                                       device=str(device) if isinstance(device, str) else None)
+                if ref:
+                    out.append(ref)
+            return out
+        if t in R.simple_loaders:
+            widget, role, folder, out_type = R.simple_loaders[t]
+            if out_type != type_:
+                return []
+            name = self.value(node, widget)
+            if role == "vae" and isinstance(name, str) and name in VIRTUAL_VAES:
+                folder = "vae_approx"
+                self.note(f"{self.label(node)}: '{name}' is a tiny preview VAE from models/vae_approx")
+            ref = self._loader_ref(node, widget, role=role, folder=folder)
+            return [ref] if ref else []
+        if t in R.lora_loaders:
+            if type_ == "MODEL" and slot == 0:
+                base = self.refs(self.link(node, "model"), "MODEL", visiting)
+                return base + self._lora(node, "strength_model")
+            if type_ == "CLIP" and slot == 1:
+                base = self.refs(self.link(node, "clip"), "CLIP", visiting)
+                return base + self._lora(node, "strength_clip")
+            return []
+        handler = R.refs.get(t)
+        if handler is not None:
+            result = handler(self, node, slot, type_, visiting)
+            if result is not None:
+                return result
+        unknown = self._unknown_loader(node, slot, type_)
+        if unknown is not None:
+            return unknown
+        return self._refs_generic(node, slot, type_, visiting)
+
+    UNKNOWN_LOADER_ROLES = {"MODEL": ("diffusion", "diffusion_models"), "CLIP": ("text_encoder", "text_encoders"),
+                            "VAE": ("vae", "vae"), "CONTROL_NET": ("controlnet", "controlnet"),
+                            "CLIP_VISION": ("clip_vision", "clip_vision")}
+
+    def _unknown_loader(self, node: _Node, slot: int, type_: str) -> list[ModelRef] | None:
+        """A node no pack knows that outputs `type_` without taking one in, and names a model file in
+        a widget: a loader. Priced from the file it names, and said so."""
+        if node.type in R.known_types or type_ not in self.UNKNOWN_LOADER_ROLES or self.linked_inputs_of_type(node, type_):
+            return None
+        out_type = self.out_type(node, slot)
+        if out_type is not None and out_type != type_:
+            return None
+        files = [(name, v) for name, v in node.inputs.items() if isinstance(v, str) and MODEL_FILE.search(v.strip())]
+        if not files:
+            return None
+        role, folder = self.UNKNOWN_LOADER_ROLES[type_]
+        name, value = files[0]
+        self.unknown_loaders.add(node.id)
+        self.note(f"{self.label(node)}: unknown loader; priced from the file in '{name}' ({value}) as a {role} model")
+        return [ModelRef(name=value.strip(), role=role, folder=folder, loader_node=node.id, loader_type=node.type)]
+
+    def _lora(self, node: _Node, strength_widget: str) -> list[ModelRef]:
+        strength = self.number(node, strength_widget, 1.0, integer=False)
+        if strength == 0:
+            self.note(f"{self.label(node)}: {strength_widget} is 0, the LoRA is not applied")
+            return []
+        ref = self._loader_ref(node, "lora_name", role="lora", folder="loras", strength=strength)
+        return [ref] if ref else []
+
+    def _refs_generic(self, node: _Node, slot: int, type_: str, visiting: frozenset) -> list[ModelRef]:
+        """An X -> X node we do not know specifically: follow its input(s) of the traced type."""
+        out_type = self.out_type(node, slot)
+        if out_type is not None and out_type not in (type_, "*") and type_ not in str(out_type).split(","):
+            return []
+        ins = self.linked_inputs_of_type(node, type_)
+        if not ins:
+            return []
+        if node.output_types is not None:
+            outs = [i for i, o in enumerate(node.output_types) if o == type_]
+            if len(outs) == len(ins) and slot in outs:
+                ins = [ins[outs.index(slot)]]
+        if not self.known(node.type) and not node.core:
+            self.note(f"{self.label(node)}: unknown node; followed its {type_} input "
+                      f"{', '.join(repr(n) for n, _ in ins)}")
+        out: list[ModelRef] = []
+        for _, upstream in ins:
+            out.extend(self.refs(upstream, type_, visiting))
+        return out
+
+    def controlnets(self, cond_links: Iterable[_Link | None]) -> list[ModelRef]:
+        """ControlNets applied on the conditioning reaching a sampler."""
+        out: list[ModelRef] = []
+        seen: set = set()
+        stack = [link for link in cond_links if link is not None]
+        while stack:
+            link = stack.pop()
+            if link.node in seen or len(seen) > 10 * MAX_DEPTH:
+                continue
+            seen.add(link.node)
+            node = self.nodes.get(link.node)
+            if node is None:
+                continue
+            for _, cn_link in self.linked_inputs_of_type(node, "CONTROL_NET"):
+                strength = self.number(node, "strength", 1.0, integer=False)
+                if strength == 0:
+                    self.note(f"{self.label(node)}: strength 0, the ControlNet is not applied")
+                    continue
+                for ref in self.refs(cn_link, "CONTROL_NET"):
+                    if ref not in out:
+                        out.append(ref)
+            stack.extend(upstream for _, upstream in self.linked_inputs_of_type(node, "CONDITIONING"))
+        return out
+
+    # -- latents and images
+    def latent(self, link: _Link | None, depth: int = 0) -> LatentShape | None:
+        if link is None:
+            return None
+        key = (link.node, link.slot)
+        if key in self._latent_cache:
+            return self._latent_cache[key]
+        node = self.nodes.get(link.node)
+        if node is None:
+            return None
+        if depth > MAX_DEPTH:
+            self.note(f"{self.label(node)}: latent chain too long (cycle?)")
+            return None
+        self._latent_cache[key] = None  # cycle guard
+        shape = self._latent_of(node, link.slot, depth)
+        self._latent_cache[key] = shape
+        return shape
+
+    def _vae_geometry(self, vae_link: _Link | None, vae_type: str = "VAE"):
+        for ref in self.refs(vae_link, vae_type):
+            name = ref.name.lower()
+            for pattern, geometry in VAE_NAME_GEOMETRY:
+                if pattern.search(name):
+                    return geometry, ref.name
+        return None, None
+
+    def _creator_shape(self, node: _Node, geometry: tuple | None = None) -> LatentShape | None:
+        channels, spatial, temporal, fixed_batch = geometry or R.latent_creators[node.type]
+        if node.type in R.vae_dependent_creators:
+            geometry, vae_name = self._vae_geometry(self.link(node, "vae"))
+            if geometry is not None:
+                channels, spatial = geometry[0], geometry[1]
+                self.note(f"{self.label(node)}: latent has the VAE's channels ({channels}) and /{spatial} "
+                          f"compression, judged from the VAE name '{vae_name}'")
+            else:
+                self.note(f"{self.label(node)}: latent depends on the VAE; assumed the Wan 2.1 VAE (16 ch, /8)")
+        for name in ("width", "height", "batch_size", "length"):
+            self._check_widget_range(node, name)
+        width = self.number(node, "width")
+        height = self.number(node, "height")
+        if width is None or height is None:
+            return None
+        batch = fixed_batch or self.number(node, "batch_size", 1)
+        if batch is None:
+            batch = 1
+        frames = pixel_frames = None
+        if temporal is not None:
+            length = self.number(node, "length")
+            if length is None:
+                return None
+            pixel_frames = length
+            frames = (length - 1) // temporal + 1
+            if node.type == "WanVaceToVideo" and self.link(node, "reference_image") is not None:
+                frames += 1  # nodes_wan.py: the reference image adds `trim_latent` = 1 latent frame
+                self.note(f"{self.label(node)}: the reference image adds one latent frame (trimmed after sampling)")
+        if node.type in ("EmptyQwenImageLayeredLatentImage", "EmptyQwenImageLayeredLatent"):
+            layers = self.number(node, "layers", 0) or 0
+            frames = layers + 1
+        self._check_size(node, width, height, pixel_frames, batch)
+        return LatentShape(batch=batch, channels=channels, height=height // spatial, width=width // spatial,
+                           frames=frames, pixel_height=height, pixel_width=width, pixel_frames=pixel_frames,
+                           spatial_compression=spatial, temporal_compression=temporal,
+                           source_node=node.id, source_type=node.type)
+
+    # ComfyUI's own limits for these widgets (nodes.py MAX_RESOLUTION; EmptyLatentImage batch_size
+    # 1..4096): ComfyUI refuses a prompt outside them, so the estimate does too, naming the node,
+    # before any planner sees an absurd size.
+    WIDGET_RANGES = {"width": (1, MAX_RESOLUTION), "height": (1, MAX_RESOLUTION), "length": (1, MAX_RESOLUTION),
+                     "batch_size": (1, 4096)}
+
+    def _check_widget_range(self, node: _Node, name: str) -> None:
+        raw = self.value(node, name)
+        if raw is _UNKNOWN or raw is None:
+            return
+        number = raw if isinstance(raw, float) and not math.isfinite(raw) else _as_number(raw)  # 1e309 -> inf
+        if number is None:
+            return
+        lo, hi = self.WIDGET_RANGES[name]
+        if not math.isfinite(number) or not lo <= number <= hi:
+            raise WorkflowError(f"{self.label(node)}: {name} = {str(raw)[:24]} is outside ComfyUI's range {lo}..{hi}; "
+                                "ComfyUI would refuse this prompt")
+
+    def _check_size(self, node: _Node, width: int, height: int, frames: int | None, batch: int) -> None:
+        if width <= 0 or height <= 0 or (frames is not None and frames <= 0) or batch <= 0:
+            raise WorkflowError(f"{self.label(node)}: size {width}x{height}"
+                                f"{'' if frames is None else f'x{frames}'} batch {batch} is not positive")
+        if max(width, height) > MAX_RESOLUTION or (frames or 0) > MAX_RESOLUTION or batch > 4096:
+            raise WorkflowError(f"{self.label(node)}: size {width}x{height}{'' if frames is None else f'x{frames}'} "
+                                f"batch {batch} is beyond ComfyUI's limits (MAX_RESOLUTION {MAX_RESOLUTION}, batch 4096)")
+
+    def _latent_of(self, node: _Node, slot: int, depth: int) -> LatentShape | None:
+        t = node.type
+        out_type = self.out_type(node, slot)
+        if out_type is not None and out_type not in ("LATENT", "*"):
+            return None
+        if t in R.latent_creators:
+            return self._creator_shape(node)
+        if t in R.non_image_latents:
+            self.note(f"{self.label(node)}: {R.non_image_latents[t]} latent; no image/video shape")
+            return None
+        handler = R.latents.get(t)
+        if handler is not None:
+            return handler(self, node, slot, depth)
+        if t in R.vae_encoders or t in R.pixel_latent_conditioning:
+            return self._encoded_shape(node, "pixels", "vae")
+        if t.startswith("Wan") and all(k in node.inputs for k in ("width", "height", "length")):
+            self.note(f"{self.label(node)}: not in this reader's table; assumed the Wan 2.1 latent "
+                      f"(16 ch, /8, frames (length-1)//4+1)")
+            return self._creator_shape(node, (16, 8, 4, None))
+        ins = self.linked_inputs_of_type(node, "LATENT")
+        if ins:
+            if not self.known(t) and not node.core:
+                self.note(f"{self.label(node)}: unknown node; latent shape taken from its input '{ins[0][0]}'")
+            return self.latent(ins[0][1], depth + 1)
+        return None
+
+    def _resized(self, src: LatentShape, node: _Node, width: int, height: int) -> LatentShape:
+        s = src.spatial_compression
+        self._check_size(node, width * s, height * s, src.pixel_frames, src.batch)
+        return _replace(src, width=width, height=height, pixel_width=width * s, pixel_height=height * s,
+                        source_node=node.id, source_type=node.type)
+
+    def _encoded_shape(self, node: _Node, pixels: str, vae: str, vae_type: str = "VAE") -> LatentShape | None:
+        size = self.image_size(self.link(node, pixels))
+        if size is None:
+            return None
+        geometry, vae_name = self._vae_geometry(self.link(node, vae), vae_type)
+        channels, spatial, temporal = geometry if geometry else (None, 8, None)
+        if geometry:
+            self.note(f"{self.label(node)}: /{spatial} compression judged from the VAE name '{vae_name}'")
+        else:
+            self.note(f"{self.label(node)}: assumed a /8 VAE (SD/SDXL/Flux/SD3/Wan 2.1 family)")
+        frames = pixel_frames = None
+        batch = size.batch
+        if temporal is not None and size.batch > 1:
+            pixel_frames = size.batch
+            frames = (size.batch - 1) // temporal + 1
+            batch = 1
+        self._check_size(node, size.width, size.height, pixel_frames, batch)
+        return LatentShape(batch=batch, channels=channels, height=size.height // spatial, width=size.width // spatial,
+                           frames=frames, pixel_height=size.height, pixel_width=size.width, pixel_frames=pixel_frames,
+                           spatial_compression=spatial, temporal_compression=temporal if frames else None,
+                           source_node=node.id, source_type=node.type)
+
+    def image_size(self, link: _Link | None, depth: int = 0) -> _ImageSize | None:
+        """Pixel size of an IMAGE link when the graph fixes it."""
+        if link is None:
+            return None
+        node = self.nodes.get(link.node)
+        if node is None or depth > MAX_DEPTH:
+            return None
+        t = node.type
+        handler = R.images.get(t)
+        if handler is not None:
+            return handler(self, node, link, depth)
+        if t in R.vae_decoders:
+            shape = self.latent(self.link(node, "samples"), depth + 1)
+            if shape is None:
+                return None
+            frames = shape.pixel_frames if shape.pixel_frames else None
+            return _ImageSize(shape.pixel_width, shape.pixel_height, (frames or 1) * shape.batch)
+        ins = self.linked_inputs_of_type(node, "IMAGE")
+        if ins and node.output_types and self.out_type(node, link.slot) == "IMAGE" and len(ins) == 1:
+            src = self.image_size(ins[0][1], depth + 1)
+            if src is not None:
+                self.note(f"{self.label(node)}: image size assumed unchanged through this node")
+                return _ImageSize(src.width, src.height, src.batch, exact=False)
+        return None
+
+    # -- sigmas / guider
+    def sigma_steps(self, link: _Link | None, depth: int = 0) -> int | None:
+        if link is None or depth > MAX_DEPTH:
+            return None
+        node = self.nodes.get(link.node)
+        if node is None:
+            return None
+        t = node.type
+        handler = R.sigmas.get(t)
+        if handler is not None:
+            return handler(self, node, link, depth)
+        if "steps" in node.inputs:
+            return self.number(node, "steps")
+        ins = self.linked_inputs_of_type(node, "SIGMAS")
+        return self.sigma_steps(ins[0][1], depth + 1) if ins else None
+
+    def guider(self, link: _Link | None, depth: int = 0) -> dict:
+        info = {"model": [], "conds": [], "cfg": None, "uses_negative": True, "type": None}
+        node = self.nodes.get(link.node) if link else None
+        if node is None or depth > MAX_DEPTH:
+            return info
+        info["type"] = node.type
+        t = node.type
+        handler = R.guiders.get(t)
+        if handler is not None:
+            info.update(handler(self, node, depth))
+            return info
+        inner = self.linked_inputs_of_type(node, "GUIDER")
+        if inner:
+            info = self.guider(inner[0][1], depth + 1)
+        models = [lk for _, lk in self.linked_inputs_of_type(node, "MODEL")]
+        conds = [lk for _, lk in self.linked_inputs_of_type(node, "CONDITIONING")]
+        if models:
+            info["model"] = models
+        if conds:
+            info["conds"] = conds
+            info["uses_negative"] = isinstance(node.inputs.get("negative"), _Link)
+        cfg = self.number(node, "cfg", integer=False) if "cfg" in node.inputs else None
+        if cfg is not None:
+            info["cfg"] = cfg
+        if not self.known(t) and not node.core:
+            self.note(f"{self.label(node)}: unknown guider; read by its sockets")
+        return info
+
+    # -- stages
+    def stage_kind(self, node: _Node) -> str | None:
+        t = node.type
+        if t in R.stage_kinds:
+            return R.stage_kinds[t]
+        if t in R.samplers:
+            return SAMPLE
+        if t in R.vae_decoders or t in R.audio_decoders:
+            return VAE_DECODE
+        if t in R.vae_encoders:
+            return VAE_ENCODE
+        if t in R.lora_loaders or t in R.text_encoders_no_stage or t in R.te_loaders or t in R.skipped_decoders:
+            return None
+        ins = {self.in_type(node, name) for name, v in node.inputs.items() if isinstance(v, _Link)}
+        outs = set(node.output_types or ())
+        if "CLIP" in ins and not outs <= {"CLIP", "MODEL"}:
+            return TEXT_ENCODE
+        if "CLIP_VISION" in ins and "CLIP_VISION_OUTPUT" in outs:
+            return CLIP_VISION_ENCODE
+        if "MODEL" in ins and "LATENT" in ins and "LATENT" in outs:
+            return SAMPLE
+        if "VAE" in ins and "LATENT" in ins and "IMAGE" in outs and "LATENT" not in outs:
+            return VAE_DECODE
+        if t in R.internal_encoders or ("VAE" in ins and "IMAGE" in ins):
+            return VAE_ENCODE
+        return None
+
+    GENERIC_BUILDERS = {SAMPLE: "sample_stage", TEXT_ENCODE: "text_stage", VAE_DECODE: "decode_stage",
+                        VAE_ENCODE: "encode_stage", CLIP_VISION_ENCODE: "clip_vision_stage"}
+
+    def build_stages(self, node: _Node) -> list[Stage]:
+        kind = self.stage_kind(node)
+        if kind is None:
+            if node.type in R.skipped_decoders:
+                self.note(f"{self.label(node)}: 3D decode (latent -> voxels) not estimated")
+            return []
+        self._stage_notes = []
+        try:
+            builder = R.stages.get(node.type)
+            stage = builder(self, node) if builder else getattr(self, self.GENERIC_BUILDERS[kind])(node)
+            if stage is None:
+                return []
+            stage_notes = tuple(self._stage_notes)
+        finally:
+            self._stage_notes = None
+        return [_replace(stage, title=node.title or node.type, notes=stage.notes + stage_notes)]
+
+    def unknown_read_by_sockets(self, node: _Node, what: str) -> None:
+        if not self.known(node.type) and not node.core and node.type not in R.known_types:
+            self.stage_note(f"unknown node read as {what} by its sockets")
+
+    def clip_vision_stage(self, node: _Node) -> Stage:
+        links = self.linked_inputs_of_type(node, "CLIP_VISION")
+        return Stage(kind=CLIP_VISION_ENCODE, node_id=node.id, node_type=node.type,
+                     models=tuple(self.refs(links[0][1], "CLIP_VISION")) if links else ())
+
+    def text_stage(self, node: _Node, clip_link: _Link | None = None, clip_type: str = "CLIP",
+                   models: list[ModelRef] | None = None) -> Stage:
+        if clip_link is None and models is None:
+            clip = self.linked_inputs_of_type(node, clip_type)
+            clip_link = clip[0][1] if clip else None
+        models = list(models) if models is not None else self.refs(clip_link, clip_type)
+        if not models:
+            self.stage_note("no text-encoder loader found upstream")
+        spec = self.specs.get(node.type)
+        if spec is not None:
+            text_names = [w[0] for w in spec.get("w", ()) if w[1] == "STRING"]
+        else:
+            text_names = [n for n, v in node.inputs.items() if isinstance(v, str) and " " in v]
+        texts, unknown = [], []
+        for name in text_names:
+            value = self.text(node, name)
+            if value is _UNKNOWN:
+                unknown.append(name)
+            elif isinstance(value, str):
+                texts.append(value)
+        tokens = max((estimate_text_tokens(t) for t in texts), default=None)
+        if unknown and tokens is None:
+            self.stage_note(f"prompt text comes from a linked node ({', '.join(unknown)}); length unknown")
+        elif tokens is None:
+            tokens = MIN_TEXT_TOKENS
+        vae = self.linked_inputs_of_type(node, "VAE")
+        if vae and self.linked_inputs_of_type(node, "IMAGE"):
+            models = models + [r for r in self.refs(vae[0][1], "VAE") if r not in models]
+            self.stage_note("also VAE-encodes its reference image(s)")
+        return Stage(kind=TEXT_ENCODE, node_id=node.id, node_type=node.type, models=tuple(models),
+                     text_tokens=tokens)
+
+    def sample_stage(self, node: _Node, *, model_links: list | None = None, cond_links: list | None = None,
+                     cfg: Any = _UNKNOWN, uses_negative: bool | None = None, steps: int | None = None,
+                     notes: Iterable[str] = (), latent_link: _Link | None = None, model_type: str = "MODEL",
+                     latent: LatentShape | None = None, **extra) -> Stage:
+        """A sampling stage; pack handlers pass what their node says, the rest is read by sockets."""
+        if model_links is None:
+            model_links = [self.link(node, "model")] if "model" in node.inputs else \
+                [lk for _, lk in self.linked_inputs_of_type(node, "MODEL")]
+        if cond_links is None:
+            cond_links = [lk for _, lk in self.linked_inputs_of_type(node, "CONDITIONING")]
+        if cfg is _UNKNOWN:
+            cfg = self.number(node, "cfg", integer=False) if "cfg" in node.inputs else None
+        if uses_negative is None:
+            uses_negative = isinstance(node.inputs.get("negative"), _Link)
+        if steps is None and "steps" in node.inputs:
+            steps = self.number(node, "steps")
+        if node.type not in R.stages:
+            self.unknown_read_by_sockets(node, "a sampler (MODEL + LATENT in, LATENT out)")
+        models: list[ModelRef] = []
+        for lk in model_links:
+            for ref in self.refs(lk, model_type):
+                if ref not in models:
+                    models.append(ref)
+        if not models:
+            self.stage_note("no diffusion-model loader found upstream")
+        for ref in self.controlnets(cond_links):
+            if ref not in models:
+                models.append(ref)
+        if latent is not None:
+            shape = latent
+        else:
+            if latent_link is None:
+                latent_link = self.link(node, "latent_image")
+            if latent_link is None:
+                ins = self.linked_inputs_of_type(node, "LATENT")
+                latent_link = ins[0][1] if ins else None
+            shape = self.latent(latent_link)
+        if shape is None:
+            self.stage_note("latent shape unknown")
+        return Stage(kind=SAMPLE, node_id=node.id, node_type=node.type, models=tuple(models), latent=shape, cfg=cfg,
+                     uses_negative=uses_negative, steps=steps, expert=_expert_of(models), notes=tuple(notes),
+                     **extra)
+
+    def decode_stage(self, node: _Node, *, samples: _Link | None = None, vae_type: str = "VAE", **extra) -> Stage:
+        vae = self.linked_inputs_of_type(node, vae_type)
+        models = self.refs(vae[0][1], vae_type) if vae else []
+        if not models:
+            self.stage_note("no VAE loader found upstream")
+        if samples is None:
+            samples = self.link(node, "samples")
+        if samples is None:
+            ins = self.linked_inputs_of_type(node, "LATENT")
+            samples = ins[0][1] if ins else None
+        if node.type in R.audio_decoders:
+            self.stage_note("audio decode; no image/video shape")
+            shape = None
+        else:
+            shape = self.latent(samples)
+            if shape is None:
+                self.stage_note("latent shape unknown")
+        if node.type not in R.vae_decoders and node.type not in R.audio_decoders:
+            self.unknown_read_by_sockets(node, "a VAE decode")
+        return Stage(kind=VAE_DECODE, node_id=node.id, node_type=node.type, models=tuple(models), latent=shape,
+                     **extra)
+
+    def encode_stage(self, node: _Node, *, vae_type: str = "VAE", pixels: str = "pixels", **extra) -> Stage | None:
+        t = node.type
+        vae = self.linked_inputs_of_type(node, vae_type)
+        models = self.refs(vae[0][1], vae_type) if vae else []
+        if t in R.vae_encoders:
+            shape = self._encoded_shape(node, pixels, "vae", vae_type)
+            if shape is None:
+                self.stage_note("latent shape unknown (the image size is not fixed by the graph)")
+            return Stage(kind=VAE_ENCODE, node_id=node.id, node_type=t, models=tuple(models), latent=shape, **extra)
+        image_inputs = R.internal_encoders.get(t)
+        if image_inputs is None:
+            image_inputs = tuple(n for n, _ in self.linked_inputs_of_type(node, "IMAGE"))
+        connected = [n for n in image_inputs if isinstance(node.inputs.get(n), _Link)]
+        if image_inputs and not connected:
+            return None  # nothing to encode
+        if not vae:
+            return None
+        shape = None
+        if node.output_types and "LATENT" in node.output_types:
+            shape = self.latent(_Link(node.id, node.output_types.index("LATENT")))
+        elif t in R.latent_creators:
+            shape = self._creator_shape(node)
+        self.stage_note(f"VAE-encodes {', '.join(connected) or 'its conditioning frames'} inside this node"
+                        + ("" if shape is None else "; shape of the node's latent"))
+        return Stage(kind=VAE_ENCODE, node_id=node.id, node_type=t, models=tuple(models), latent=shape)
+
+    # -- whole workflow
+    def output_nodes(self) -> set[str]:
+        out = set()
+        for node in self.nodes.values():
+            spec = self.specs.get(node.type)
+            if (spec and spec.get("out_node")) or node.type in R.output_nodes or (
+                    spec is None and re.match(r"(Save|Preview)[A-Z]", node.type)):
+                out.add(node.id)
+        return out
+
+    def ancestors(self, roots: set[str]) -> set[str]:
+        seen, stack = set(), list(roots)
+        while stack:
+            node_id = stack.pop()
+            if node_id in seen or node_id not in self.nodes:
+                continue
+            seen.add(node_id)
+            stack.extend(v.node for v in self.nodes[node_id].inputs.values() if isinstance(v, _Link))
+        return seen
+
+    def topo_order(self) -> list[str]:
+        """Dependencies first; among ready nodes text encodes before samplers before decodes."""
+        rank = {TEXT_ENCODE: 1, CLIP_VISION_ENCODE: 1, VAE_ENCODE: 2, SAMPLE: 3, VAE_DECODE: 4}
+        deps = {nid: {v.node for v in n.inputs.values() if isinstance(v, _Link) and v.node in self.nodes}
+                for nid, n in self.nodes.items()}
+        users: dict[str, set] = {nid: set() for nid in self.nodes}
+        for nid, ds in deps.items():
+            for d in ds:
+                users[d].add(nid)
+        keys = {nid: (rank.get(self.stage_kind(n), 0), _natural_key(nid), nid) for nid, n in self.nodes.items()}
+        remaining = {nid: len(ds) for nid, ds in deps.items()}
+        ready = [keys[nid] for nid, c in remaining.items() if c == 0]
+        heapq.heapify(ready)
+        order = []
+        while ready:
+            nid = heapq.heappop(ready)[-1]
+            order.append(nid)
+            for user in users[nid]:
+                remaining[user] -= 1
+                if remaining[user] == 0:
+                    heapq.heappush(ready, keys[user])
+        if len(order) < len(self.nodes):
+            cyclic = sorted((nid for nid in self.nodes if nid not in set(order)), key=_natural_key)
+            self.note(f"cycle among nodes {', '.join(cyclic[:10])}: ComfyUI would refuse this prompt; "
+                      f"read in id order")
+            order.extend(cyclic)
+        return order
+
+    def analyze(self) -> Workload:
+        if not self.nodes:
+            self.note("the workflow has no nodes that run")
+        outputs = self.output_nodes()
+        needed = self.ancestors(outputs)
+        if not outputs and self.nodes:
+            self.note("no output node (Save/Preview...): ComfyUI would refuse to run this prompt; "
+                      "all stages are listed")
+        stages: list[Stage] = []
+        for node_id in self.topo_order():
+            node = self.nodes[node_id]
+            self.where.append(self.label(node))
+            for stage in self.build_stages(node):
+                if outputs and node_id not in needed:
+                    stage = _replace(stage, notes=stage.notes + (
+                        "does not lead to an output node: ComfyUI will not run it",))
+                stages.append(stage)
+        stages = self._infer_experts(stages)
+        unknown, helpers, api_nodes = [], set(), set()
+        for node in self.nodes.values():
+            t = node.type
+            if t in self.api:
+                api_nodes.add(t)
+                continue
+            if self.known(t) or t in R.known_types:
+                continue
+            types = {str(v) for v in node.input_types.values()} | {str(o) for o in node.output_types or ()}
+            touches = any(part in RELEVANT_TYPES or part in R.relevant_types for ty in types for part in ty.split(","))
+            if node.output_types is None or touches:
+                unknown.append((node.id, t))
+            else:
+                helpers.add(t)
+        if api_nodes:
+            self.note(f"API nodes run remotely (no local VRAM): {', '.join(sorted(api_nodes))}")
+        if helpers:
+            self.note(f"nodes without model/latent sockets, not needed for the estimate: {', '.join(sorted(helpers))}")
+        models: list[ModelRef] = []
+        for stage in stages:
+            for ref in stage.models:
+                if ref not in models:
+                    models.append(ref)
+        for node in self.nodes.values():  # loaders whose output no stage uses still name files
+            if node.type not in R.loaders and node.id not in self.unknown_loaders:
+                continue
+            for slot, out_type in enumerate(node.output_types or ()):
+                for ref in self.refs(_Link(node.id, slot), out_type):
+                    if ref not in models:
+                        models.append(ref)
+        return Workload(stages=tuple(stages), source_format=self.g.fmt, unknown_nodes=tuple(unknown),
+                        notes=tuple(self.notes), models=tuple(models))
+
+    def _infer_experts(self, stages: list[Stage]) -> list[Stage]:
+        """Two KSamplerAdvanced passes on two different diffusion-model files (UNETLoader), with no
+        high/low-noise hint in the names: the Wan 2.2 A14B pattern. The pass starting at step 0
+        runs the high-noise expert (Wan 2.2 model card: high-noise expert for the early steps)."""
+        passes = [s for s in stages if s.node_type == "KSamplerAdvanced" and s.node_id in self.advanced_start]
+        bases = [next((m.name for m in s.models if m.role == "diffusion"), None) for s in passes]
+        if len(passes) != 2 or None in bases or bases[0] == bases[1] or any(s.expert for s in passes):
+            return stages
+        first, second = sorted(passes, key=lambda s: self.advanced_start[s.node_id])
+        if self.advanced_start[first.node_id] == self.advanced_start[second.node_id]:
+            return stages
+        self.note(f"two KSamplerAdvanced passes on two diffusion models ({', '.join(bases)}): read as the "
+                  f"Wan 2.2 A14B high-noise / low-noise experts by their step ranges")
+        experts = {first.node_id: "high_noise", second.node_id: "low_noise"}
+        return [_replace(s, expert=experts[s.node_id]) if s.node_id in experts else s for s in stages]
+
+
+
+def _expert_of(models: Iterable[ModelRef]) -> str | None:
+    """Wan 2.2 A14B: the high-noise / low-noise expert, from the diffusion model's file name."""
+    for ref in models:
+        if ref.role in ("diffusion", "checkpoint"):
+            key = re.sub(r"[\s\-]+", "_", ref.name.lower())
+            if "high_noise" in key or "highnoise" in key:
+                return "high_noise"
+            if "low_noise" in key or "lownoise" in key:
+                return "low_noise"
+            return None
+    return None

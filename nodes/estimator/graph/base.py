@@ -1,0 +1,158 @@
+"""The graph reader's plain pieces: the internal graph, values that cannot be computed, limits."""
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+# ComfyUI nodes.py:55 MAX_RESOLUTION: no size widget accepts more.
+MAX_RESOLUTION = 16384
+# The frontend's virtual subgraph IO node ids (litegraph SUBGRAPH_INPUT_ID / SUBGRAPH_OUTPUT_ID).
+SUBGRAPH_INPUT_ID = -10
+SUBGRAPH_OUTPUT_ID = -20
+# litegraph LGraphEventMode: 0 ALWAYS, 2 NEVER (muted), 4 BYPASS.
+MODE_MUTED = 2
+MODE_BYPASS = 4
+# Numbers beyond this are not sizes or counts anyone means (1e9 px is kept and flagged; 1e300 is junk).
+MAX_NUMBER = 1e15
+# Guard against pathological nesting / reroute chains (a real workflow nests a handful).
+MAX_DEPTH = 200
+MAX_EXPANDED_NODES = 50_000  # nodes visited while flattening subgraphs (the largest real workflows: ~2,000)
+MAX_CHAIN = 400  # model / clip / vae chains (LoRA stacks) followed to the loader; deeper ones are an error
+
+# Text tokens, a rough estimate on purpose (text encoding is a small stage): the usual BPE rule
+# of thumb "a token is about 3/4 of an English word" (OpenAI's tokenizer guide) gives ~1.3
+# tokens per word; ComfyUI pads CLIP prompts to 77-token chunks (comfy/sd1_clip.py max_length
+# 77), so 77 is the floor. T5 / Qwen / Gemma tokenizers are close enough for a memory estimate.
+TOKENS_PER_WORD = 1.3
+MIN_TEXT_TOKENS = 77
+
+
+def estimate_text_tokens(text: str) -> int:
+    """Rough token count of a prompt: words x 1.3, at least 77 (one CLIP chunk)."""
+    words = len(str(text).split())
+    return max(MIN_TEXT_TOKENS, math.ceil(words * TOKENS_PER_WORD))
+
+
+# ----------------------------------------------------------------------------------- node tables
+
+
+@dataclass(frozen=True)
+class _Link:
+    node: str
+    slot: int
+
+
+_UNKNOWN = object()  # a value that cannot be computed without running ComfyUI
+
+
+@dataclass
+class _Node:
+    id: str
+    type: str
+    title: str = ""
+    inputs: dict = field(default_factory=dict)  # name -> literal | _Link
+    input_types: dict = field(default_factory=dict)  # name -> socket type (UI, or specs)
+    output_types: list | None = None
+    fallback: dict = field(default_factory=dict)  # UI: saved widget values of linked widget inputs
+    core: bool = False  # UI properties.cnr_id == "comfy-core"
+
+
+@dataclass
+class _Graph:
+    nodes: dict  # id -> _Node, in file order
+    fmt: str
+    notes: list
+
+
+def _is_link(value: Any) -> bool:
+    """ComfyUI's own test (execution.py `is_link`), also accepting int ids from scripts."""
+    return (isinstance(value, list) and len(value) == 2 and isinstance(value[0], (str, int))
+            and not isinstance(value[0], bool) and isinstance(value[1], int) and not isinstance(value[1], bool))
+
+
+def _natural_key(node_id: str) -> tuple:
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in str(node_id).split(":"))
+
+
+
+class _MathEval:
+    """Safe evaluator for ComfyMathExpression: numbers, + - * / // % **, comparisons, a few functions."""
+
+    BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+              ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+    CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+              ast.Eq: operator.eq, ast.NotEq: operator.ne}
+    FUNCS = {"min": min, "max": max, "round": round, "abs": abs, "int": int, "float": float,
+             "floor": math.floor, "ceil": math.ceil, "sqrt": math.sqrt}
+
+    def __init__(self, names: Mapping[str, Any]):
+        self.names = names
+
+    def eval(self, expression: str):
+        try:
+            return self._eval(ast.parse(str(expression), mode="eval").body)
+        except (SyntaxError, ValueError, TypeError, ZeroDivisionError, OverflowError, KeyError, RecursionError):
+            return _UNKNOWN
+
+    def _eval(self, n):
+        if isinstance(n, ast.Constant) and isinstance(n.value, (int, float, bool)):
+            return n.value
+        if isinstance(n, ast.Name):
+            value = self.names[n.id]
+            if value is _UNKNOWN or not isinstance(value, (int, float, bool)):
+                raise ValueError(n.id)
+            return value
+        if isinstance(n, ast.BinOp) and type(n.op) in self.BINOPS:
+            left, right = self._eval(n.left), self._eval(n.right)
+            if isinstance(n.op, ast.Pow) and (abs(right) > 64 or abs(left) > 1e6):
+                raise ValueError("power too large")
+            return self.BINOPS[type(n.op)](left, right)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd, ast.Not)):
+            value = self._eval(n.operand)
+            return -value if isinstance(n.op, ast.USub) else (+value if isinstance(n.op, ast.UAdd) else not value)
+        if isinstance(n, ast.Compare) and all(type(op) in self.CMPOPS for op in n.ops):
+            left = self._eval(n.left)
+            for op, right_node in zip(n.ops, n.comparators):
+                right = self._eval(right_node)
+                if not self.CMPOPS[type(op)](left, right):
+                    return False
+                left = right
+            return True
+        if isinstance(n, ast.BoolOp):
+            values = [self._eval(v) for v in n.values]
+            return all(values) if isinstance(n.op, ast.And) else any(values)
+        if isinstance(n, ast.IfExp):
+            return self._eval(n.body) if self._eval(n.test) else self._eval(n.orelse)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in self.FUNCS and not n.keywords:
+            return self.FUNCS[n.func.id](*[self._eval(a) for a in n.args])
+        raise ValueError("unsupported expression")
+
+
+def _as_number(value: Any):
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        return value
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
+    return None
+
+
+@dataclass
+class _ImageSize:
+    width: int
+    height: int
+    batch: int = 1
+    exact: bool = True
+
+
+
+def _replace(obj, **changes):
+    return replace(obj, **changes)

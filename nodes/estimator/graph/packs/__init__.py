@@ -1,0 +1,118 @@
+"""Node packs: what each pack's nodes mean for GPU memory, one module per pack.
+
+Every module in this folder defines ``PACK = Pack(...)``: tables (its loaders, samplers, VAE
+decoders, latent creators...) and, for nodes whose meaning a table cannot say, small handler
+functions keyed by class_type. ``REGISTRY`` merges them all, so adding a node pack is adding one
+file here; the analyzer (``analyzer.py``) knows no node by name and asks the registry.
+
+Handler signatures (``a`` is the analyzer, ``node`` the node being read):
+- refs:    ``(a, node, slot, type_, visiting) -> list[ModelRef] | None``  (None: read generically)
+- latents: ``(a, node, slot, depth) -> LatentShape | None``
+- images:  ``(a, node, link, depth) -> ImageSize | None``
+- values:  ``(a, node, link, depth, sub) -> value | UNKNOWN``  (``sub(name)`` evaluates an input)
+- sigmas:  ``(a, node, link, depth) -> int | None``  (steps a SIGMAS output holds)
+- guiders: ``(a, node, depth) -> dict``  (model links, conditioning links, cfg, uses_negative)
+- stages:  ``(a, node) -> Stage | None``  for a node whose kind is in ``stage_kinds``
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field, fields
+from functools import cached_property
+from typing import Callable
+
+
+@dataclass
+class Pack:
+    name: str
+    # loaders (see core.py for the value formats)
+    diffusion_loaders: dict = field(default_factory=dict)  # class -> (name widget, gguf)
+    checkpoint_loaders: dict = field(default_factory=dict)  # class -> {output slot: part}
+    te_loaders: dict = field(default_factory=dict)  # class -> (file widgets, gguf, implicit clip type)
+    simple_loaders: dict = field(default_factory=dict)  # class -> (name widget, role, folder, output type)
+    lora_loaders: set = field(default_factory=set)
+    # stage nodes
+    samplers: set = field(default_factory=set)
+    vae_decoders: set = field(default_factory=set)
+    audio_decoders: set = field(default_factory=set)
+    skipped_decoders: set = field(default_factory=set)  # decoders that are not image/video decodes
+    vae_encoders: set = field(default_factory=set)
+    text_encoders_no_stage: set = field(default_factory=set)  # CLIP -> CLIP, no compute
+    stage_kinds: dict = field(default_factory=dict)  # class -> Stage kind, built by `stages[class]` or the generic builder
+    # latents
+    latent_creators: dict = field(default_factory=dict)  # class -> (channels, spatial /, temporal / | None, batch | None)
+    vae_dependent_creators: set = field(default_factory=set)
+    non_image_latents: dict = field(default_factory=dict)  # class -> what kind of latent
+    pixel_latent_conditioning: set = field(default_factory=set)  # LATENT output = VAE encoding of `pixels`
+    internal_encoders: dict = field(default_factory=dict)  # class -> image inputs it VAE-encodes inside
+    # UI / values / outputs
+    value_primitives: set = field(default_factory=set)
+    virtual_nodes: set = field(default_factory=set)  # frontend-only nodes, never sent to the server
+    output_nodes: set = field(default_factory=set)
+    handled: set = field(default_factory=set)  # known to need nothing beyond the generic reading
+    relevant_types: set = field(default_factory=set)  # the pack's socket types that carry models / latents
+    input_types: dict = field(default_factory=dict)  # class -> {input name: socket type}, for API prompts
+    output_types: dict = field(default_factory=dict)  # class -> [socket type per output slot]
+    widgets: dict = field(default_factory=dict)  # class -> leading widget names, in order (UI widgets_values)
+    # handlers
+    refs: dict[str, Callable] = field(default_factory=dict)
+    latents: dict[str, Callable] = field(default_factory=dict)
+    images: dict[str, Callable] = field(default_factory=dict)
+    values: dict[str, Callable] = field(default_factory=dict)
+    sigmas: dict[str, Callable] = field(default_factory=dict)
+    guiders: dict[str, Callable] = field(default_factory=dict)
+    stages: dict[str, Callable] = field(default_factory=dict)
+
+    def merged_with(self, other: "Pack") -> "Pack":
+        out = Pack(name=f"{self.name}+{other.name}")
+        for f in fields(Pack):
+            if f.name == "name":
+                continue
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if isinstance(mine, dict):
+                clash = set(mine) & set(theirs)
+                if clash:
+                    raise ValueError(f"node packs {self.name} and {other.name} both define {f.name} for "
+                                     f"{sorted(clash)[:3]}")
+                setattr(out, f.name, {**mine, **theirs})
+            else:
+                setattr(out, f.name, mine | theirs)
+        return out
+
+    @cached_property
+    def loaders(self) -> set:
+        return (set(self.diffusion_loaders) | set(self.checkpoint_loaders) | set(self.te_loaders)
+                | set(self.simple_loaders) | {t for t, h in self.refs.items() if getattr(h, "loader", False)})
+
+    @cached_property
+    def known_types(self) -> set:
+        """Every class_type some pack gives a meaning to."""
+        out = set(self.handled)
+        for f in fields(Pack):
+            if f.name != "name":
+                out |= set(getattr(self, f.name))
+        return out
+
+
+def loader(fn: Callable) -> Callable:
+    """Mark a refs handler as a loader (its outputs name model files even when no stage uses them)."""
+    fn.loader = True
+    return fn
+
+
+def _load_packs() -> tuple[list[Pack], Pack]:
+    packs = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: (m.name != "core", m.name)):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        pack = getattr(module, "PACK", None)
+        if isinstance(pack, Pack):
+            packs.append(pack)
+    merged = Pack(name="all")
+    for pack in packs:
+        merged = merged.merged_with(pack)
+    merged.name = "all"
+    return packs, merged
+
+
+PACKS, REGISTRY = _load_packs()

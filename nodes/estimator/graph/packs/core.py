@@ -1,0 +1,590 @@
+"""ComfyUI's own nodes (comfy-core): loaders, samplers, VAE nodes, latent and image helpers.
+
+Tables are read by the generic analyzer; the handlers below cover nodes whose output a table
+cannot describe (a resize, a split of sigmas, a switch). Line references are ComfyUI 0.18.2.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from ...workload import LatentShape
+from ..base import _ImageSize, _MathEval, _replace, _UNKNOWN
+from . import Pack, loader
+
+DIFFUSION_LOADERS = {  # (name widget, gguf)
+    "UNETLoader": ("unet_name", False),
+}
+CHECKPOINT_LOADERS = {  # output slot -> part
+    "CheckpointLoaderSimple": {0: "model", 1: "clip", 2: "vae"},
+    "CheckpointLoader": {0: "model", 1: "clip", 2: "vae"},
+    "ImageOnlyCheckpointLoader": {0: "model", 1: "clip_vision", 2: "vae"},
+    "unCLIPCheckpointLoader": {0: "model", 1: "clip", 2: "vae", 3: "clip_vision"},
+}
+TE_LOADERS = {  # (file widgets, gguf, implicit clip type when the node has no `type` widget)
+    "CLIPLoader": (("clip_name",), False, None),
+    "DualCLIPLoader": (("clip_name1", "clip_name2"), False, None),
+    "TripleCLIPLoader": (("clip_name1", "clip_name2", "clip_name3"), False, "sd3"),  # nodes_sd3.py: CLIPType.SD3
+    # nodes_hidream.py: CLIPType.HIDREAM
+    "QuadrupleCLIPLoader": (("clip_name1", "clip_name2", "clip_name3", "clip_name4"), False, "hidream"),
+}
+SIMPLE_LOADERS = {  # class_type -> (name widget, role, folder, output type)
+    "VAELoader": ("vae_name", "vae", "vae", "VAE"),
+    "LTXVAudioVAELoader": ("ckpt_name", "vae", "checkpoints", "VAE"),
+    "CLIPVisionLoader": ("clip_name", "clip_vision", "clip_vision", "CLIP_VISION"),
+    "ControlNetLoader": ("control_net_name", "controlnet", "controlnet", "CONTROL_NET"),
+    "DiffControlNetLoader": ("control_net_name", "controlnet", "controlnet", "CONTROL_NET"),
+    "ModelPatchLoader": ("name", "model_patch", "model_patches", "MODEL_PATCH"),
+    "UpscaleModelLoader": ("model_name", "upscale_model", "upscale_models", "UPSCALE_MODEL"),
+    "LatentUpscaleModelLoader": ("model_name", "latent_upscale_model", "latent_upscale_models",
+                                 "LATENT_UPSCALE_MODEL"),
+    "AudioEncoderLoader": ("audio_encoder_name", "audio_encoder", "audio_encoders", "AUDIO_ENCODER"),
+    "StyleModelLoader": ("style_model_name", "style_model", "style_models", "STYLE_MODEL"),
+    "GLIGENLoader": ("gligen_name", "gligen", "gligen", "GLIGEN"),
+}
+# VAELoader virtual names (nodes.py VAELoader.vae_list): tiny decoders from models/vae_approx.
+VIRTUAL_VAES = {"taesd", "taesdxl", "taesd3", "taef1", "pixel_space"}
+LORA_LOADERS = {"LoraLoader", "LoraLoaderModelOnly"}
+SAMPLERS = {"KSampler", "KSamplerAdvanced", "SamplerCustom", "SamplerCustomAdvanced"}
+
+# Latent creators (COMFYUI-NOTES §4.2, zeros() lines of comfy_extras/*, ComfyUI 0.18.2):
+# class -> (channels, spatial /, temporal / or None, fixed batch or None)
+LATENT_CREATORS: dict[str, tuple[int | None, int, int | None, int | None]] = {
+    "EmptyLatentImage": (None, 8, None, None),  # 4 ch, re-channelled at sampling
+    "EmptySD3LatentImage": (16, 8, None, None),
+    "EmptyFlux2LatentImage": (128, 16, None, None),
+    "EmptyHunyuanImageLatent": (64, 32, None, None),
+    "EmptyChromaRadianceLatentImage": (3, 1, None, None),  # pixel space
+    "EmptyHunyuanLatentVideo": (16, 8, 4, None),
+    "EmptyHunyuanVideo15Latent": (32, 16, 4, None),
+    "HunyuanVideo15ImageToVideo": (32, 16, 4, None),
+    "HunyuanImageToVideo": (16, 8, 4, None),
+    "Kandinsky5ImageToVideo": (16, 8, 4, None),
+    "EmptyCosmosLatentVideo": (16, 8, 8, None),
+    "CosmosImageToVideoLatent": (16, 8, 8, 1),
+    "CosmosPredict2ImageToVideoLatent": (16, 8, 4, 1),
+    "EmptyLTXVLatentVideo": (128, 32, 8, None),
+    "LTXVImgToVideo": (128, 32, 8, None),
+    "EmptyMochiLatentVideo": (12, 8, 6, None),
+    "WanImageToVideo": (16, 8, 4, None),
+    "WanFunControlToVideo": (16, 8, 4, None),
+    "WanVaceToVideo": (16, 8, 4, None),
+    "WanCameraImageToVideo": (16, 8, 4, None),
+    "WanPhantomSubjectToVideo": (16, 8, 4, None),
+    "WanTrackToVideo": (16, 8, 4, None),
+    "WanHuMoImageToVideo": (16, 8, 4, None),
+    "WanSoundImageToVideo": (16, 8, 4, None),
+    "WanAnimateToVideo": (16, 8, 4, None),
+    "WanInfiniteTalkToVideo": (16, 8, 4, 1),
+    "WanSCAILToVideo": (16, 8, 4, None),
+    "WanMoveTrackToVideo": (16, 8, 4, None),
+    "Wan22ImageToVideoLatent": (48, 16, 4, None),
+    "WanFirstLastFrameToVideo": (16, 8, 4, None),  # vae.latent_channels / spacial compression: see _vae_geometry
+    "Wan22FunControlToVideo": (16, 8, 4, None),  # idem
+    "EmptyQwenImageLayeredLatentImage": (16, 8, None, None),  # frames = layers + 1 (nodes_qwen.py:129)
+    "EmptyQwenImageLayeredLatent": (16, 8, None, None),
+}
+VAE_DEPENDENT_CREATORS = {"WanFirstLastFrameToVideo", "Wan22FunControlToVideo"}
+NON_IMAGE_LATENTS = {  # creators of latents the LatentShape cannot describe
+    "EmptyLatentAudio": "audio", "EmptyAceStepLatentAudio": "audio", "EmptyAceStep1.5LatentAudio": "audio",
+    "LTXVEmptyLatentAudio": "audio", "EmptyLatentHunyuan3Dv2": "3D",
+    "StableCascade_EmptyLatentImage": "Stable Cascade",
+}
+# Conditioning nodes whose LATENT output is the VAE encoding of their `pixels` input.
+PIXEL_LATENT_CONDITIONING = {"InpaintModelConditioning", "InstructPixToPixConditioning"}
+# Nodes that VAE-encode an image inside (conditioning / latent helpers): class -> image inputs.
+# An empty tuple means "always encodes" (WanVaceToVideo encodes gray frames without a control video).
+INTERNAL_ENCODERS: dict[str, tuple[str, ...]] = {
+    "WanImageToVideo": ("start_image",), "WanFirstLastFrameToVideo": ("start_image", "end_image"),
+    "WanFunControlToVideo": ("start_image", "control_video"), "Wan22FunControlToVideo": ("ref_image", "control_video"),
+    "WanVaceToVideo": (), "Wan22ImageToVideoLatent": ("start_image",), "WanCameraImageToVideo": ("start_image",),
+    "WanPhantomSubjectToVideo": ("images",), "WanTrackToVideo": ("start_image",),
+    "WanHuMoImageToVideo": ("ref_image",), "WanSoundImageToVideo": ("ref_image",),
+    "WanAnimateToVideo": ("reference_image", "pose_video", "face_video"), "WanInfiniteTalkToVideo": ("start_image",),
+    "HunyuanImageToVideo": ("start_image",), "HunyuanVideo15ImageToVideo": ("start_image",),
+    "Kandinsky5ImageToVideo": ("start_image",), "CosmosImageToVideoLatent": ("start_image", "end_image"),
+    "CosmosPredict2ImageToVideoLatent": ("start_image", "end_image"), "LTXVImgToVideo": ("image",),
+    "LTXVImgToVideoInplace": ("image",), "LTXVAddGuide": ("image",), "InpaintModelConditioning": ("pixels",),
+    "InstructPixToPixConditioning": ("pixels",), "SVD_img2vid_Conditioning": ("init_image",),
+}
+VALUE_PRIMITIVES = {"PrimitiveInt", "PrimitiveFloat", "PrimitiveString", "PrimitiveStringMultiline",
+                    "PrimitiveBoolean"}
+# UI-only nodes: they never reach the server (frontend `isVirtualNode`).
+VIRTUAL_NODES = {"Reroute", "PrimitiveNode", "Note", "MarkdownNote", "SetNode", "GetNode"}
+# Output nodes when the specs do not say.
+OUTPUT_NODE_TYPES = {"SaveImage", "PreviewImage", "SaveVideo", "SaveAnimatedWEBP", "SaveAnimatedPNG", "SaveWEBM",
+                     "SaveAudio", "PreviewAudio", "SaveGLB", "PreviewAny", "SaveLatent", "SaveImageWebsocket"}
+KONTEXT_RESOLUTIONS = (  # comfy_extras/nodes_flux.py PREFERED_KONTEXT_RESOLUTIONS
+    (672, 1568), (688, 1504), (720, 1456), (752, 1392), (800, 1328), (832, 1248), (880, 1184), (944, 1104),
+    (1024, 1024), (1104, 944), (1184, 880), (1248, 832), (1328, 800), (1392, 752), (1456, 720), (1504, 688),
+    (1568, 672),
+)
+
+
+# ------------------------------------------------------------------------------------ values
+def _switch_value(a, node, link, depth, sub):
+    switch = sub("switch")
+    if switch is _UNKNOWN:
+        return _UNKNOWN
+    return sub("on_true" if switch else "on_false")
+
+
+def _math_value(a, node, link, depth, sub):
+    names = {k.split(".", 1)[1]: sub(k) for k in node.inputs if k.startswith("values.")}
+    result = _MathEval(names).eval(sub("expression"))
+    if result is _UNKNOWN:
+        return _UNKNOWN
+    out = a.out_type(node, link.slot) or ("FLOAT", "INT", "BOOLEAN")[min(link.slot, 2)]
+    try:
+        return int(result) if out == "INT" else bool(result) if out == "BOOLEAN" else float(result)
+    except (OverflowError, ValueError):  # inf / nan
+        return _UNKNOWN
+
+
+def _concat_value(a, node, link, depth, sub):
+    left, right, delimiter = sub("string_a"), sub("string_b"), sub("delimiter")
+    if _UNKNOWN in (left, right):
+        return _UNKNOWN
+    return f"{left}{'' if delimiter is _UNKNOWN else delimiter}{right}"
+
+
+def _combo_value(a, node, link, depth, sub):
+    return sub("choice") if link.slot == 0 else sub("index")
+
+
+def _image_size_value(a, node, link, depth, sub):
+    size = a.image_size(a.link(node, "image"))
+    if size is None or not size.exact:
+        return _UNKNOWN
+    return (size.width, size.height, size.batch)[link.slot] if link.slot < 3 else _UNKNOWN
+
+
+# -------------------------------------------------------------------------------------- refs
+@loader
+def _ltxav_text_encoder(a, node, slot, type_, visiting):
+    """Gemma + the LTX-2 checkpoint's text projection."""
+    if type_ != "CLIP":
+        return []
+    device = a.value(node, "device")
+    out = []
+    ref = a._loader_ref(node, "text_encoder", role="text_encoder", folder="text_encoders",
+                        clip_type="ltxv", device=str(device) if isinstance(device, str) else None)
+    if ref:
+        out.append(ref)
+    if a.value(node, "ckpt_name"):
+        ref = a._loader_ref(node, "ckpt_name", role="checkpoint", folder="checkpoints", part="clip")
+        if ref:
+            out.append(ref)
+    return out
+
+
+def _switch_refs(a, node, slot, type_, visiting):
+    switch = a.value(node, "switch")
+    if switch is _UNKNOWN or switch is None:
+        a.note(f"{a.label(node)}: switch value unknown; both branches counted")
+        return (a.refs(a.link(node, "on_true"), type_, visiting)
+                + a.refs(a.link(node, "on_false"), type_, visiting))
+    return a.refs(a.link(node, "on_true" if switch else "on_false"), type_, visiting)
+
+
+# ----------------------------------------------------------------------------------- latents
+def _up(a, node, name, depth):
+    return a.latent(a.link(node, name), depth + 1)
+
+
+def _sampler_latent(a, node, slot, depth):
+    return _up(a, node, "latent_image", depth)
+
+
+def _latent_upscale(a, node, slot, depth):
+    src = _up(a, node, "samples", depth)
+    width, height = a.number(node, "width"), a.number(node, "height")
+    if src is None or width is None or height is None:
+        return None
+    if width == 0 and height == 0:
+        return src
+    # nodes.py LatentUpscale.upscale: 0 keeps the aspect, min 64 px, then // 8 in latent units
+    if width == 0:
+        height = max(64, height)
+        width = max(64, round(src.width * height / max(src.height, 1)))
+    elif height == 0:
+        width = max(64, width)
+        height = max(64, round(src.height * width / max(src.width, 1)))
+    else:
+        width, height = max(64, width), max(64, height)
+    return a._resized(src, node, width // 8, height // 8)
+
+
+def _latent_upscale_by(a, node, slot, depth):
+    src = _up(a, node, "samples", depth)
+    scale = a.number(node, "scale_by", integer=False)
+    if src is None or scale is None:
+        return None
+    return a._resized(src, node, round(src.width * scale), round(src.height * scale))
+
+
+def _ltxv_upsampler(a, node, slot, depth):  # the LTX spatial upscaler doubles H and W
+    src = _up(a, node, "samples", depth)
+    return a._resized(src, node, src.width * 2, src.height * 2) if src else None
+
+
+def _repeat_latent(a, node, slot, depth):
+    src = _up(a, node, "samples", depth)
+    amount = a.number(node, "amount", 1) or 1
+    return _replace(src, batch=src.batch * amount, source_node=node.id, source_type=node.type) if src else None
+
+
+def _latent_batch(a, node, slot, depth):
+    first, second = _up(a, node, "samples1", depth), _up(a, node, "samples2", depth)
+    return _replace(first, batch=first.batch + second.batch) if first and second else first or second
+
+
+def _latent_from_batch(a, node, slot, depth):
+    src = _up(a, node, "samples", depth)
+    length = a.number(node, "length", 1) or 1
+    return _replace(src, batch=min(length, src.batch)) if src else None
+
+
+def _trim_video_latent(a, node, slot, depth):
+    src = _up(a, node, "samples", depth)
+    trim = a.number(node, "trim_amount", 0) or 0
+    if src is None or src.frames is None:
+        return src
+    return _replace(src, frames=max(src.frames - trim, 0))
+
+
+def _ltxv_concat_av(a, node, slot, depth):
+    src = _up(a, node, "video_latent", depth)
+    if src is not None:
+        a.note(f"{a.label(node)}: audio+video latent; the video part's shape is used")
+    return src
+
+
+def _ltxv_separate_av(a, node, slot, depth):
+    return _up(a, node, "av_latent", depth) if slot == 0 else None
+
+
+def _svd_img2vid(a, node, slot, depth):  # nodes_video_model.py: zeros([video_frames, 4, H/8, W/8])
+    width, height, frames = a.number(node, "width"), a.number(node, "height"), a.number(node, "video_frames")
+    if None in (width, height, frames):
+        return None
+    return LatentShape(batch=frames, channels=4, height=height // 8, width=width // 8, pixel_height=height,
+                       pixel_width=width, source_node=node.id, source_type=node.type)
+
+
+def _switch_latent(a, node, slot, depth):
+    switch = a.value(node, "switch")
+    if switch is _UNKNOWN or switch is None:
+        return _up(a, node, "on_true", depth) or _up(a, node, "on_false", depth)
+    return _up(a, node, "on_true" if switch else "on_false", depth)
+
+
+# ------------------------------------------------------------------------------------ images
+def _img_up(a, node, depth, name="image"):
+    return a.image_size(a.link(node, name), depth + 1)
+
+
+def _img_empty_image(a, node, link, depth):
+        w, h = a.number(node, "width"), a.number(node, "height")
+        return _ImageSize(w, h, a.number(node, "batch_size", 1) or 1) if w and h else None
+
+
+def _img_load_image(a, node, link, depth):
+        a.note(f"{a.label(node)}: the loaded image's size is not known before running; "
+                  f"shapes that depend on it are left unknown")
+        return None
+
+
+def _img_image_scale(a, node, link, depth):
+        w, h, src = a.number(node, "width"), a.number(node, "height"), _img_up(a, node, depth)
+        if w is None or h is None:
+            return None
+        if w == 0 or h == 0:
+            if src is None:
+                return None
+            if w == 0 and h == 0:
+                return src
+            w = w or max(1, round(src.width * h / src.height))
+            h = h or max(1, round(src.height * w / src.width))
+        return _ImageSize(w, h, src.batch if src else 1, src.exact if src else True)
+
+
+def _img_image_scale_by(a, node, link, depth):
+        src, scale = _img_up(a, node, depth), a.number(node, "scale_by", integer=False)
+        return _ImageSize(round(src.width * scale), round(src.height * scale), src.batch, src.exact) \
+            if src and scale else None
+
+
+def _img_image_scale_to_total_pixels(a, node, link, depth):
+        mp = a.number(node, "megapixels", integer=False)
+        steps = a.number(node, "resolution_steps", 1) or 1
+        if not mp:
+            return None
+        total = mp * 1024 * 1024
+        src = _img_up(a, node, depth)
+        if src is None:
+            side = round(math.sqrt(total) / steps) * steps
+            a.note(f"{a.label(node)}: input size unknown; assumed a square of {mp} megapixels")
+            return _ImageSize(side, side, 1, exact=False)
+        # nodes_post_processing.py ImageScaleToTotalPixels.execute
+        scale = math.sqrt(total / (src.width * src.height))
+        return _ImageSize(round(src.width * scale / steps) * steps, round(src.height * scale / steps) * steps,
+                          src.batch, src.exact)
+
+
+def _img_flux_kontext_image_scale(a, node, link, depth):
+        src = _img_up(a, node, depth)
+        if src is None:
+            a.note(f"{a.label(node)}: input size unknown; assumed 1024x1024 (Kontext's square bucket)")
+            return _ImageSize(1024, 1024, 1, exact=False)
+        aspect = src.width / src.height
+        _, w, h = min((abs(aspect - w / h), w, h) for w, h in KONTEXT_RESOLUTIONS)
+        return _ImageSize(w, h, src.batch, src.exact)
+
+
+def _img_image_scale_to_max_dimension(a, node, link, depth):
+        largest = a.number(node, "largest_size")
+        src = _img_up(a, node, depth)
+        if not largest:
+            return None
+        if src is None:
+            a.note(f"{a.label(node)}: input size unknown; assumed a {largest}x{largest} square (upper bound)")
+            return _ImageSize(largest, largest, 1, exact=False)
+        scale = largest / max(src.width, src.height)
+        return _ImageSize(round(src.width * scale), round(src.height * scale), src.batch, src.exact)
+
+
+def _img_resize_image_mask_node(a, node, link, depth):
+        return _resize_image_mask(a, node, a.image_size(a.link(node, "input"), depth + 1))
+
+
+def _img_repeat_image_batch(a, node, link, depth):
+        src, amount = _img_up(a, node, depth), a.number(node, "amount", 1) or 1
+        return _ImageSize(src.width, src.height, src.batch * amount, src.exact) if src else None
+
+
+def _img_image_from_batch(a, node, link, depth):
+        src, length = _img_up(a, node, depth), a.number(node, "length", 1) or 1
+        return _ImageSize(src.width, src.height, min(length, src.batch), src.exact) if src else None
+
+
+def _resize_image_mask(a, node, src):
+    """nodes_post_processing.py ResizeImageMaskNode, per resize_type option."""
+    mode = a.value(node, "resize_type")
+    num = lambda name, integer=True: a.number(node, f"resize_type.{name}", integer=integer)  # noqa: E731
+    if mode == "scale dimensions":
+        w, h = num("width"), num("height")
+        if w and h:
+            return _ImageSize(w, h, src.batch if src else 1)
+        if src and (w or h):
+            return _ImageSize(w or round(src.width * h / src.height), h or round(src.height * w / src.width),
+                              src.batch, src.exact)
+        return None
+    if mode == "match size":
+        return a.image_size(a.link(node, "resize_type.match"))
+    if src is None:
+        if mode == "scale total pixels":
+            mp = num("megapixels", integer=False)
+            if mp:
+                side = round(math.sqrt(mp * 1024 * 1024))
+                a.note(f"{a.label(node)}: input size unknown; assumed a square of {mp} megapixels")
+                return _ImageSize(side, side, 1, exact=False)
+        if mode == "scale longer dimension":
+            side = num("longer_size")
+            if side:
+                a.note(f"{a.label(node)}: input size unknown; assumed a {side}x{side} square (upper bound)")
+                return _ImageSize(side, side, 1, exact=False)
+        return None
+    if mode == "scale by multiplier":
+        m = num("multiplier", integer=False)
+        return _ImageSize(round(src.width * m), round(src.height * m), src.batch, src.exact) if m else None
+    if mode in ("scale longer dimension", "scale shorter dimension"):
+        side = num("longer_size" if "longer" in mode else "shorter_size")
+        ref = max(src.width, src.height) if "longer" in mode else min(src.width, src.height)
+        if not side:
+            return None
+        return _ImageSize(round(src.width * side / ref), round(src.height * side / ref), src.batch, src.exact)
+    if mode in ("scale width", "scale height"):
+        side = num("width" if mode == "scale width" else "height")
+        if not side:
+            return None
+        ref = src.width if mode == "scale width" else src.height
+        return _ImageSize(round(src.width * side / ref), round(src.height * side / ref), src.batch, src.exact)
+    if mode == "scale total pixels":
+        mp = num("megapixels", integer=False)
+        if not mp:
+            return None
+        scale = math.sqrt(int(mp * 1024 * 1024) / (src.width * src.height))
+        return _ImageSize(round(src.width * scale), round(src.height * scale), src.batch, src.exact)
+    if mode == "scale to multiple":
+        m = num("multiple") or 1
+        return _ImageSize(max(m, src.width // m * m), max(m, src.height // m * m), src.batch, src.exact)
+    return None
+
+
+IMAGES = {
+    "EmptyImage": _img_empty_image,
+    "LoadImage": _img_load_image,
+    "LoadImageMask": _img_load_image,
+    "LoadVideo": _img_load_image,
+    "GetVideoComponents": _img_load_image,
+    "LoadImageOutput": _img_load_image,
+    "ImageScale": _img_image_scale,
+    "ImageScaleBy": _img_image_scale_by,
+    "ImageScaleToTotalPixels": _img_image_scale_to_total_pixels,
+    "FluxKontextImageScale": _img_flux_kontext_image_scale,
+    "ImageScaleToMaxDimension": _img_image_scale_to_max_dimension,
+    "ResizeImageMaskNode": _img_resize_image_mask_node,
+    "RepeatImageBatch": _img_repeat_image_batch,
+    "ImageFromBatch": _img_image_from_batch,
+}
+
+
+# ------------------------------------------------------------------------------------ sigmas
+def _basic_scheduler(a, node, link, depth):
+    denoise = a.number(node, "denoise", 1.0, integer=False)
+    return 0 if denoise is not None and denoise <= 0 else a.number(node, "steps")
+
+
+def _split_sigmas(a, node, link, depth):
+    total = a.sigma_steps(a.link(node, "sigmas"), depth + 1)
+    step = a.number(node, "step")
+    if total is None or step is None:
+        return None
+    return min(step, total) if link.slot == 0 else max(total - step, 0)
+
+
+def _split_sigmas_denoise(a, node, link, depth):  # nodes_custom_sampler.py: low part = round(steps * denoise)
+    total = a.sigma_steps(a.link(node, "sigmas"), depth + 1)
+    denoise = a.number(node, "denoise", integer=False)
+    if total is None or denoise is None:
+        return None
+    low = round(total * denoise)
+    return total - low if link.slot == 0 else low
+
+
+def _manual_sigmas(a, node, link, depth):
+    text = a.text(node, "sigmas")
+    if not isinstance(text, str):
+        return None
+    count = len(re.findall(r"[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?", text))
+    return max(count - 1, 0)
+
+
+# ----------------------------------------------------------------------------------- guiders
+def _basic_guider(a, node, depth):
+    return {"model": [a.link(node, "model")], "conds": [a.link(node, "conditioning")], "uses_negative": False}
+
+
+def _cfg_guider(a, node, depth):
+    return {"model": [a.link(node, "model")], "conds": [a.link(node, "positive"), a.link(node, "negative")],
+            "cfg": a.number(node, "cfg", integer=False)}
+
+
+def _dual_cfg_guider(a, node, depth):
+    a.note(f"{a.label(node)}: three conditionings (cond1, cond2, negative) per step")
+    return {"model": [a.link(node, "model")], "conds": [a.link(node, n) for n in ("cond1", "cond2", "negative")],
+            "cfg": a.number(node, "cfg_conds", integer=False)}
+
+
+# ------------------------------------------------------------------------------------ stages
+def _ksampler(a, node):
+    denoise = a.number(node, "denoise", 1.0, integer=False)
+    notes = [f"denoise {denoise}"] if denoise is not None and denoise < 1 else []
+    return a.sample_stage(node, steps=a.number(node, "steps"), notes=notes)
+
+
+def _ksampler_advanced(a, node):
+    steps = a.number(node, "steps")
+    notes = []
+    if steps is not None:
+        start = a.number(node, "start_at_step", 0) or 0
+        a.advanced_start[node.id] = start
+        end = a.number(node, "end_at_step", steps)
+        end = steps if end is None else end
+        notes.append(f"steps {start}..{min(end, steps)} of {steps}")
+        steps = max(0, min(end, steps) - start)
+    return a.sample_stage(node, steps=steps, notes=notes)
+
+
+def _sampler_custom(a, node):
+    return a.sample_stage(node, steps=a.sigma_steps(a.link(node, "sigmas")))
+
+
+def _sampler_custom_advanced(a, node):
+    g = a.guider(a.link(node, "guider"))
+    if g["type"] is None:
+        a.stage_note("no guider connected")
+    return a.sample_stage(node, model_links=g["model"], cond_links=g["conds"], cfg=g["cfg"],
+                          uses_negative=g["uses_negative"], steps=a.sigma_steps(a.link(node, "sigmas")))
+
+
+TILED_DEFAULTS = (("tile_size", 512), ("overlap", 64), ("temporal_size", 64), ("temporal_overlap", 8))  # nodes.py
+
+
+def _tiled_settings(a, node):
+    out = {}
+    for name, default in TILED_DEFAULTS:
+        value = a.number(node, name, default)
+        out[name] = default if value is None else value
+    return out
+
+
+def _decode_tiled(a, node):
+    return _replace(a.decode_stage(node), tiled=_tiled_settings(a, node))
+
+
+def _encode_tiled(a, node):
+    stage = a.encode_stage(node)
+    return _replace(stage, tiled=_tiled_settings(a, node)) if stage else None
+
+
+def _text_generate(a, node):
+    """comfy_extras/nodes_textgen.py: autoregressive generation with the text encoder's LLM."""
+    stage = a.text_stage(node)
+    max_length = a.number(node, "max_length", 0) or 0
+    a.stage_note(f"generates up to {max_length} tokens with the text encoder (autoregressive)")
+    return _replace(stage, text_tokens=(stage.text_tokens or 77) + max_length, generate_tokens=max_length)
+
+
+PACK = Pack(
+    name="comfy-core",
+    diffusion_loaders=DIFFUSION_LOADERS,
+    checkpoint_loaders=CHECKPOINT_LOADERS,
+    te_loaders=TE_LOADERS,
+    simple_loaders=SIMPLE_LOADERS,
+    lora_loaders=LORA_LOADERS,
+    samplers=SAMPLERS,
+    vae_decoders={"VAEDecode", "VAEDecodeTiled"},
+    audio_decoders={"VAEDecodeAudio", "VAEDecodeAudioTiled", "LTXVAudioVAEDecode"},
+    skipped_decoders={"VAEDecodeHunyuan3D"},  # latent -> voxels: not an image/video decode
+    vae_encoders={"VAEEncode", "VAEEncodeTiled", "VAEEncodeForInpaint"},
+    text_encoders_no_stage={"CLIPSetLastLayer"},
+    stage_kinds={"CLIPVisionEncode": "clip_vision_encode", "TextGenerate": "text_encode",
+                 "TextGenerateLTX2Prompt": "text_encode"},
+    latent_creators=LATENT_CREATORS,
+    vae_dependent_creators=VAE_DEPENDENT_CREATORS,
+    non_image_latents=NON_IMAGE_LATENTS,
+    pixel_latent_conditioning=PIXEL_LATENT_CONDITIONING,
+    internal_encoders=INTERNAL_ENCODERS,
+    value_primitives=VALUE_PRIMITIVES,
+    virtual_nodes=VIRTUAL_NODES,
+    output_nodes=OUTPUT_NODE_TYPES,
+    refs={"LTXAVTextEncoderLoader": _ltxav_text_encoder, "ComfySwitchNode": _switch_refs},
+    values={"ComfySwitchNode": _switch_value, "ComfyMathExpression": _math_value,
+            "StringConcatenate": _concat_value, "CustomCombo": _combo_value, "GetImageSize": _image_size_value},
+    latents={**{t: _sampler_latent for t in SAMPLERS},
+             "LatentUpscale": _latent_upscale, "LatentUpscaleBy": _latent_upscale_by,
+             "LTXVLatentUpsampler": _ltxv_upsampler, "RepeatLatentBatch": _repeat_latent,
+             "LatentBatch": _latent_batch, "LatentFromBatch": _latent_from_batch,
+             "TrimVideoLatent": _trim_video_latent, "LTXVConcatAVLatent": _ltxv_concat_av,
+             "LTXVSeparateAVLatent": _ltxv_separate_av, "SVD_img2vid_Conditioning": _svd_img2vid,
+             "ComfySwitchNode": _switch_latent},
+    images=IMAGES,
+    sigmas={"BasicScheduler": _basic_scheduler, "SplitSigmas": _split_sigmas,
+            "SplitSigmasDenoise": _split_sigmas_denoise, "ManualSigmas": _manual_sigmas},
+    guiders={"BasicGuider": _basic_guider, "CFGGuider": _cfg_guider, "DualCFGGuider": _dual_cfg_guider},
+    stages={"KSampler": _ksampler, "KSamplerAdvanced": _ksampler_advanced, "SamplerCustom": _sampler_custom,
+            "SamplerCustomAdvanced": _sampler_custom_advanced, "VAEDecodeTiled": _decode_tiled,
+            "VAEEncodeTiled": _encode_tiled, "TextGenerate": _text_generate, "TextGenerateLTX2Prompt": _text_generate},
+)

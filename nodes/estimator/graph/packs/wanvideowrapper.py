@@ -1,0 +1,448 @@
+"""kijai/ComfyUI-WanVideoWrapper: Wan 2.1 / 2.2 (and relatives) with the wrapper's own loaders,
+sampler, block swap and VAE.
+
+Socket types (the wrapper's nodes.py / nodes_model_loading.py / nodes_sampler.py): WANVIDEOMODEL
+(the DiT, from WanVideoModelLoader), WANTEXTENCODER (umT5, LoadWanVideoT5TextEncoder), WANVAE
+(WanVideoVAELoader), WANVIDLORA (WanVideoLoraSelect chains), WANVIDIMAGE_EMBEDS (the sampler's
+size: WanVideoEmptyEmbeds / WanVideoImageToVideoEncode / WanVideoVACEEncode ... width, height,
+num_frames), BLOCKSWAPARGS (WanVideoBlockSwap: blocks_to_swap), WANVIDCONTEXT (context windows).
+
+What differs from ComfyUI's own Wan nodes, for memory: the wrapper places the weights itself (the
+whole DiT on the main device except `blocks_to_swap` blocks kept in RAM and brought in one at a
+time; no partial load), runs cond and uncond one after another unless `batched_cfg`, and its VAE
+decode does not fall back to tiles on OOM. The stages carry `manager="WanVideoWrapper"` so the
+runtime simulator applies those rules instead of ComfyUI's.
+"""
+from __future__ import annotations
+
+from ...workload import CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape, ModelRef
+from ..base import MAX_CHAIN, _replace
+from . import Pack, loader
+
+MANAGER = "WanVideoWrapper"
+FP8 = ("fp8_e4m3fn", "fp8_e4m3fn_fast", "fp8_e5m2", "fp8_e4m3fn_scaled", "fp8_e4m3fn_scaled_fast", "fp8_e5m2_scaled")
+# Wan latent geometry: (channels, spatial /, temporal /). Wan 2.1 VAE 16 ch /8; Wan 2.2 VAE (TI2V 5B) 48 ch /16.
+WAN21 = (16, 8, 4)
+WAN22_5B = (48, 16, 4)
+EMBED_CREATORS = {"WanVideoEmptyEmbeds", "WanVideoImageToVideoEncode", "WanVideoVACEEncode", "WanVideoAnimateEmbeds",
+                  "WanVideoImageToVideoMultiTalk", "WanVideoFunCameraEmbeds", "WanVideoPhantomEmbeds",
+                  "WanVideoImageClipEncode", "WanVideoControlEmbeds"}
+SAMPLERS = {"WanVideoSampler", "WanVideoSamplerFromSettings", "WanVideoDiffusionForcingSampler",
+            "WanVideoSamplerExtraArgs"}
+# Option / settings nodes that hold no model and no latent (their outputs only tune the sampler).
+SETTINGS = {"WanVideoTorchCompileSettings", "WanVideoBlockSwap", "WanVideoTeaCache", "WanVideoMagCache",
+            "WanVideoEasyCache", "WanVideoSLG", "WanVideoExperimentalArgs", "WanVideoEnhanceAVideo",
+            "WanVideoVRAMManagement", "WanVideoContextOptions", "WanVideoScheduler", "WanVideoLoopArgs",
+            "WanVideoFlowEdit", "WanVideoFreeInitArgs", "WanVideoSamplerSettings", "WanVideoVACEStartToEndFrame",
+            "WanVideoReCamMasterGenerateOrbitCamera", "WanVideoReCamMasterDefaultCamera", "WanVideoSetRadialAttention",
+            "WanVideoTextEmbedBridge", "WanVideoPassImagesFromSamples", "WanVideoApplyNAG", "WanVideoSigmaToStep",
+            "WanVideoSetAttentionModeOverride", "WanVideoLoraBlockEdit", "WanVideoTinyVAELoader", "WanVideoUni3C_embeds"}
+
+# Socket types of the wrapper's nodes as its example workflows save them (UI format carries
+# them; API prompts do not, so the analyzer looks them up here). Generated from tests/workflows/community.
+INPUT_TYPES = {
+    "WanVideoAddControlEmbeds": {"embeds": "WANVIDIMAGE_EMBEDS", "latents": "LATENT", "fun_ref_image": "LATENT"},
+    "WanVideoAddFantasyPortrait": {"embeds": "WANVIDIMAGE_EMBEDS", "portrait_embeds": "PORTRAIT_EMBEDS"},
+    "WanVideoAddStandInLatent": {"embeds": "WANVIDIMAGE_EMBEDS", "ip_image_latent": "LATENT"},
+    "WanVideoAddSteadyDancerEmbeds": {"embeds": "WANVIDIMAGE_EMBEDS", "pose_latents_positive": "LATENT", "pose_latents_negative": "LATENT", "clip_vision_embeds": "WANVIDIMAGE_CLIPEMBEDS"},
+    "WanVideoAddTTMLatents": {"embeds": "WANVIDIMAGE_EMBEDS", "reference_latents": "LATENT", "mask": "MASK"},
+    "WanVideoAnimateEmbeds": {"vae": "WANVAE", "clip_embeds": "WANVIDIMAGE_CLIPEMBEDS", "ref_images": "IMAGE", "pose_images": "IMAGE", "face_images": "IMAGE", "bg_images": "IMAGE", "mask": "MASK"},
+    "WanVideoClipVisionEncode": {"clip_vision": "CLIP_VISION", "image_1": "IMAGE", "image_2": "IMAGE", "negative_image": "IMAGE"},
+    "WanVideoContextOptions": {"reference_latent": "LATENT"},
+    "WanVideoControlEmbeds": {"latents": "LATENT"},
+    "WanVideoControlnet": {"model": "WANVIDEOMODEL", "controlnet": "WANVIDEOCONTROLNET", "control_images": "IMAGE"},
+    "WanVideoDecode": {"vae": "WANVAE", "samples": "LATENT"},
+    "WanVideoDiffusionForcingSampler": {"model": "WANVIDEOMODEL", "text_embeds": "WANVIDEOTEXTEMBEDS", "image_embeds": "WANVIDIMAGE_EMBEDS", "samples": "LATENT", "prefix_samples": "LATENT", "cache_args": "CACHEARGS", "slg_args": "SLGARGS", "experimental_args": "EXPERIMENTALARGS", "unianimate_poses": "UNIANIMATE_POSE"},
+    "WanVideoEmptyEmbeds": {"control_embeds": "WANVIDIMAGE_EMBEDS", "extra_latents": "LATENT"},
+    "WanVideoEncode": {"vae": "WANVAE", "image": "IMAGE", "mask": "MASK"},
+    "WanVideoFunCameraEmbeds": {"poses": "CAMERACTRL_POSES"},
+    "WanVideoImageToVideoEncode": {"vae": "WANVAE", "clip_embeds": "WANVIDIMAGE_CLIPEMBEDS", "start_image": "IMAGE", "end_image": "IMAGE", "control_embeds": "WANVIDIMAGE_EMBEDS", "temporal_mask": "MASK", "extra_latents": "LATENT", "add_cond_latents": "ADD_COND_LATENTS"},
+    "WanVideoImageToVideoMultiTalk": {"vae": "WANVAE", "start_image": "IMAGE", "clip_embeds": "WANVIDIMAGE_CLIPEMBEDS"},
+    "WanVideoLoraSelect": {"prev_lora": "WANVIDLORA", "blocks": "SELECTEDBLOCKS"},
+    "WanVideoLoraSelectMulti": {"prev_lora": "WANVIDLORA", "blocks": "SELECTEDBLOCKS"},
+    "WanVideoModelLoader": {"compile_args": "WANCOMPILEARGS", "block_swap_args": "BLOCKSWAPARGS", "lora": "WANVIDLORA", "vram_management_args": "VRAM_MANAGEMENTARGS", "vace_model": "VACEPATH", "fantasytalking_model": "FANTASYTALKINGMODEL", "extra_model": "VACEPATH", "multitalk_model": "MULTITALKMODEL", "fantasyportrait_model": "FANTASYPORTRAITMODEL"},
+    "WanVideoPassImagesFromSamples": {"samples": "LATENT"},
+    "WanVideoPhantomEmbeds": {"phantom_latent_1": "LATENT", "phantom_latent_2": "LATENT", "phantom_latent_3": "LATENT", "phantom_latent_4": "LATENT", "vace_embeds": "WANVIDIMAGE_EMBEDS"},
+    "WanVideoReCamMasterCameraEmbed": {"camera_poses": "CAMERAPOSES", "latents": "LATENT"},
+    "WanVideoReCamMasterDefaultCamera": {"latents": "LATENT"},
+    "WanVideoSampler": {"model": "WANVIDEOMODEL", "text_embeds": "WANVIDEOTEXTEMBEDS", "image_embeds": "WANVIDIMAGE_EMBEDS", "samples": "LATENT", "feta_args": "FETAARGS", "context_options": "WANVIDCONTEXT", "cache_args": "CACHEARGS", "flowedit_args": "FLOWEDITARGS", "slg_args": "SLGARGS", "loop_args": "LOOPARGS", "experimental_args": "EXPERIMENTALARGS", "sigmas": "SIGMAS", "unianimate_poses": "UNIANIMATE_POSE", "fantasytalking_embeds": "FANTASYTALKING_EMBEDS", "uni3c_embeds": "UNI3C_EMBEDS", "multitalk_embeds": "MULTITALK_EMBEDS", "freeinit_args": "FREEINITARGS"},
+    "WanVideoSamplerFromSettings": {"sampler_inputs": "SAMPLER_ARGS"},
+    "WanVideoSamplerSettings": {"model": "WANVIDEOMODEL", "image_embeds": "WANVIDIMAGE_EMBEDS", "text_embeds": "WANVIDEOTEXTEMBEDS", "samples": "LATENT", "feta_args": "FETAARGS", "context_options": "WANVIDCONTEXT", "cache_args": "CACHEARGS", "flowedit_args": "FLOWEDITARGS", "slg_args": "SLGARGS", "loop_args": "LOOPARGS", "experimental_args": "EXPERIMENTALARGS", "sigmas": "SIGMAS", "unianimate_poses": "UNIANIMATE_POSE", "fantasytalking_embeds": "FANTASYTALKING_EMBEDS", "uni3c_embeds": "UNI3C_EMBEDS", "multitalk_embeds": "MULTITALK_EMBEDS", "freeinit_args": "FREEINITARGS"},
+    "WanVideoScheduler": {"sigmas": "SIGMAS"},
+    "WanVideoSetBlockSwap": {"model": "WANVIDEOMODEL", "block_swap_args": "BLOCKSWAPARGS"},
+    "WanVideoSetLoRAs": {"model": "WANVIDEOMODEL", "lora": "WANVIDLORA"},
+    "WanVideoTextEmbedBridge": {"positive": "CONDITIONING", "negative": "CONDITIONING"},
+    "WanVideoTextEncode": {"t5": "WANTEXTENCODER", "model_to_offload": "WANVIDEOMODEL"},
+    "WanVideoTextEncodeCached": {"extender_args": "WANVIDEOPROMPTEXTENDER_ARGS"},
+    "WanVideoVACEEncode": {"vae": "WANVAE", "input_frames": "IMAGE", "ref_images": "IMAGE", "input_masks": "MASK", "prev_vace_embeds": "WANVIDIMAGE_EMBEDS"},
+    "WanVideoVACEStartToEndFrame": {"start_image": "IMAGE", "end_image": "IMAGE", "control_images": "IMAGE", "inpaint_mask": "MASK"},
+    "WanVideoVAELoader": {"compile_args": "WANCOMPILEARGS"},
+}
+OUTPUT_TYPES = {
+    "LoadWanVideoClipTextEncoder": ["CLIP_VISION"],
+    "LoadWanVideoT5TextEncoder": ["WANTEXTENCODER"],
+    "WanVideoAddControlEmbeds": ["WANVIDIMAGE_EMBEDS"],
+    "WanVideoAddFantasyPortrait": ["WANVIDIMAGE_EMBEDS"],
+    "WanVideoAddStandInLatent": ["WANVIDIMAGE_EMBEDS"],
+    "WanVideoAddSteadyDancerEmbeds": ["WANVIDIMAGE_EMBEDS"],
+    "WanVideoAddTTMLatents": ["WANVIDIMAGE_EMBEDS"],
+    "WanVideoAnimateEmbeds": ["WANVIDIMAGE_EMBEDS"],
+    "WanVideoBlockSwap": ["BLOCKSWAPARGS"],
+    "WanVideoClipVisionEncode": ["WANVIDIMAGE_CLIPEMBEDS"],
+    "WanVideoContextOptions": ["WANVIDCONTEXT"],
+    "WanVideoControlEmbeds": ["WANVIDIMAGE_EMBEDS"],
+    "WanVideoControlnet": ["WANVIDEOMODEL"],
+    "WanVideoControlnetLoader": ["WANVIDEOCONTROLNET"],
+    "WanVideoDecode": ["IMAGE"],
+    "WanVideoDiffusionForcingSampler": ["LATENT"],
+    "WanVideoEasyCache": ["CACHEARGS"],
+    "WanVideoEmptyEmbeds": ["WANVIDIMAGE_EMBEDS"],
+    "WanVideoEncode": ["LATENT"],
+    "WanVideoEnhanceAVideo": ["FETAARGS"],
+    "WanVideoExperimentalArgs": ["EXPERIMENTALARGS"],
+    "WanVideoFunCameraEmbeds": ["WANVIDIMAGE_EMBEDS"],
+    "WanVideoImageToVideoEncode": ["WANVIDIMAGE_EMBEDS"],
+    "WanVideoImageToVideoMultiTalk": ["WANVIDIMAGE_EMBEDS", "STRING"],
+    "WanVideoLoraSelect": ["WANVIDLORA"],
+    "WanVideoLoraSelectMulti": ["WANVIDLORA"],
+    "WanVideoModelLoader": ["WANVIDEOMODEL"],
+    "WanVideoPassImagesFromSamples": ["IMAGE"],
+    "WanVideoPhantomEmbeds": ["WANVIDIMAGE_EMBEDS"],
+    "WanVideoReCamMasterCameraEmbed": ["WANVIDIMAGE_EMBEDS", "CAMERAPOSES"],
+    "WanVideoReCamMasterDefaultCamera": ["CAMERAPOSES"],
+    "WanVideoReCamMasterGenerateOrbitCamera": ["CAMERAPOSES"],
+    "WanVideoSLG": ["SLGARGS"],
+    "WanVideoSampler": ["LATENT"],
+    "WanVideoSamplerFromSettings": ["LATENT", "LATENT"],
+    "WanVideoSamplerSettings": ["SAMPLER_ARGS"],
+    "WanVideoScheduler": ["SIGMAS", "INT", "FLOAT", "COMBO", "INT", "INT"],
+    "WanVideoSetBlockSwap": ["WANVIDEOMODEL"],
+    "WanVideoSetLoRAs": ["WANVIDEOMODEL"],
+    "WanVideoTeaCache": ["CACHEARGS"],
+    "WanVideoTextEmbedBridge": ["WANVIDEOTEXTEMBEDS"],
+    "WanVideoTextEncode": ["WANVIDEOTEXTEMBEDS"],
+    "WanVideoTextEncodeCached": ["WANVIDEOTEXTEMBEDS", "WANVIDEOTEXTEMBEDS", "STRING"],
+    "WanVideoTorchCompileSettings": ["WANCOMPILEARGS"],
+    "WanVideoVACEEncode": ["WANVIDIMAGE_EMBEDS"],
+    "WanVideoVACEModelSelect": ["VACEPATH"],
+    "WanVideoVACEStartToEndFrame": ["IMAGE", "MASK"],
+    "WanVideoVAELoader": ["WANVAE"],
+    "WanVideoVRAMManagement": ["VRAM_MANAGEMENTARGS"],
+}
+
+# Leading widgets of each node, in order (INPUT_TYPES of the wrapper's nodes_model_loading.py,
+# nodes.py and nodes_sampler.py; newer versions append widgets, so a prefix reads old and new
+# workflows alike).
+_SAMPLER_WIDGETS = ["steps", "cfg", "shift", "seed", "force_offload", "scheduler", "riflex_freq_index",
+                    "denoise_strength", "batched_cfg", "rope_function", "start_step", "end_step"]
+WIDGETS = {
+    "WanVideoModelLoader": ["model", "base_precision", "quantization", "load_device", "attention_mode"],
+    "LoadWanVideoT5TextEncoder": ["model_name", "precision", "load_device", "quantization"],
+    "WanVideoVAELoader": ["model_name", "precision"],
+    "LoadWanVideoClipTextEncoder": ["model_name", "precision", "load_device"],
+    "WanVideoBlockSwap": ["blocks_to_swap", "offload_img_emb", "offload_txt_emb"],
+    "WanVideoSampler": _SAMPLER_WIDGETS,
+    "WanVideoSamplerSettings": _SAMPLER_WIDGETS,
+    "WanVideoEmptyEmbeds": ["width", "height", "num_frames"],
+    "WanVideoImageToVideoEncode": ["width", "height", "num_frames"],
+    "WanVideoVACEEncode": ["width", "height", "num_frames"],
+    "WanVideoAnimateEmbeds": ["width", "height", "num_frames"],
+    "WanVideoImageToVideoMultiTalk": ["width", "height", "num_frames"],
+    "WanVideoTextEncode": ["positive_prompt", "negative_prompt", "force_offload"],
+    "WanVideoTextEncodeCached": ["model_name", "precision", "positive_prompt", "negative_prompt", "quantization"],
+    "WanVideoDecode": ["enable_vae_tiling", "tile_x", "tile_y", "tile_stride_x", "tile_stride_y"],
+    "WanVideoEncode": ["enable_vae_tiling", "tile_x", "tile_y", "tile_stride_x", "tile_stride_y"],
+    "WanVideoContextOptions": ["context_schedule", "context_frames", "context_stride", "context_overlap"],
+    "WanVideoLoraSelect": ["lora", "strength"],
+    "WanVideoLoraSelectMulti": [n for i in range(5) for n in (f"lora_{i}", f"strength_{i}")],
+    "WanVideoVACEModelSelect": ["vace_model"],
+}
+
+
+def _str(value) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+# -------------------------------------------------------------------------------------- refs
+@loader
+def _model_loader(a, node, slot, type_, visiting):
+    if type_ != "WANVIDEOMODEL":
+        return []
+    quant = _str(a.value(node, "quantization"))
+    device = _str(a.value(node, "load_device"))
+    ref = a._loader_ref(node, "model", role="diffusion", folder="diffusion_models",
+                        weight_dtype=quant if quant in FP8 else None, gguf=str(a.value(node, "model")).endswith(".gguf"),
+                        device=device)
+    out = [ref] if ref else []
+    out += a.refs(a.link(node, "lora"), "WANVIDLORA", visiting)
+    out += a.refs(a.link(node, "vace_model"), "VACEPATH", visiting)
+    return out
+
+
+@loader
+def _t5_loader(a, node, slot, type_, visiting):
+    if type_ != "WANTEXTENCODER":
+        return []
+    quant = _str(a.value(node, "quantization"))
+    ref = a._loader_ref(node, "model_name", role="text_encoder", folder="text_encoders", clip_type="wan",
+                        weight_dtype=quant if quant in FP8 else None)
+    return [ref] if ref else []
+
+
+@loader
+def _vae_loader(a, node, slot, type_, visiting):
+    if type_ != "WANVAE":
+        return []
+    ref = a._loader_ref(node, "model_name", role="vae", folder="vae")
+    return [ref] if ref else []
+
+
+@loader
+def _clip_vision_loader(a, node, slot, type_, visiting):
+    if type_ != "CLIP_VISION":
+        return []
+    ref = a._loader_ref(node, "model_name", role="clip_vision", folder="clip_vision")
+    return [ref] if ref else []
+
+
+def _lora_select(a, node, slot, type_, visiting):
+    if type_ != "WANVIDLORA":
+        return []
+    out = a.refs(a.link(node, "prev_lora"), "WANVIDLORA", visiting)
+    names = ["lora"] + [f"lora_{i}" for i in range(5)]
+    for name in names:
+        value = a.value(node, name)
+        if not isinstance(value, str) or value in ("", "none"):
+            continue
+        strength_name = "strength" if name == "lora" else f"strength_{name.split('_')[1]}"
+        strength = a.number(node, strength_name, 1.0, integer=False)
+        if strength == 0:
+            a.note(f"{a.label(node)}: {value} has strength 0, not applied")
+            continue
+        out.append(ModelRef(name=value, role="lora", folder="loras", loader_node=node.id, loader_type=node.type,
+                            strength=strength))
+    return out
+
+
+@loader
+def _vace_select(a, node, slot, type_, visiting):
+    if type_ != "VACEPATH":
+        return []
+    ref = a._loader_ref(node, "vace_model", role="controlnet", folder="diffusion_models")
+    return [ref] if ref else []
+
+
+def _set_loras(a, node, slot, type_, visiting):
+    if type_ != "WANVIDEOMODEL":
+        return []
+    return a.refs(a.link(node, "model"), type_, visiting) + a.refs(a.link(node, "lora"), "WANVIDLORA", visiting)
+
+
+# ----------------------------------------------------------------------------------- latents
+def embeds_shape(a, link, depth: int = 0) -> LatentShape | None:
+    """The latent a WANVIDIMAGE_EMBEDS describes: the node with width / height / num_frames."""
+    for _ in range(MAX_CHAIN):
+        node = a.nodes.get(link.node) if link else None
+        if node is None:
+            return None
+        if all(k in node.inputs for k in ("width", "height", "num_frames")):
+            return _embeds_creator(a, node)
+        if node.type == "WanVideoControlEmbeds":
+            return a.latent(a.link(node, "latents"), depth + 1)
+        ins = a.linked_inputs_of_type(node, "WANVIDIMAGE_EMBEDS")
+        if not ins:
+            return None
+        link = ins[0][1]
+    return None
+
+
+def _embeds_creator(a, node) -> LatentShape | None:
+    geometry = WAN21
+    if a.link(node, "vae") is not None:
+        found, vae_name = a._vae_geometry(a.link(node, "vae"), "WANVAE")
+        if found is not None:
+            geometry = found
+    for name in ("width", "height"):
+        a._check_widget_range(node, name)
+    width, height, frames = a.number(node, "width"), a.number(node, "height"), a.number(node, "num_frames")
+    if None in (width, height, frames):
+        return None
+    channels, spatial, temporal = geometry
+    a._check_size(node, width, height, frames, 1)
+    latent_frames = (frames - 1) // temporal + 1
+    if node.type == "WanVideoVACEEncode" and a.link(node, "ref_images") is not None:
+        latent_frames += 1  # the reference image is one more latent frame
+    return LatentShape(batch=1, channels=channels, height=height // spatial, width=width // spatial,
+                       frames=latent_frames, pixel_height=height, pixel_width=width, pixel_frames=frames,
+                       spatial_compression=spatial, temporal_compression=temporal,
+                       source_node=node.id, source_type=node.type)
+
+
+def _sampler_source(a, node):
+    """WanVideoSamplerFromSettings reads everything from its WanVideoSamplerSettings node."""
+    if node.type == "WanVideoSamplerFromSettings":
+        settings = a.nodes.get(getattr(a.link(node, "sampler_inputs"), "node", None))
+        return settings or node
+    return node
+
+
+def _sampler_latent_shape(a, node, depth=0):
+    src = _sampler_source(a, node)
+    shape = embeds_shape(a, a.link(src, "image_embeds"), depth)
+    if shape is None:
+        shape = a.latent(a.link(src, "samples"), depth + 1)
+    return shape
+
+
+def _sampler_latent(a, node, slot, depth):
+    return _sampler_latent_shape(a, node, depth)
+
+
+def _encode_latent(a, node, slot, depth):
+    return a._encoded_shape(node, "image", "vae", "WANVAE")
+
+
+# ------------------------------------------------------------------------------------ stages
+def _chain_nodes(a, link, type_="WANVIDEOMODEL"):
+    """The nodes a WANVIDEOMODEL passes through, sampler side first, loader last."""
+    out = []
+    for _ in range(MAX_CHAIN):
+        node = a.nodes.get(link.node) if link else None
+        if node is None or node in out:
+            break
+        out.append(node)
+        ins = a.linked_inputs_of_type(node, type_)
+        link = ins[0][1] if ins else None
+    return out
+
+
+def _blocks_to_swap(a, model_link) -> int | None:
+    for node in _chain_nodes(a, model_link):
+        args = a.nodes.get(getattr(a.link(node, "block_swap_args"), "node", None))
+        if args is not None:
+            return a.number(args, "blocks_to_swap", 0)
+    return None
+
+
+def _context_frames(a, src) -> int | None:
+    ctx = a.nodes.get(getattr(a.link(src, "context_options"), "node", None))
+    if ctx is None:
+        return None
+    frames = a.number(ctx, "context_frames")
+    if frames:
+        a.stage_note(f"context windows of {frames} frames ({ctx.type}): the model sees one window at a time")
+    return frames
+
+
+def _sample(a, node):
+    src = _sampler_source(a, node)
+    model_link = a.link(src, "model")
+    shape = _sampler_latent_shape(a, node)
+    models = a.refs(model_link, "WANVIDEOMODEL")
+    if shape is not None and embeds_shape(a, a.link(src, "image_embeds")) is not None and shape.channels == 16 \
+            and any(_is_wan22_5b(m.name) for m in models if m.role == "diffusion"):
+        channels, spatial, _ = WAN22_5B
+        shape = _replace(shape, channels=channels, height=shape.pixel_height // spatial,
+                         width=shape.pixel_width // spatial, spatial_compression=spatial)
+        a.stage_note("Wan 2.2 TI2V 5B (by the model's name): 48-channel latent at /16")
+    steps = a.number(src, "steps") if "steps" in src.inputs else None
+    notes = []
+    if steps is not None:
+        start = a.number(src, "start_step", 0) or 0
+        end = a.number(src, "end_step", -1)
+        end = steps if end is None or end < 0 else min(end, steps)
+        if start or end != steps:
+            notes.append(f"steps {start}..{end} of {steps}")
+        steps = max(0, end - start)
+    cfg = a.number(src, "cfg", integer=False) if "cfg" in src.inputs else None
+    batched = a.value(src, "batched_cfg")
+    blocks = _blocks_to_swap(a, model_link)
+    if blocks:
+        a.stage_note(f"block swap: {blocks} transformer blocks kept in RAM and brought in one at a time")
+    context = _context_frames(a, src)
+    return a.sample_stage(node, model_links=[model_link], cond_links=[], cfg=cfg,
+                          uses_negative=cfg is not None and cfg != 1, steps=steps, notes=notes,
+                          model_type="WANVIDEOMODEL", latent=shape, manager=MANAGER, blocks_to_swap=blocks or 0,
+                          cfg_batched=bool(batched) if isinstance(batched, bool) else False, context_frames=context)
+
+
+def _is_wan22_5b(name: str) -> bool:
+    key = name.lower().replace("-", "_")
+    return "ti2v" in key or "5b" in key and ("wan2_2" in key or "wan2.2" in key or "wan22" in key)
+
+
+def _text_encode(a, node):
+    stage = a.text_stage(node, a.link(node, "t5"), "WANTEXTENCODER")
+    device = a.value(node, "device")
+    if device == "cpu":
+        stage = _replace(stage, models=tuple(_replace(m, device="cpu") for m in stage.models))
+    return _replace(stage, manager=MANAGER)
+
+
+def _text_encode_cached(a, node):
+    """Loads the T5 named in its own widget, encodes, caches the embeds on disk and unloads it."""
+    ref = a._loader_ref(node, "model_name", role="text_encoder", folder="text_encoders", clip_type="wan")
+    a.stage_note("loads its own T5 (cached embeddings are reused on later runs)")
+    return _replace(a.text_stage(node, models=[ref] if ref else []), manager=MANAGER)
+
+
+def _clip_vision_encode(a, node):
+    stage = a.clip_vision_stage(node)
+    return _replace(stage, manager=MANAGER)
+
+
+def _decode(a, node):
+    tiled = None
+    if a.value(node, "enable_vae_tiling") is True:
+        tile = a.number(node, "tile_x", 272) or 272
+        stride = a.number(node, "tile_stride_x", 144) or 144
+        tiled = {"tile_size": tile, "overlap": max(0, tile - stride), "temporal_size": 10_000, "temporal_overlap": 0}
+    return a.decode_stage(node, vae_type="WANVAE", manager=MANAGER, tiled=tiled)
+
+
+def _encode(a, node):
+    return a.encode_stage(node, vae_type="WANVAE", pixels="image", manager=MANAGER)
+
+
+def _image_to_video_encode(a, node):
+    if not any(a.link(node, n) for n in ("start_image", "end_image", "ref_images", "input_frames")):
+        return None
+    stage = a.encode_stage(node, vae_type="WANVAE")
+    return _replace(stage, latent=embeds_shape(a, _self_link(node)), manager=MANAGER) if stage else None
+
+
+def _self_link(node):
+    from ..base import _Link  # noqa: PLC0415
+    return _Link(node.id, 0)
+
+
+PACK = Pack(
+    name="ComfyUI-WanVideoWrapper",
+    samplers=SAMPLERS,
+    vae_decoders={"WanVideoDecode"},
+    vae_encoders={"WanVideoEncode"},
+    stage_kinds={"WanVideoTextEncode": TEXT_ENCODE, "WanVideoTextEncodeCached": TEXT_ENCODE,
+                 "WanVideoClipVisionEncode": CLIP_VISION_ENCODE, "WanVideoImageToVideoEncode": VAE_ENCODE,
+                 "WanVideoVACEEncode": VAE_ENCODE, "WanVideoAnimateEmbeds": VAE_ENCODE,
+                 "WanVideoImageToVideoMultiTalk": VAE_ENCODE, **{t: SAMPLE for t in SAMPLERS},
+                 "WanVideoDecode": VAE_DECODE, "WanVideoEncode": VAE_ENCODE},
+    handled=SETTINGS | EMBED_CREATORS | {"WanVideoSetBlockSwap", "WanVideoControlnet", "WanVideoAddControlEmbeds",
+                                         "WanVideoAddFantasyPortrait", "WanVideoAddTTMLatents",
+                                         "WanVideoAddSteadyDancerEmbeds", "WanVideoAddStandInLatent",
+                                         "WanVideoReCamMasterCameraEmbed"},
+    widgets=WIDGETS,
+    input_types=INPUT_TYPES,
+    output_types=OUTPUT_TYPES,
+    relevant_types={"WANVIDEOMODEL", "WANTEXTENCODER", "WANVAE", "WANVIDIMAGE_EMBEDS", "WANVIDEOTEXTEMBEDS",
+                    "WANVIDLORA", "VACEPATH", "WANVIDIMAGE_CLIPEMBEDS", "WANVIDEOCONTROLNET"},
+    refs={"WanVideoModelLoader": _model_loader, "LoadWanVideoT5TextEncoder": _t5_loader,
+          "WanVideoVAELoader": _vae_loader, "LoadWanVideoClipTextEncoder": _clip_vision_loader,
+          "WanVideoLoraSelect": _lora_select, "WanVideoLoraSelectMulti": _lora_select,
+          "WanVideoVACEModelSelect": _vace_select, "WanVideoSetLoRAs": _set_loras},
+    latents={**{t: _sampler_latent for t in SAMPLERS}, "WanVideoEncode": _encode_latent},
+    stages={**{t: _sample for t in SAMPLERS}, "WanVideoTextEncode": _text_encode,
+            "WanVideoTextEncodeCached": _text_encode_cached, "WanVideoClipVisionEncode": _clip_vision_encode,
+            "WanVideoDecode": _decode, "WanVideoEncode": _encode,
+            "WanVideoImageToVideoEncode": _image_to_video_encode, "WanVideoVACEEncode": _image_to_video_encode,
+            "WanVideoAnimateEmbeds": _image_to_video_encode, "WanVideoImageToVideoMultiTalk": _image_to_video_encode},
+)
