@@ -161,6 +161,8 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
         group = [j for j, other in enumerate(budget.stages)
                  if other.stage.kind == SAMPLE and other.stage.latent == latent and _diffusion_model(other) is not None]
         done.update(group)
+        if not group:  # no identified diffusion model on this latent: nothing to re-evaluate
+            continue
 
         def working(j: int, lat: LatentShape, batch: int) -> int:
             other = budget.stages[j]

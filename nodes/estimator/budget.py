@@ -580,10 +580,30 @@ def _weights_items(stage: Stage, device: Device, info_for, roles: Iterable[str])
             items.append(Item(f"{info.label} [{ref.name}]", 0, "weights", f"runs on the CPU ({why})", info))
             infos.append(info)
             continue
+        elsewhere = _placed_elsewhere(ref)
+        if elsewhere:
+            items.append(Item(f"{info.label} [{ref.name}]", 0, "weights", elsewhere, info))
+            infos.append(info)
+            continue
         nbytes, assumption = loaded_weights(info, ref, device)
+        if ref.offload_bytes and nbytes:
+            kept = min(nbytes, ref.offload_bytes)
+            nbytes -= kept
+            assumption += f"; DisTorch virtual VRAM keeps {fmt_gib(kept)} of it in RAM (streamed in)"
         items.append(Item(f"{info.label} [{ref.name}]", nbytes, "weights", assumption, info))
         infos.append(info)
     return items, infos, notes
+
+
+def _placed_elsewhere(ref: ModelRef) -> str | None:
+    """A loader that puts the model on the CPU or on another GPU (ComfyUI-MultiGPU `device`):
+    it takes nothing on this card. The card budgeted is the first GPU (cuda:0)."""
+    dev = (ref.device or "").strip().lower()
+    if ref.role != "text_encoder" and dev == "cpu":
+        return "placed on the CPU by its loader (device = cpu): not on this GPU"
+    if dev.startswith("cuda:") and dev not in ("cuda:0",):
+        return f"placed on {dev} by its loader: not on this GPU (cuda:0)"
+    return None
 
 
 def _roles_to_parts(roles: Iterable[str]) -> set[str]:

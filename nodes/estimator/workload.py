@@ -27,6 +27,7 @@ class ModelRef:
     part: str | None = None  # for a checkpoint: which part a stage uses: "model" | "clip" | "vae"
     device: str | None = None  # loader `device` widget ("cpu" keeps a text encoder off the GPU)
     gguf: bool = False  # loaded by a ComfyUI-GGUF loader
+    offload_bytes: int = 0  # ComfyUI-MultiGPU DisTorch virtual VRAM: weights kept on a donor device (RAM)
 
 
 @dataclass(frozen=True)

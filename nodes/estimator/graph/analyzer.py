@@ -114,7 +114,7 @@ class _Analyzer:
         return value if isinstance(value, _Link) else None
 
     def known(self, node_type: str) -> bool:
-        return node_type in self.specs or node_type in self.core
+        return node_type in self.specs or node_type in self.core or node_type in R.known_types
 
     # -- values (widgets, possibly fed by primitive / math / switch nodes)
     def value(self, node: _Node, name: str, default: Any = None):
@@ -585,13 +585,13 @@ class _Analyzer:
         self._stage_notes = []
         try:
             builder = R.stages.get(node.type)
-            stage = builder(self, node) if builder else getattr(self, self.GENERIC_BUILDERS[kind])(node)
-            if stage is None:
-                return []
+            built = builder(self, node) if builder else getattr(self, self.GENERIC_BUILDERS[kind])(node)
             stage_notes = tuple(self._stage_notes)
         finally:
             self._stage_notes = None
-        return [_replace(stage, title=node.title or node.type, notes=stage.notes + stage_notes)]
+        # a handler may return several stages (a detailer: encode, sample and decode of its crops)
+        stages = [s for s in (built if isinstance(built, (list, tuple)) else [built]) if s is not None]
+        return [_replace(s, title=node.title or node.type, notes=s.notes + stage_notes) for s in stages]
 
     def unknown_read_by_sockets(self, node: _Node, what: str) -> None:
         if not self.known(node.type) and not node.core and node.type not in R.known_types:

@@ -1,0 +1,45 @@
+"""XLabs-AI/x-flux-comfyui: its Flux sampler, LoRA loader, ControlNets and IP-Adapter."""
+from __future__ import annotations
+
+from ...workload import ModelRef
+from . import Pack, loader
+
+
+def _sampler(a, node):
+    cond = [a.link(node, "conditioning"), a.link(node, "neg_conditioning")]
+    cfg = a.number(node, "true_gs", integer=False) if "true_gs" in node.inputs else None
+    return a.sample_stage(node, cond_links=[c for c in cond if c], cfg=cfg,
+                          uses_negative=a.link(node, "neg_conditioning") is not None and (cfg or 1) > 1,
+                          steps=a.number(node, "steps"))
+
+
+def _lora(a, node, slot, type_, visiting):
+    if type_ != "MODEL":
+        return []
+    base = a.refs(a.link(node, "model"), "MODEL", visiting)
+    strength = a.number(node, "strength_model", 1.0, integer=False)
+    name = a.value(node, "lora_name")
+    if strength == 0 or not isinstance(name, str) or not name:
+        return base
+    return base + [ModelRef(name=name, role="lora", folder="xlabs/loras", loader_node=node.id, loader_type=node.type,
+                            strength=strength)]
+
+
+@loader
+def _controlnet(a, node, slot, type_, visiting):
+    ref = a._loader_ref(node, "controlnet_path", role="controlnet", folder="xlabs/controlnets")
+    return [ref] if ref else []
+
+
+PACK = Pack(
+    name="x-flux-comfyui",
+    samplers={"XlabsSampler"},
+    stages={"XlabsSampler": _sampler},
+    refs={"FluxLoraLoader": _lora, "LoadFluxControlNet": _controlnet},
+    widgets={"XlabsSampler": ["noise_seed", "steps", "timestep_to_start_cfg", "true_gs"],
+             "FluxLoraLoader": ["lora_name", "strength_model"], "LoadFluxControlNet": ["model_name", "controlnet_path"]},
+    output_types={"FluxLoraLoader": ["MODEL"], "LoadFluxControlNet": ["FluxControlNet"]},
+    input_types={"FluxLoraLoader": {"model": "MODEL"}},
+    handled={"ApplyFluxIPAdapter", "ApplyFluxControlNet", "LoadFluxIPAdapter", "ApplyAdvancedFluxIPAdapter"},
+    relevant_types={"FluxControlNet"},
+)

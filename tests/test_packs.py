@@ -1,0 +1,342 @@
+"""Node-pack modules (nodes/estimator/graph/packs/): each pack's nodes are read into the stages,
+models and shapes ComfyUI (or the pack) will run, and the runtime applies the pack's placement.
+
+The workflows here are written for the tests in the packs' own node layout (class names, socket
+types and widget order as the packs' example workflows save them)."""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import pytest
+
+from vram_budget.nodes.estimator import budget as B
+from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.graph import read_workflow
+from vram_budget.nodes.estimator.graph import packs
+from vram_budget.nodes.estimator.units import GiB
+from vram_budget.nodes.estimator.workload import SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE
+
+
+def device(card: str = "RTX 4090") -> B.Device:
+    return B.Device.from_card(find_card(card))
+
+
+def stages(workload, kind=None):
+    return [s for s in workload.stages if kind is None or s.kind == kind]
+
+
+# ------------------------------------------------------------------------------------ registry
+def test_every_module_in_packs_is_registered_and_tables_do_not_clash():
+    modules = {m.name for m in pkgutil.iter_modules(packs.__path__)}
+    names = {importlib.import_module(f"{packs.__name__}.{m}").PACK.name for m in modules}
+    assert {p.name for p in packs.PACKS} == names
+    assert {"comfy-core", "ComfyUI-WanVideoWrapper", "ComfyUI-MultiGPU", "ComfyUI-GGUF",
+            "ComfyUI-VideoHelperSuite", "RES4LYF", "ComfyUI-nunchaku", "ComfyUI-Easy-Use",
+            "ComfyUI-KJNodes", "x-flux-comfyui"} <= names
+    with pytest.raises(ValueError, match="both define"):
+        packs.Pack("a", samplers=set(), refs={"X": len}).merged_with(packs.Pack("b", refs={"X": len}))
+
+
+def test_unknown_loader_with_a_model_file_widget_is_priced_and_said_so():
+    prompt = {
+        "1": {"class_type": "SomePackFluxLoader", "inputs": {"ckpt": "flux1-dev.safetensors", "precision": "bf16"}},
+        "2": {"class_type": "EmptySD3LatentImage", "inputs": {"width": 1024, "height": 1024, "batch_size": 1}},
+        "3": {"class_type": "KSampler", "inputs": {"model": ["1", 0], "latent_image": ["2", 0], "steps": 20,
+                                                   "cfg": 1.0, "positive": ["4", 0], "negative": ["4", 0]}},
+        "4": {"class_type": "CLIPTextEncode", "inputs": {"text": "a cat", "clip": ["5", 0]}},
+        "5": {"class_type": "CLIPLoader", "inputs": {"clip_name": "t5xxl_fp16.safetensors", "type": "flux"}},
+        "6": {"class_type": "SaveLatent", "inputs": {"samples": ["3", 0]}},
+    }
+    w = read_workflow(prompt)
+    sample = stages(w, SAMPLE)[0]
+    assert [m.name for m in sample.models] == ["flux1-dev.safetensors"]
+    assert sample.models[0].role == "diffusion"
+    assert any("unknown loader; priced from the file in 'ckpt'" in n for n in w.notes)
+    b = B.estimate(w, device())
+    assert b.stages[1].weights_bytes > 20 * 10**9  # Flux dev at 16 bit, not 0
+
+
+# ---------------------------------------------------------------------------- WanVideoWrapper
+def wrapper_prompt(model="wan2.1_t2v_14B_fp8_e4m3fn.safetensors", quant="fp8_e4m3fn", swap=None, batched=False,
+                   width=832, height=480, frames=81, cfg=6.0, context=None):
+    p = {
+        "1": {"class_type": "LoadWanVideoT5TextEncoder",
+              "inputs": {"model_name": "umt5_xxl_fp8_e4m3fn_scaled.safetensors", "precision": "bf16",
+                         "load_device": "offload_device", "quantization": "disabled"}},
+        "2": {"class_type": "WanVideoTextEncode",
+              "inputs": {"t5": ["1", 0], "positive_prompt": "a red fox running through snow",
+                         "negative_prompt": "blurry", "force_offload": True}},
+        "3": {"class_type": "WanVideoModelLoader",
+              "inputs": {"model": model, "base_precision": "bf16", "quantization": quant,
+                         "load_device": "offload_device", "attention_mode": "sdpa"}},
+        "4": {"class_type": "WanVideoEmptyEmbeds", "inputs": {"width": width, "height": height, "num_frames": frames}},
+        "5": {"class_type": "WanVideoSampler",
+              "inputs": {"model": ["3", 0], "image_embeds": ["4", 0], "text_embeds": ["2", 0], "steps": 30,
+                         "cfg": cfg, "shift": 5.0, "seed": 1, "force_offload": True, "scheduler": "unipc",
+                         "riflex_freq_index": 0, "batched_cfg": batched}},
+        "6": {"class_type": "WanVideoVAELoader", "inputs": {"model_name": "wan_2.1_vae.safetensors", "precision": "bf16"}},
+        "7": {"class_type": "WanVideoDecode",
+              "inputs": {"vae": ["6", 0], "samples": ["5", 0], "enable_vae_tiling": False, "tile_x": 272,
+                         "tile_y": 272, "tile_stride_x": 144, "tile_stride_y": 128}},
+        "8": {"class_type": "VHS_VideoCombine", "inputs": {"images": ["7", 0], "frame_rate": 16}},
+    }
+    if swap is not None:
+        p["9"] = {"class_type": "WanVideoBlockSwap",
+                  "inputs": {"blocks_to_swap": swap, "offload_img_emb": False, "offload_txt_emb": False}}
+        p["3"]["inputs"]["block_swap_args"] = ["9", 0]
+    if context is not None:
+        p["10"] = {"class_type": "WanVideoContextOptions",
+                   "inputs": {"context_schedule": "uniform_standard", "context_frames": context, "context_stride": 4,
+                              "context_overlap": 16}}
+        p["5"]["inputs"]["context_options"] = ["10", 0]
+    return p
+
+
+def test_wrapper_workflow_reads_as_text_encode_sample_decode_with_the_wrappers_own_placement():
+    w = read_workflow(wrapper_prompt(swap=20))
+    assert [s.kind for s in w.stages] == [TEXT_ENCODE, SAMPLE, VAE_DECODE]
+    assert not w.unknown_nodes
+    text, sample, decode = w.stages
+    assert [m.name for m in text.models] == ["umt5_xxl_fp8_e4m3fn_scaled.safetensors"]
+    assert sample.models[0].name == "wan2.1_t2v_14B_fp8_e4m3fn.safetensors"
+    assert sample.models[0].weight_dtype == "fp8_e4m3fn"
+    lat = sample.latent
+    assert (lat.channels, lat.frames, lat.height, lat.width) == (16, 21, 60, 104)  # 81 frames -> 21; 480/8, 832/8
+    assert (sample.steps, sample.cfg, sample.blocks_to_swap, sample.manager) == (30, 6.0, 20, "WanVideoWrapper")
+    assert decode.latent == lat and decode.manager == "WanVideoWrapper"
+    assert [m.name for m in decode.models] == ["wan_2.1_vae.safetensors"]
+
+
+def test_wrapper_ui_workflow_without_widget_sockets_reads_widgets_by_the_packs_order():
+    ui = {"nodes": [
+        {"id": 1, "type": "WanVideoModelLoader", "mode": 0, "inputs": [],
+         "outputs": [{"name": "model", "type": "WANVIDEOMODEL", "links": [1]}],
+         "widgets_values": ["wan2.1_t2v_14B_fp8_e4m3fn.safetensors", "bf16", "fp8_e4m3fn", "offload_device", "sdpa"]},
+        {"id": 2, "type": "WanVideoEmptyEmbeds", "mode": 0, "inputs": [],
+         "outputs": [{"name": "image_embeds", "type": "WANVIDIMAGE_EMBEDS", "links": [2]}],
+         "widgets_values": [1280, 720, 49]},
+        {"id": 3, "type": "WanVideoSampler", "mode": 0,
+         "inputs": [{"name": "model", "type": "WANVIDEOMODEL", "link": 1},
+                    {"name": "image_embeds", "type": "WANVIDIMAGE_EMBEDS", "link": 2}],
+         "outputs": [{"name": "samples", "type": "LATENT", "links": [3]}],
+         "widgets_values": [25, 1.0, 8, 47, "fixed", True, "unipc", 0, 1, False, "comfy", 0, -1, False]},
+        {"id": 4, "type": "SaveLatent", "mode": 0, "inputs": [{"name": "samples", "type": "LATENT", "link": 3}],
+         "outputs": [], "widgets_values": ["x"]},
+    ], "links": [[1, 1, 0, 3, 0, "WANVIDEOMODEL"], [2, 2, 0, 3, 1, "WANVIDIMAGE_EMBEDS"], [3, 3, 0, 4, 0, "LATENT"]]}
+    sample = stages(read_workflow(ui), SAMPLE)[0]
+    assert (sample.steps, sample.cfg) == (25, 1.0)
+    assert sample.uses_negative is False  # cfg 1: the wrapper skips the uncond pass
+    assert (sample.latent.frames, sample.latent.height, sample.latent.width) == (13, 90, 160)
+
+
+def test_wan22_ti2v_5b_by_name_gets_the_48_channel_latent_at_16x():
+    w = read_workflow(wrapper_prompt(model="Wan2_2-TI2V-5B_fp8_e4m3fn_scaled_KJ.safetensors", width=1280,
+                                     height=704, frames=121))
+    lat = stages(w, SAMPLE)[0].latent
+    assert (lat.channels, lat.frames, lat.height, lat.width) == (48, 31, 44, 80)
+
+
+def test_wrapper_does_not_partially_load_so_14b_bf16_on_a_4090_is_oom_until_blocks_are_swapped():
+    name = "wan2.1_t2v_14B_bf16.safetensors"
+    plain = B.estimate(read_workflow(wrapper_prompt(model=name, quant="disabled")), device("RTX 4090"))
+    run = plain.runs[1]
+    assert run.outcome == "oom"
+    advice = " ".join(run.explanation)
+    assert "does not load partially" in advice and "blocks_to_swap to" in advice
+    wanted = int(advice.split("blocks_to_swap to ")[1].split(" ")[0])
+    assert 10 < wanted < 40
+    swapped = B.estimate(read_workflow(wrapper_prompt(model=name, quant="disabled", swap=wanted)), device("RTX 4090"))
+    assert swapped.runs[1].outcome in ("fits", "runs_slower")
+    assert swapped.runs[1].streamed_bytes > 0
+    fewer = B.estimate(read_workflow(wrapper_prompt(model=name, quant="disabled", swap=wanted - 3)), device("RTX 4090"))
+    assert fewer.runs[1].outcome == "oom"  # the advice is the minimum, not a guess
+
+
+def test_wrapper_cfg_runs_cond_and_uncond_in_turn_unless_batched():
+    one = B.estimate(read_workflow(wrapper_prompt()), device("H100"))
+    two = B.estimate(read_workflow(wrapper_prompt(batched=True)), device("H100"))
+    assert one.runs[1].cond_batch == 1 and two.runs[1].cond_batch == 2
+    assert two.runs[1].peak_bytes > one.runs[1].peak_bytes
+
+
+def test_wrapper_context_windows_are_noted():
+    w = read_workflow(wrapper_prompt(frames=241, context=81))
+    sample = stages(w, SAMPLE)[0]
+    assert sample.context_frames == 81
+    assert any("context windows of 81 frames" in n for n in sample.notes)
+
+
+# ----------------------------------------------------------------------------------- MultiGPU
+def multigpu_prompt(unet_device="cuda:0", clip_device="cuda:0", virtual=None):
+    unet = {"class_type": "UNETLoaderMultiGPU",
+            "inputs": {"unet_name": "flux1-dev.safetensors", "weight_dtype": "default", "device": unet_device}}
+    if virtual is not None:
+        unet = {"class_type": "UNETLoaderDisTorch2MultiGPU",
+                "inputs": {"unet_name": "flux1-dev.safetensors", "weight_dtype": "default", "compute_device": "cuda:0",
+                           "virtual_vram_gb": virtual, "donor_device": "cpu"}}
+    return {
+        "1": unet,
+        "2": {"class_type": "DualCLIPLoaderMultiGPU",
+              "inputs": {"clip_name1": "t5xxl_fp16.safetensors", "clip_name2": "clip_l.safetensors", "type": "flux",
+                         "device": clip_device}},
+        "3": {"class_type": "CLIPTextEncode", "inputs": {"text": "a cat", "clip": ["2", 0]}},
+        "4": {"class_type": "EmptySD3LatentImage", "inputs": {"width": 1024, "height": 1024, "batch_size": 1}},
+        "5": {"class_type": "KSampler", "inputs": {"model": ["1", 0], "positive": ["3", 0], "negative": ["3", 0],
+                                                   "latent_image": ["4", 0], "steps": 20, "cfg": 1.0}},
+        "6": {"class_type": "VAELoaderMultiGPU", "inputs": {"vae_name": "ae.safetensors", "device": "cuda:1"}},
+        "7": {"class_type": "VAEDecode", "inputs": {"samples": ["5", 0], "vae": ["6", 0]}},
+        "8": {"class_type": "SaveImage", "inputs": {"images": ["7", 0]}},
+    }
+
+
+def test_multigpu_variants_read_as_their_base_loader_and_models_on_another_gpu_are_not_on_this_card():
+    w = read_workflow(multigpu_prompt(clip_device="cuda:1"))
+    assert not w.unknown_nodes
+    b = B.estimate(w, device())
+    text, sample, decode = b.stages
+    assert text.weights_bytes == 0 and decode.weights_bytes == 0  # both on cuda:1
+    assert any("placed on cuda:1" in it.assumption for it in text.items)
+    assert sample.weights_bytes > 20 * 10**9
+    same = B.estimate(read_workflow(multigpu_prompt()), device())
+    assert same.stages[0].weights_bytes > 9 * 10**9  # T5 fp16 on this card
+
+
+def test_distorch2_virtual_vram_keeps_that_many_gib_off_the_card():
+    full = B.estimate(read_workflow(multigpu_prompt()), device())
+    virt = B.estimate(read_workflow(multigpu_prompt(virtual=8)), device())
+    assert full.stages[1].weights_bytes - virt.stages[1].weights_bytes == 8 * GiB
+    assert any("DisTorch virtual VRAM" in n for n in virt.notes) or any(
+        "DisTorch virtual VRAM" in it.assumption for it in virt.stages[1].items)
+
+
+# ------------------------------------------------------------------------ VHS, KJNodes, Impact
+def test_vhs_video_size_fixed_by_custom_size_and_frame_cap_reaches_the_encode():
+    prompt = {
+        "1": {"class_type": "VHS_LoadVideo", "inputs": {"video": "in.mp4", "force_rate": 0, "custom_width": 640,
+                                                       "custom_height": 352, "frame_load_cap": 81,
+                                                       "skip_first_frames": 0, "select_every_nth": 1}},
+        "2": {"class_type": "VAELoader", "inputs": {"vae_name": "wan_2.1_vae.safetensors"}},
+        "3": {"class_type": "VAEEncode", "inputs": {"pixels": ["1", 0], "vae": ["2", 0]}},
+        "4": {"class_type": "SaveLatent", "inputs": {"samples": ["3", 0]}},
+    }
+    enc = stages(read_workflow(prompt), VAE_ENCODE)[0]
+    assert (enc.latent.pixel_width, enc.latent.pixel_height, enc.latent.pixel_frames, enc.latent.frames) == (
+        640, 352, 81, 21)
+    prompt["1"]["inputs"]["frame_load_cap"] = 0
+    w = read_workflow(prompt)
+    assert stages(w, VAE_ENCODE)[0].latent is None
+    assert any("come from the file" in n for n in w.notes)
+
+
+def test_kjnodes_resize_fixes_the_image_size():
+    prompt = {
+        "1": {"class_type": "LoadImage", "inputs": {"image": "x.png"}},
+        "2": {"class_type": "ImageResizeKJv2", "inputs": {"image": ["1", 0], "width": 832, "height": 480,
+                                                         "upscale_method": "lanczos", "keep_proportion": "crop"}},
+        "3": {"class_type": "VAELoader", "inputs": {"vae_name": "ae.safetensors"}},
+        "4": {"class_type": "VAEEncode", "inputs": {"pixels": ["2", 0], "vae": ["3", 0]}},
+        "5": {"class_type": "SaveLatent", "inputs": {"samples": ["4", 0]}},
+    }
+    enc = stages(read_workflow(prompt), VAE_ENCODE)[0]
+    assert (enc.latent.pixel_width, enc.latent.pixel_height) == (832, 480)
+
+
+def _sdxl_base():
+    return {
+        "1": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": "sd_xl_base_1.0.safetensors"}},
+        "2": {"class_type": "CLIPTextEncode", "inputs": {"text": "a face", "clip": ["1", 1]}},
+        "3": {"class_type": "LoadImage", "inputs": {"image": "x.png"}},
+    }
+
+
+def test_impact_detailer_is_encode_sample_decode_of_one_max_size_crop():
+    p = _sdxl_base()
+    p["4"] = {"class_type": "FaceDetailer", "inputs": {
+        "image": ["3", 0], "model": ["1", 0], "clip": ["1", 1], "vae": ["1", 2], "positive": ["2", 0],
+        "negative": ["2", 0], "guide_size": 512, "guide_size_for": True, "max_size": 1024, "seed": 1, "steps": 20,
+        "cfg": 7.0, "sampler_name": "euler", "scheduler": "normal", "denoise": 0.5}}
+    p["5"] = {"class_type": "SaveImage", "inputs": {"images": ["4", 0]}}
+    w = read_workflow(p)
+    assert [s.kind for s in w.stages if s.node_id == "4"] == [VAE_ENCODE, SAMPLE, VAE_DECODE]
+    sample = stages(w, SAMPLE)[0]
+    assert (sample.latent.pixel_width, sample.latent.pixel_height, sample.steps, sample.cfg) == (1024, 1024, 20, 7.0)
+    assert sample.models[0].name == "sd_xl_base_1.0.safetensors"
+
+
+def test_ultimate_sd_upscale_samples_padded_tiles():
+    p = _sdxl_base()
+    p["4"] = {"class_type": "UltimateSDUpscale", "inputs": {
+        "image": ["3", 0], "model": ["1", 0], "positive": ["2", 0], "negative": ["2", 0], "vae": ["1", 2],
+        "upscale_by": 2, "seed": 1, "steps": 20, "cfg": 6, "sampler_name": "euler", "scheduler": "normal",
+        "denoise": 0.2, "mode_type": "Chess", "tile_width": 768, "tile_height": 512, "mask_blur": 8,
+        "tile_padding": 32}}
+    p["5"] = {"class_type": "SaveImage", "inputs": {"images": ["4", 0]}}
+    sample = stages(read_workflow(p), SAMPLE)[0]
+    assert (sample.latent.pixel_width, sample.latent.pixel_height) == (832, 576)
+
+
+# ----------------------------------------------------------------- RES4LYF, nunchaku, Easy-Use
+def test_res4lyf_all_in_one_loader_and_clownshark_sampler():
+    ui = {"nodes": [
+        {"id": 1, "type": "FluxLoader", "mode": 0, "inputs": [],
+         "outputs": [{"name": "model", "type": "MODEL", "links": [1]}, {"name": "clip", "type": "CLIP", "links": []},
+                     {"name": "vae", "type": "VAE", "links": []}],
+         "widgets_values": ["flux1-dev.sft", "fp8_e4m3fn_fast", "clip_l.safetensors", "t5xxl_fp16.safetensors",
+                            "ae.sft", ".none", ".none"]},
+        {"id": 2, "type": "EmptySD3LatentImage", "mode": 0, "inputs": [],
+         "outputs": [{"name": "LATENT", "type": "LATENT", "links": [2]}], "widgets_values": [1024, 1024, 1]},
+        {"id": 3, "type": "ClownsharKSampler_Beta", "mode": 0,
+         "inputs": [{"name": "model", "type": "MODEL", "link": 1}, {"name": "latent_image", "type": "LATENT", "link": 2}],
+         "outputs": [{"name": "output", "type": "LATENT", "links": [3]}],
+         "widgets_values": [0.5, "multistep/res_2m", "bong_tangent", 30, -1, 1, 4, 3, "fixed", "standard", True]},
+        {"id": 4, "type": "SaveLatent", "mode": 0, "inputs": [{"name": "samples", "type": "LATENT", "link": 3}],
+         "outputs": [], "widgets_values": ["x"]},
+    ], "links": [[1, 1, 0, 3, 0, "MODEL"], [2, 2, 0, 3, 1, "LATENT"], [3, 3, 0, 4, 0, "LATENT"]]}
+    w = read_workflow(ui)
+    sample = stages(w, SAMPLE)[0]
+    assert [(m.name, m.weight_dtype) for m in sample.models] == [("flux1-dev.sft", "fp8_e4m3fn_fast")]
+    assert (sample.steps, sample.cfg) == (30, 4)
+    assert {m.name for m in w.models} >= {"clip_l.safetensors", "t5xxl_fp16.safetensors", "ae.sft"}
+    assert not w.unknown_nodes
+
+
+def test_nunchaku_svdq_loader_lora_and_text_encoders():
+    prompt = {
+        "1": {"class_type": "NunchakuFluxDiTLoader", "inputs": {"model_path": "svdq-int4-flux.1-dev",
+                                                                "cache_threshold": 0, "attention": "nunchaku-fp16",
+                                                                "cpu_offload": "auto", "device_id": 0}},
+        "2": {"class_type": "NunchakuFluxLoraLoader", "inputs": {"model": ["1", 0], "lora_name": "turbo.safetensors",
+                                                                 "lora_strength": 1.0}},
+        "3": {"class_type": "NunchakuTextEncoderLoaderV2", "inputs": {"model_type": "flux.1",
+                                                                      "text_encoder1": "clip_l.safetensors",
+                                                                      "text_encoder2": "t5xxl_fp16.safetensors"}},
+        "4": {"class_type": "CLIPTextEncode", "inputs": {"text": "a cat", "clip": ["3", 0]}},
+        "5": {"class_type": "EmptySD3LatentImage", "inputs": {"width": 1024, "height": 1024, "batch_size": 1}},
+        "6": {"class_type": "KSampler", "inputs": {"model": ["2", 0], "positive": ["4", 0], "negative": ["4", 0],
+                                                   "latent_image": ["5", 0], "steps": 8, "cfg": 1.0}},
+        "7": {"class_type": "SaveLatent", "inputs": {"samples": ["6", 0]}},
+    }
+    w = read_workflow(prompt)
+    assert [(m.name, m.role) for m in stages(w, SAMPLE)[0].models] == [
+        ("svdq-int4-flux.1-dev", "diffusion"), ("turbo.safetensors", "lora")]
+    assert [m.name for m in stages(w, TEXT_ENCODE)[0].models] == ["clip_l.safetensors", "t5xxl_fp16.safetensors"]
+
+
+def test_easy_use_pipe_loader_presampling_ksampler():
+    prompt = {
+        "1": {"class_type": "easy a1111Loader", "inputs": {
+            "ckpt_name": "sd_xl_base_1.0.safetensors", "vae_name": "Baked VAE", "clip_skip": -1, "lora_name": "None",
+            "resolution": "832 x 1216", "empty_latent_width": 512, "empty_latent_height": 512,
+            "positive": "a cat", "negative": "", "batch_size": 2}},
+        "2": {"class_type": "easy preSampling", "inputs": {"pipe": ["1", 0], "steps": 25, "cfg": 7.0,
+                                                           "sampler_name": "euler", "scheduler": "normal", "denoise": 1}},
+        "3": {"class_type": "easy kSampler", "inputs": {"pipe": ["2", 0], "image_output": "Preview"}},
+    }
+    w = read_workflow(prompt)
+    sample, decode = [s for s in w.stages if s.node_id == "3"]
+    assert (sample.kind, decode.kind) == (SAMPLE, VAE_DECODE)
+    assert (sample.latent.pixel_width, sample.latent.pixel_height, sample.latent.batch) == (832, 1216, 2)
+    assert (sample.steps, sample.cfg) == (25, 7.0)
+    assert [(m.name, m.part) for m in sample.models] == [("sd_xl_base_1.0.safetensors", "model")]
+    assert [(m.name, m.part) for m in decode.models] == [("sd_xl_base_1.0.safetensors", "vae")]
