@@ -202,7 +202,9 @@ OOM_PROBE_SOURCE = textwrap.dedent(
             time.sleep(seconds)
             return {}
 
-    NODE_CLASS_MAPPINGS = {"VramBudgetOomProbe": VramBudgetOomProbe, "VramBudgetSleepProbe": VramBudgetSleepProbe}
+    # dict(...) rather than a {...} literal: ComfyUI-Manager's scanner finds node names with a regex
+    # over every .py file of the pack, strings included, and would credit the pack with these probes.
+    NODE_CLASS_MAPPINGS = dict(VramBudgetOomProbe=VramBudgetOomProbe, VramBudgetSleepProbe=VramBudgetSleepProbe)
     '''
 )
 

@@ -214,7 +214,7 @@ def test_cuda_malloc_async_full():
     assert d.free_bytes == 12 * MiB
     assert d.allowed_bytes is None  # the huge default "limit" is no limit
     assert d.cause == "shortage"
-    assert any("--disable-cuda-malloc" in n for n in d.notes)
+    assert d.remedies[0].key == "disable_cuda_malloc"  # said as the first fix, not as a note
 
 
 def test_cuda_malloc_async_bare():
@@ -223,7 +223,7 @@ def test_cuda_malloc_async_bare():
     assert d.is_oom and d.cause == "unknown_detail" and d.form == "cuda_malloc_async"
     assert d.requested_bytes is None and d.total_bytes is None
     assert "cudaMallocAsync" in d.summary
-    assert d.remedies and d.remedies[0].key == "fp8_gguf"
+    assert [r.key for r in d.remedies[:2]] == ["disable_cuda_malloc", "fp8_gguf"]
 
 
 @pytest.mark.parametrize("msg", [CUBLAS, CUBLAS_ALLOC])
@@ -319,3 +319,199 @@ def test_long_digit_runs_parse_in_linear_time(filler):
     diag = parse_oom("CUDA out of memory. Tried to allocate 2.00 GiB. " + filler)
     assert time.perf_counter() - t0 < 2.0
     assert diag.is_oom and diag.requested_bytes == 2 * 1024**3
+
+
+# --- OOM help for the workflow that failed (issue 12, item 14) -------------------------------
+from vram_budget.nodes.estimator.oom import INSTALLS, OomContext, context_for_prompt, where_to_set  # noqa: E402
+
+
+def _prompt(nodes: dict) -> dict:
+    return {str(i): {"class_type": t, "inputs": inputs} for i, (t, inputs) in enumerate(nodes.items(), start=1)}
+
+
+def sdxl_prompt(batch: int = 1, decode: str = "VAEDecode") -> dict:
+    """ComfyUI's default SDXL text-to-image prompt (API format)."""
+    return {
+        "4": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": "sd_xl_base_1.0.safetensors"}},
+        "5": {"class_type": "EmptyLatentImage", "inputs": {"width": 1024, "height": 1024, "batch_size": batch}},
+        "6": {"class_type": "CLIPTextEncode", "inputs": {"text": "a lighthouse", "clip": ["4", 1]}},
+        "7": {"class_type": "CLIPTextEncode", "inputs": {"text": "blurry", "clip": ["4", 1]}},
+        "3": {"class_type": "KSampler", "inputs": {
+            "seed": 1, "steps": 25, "cfg": 7.0, "sampler_name": "euler", "scheduler": "normal", "denoise": 1.0,
+            "model": ["4", 0], "positive": ["6", 0], "negative": ["7", 0], "latent_image": ["5", 0]}},
+        "8": {"class_type": decode, "inputs": {"samples": ["3", 0], "vae": ["4", 2],
+                                               **({"tile_size": 512, "overlap": 64, "temporal_size": 64,
+                                                   "temporal_overlap": 8} if decode == "VAEDecodeTiled" else {})}},
+        "9": {"class_type": "SaveImage", "inputs": {"filename_prefix": "x", "images": ["8", 0]}},
+    }
+
+
+def flux_prompt(batch: int = 1, unet: str = "flux1-dev.safetensors", weight_dtype: str = "default") -> dict:
+    """ComfyUI's Flux dev template in API form (UNETLoader + DualCLIPLoader type flux)."""
+    return {
+        "10": {"class_type": "UNETLoader", "inputs": {"unet_name": unet, "weight_dtype": weight_dtype}},
+        "11": {"class_type": "DualCLIPLoader", "inputs": {"clip_name1": "t5xxl_fp16.safetensors",
+                                                          "clip_name2": "clip_l.safetensors", "type": "flux"}},
+        "12": {"class_type": "VAELoader", "inputs": {"vae_name": "ae.safetensors"}},
+        "6": {"class_type": "CLIPTextEncode", "inputs": {"text": "a lighthouse", "clip": ["11", 0]}},
+        "5": {"class_type": "EmptySD3LatentImage", "inputs": {"width": 1024, "height": 1024, "batch_size": batch}},
+        "3": {"class_type": "KSampler", "inputs": {
+            "seed": 1, "steps": 20, "cfg": 1.0, "sampler_name": "euler", "scheduler": "simple", "denoise": 1.0,
+            "model": ["10", 0], "positive": ["6", 0], "negative": ["6", 0], "latent_image": ["5", 0]}},
+        "8": {"class_type": "VAEDecode", "inputs": {"samples": ["3", 0], "vae": ["12", 0]}},
+        "9": {"class_type": "SaveImage", "inputs": {"filename_prefix": "x", "images": ["8", 0]}},
+    }
+
+
+def wan_prompt(length: int = 81) -> dict:
+    """ComfyUI's Wan 2.1 14B text-to-video template in API form."""
+    return {
+        "37": {"class_type": "UNETLoader", "inputs": {"unet_name": "wan2.1_t2v_14B_fp16.safetensors",
+                                                      "weight_dtype": "default"}},
+        "38": {"class_type": "CLIPLoader", "inputs": {"clip_name": "umt5_xxl_fp8_e4m3fn_scaled.safetensors",
+                                                      "type": "wan", "device": "default"}},
+        "39": {"class_type": "VAELoader", "inputs": {"vae_name": "wan_2.1_vae.safetensors"}},
+        "6": {"class_type": "CLIPTextEncode", "inputs": {"text": "a boat", "clip": ["38", 0]}},
+        "7": {"class_type": "CLIPTextEncode", "inputs": {"text": "static", "clip": ["38", 0]}},
+        "40": {"class_type": "EmptyHunyuanLatentVideo", "inputs": {"width": 1280, "height": 720, "length": length,
+                                                                   "batch_size": 1}},
+        "3": {"class_type": "KSampler", "inputs": {
+            "seed": 1, "steps": 30, "cfg": 6.0, "sampler_name": "uni_pc", "scheduler": "simple", "denoise": 1.0,
+            "model": ["37", 0], "positive": ["6", 0], "negative": ["7", 0], "latent_image": ["40", 0]}},
+        "8": {"class_type": "VAEDecode", "inputs": {"samples": ["3", 0], "vae": ["39", 0]}},
+        "28": {"class_type": "SaveAnimatedWEBP", "inputs": {"filename_prefix": "x", "fps": 16.0, "lossless": False,
+                                                            "quality": 90, "method": "default", "images": ["8", 0]}},
+    }
+
+
+def keys(d: OomDiagnosis) -> list[str]:
+    return [r.key for r in d.remedies]
+
+
+def all_text(d: OomDiagnosis) -> str:
+    return " ".join(f"{r.title} {r.detail}" for r in d.remedies)
+
+
+def test_context_is_read_from_the_failed_prompt():
+    sdxl = context_for_prompt(sdxl_prompt(batch=1))
+    assert sdxl.families == ("sdxl",) and sdxl.batch_size == 1 and not sdxl.video and sdxl.decode_tiled is False
+    assert sdxl.weight_bits == 16
+    flux = context_for_prompt(flux_prompt(batch=4))
+    assert flux.families == ("flux1-dev",) and flux.batch_size == 4
+    assert context_for_prompt(flux_prompt(weight_dtype="fp8_e4m3fn")).weight_bits == 8
+    assert context_for_prompt(flux_prompt(unet="flux1-dev-Q4_K_S.gguf")).weight_bits == 4
+    wan = context_for_prompt(wan_prompt(81))
+    assert wan.families == ("wan2.1-14b",) and wan.video and wan.frames == 81
+    assert context_for_prompt(sdxl_prompt(decode="VAEDecodeTiled")).decode_tiled is True
+    assert context_for_prompt("not a workflow") == OomContext()  # never raises
+
+
+def test_sdxl_job_gets_no_flux_or_wan_figures():
+    """Before: every OOM got the Flux ladder (Flux.1 dev ~24 GB, Flux dev 16 bit 24-32 GB, Wan 2.2
+    frames) whatever the workflow was."""
+    d = parse_oom(FACTS_MESSAGE, "torch.OutOfMemoryError", node_type="KSampler", context=context_for_prompt(sdxl_prompt()))
+    text = all_text(d)
+    assert "Flux" not in text and "Wan" not in text and "T5" not in text
+    assert "fp8_gguf" in keys(d)  # still a fix for SDXL, with SDXL's own size
+    assert "6.94 GB" in next(r.detail for r in d.remedies if r.key == "fp8_gguf")
+
+
+def test_flux_job_keeps_the_facts_flux_figures():
+    d = parse_oom(FACTS_MESSAGE, "torch.OutOfMemoryError", context=context_for_prompt(flux_prompt(batch=2)))
+    fp8 = next(r for r in d.remedies if r.key == "fp8_gguf")
+    assert "Flux.1 dev is ~24 GB of weights in 16 bit and ~12 GB in FP8" in fp8.detail
+    assert "Flux dev in 16 bit wants 24-32 GB" in next(r.detail for r in d.remedies if r.key == "bigger_card")
+    assert "Wan" not in all_text(d)
+
+
+def test_smaller_batch_only_when_the_batch_is_above_one():
+    one = parse_oom(FACTS_MESSAGE, context=context_for_prompt(sdxl_prompt(batch=1)))
+    assert "smaller_batch" not in keys(one)
+    four = parse_oom(FACTS_MESSAGE, context=context_for_prompt(sdxl_prompt(batch=4)))
+    batch = next(r for r in four.remedies if r.key == "smaller_batch")
+    assert "batch_size is 4" in batch.detail and "a quarter" in batch.detail
+    assert "smaller_batch" in keys(parse_oom(FACTS_MESSAGE))  # workflow unknown: the whole ladder
+
+
+def test_image_and_video_jobs_get_their_own_resolution_advice():
+    img = parse_oom(FACTS_MESSAGE, context=context_for_prompt(sdxl_prompt()))
+    res = next(r for r in img.remedies if r.key == "lower_resolution")
+    assert "upscale" in res.detail and "frames" not in res.detail and "Wan" not in res.detail
+    vid = parse_oom(FACTS_MESSAGE, context=context_for_prompt(wan_prompt(81)))
+    res = next(r for r in vid.remedies if r.key == "lower_resolution")
+    assert "81 frames" in res.detail and "81 -> 49" in res.detail
+    # the job's own model: 14.29B parameters (catalogue, computed) x 2 / x 1 byte
+    assert "28.6 GB in 16 bit and 14.3 GB in FP8" in next(r.detail for r in vid.remedies if r.key == "fp8_gguf")
+    assert "Wan 2.2 14B at 720p 32-48 GB" in next(r.detail for r in vid.remedies if r.key == "bigger_card")
+    assert "Flux" not in all_text(vid)
+
+
+def test_tiled_decode_only_where_the_decode_can_fail_untiled():
+    tiled = parse_oom(FACTS_MESSAGE, node_type="VAEDecodeTiled", context=context_for_prompt(sdxl_prompt(decode="VAEDecodeTiled")))
+    assert "tiled_vae" not in keys(tiled)  # the workflow already decodes in tiles
+    sampler = parse_oom(FACTS_MESSAGE, node_type="KSampler", context=context_for_prompt(sdxl_prompt()))
+    assert "tiled_vae" not in keys(sampler)  # the sampler failed: the decode has not run yet
+    decode = parse_oom(FACTS_MESSAGE, node_type="VAEDecode", context=context_for_prompt(sdxl_prompt()))
+    assert keys(decode)[0] == "tiled_vae"
+
+
+def test_quantized_weights_change_the_precision_advice():
+    fp8 = parse_oom(FACTS_MESSAGE, context=context_for_prompt(flux_prompt(weight_dtype="fp8_e4m3fn")))
+    rung = next(r for r in fp8.remedies if r.key == "fp8_gguf")
+    assert "already 8-bit" in rung.detail and "Q5" in rung.detail
+    q4 = parse_oom(FACTS_MESSAGE, context=context_for_prompt(flux_prompt(unet="flux1-dev-Q4_K_S.gguf")))
+    assert "fp8_gguf" not in keys(q4)
+
+
+@pytest.mark.parametrize("message", [ASYNC_BARE + COMFY_TIPS, ASYNC_FULL])
+def test_cuda_malloc_async_error_leads_with_disable_cuda_malloc(message):
+    d = parse_oom(message, "torch.OutOfMemoryError")
+    first = d.remedies[0]
+    assert first.key == "disable_cuda_malloc" and first.flag == "--disable-cuda-malloc"
+    assert "cudaMallocAsync" in first.detail
+    where = dict(first.where)
+    assert set(where) == {"portable", "desktop", "linux"}
+    assert "run_nvidia_gpu.bat" in where["portable"] and "--disable-cuda-malloc" in where["portable"]
+    assert "Server Config" in where["desktop"] and "Use CUDA malloc for memory allocation" in where["desktop"]
+    assert "python main.py --disable-cuda-malloc" in where["linux"]
+    assert "run_nvidia_gpu.bat" in first.detail  # the panel shows the detail
+    assert not any("--disable-cuda-malloc" in n for n in d.notes)  # said once, as the first fix
+
+
+def test_caching_allocator_errors_do_not_lead_with_it():
+    assert keys(parse_oom(FACTS_MESSAGE))[0] == "fp8_gguf"
+    assert "disable_cuda_malloc" not in keys(parse_oom(FACTS_MESSAGE))
+
+
+def test_flags_say_where_to_set_them_for_each_install():
+    d = parse_oom(FRAGMENTED, context=OomContext(install="portable"))
+    frag = d.remedies[0]
+    assert frag.key == "expandable_segments"
+    both = ("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", "--disable-cuda-malloc")  # native allocator kept
+    assert dict(frag.where) == {"portable": where_to_set(both, "portable")}
+    assert "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in frag.detail and "run_nvidia_gpu.bat" in frag.detail
+    assert "Server Config" not in frag.detail  # only the user's install
+    offload = next(r for r in d.remedies if r.key == "lowvram")
+    assert "--lowvram" in dict(offload.where)["portable"]
+
+    desk = parse_oom(FACTS_MESSAGE, context=OomContext(install="desktop"))
+    offload = next(r for r in desk.remedies if r.key == "lowvram")
+    assert "VRAM management mode" in offload.detail and "Reserved VRAM (GB)" in offload.detail
+    assert "run_nvidia_gpu.bat" not in offload.detail
+
+    lin = where_to_set(("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",), "linux")
+    assert "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python main.py" in lin
+    assert "run_amd_gpu.bat" in where_to_set(("--lowvram",), "portable", backend="hip")
+
+
+def test_context_from_json_is_tolerant():
+    d = parse_oom(FACTS_MESSAGE, context={"batch_size": 1, "families": ["sdxl"], "install": "nonsense", "frames": "x"})
+    assert "smaller_batch" not in keys(d) and "Flux" not in all_text(d)
+    assert {k for k, _ in next(r for r in d.remedies if r.key == "lowvram").where} == {"portable", "desktop", "linux"}
+    data = d.to_dict()
+    by_key = {r["key"]: r for r in data["remedies"]}
+    assert by_key["lowvram"]["flag"] == "--lowvram" and set(by_key["lowvram"]["where"]) == set(INSTALLS)
+    assert by_key["fp8_gguf"]["flag"] is None and by_key["fp8_gguf"]["where"] is None  # added fields, old ones kept
+    assert {"key", "title", "detail"} <= set(by_key["fp8_gguf"])
+    assert data["context"]["batch_size"] == 1
+    assert parse_oom(FACTS_MESSAGE, context=["junk"]).is_oom  # never raises

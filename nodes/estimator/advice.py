@@ -403,4 +403,6 @@ def _video_resolution_steps(latent: LatentShape):
 
 
 def cheapest(budget):
+    if budget.outcome == "fits":  # never a rental for a workflow that fits the user's own card
+        return None
     return cheapest_card_that_fits(budget.peak_bytes)

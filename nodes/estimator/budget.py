@@ -463,21 +463,22 @@ def estimate(
     for sb, run in zip(stage_budgets, runs):
         notes.extend(run.explanation)
 
+    rent = bool(stage_budgets) and outcome != runtime.FITS  # never a rental for what fits the user's own card
     budget = Budget(
         stages=tuple(stage_budgets), device=device, peak_bytes=peak, peak_stage=peak_stage, verdict=verdict,
         headroom_bytes=headroom, offload_bytes=offload,
-        cheapest_card=cheapest_card_that_fits(min_peak + device.other_processes_bytes) if stage_budgets else None,
-        cheapest_card_with_margin=cheapest_card_that_fits(int(peak / (1 - TIGHT_FRACTION))) if stage_budgets else None,
+        cheapest_card=cheapest_card_that_fits(min_peak + device.other_processes_bytes) if rent else None,
+        cheapest_card_with_margin=cheapest_card_that_fits(int(peak / (1 - TIGHT_FRACTION))) if rent else None,
         models=dict(infos), unknown_nodes=workload.unknown_nodes, notes=tuple(dict.fromkeys(notes)),
         runs=tuple(runs), tight=tight, slowdown=slowdown, slowdown_high=slowdown_high, extra_seconds=extra, missing=tuple(missing),
         incomplete=tuple(incomplete), peak_high_bytes=peak_high, peak_low_bytes=peak_low, outcome=outcome,
     )
     if not remedies:
         return budget
-    if stage_budgets and verdict != "unknown":  # no card advice on a lower bound
+    if rent and verdict != "unknown":  # no card advice on a lower bound
         card, margin = cheapest_cards(workload, device, resolver, infos)
         budget = replace(budget, cheapest_card=card, cheapest_card_with_margin=margin)
-    elif verdict == "unknown":
+    else:
         budget = replace(budget, cheapest_card=None, cheapest_card_with_margin=None)
     from .advice import recommended_plan, remedies_for  # noqa: PLC0415  (advice builds on this module)
 

@@ -23,13 +23,19 @@
   (``execution.py``); it is recognised and stripped.
 
 The cause is one of ``fragmentation``, ``other_process``, ``shortage``, ``unknown_detail``
-(an OOM without numbers) or ``not_oom``. The advice follows shared/FACTS.md, in its order.
-Pure Python; never raises on any input.
+(an OOM without numbers) or ``not_oom``. The advice follows shared/FACTS.md, in its order, fitted
+to the workflow that failed when the caller passes an ``OomContext`` (``context_for_prompt`` reads
+one from the failed prompt): no Flux figures for an SDXL job, no "smaller batch" at batch 1, no
+tiled decode when the sampler failed or the decode already tiles. A cudaMallocAsync "Allocation
+on device" error leads with ``--disable-cuda-malloc``, and every launch flag or environment
+variable says where to set it on the Windows portable build, ComfyUI Desktop and a Linux / manual
+install. Pure Python; never raises on any input.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
 
 from .units import GiB, KiB, MiB, fmt_gib
 
@@ -65,6 +71,12 @@ class Remedy:
     key: str  # stable id: "expandable_segments", "fp8_gguf", "tiled_vae", ...
     title: str
     detail: str
+    flag: str | None = None  # the launch flag or environment variable it sets, if any
+    where: tuple[tuple[str, str], ...] = ()  # (install, where to set it there): see where_to_set
+
+    def to_dict(self) -> dict:
+        return {"key": self.key, "title": self.title, "detail": self.detail, "flag": self.flag,
+                "where": dict(self.where) if self.where else None}
 
 
 @dataclass(frozen=True)
@@ -96,6 +108,7 @@ class OomDiagnosis:
     non_pytorch_bytes: int | None = None  # total - free - allocated - cache: context + other programs
     comfy_tips: bool = False  # ComfyUI's generic TIPS text was attached
     message: str = field(default="", repr=False)  # the error text without ComfyUI's TIPS
+    context: "OomContext | None" = None  # what the failed workflow was, when the caller knew it
 
     def to_dict(self) -> dict:
         return {
@@ -109,7 +122,7 @@ class OomDiagnosis:
             "summary_facts": self.summary_facts,
             "summary_caveat": self.summary_caveat,
             "summary_cause": self.summary_cause,
-            "remedies": [{"key": r.key, "title": r.title, "detail": r.detail} for r in self.remedies],
+            "remedies": [r.to_dict() for r in self.remedies],
             "notes": list(self.notes),
             "exception_type": self.exception_type,
             "gpu_index": self.gpu_index,
@@ -126,6 +139,7 @@ class OomDiagnosis:
             "non_pytorch_bytes": self.non_pytorch_bytes,
             "comfy_tips": self.comfy_tips,
             "message": self.message,
+            "context": self.context.to_dict() if self.context is not None else None,
         }
 
 
@@ -299,22 +313,234 @@ def _parse_numbers(text: str, backend: str) -> _Numbers:
     return n
 
 
+# --- the workflow that failed ------------------------------------------------------------------
+INSTALLS = ("portable", "desktop", "linux")
+_INSTALL_ALIASES = {"portable": "portable", "windows_portable": "portable", "desktop": "desktop",
+                    "linux": "linux", "manual": "linux", "cli": "linux"}
+MAX_FAMILIES = 16  # a context from JSON is capped like any other input
+
+
+@dataclass(frozen=True)
+class OomContext:
+    """What the failed workflow was; every field may be unknown (None / empty), and an unknown
+    field keeps the generic advice for it."""
+
+    families: tuple[str, ...] = ()  # diffusion model families (families.FAMILIES keys): "sdxl", "flux1-dev", ...
+    clip_types: tuple[str, ...] = ()  # CLIPLoader / DualCLIPLoader `type` widgets: "flux", "wan", "sdxl", ...
+    batch_size: int | None = None  # the largest latent batch sampled
+    video: bool | None = None  # a video latent is sampled
+    frames: int | None = None  # the most frames asked for (pixel frames)
+    decode_tiled: bool | None = None  # every VAE decode already tiles (VAEDecodeTiled, VAE Decode (Auto Tiled))
+    weight_bits: int | None = None  # fewest bits per weight of the diffusion models (16, 8 for fp8 / Q8, 4 for Q4)
+    install: str | None = None  # "portable" | "desktop" | "linux" (any manual / command-line install)
+    models: tuple[tuple[str, int], ...] = ()  # (label, parameters) of each diffusion model / checkpoint
+
+    @property
+    def known(self) -> bool:
+        return any(v not in (None, ()) for v in (self.families, self.clip_types, self.batch_size, self.video,
+                                                   self.frames, self.decode_tiled, self.weight_bits, self.models))
+
+    def to_dict(self) -> dict:
+        return {"families": list(self.families), "clip_types": list(self.clip_types), "batch_size": self.batch_size,
+                "video": self.video, "frames": self.frames, "decode_tiled": self.decode_tiled,
+                "weight_bits": self.weight_bits, "install": self.install,
+                "models": [{"label": label, "params": params} for label, params in self.models]}
+
+    @classmethod
+    def from_any(cls, value: Any) -> "OomContext | None":
+        """An OomContext, or one from a JSON object (wrong types are ignored, never raised)."""
+        if value is None or isinstance(value, OomContext):
+            return value
+        if not isinstance(value, Mapping):
+            return None
+
+        def count(key):
+            v = value.get(key)
+            return v if isinstance(v, int) and not isinstance(v, bool) and 0 < v < 10**6 else None
+
+        def flag(key):
+            return value.get(key) if isinstance(value.get(key), bool) else None
+
+        def names(key):
+            v = value.get(key)
+            items = v if isinstance(v, (list, tuple)) else ()
+            return tuple(x for x in items if isinstance(x, str) and len(x) < 64)[:MAX_FAMILIES]
+
+        raw = value.get("models") if isinstance(value.get("models"), (list, tuple)) else ()
+        models = tuple((m["label"], m["params"]) for m in raw[:MAX_FAMILIES] if isinstance(m, Mapping)
+                       and isinstance(m.get("label"), str) and len(m["label"]) < 100
+                       and isinstance(m.get("params"), int) and 0 < m["params"] < 10**13)
+        return cls(families=names("families"), clip_types=names("clip_types"), batch_size=count("batch_size"),
+                   video=flag("video"), frames=count("frames"), decode_tiled=flag("decode_tiled"),
+                   weight_bits=count("weight_bits"), install=_install(value.get("install")), models=models)
+
+
+def _install(value: Any) -> str | None:
+    return _INSTALL_ALIASES.get(value.strip().lower()) if isinstance(value, str) else None
+
+
+def guess_install(argv: list[str] | tuple[str, ...]) -> str | None:
+    """'portable' when ComfyUI was started by the Windows portable build's .bat files (they pass
+    --windows-standalone-build, .ci/windows_*_base_files/run_*.bat); None when it cannot tell."""
+    return "portable" if "--windows-standalone-build" in argv else None
+
+
+def _bits(dtype: str | None, weight_dtype: str | None) -> int | None:
+    """Bits per weight: the loader's fp8 weight_dtype, else the stored dtype (F16, F8_E4M3, Q4_K ...)."""
+    if weight_dtype and weight_dtype.startswith("fp8"):
+        return 8
+    d = (dtype or "").upper()
+    if d in ("F32", "FP32"):
+        return 32
+    if d in ("F16", "BF16", "FP16"):
+        return 16
+    if d.startswith("F8"):
+        return 8
+    m = re.match(r"I?Q(\d)", d)
+    return int(m.group(1)) if m else None
+
+
+def context_for_workload(workload, resolver=None, install: str | None = None) -> OomContext:
+    """The OomContext of a Workload (graph.read_workflow): model families as the estimator
+    identifies them (file headers through `resolver`, else the catalogue of public files)."""
+    from .budget import resolve_model  # noqa: PLC0415  (budget imports the estimator; oom stays light)
+    from .workload import SAMPLE, VAE_DECODE  # noqa: PLC0415
+
+    families, bits, clip_types, models = [], [], [], []
+    for stage in workload.stages:
+        for ref in stage.models:
+            if ref.clip_type and ref.clip_type not in clip_types:
+                clip_types.append(ref.clip_type)
+            if stage.kind != SAMPLE or ref.role not in ("diffusion", "checkpoint"):
+                continue
+            info, _ = resolve_model(ref, resolver)
+            if info.family != "unknown" and info.family not in families:
+                families.append(info.family)
+            if info.params and (info.label, info.params) not in models:
+                models.append((info.label, info.params))
+            b = _bits(info.dtype, ref.weight_dtype)
+            if b is not None:
+                bits.append(b)
+    latents = [s.latent for s in workload.stages if s.kind == SAMPLE and s.latent is not None]
+    decodes = workload.stages_of(VAE_DECODE)
+    frames = [lat.pixel_frames for lat in latents if lat.is_video and lat.pixel_frames]
+    return OomContext(
+        families=tuple(families)[:MAX_FAMILIES], clip_types=tuple(clip_types)[:MAX_FAMILIES],
+        batch_size=max((lat.batch for lat in latents), default=None),
+        video=any(lat.is_video for lat in latents) if latents else None,
+        frames=max(frames, default=None),
+        decode_tiled=all(bool(d.tiled) or d.auto_tiled for d in decodes) if decodes else None,
+        weight_bits=min(bits, default=None), install=_install(install), models=tuple(models)[:MAX_FAMILIES],
+    )
+
+
+def context_for_prompt(prompt: Any, resolver=None, install: str | None = None) -> OomContext:
+    """The OomContext of an API prompt or UI workflow; an empty one (generic advice) when it cannot
+    be read. Never raises."""
+    try:
+        from .graph import read_workflow  # noqa: PLC0415
+
+        return context_for_workload(read_workflow(prompt), resolver, install)
+    except Exception:  # noqa: BLE001  (OOM help must never fail on the workflow that caused it)
+        return OomContext(install=_install(install))
+
+
+def _is_flux(ctx: OomContext) -> bool:
+    return any(f.startswith("flux1") for f in ctx.families) or (not ctx.families and "flux" in ctx.clip_types)
+
+
+def _is_wan14(ctx: OomContext) -> bool:
+    return any(f.startswith("wan") and f.endswith("14b") for f in ctx.families) or (
+        not ctx.families and "wan" in ctx.clip_types and bool(ctx.video))
+
+
+# --- where to set a flag or an environment variable -------------------------------------------
+# Windows portable: the .bat files run `.\python_embeded\python.exe -s ComfyUI\main.py
+# --windows-standalone-build` (ComfyUI .ci/windows_nvidia_base_files/run_nvidia_gpu.bat,
+# .ci/windows_amd_base_files/run_amd_gpu.bat). ComfyUI Desktop: Settings (gear icon, Ctrl+,) ->
+# Server Config, whose items map to these flags (ComfyUI_frontend src/constants/serverConfig.ts:
+# 'cuda-malloc' Disable -> --disable-cuda-malloc, 'vram-management' -> --lowvram, 'reserve-vram';
+# docs.comfy.org interface/settings/server-config); it has no item for environment variables.
+# Linux / manual installs: the command line (docs.comfy.org development/comfyui-server/startup-flags).
+_DESKTOP = {
+    "--disable-cuda-malloc": "CUDA: 'Use CUDA malloc for memory allocation' = disable",
+    "--lowvram": "Memory: 'VRAM management mode' = lowvram",
+    "--reserve-vram": "Memory: 'Reserved VRAM (GB)' = {value}",
+}
+
+
+def where_to_set(settings: tuple[str, ...], install: str, backend: str = "cuda", alternatives: bool = False) -> str:
+    """Where an install takes `settings` (launch flags such as '--lowvram' or '--reserve-vram 2',
+    environment assignments such as 'PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True'): all of
+    them, or one of them when `alternatives`."""
+    flags = [x for x in settings if x.startswith("--")]
+    envs = [x for x in settings if not x.startswith("--")]
+    joiner = " or " if alternatives else " "
+    parts: list[str] = []
+    if install == "portable":
+        bat = "run_amd_gpu.bat" if backend == "hip" else "run_nvidia_gpu.bat"
+        parts += [f'add the line "set {e}" above the python line of {bat}' for e in envs]
+        if flags:
+            parts.append(f"add {joiner.join(flags)} at the end of the python line of {bat} "
+                         f"(.\\python_embeded\\python.exe -s ComfyUI\\main.py --windows-standalone-build {flags[0]})")
+        return "Windows portable: " + "; ".join(parts)
+    if install == "desktop":
+        items = [_DESKTOP.get(f.split()[0], f).format(value=(f.split() + [""])[1]) for f in flags]
+        if items:
+            parts.append("Settings (gear icon, Ctrl+,) -> Server Config -> " + (" or " if alternatives else "; ").join(items)
+                         + ", then restart the app")
+        parts += [f"it has no setting for {e.split('=')[0]}: set it to {e.split('=', 1)[1]} as a user environment "
+                  "variable of the system and restart the app" for e in envs]
+        return "ComfyUI Desktop: " + "; ".join(parts)
+    start = " ".join(envs + ["python main.py"])
+    if flags:
+        start += " " + (flags[0] + (f" (or {', '.join(flags[1:])})" if flags[1:] else "") if alternatives else " ".join(flags))
+    return f"Linux or a manual install: start it as {start}"
+
+
+def _placed(remedy: Remedy, settings: tuple[str, ...], backend: str, ctx: OomContext | None,
+            alternatives: bool = False) -> Remedy:
+    """The remedy with where to set its flags: for the user's install, or for each install."""
+    installs = (ctx.install,) if ctx is not None and ctx.install else INSTALLS
+    where = tuple((i, where_to_set(settings, i, backend, alternatives)) for i in installs)
+    detail = remedy.detail + " Where to set it: " + " | ".join(text for _, text in where) + "."
+    return replace(remedy, detail=detail, flag=settings[0], where=where)
+
+
 # --- remedies (texts follow shared/FACTS.md) -------------------------------------------------
-def _fragmentation_remedy(backend: str, form: str) -> Remedy:
-    var = "PYTORCH_HIP_ALLOC_CONF" if backend == "hip" else "PYTORCH_CUDA_ALLOC_CONF"
+def _alloc_env(backend: str) -> str:
+    return ("PYTORCH_HIP_ALLOC_CONF" if backend == "hip" else "PYTORCH_CUDA_ALLOC_CONF") + "=expandable_segments:True"
+
+
+def _fragmentation_remedy(backend: str, form: str, ctx: OomContext | None = None) -> Remedy:
+    var = _alloc_env(backend).split("=")[0]
     detail = (
         f"Set {var}=expandable_segments:True before Python starts (newer PyTorch also reads "
         "PYTORCH_ALLOC_CONF; older ones: max_split_size_mb:128). It creates no memory; it lets "
         "PyTorch use what is free. Fragmentation comes with changing shapes: mixed image sizes, "
         "models loaded and unloaded in turn."
     )
+    settings: tuple[str, ...] = (_alloc_env(backend),)
     if form.startswith("caching_allocator"):
         detail += (
             " This message comes from PyTorch's native allocator, so keep ComfyUI on it "
             "(--disable-cuda-malloc): ComfyUI otherwise switches to cudaMallocAsync, which "
             "ignores expandable_segments."
         )
-    return Remedy("expandable_segments", "Let PyTorch reuse its fragmented cache", detail)
+        settings += ("--disable-cuda-malloc",)
+    return _placed(Remedy("expandable_segments", "Let PyTorch reuse its fragmented cache", detail), settings, backend, ctx)
+
+
+def _disable_cuda_malloc_remedy(backend: str, ctx: OomContext | None) -> Remedy:
+    detail = (
+        "\"Allocation on device\" comes from cudaMallocAsync, the allocator ComfyUI switches on by default with a "
+        "CUDA build of torch 2.x (cuda_malloc.py). Start ComfyUI with --disable-cuda-malloc to use PyTorch's own "
+        "caching allocator instead: its next out-of-memory message says what was allocated, cached and held by "
+        "other processes; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True takes effect; and with the NVIDIA "
+        "driver's sysmem fallback enabled (Windows) a short peak can spill into RAM instead of failing."
+    )
+    return _placed(Remedy("disable_cuda_malloc", "Start ComfyUI with --disable-cuda-malloc", detail),
+                   ("--disable-cuda-malloc",), backend, ctx)
 
 
 REMEDY_FP8_GGUF = Remedy(
@@ -359,6 +585,84 @@ SHORTAGE_LADDER = (
     REMEDY_FP8_GGUF, REMEDY_TILED_VAE, REMEDY_BATCH, REMEDY_RESOLUTION,
     REMEDY_UNLOAD, REMEDY_OFFLOAD, REMEDY_BIGGER_CARD,
 )
+# A node that runs before any VAE decode: tiling the decode cannot fix its failure.
+_NOT_A_DECODE = re.compile(r"sampler|textencode|loader|guider|sigmas|noise", re.IGNORECASE)
+
+
+def _model_sizes(ctx: OomContext) -> str:
+    """'<label>: X GB in 16 bit, Y GB in FP8' for the job's own diffusion models (parameters x 2 and
+    x 1 byte, decimal GB as the model pages list them)."""
+    return "; ".join(f"{label} ({params / 1e9:.2f}B parameters) is {2 * params / 1e9:.3g} GB in 16 bit and "
+                     f"{params / 1e9:.3g} GB in FP8" for label, params in ctx.models)
+
+
+def _precision_rung(ctx: OomContext) -> Remedy | None:
+    bits = ctx.weight_bits
+    if bits is not None and bits <= 4:
+        return None  # already at Q4 or below: the next step costs more than it saves
+    if bits is not None and bits <= 8:
+        flux = " (Flux: Q5 and Q4 fit 12 GB)" if _is_flux(ctx) else ""
+        return replace(REMEDY_FP8_GGUF, title="Use a smaller GGUF quantization", detail=(
+            f"The diffusion model is already {bits}-bit: a GGUF Q5 or Q4 file is the next step{flux}; "
+            "at Q4 fine detail starts to suffer."))
+    if _is_flux(ctx) or not ctx.known:
+        return REMEDY_FP8_GGUF  # FACTS.md's own figures are Flux's
+    sizes = _model_sizes(ctx)
+    return replace(REMEDY_FP8_GGUF, detail=(sizes + ". " if sizes else "") + _GENERIC_FP8)
+
+
+_GENERIC_FP8 = ("FP8 weights take half the bytes of 16-bit ones, GGUF Q8 about half and Q4 about a quarter "
+                "(at Q4 fine detail starts to suffer).")
+
+
+def _batch_rung(ctx: OomContext) -> Remedy | None:
+    b = ctx.batch_size
+    if b is None:
+        return REMEDY_BATCH
+    if b <= 1:
+        return None
+    share = {2: "half", 4: "a quarter"}.get(b, f"1/{b}")
+    what = "clips" if ctx.video else "images"
+    return replace(REMEDY_BATCH, detail=(
+        f"batch_size is {b}: {b} {what} one after another need roughly {share} of the activation memory of one "
+        f"batch of {b} (FACTS: four images one after another need roughly a quarter of one batch of four)."))
+
+
+def _resolution_rung(ctx: OomContext) -> Remedy:
+    if ctx.video is None:
+        return REMEDY_RESOLUTION
+    if not ctx.video:
+        return replace(REMEDY_RESOLUTION, title="Lower the resolution", detail=(
+            "Activation memory grows with the pixel count (2048x2048 has four times the pixels of 1024x1024): "
+            "render smaller and upscale afterwards."))
+    now = f" (this job: {ctx.frames} frames)" if ctx.frames else ""
+    wan = " Wan 2.2: 81 -> 49 frames or 720p -> 480p saves several GB." if _is_wan14(ctx) else ""
+    return replace(REMEDY_RESOLUTION, detail=(
+        f"Video: fewer frames{now} or a lower resolution; activation memory grows with frames x pixels.{wan}"))
+
+
+def _bigger_card_rung(ctx: OomContext) -> Remedy:
+    if not ctx.known:
+        return REMEDY_BIGGER_CARD
+    figures = [t for ok, t in ((_is_flux(ctx), "Flux dev in 16 bit wants 24-32 GB"),
+                               (_is_wan14(ctx), "Wan 2.2 14B at 720p 32-48 GB")) if ok]
+    detail = ("Stop tuning when the fix costs quality (FP8 -> Q4), speed (CPU offload) or more of your time than "
+              "the price difference" + (": " + ", ".join(figures) if figures else "") + ". The VRAM Budget panel "
+              "names the cheapest card that holds this workflow as is.")
+    return replace(REMEDY_BIGGER_CARD, detail=detail)
+
+
+def _ladder(ctx: OomContext | None, node_type: str | None, backend: str) -> list[Remedy]:
+    """FACTS.md's ladder, each rung fitted to the workflow (or dropped where it cannot help)."""
+    c = ctx or OomContext()
+    tiled = None if (c.decode_tiled or (node_type and _NOT_A_DECODE.search(node_type))) else REMEDY_TILED_VAE
+    unload = REMEDY_UNLOAD if not c.known else replace(REMEDY_UNLOAD, detail=(
+        "Helps when the card still holds models of an earlier workflow of this session: the panel's \"Unload all "
+        "models\" and \"Free cache\" buttons free them without a restart."))
+    ladder = [_precision_rung(c), tiled, _batch_rung(c), _resolution_rung(c), unload,
+              _placed(REMEDY_OFFLOAD, ("--lowvram", "--reserve-vram 2"), backend, ctx, alternatives=True),
+              _bigger_card_rung(c)]
+    return [r for r in ladder if r is not None]
 
 
 def _other_process_remedy(processes: list[ProcessUsage]) -> Remedy:
@@ -474,11 +778,6 @@ def _notes(n: _Numbers, backend: str, form: str, cause: str) -> list[str]:
             f"A total capacity of {fmt_gib(n.total)} on a 24 GB card is normal: the driver keeps a little, and the "
             "CUDA context takes a few hundred MB more before any model loads."
         )
-    if form == "cuda_malloc_async":
-        notes.append(
-            "ComfyUI uses cudaMallocAsync by default; start it with --disable-cuda-malloc to get PyTorch's detailed "
-            "message (allocated, cached, other processes) next time."
-        )
     if backend == "mps":
         notes.append(
             "On a Mac the GPU shares system memory: closing other apps frees room. "
@@ -496,21 +795,25 @@ def _notes(n: _Numbers, backend: str, form: str, cause: str) -> list[str]:
     return notes
 
 
-def _remedies(n: _Numbers, cause: str, backend: str, form: str, node_type: str | None) -> list[Remedy]:
-    ladder = list(SHORTAGE_LADDER)
+def _remedies(n: _Numbers, cause: str, backend: str, form: str, node_type: str | None,
+              ctx: OomContext | None = None) -> list[Remedy]:
+    ladder = _ladder(ctx, node_type, backend)
     # The failing node tells which rung is nearest: a VAE decode wants tiling first.
-    if node_type and "vaedecode" in node_type.replace("_", "").lower() and "tiled" not in node_type.lower():
+    if node_type and "vaedecode" in node_type.replace("_", "").lower() and "tiled" not in node_type.lower() \
+            and REMEDY_TILED_VAE in ladder:
         ladder.remove(REMEDY_TILED_VAE)
         ladder.insert(0, REMEDY_TILED_VAE)
     out: list[Remedy] = []
+    if form == "cuda_malloc_async" and backend in ("cuda", "hip"):
+        out.append(_disable_cuda_malloc_remedy(backend, ctx))  # the allocator itself is the first suspect
     if cause == "fragmentation":
-        out.append(_fragmentation_remedy(backend, form))
+        out.append(_fragmentation_remedy(backend, form, ctx))
         if n.processes:
             out.append(_other_process_remedy(n.processes))
     elif cause == "other_process":
         out.append(_other_process_remedy(n.processes))
         if n.reserved_unallocated and n.reserved_unallocated >= FRAGMENTATION_BYTES:
-            out.append(_fragmentation_remedy(backend, form))
+            out.append(_fragmentation_remedy(backend, form, ctx))
     out.extend(ladder)
     return out
 
@@ -524,17 +827,20 @@ def _not_oom(text: str, exception_type: str | None) -> OomDiagnosis:
     )
 
 
-def parse_oom(message: str, exception_type: str | None = None, node_type: str | None = None) -> OomDiagnosis:
+def parse_oom(message: str, exception_type: str | None = None, node_type: str | None = None,
+              context: OomContext | Mapping | None = None) -> OomDiagnosis:
     """Diagnose an OOM message (any text; never raises).
 
     `exception_type` is ComfyUI's ``exception_type`` ("torch.OutOfMemoryError"); `node_type` the
-    class of the node that failed, when known (puts the nearest remedy first).
+    class of the node that failed, when known (puts the nearest remedy first, drops tiling when a
+    sampler failed); `context` what the failed workflow was (``context_for_prompt``, or the same
+    fields as a JSON object): the remedies that cannot apply to it are left out.
     """
     try:
         text = message if isinstance(message, str) else ("" if message is None else str(message))
         etype = exception_type if isinstance(exception_type, str) else None
         ntype = node_type if isinstance(node_type, str) else None
-        return _parse(text[:MAX_MESSAGE_CHARS], etype, ntype)
+        return _parse(text[:MAX_MESSAGE_CHARS], etype, ntype, OomContext.from_any(context))
     except Exception as exc:  # a diagnosis helper must never turn one error into two
         return OomDiagnosis(
             is_oom=False, backend="unknown", form="none", cause="unknown_detail",
@@ -542,7 +848,7 @@ def parse_oom(message: str, exception_type: str | None = None, node_type: str | 
         )
 
 
-def _parse(text: str, exception_type: str | None, node_type: str | None) -> OomDiagnosis:
+def _parse(text: str, exception_type: str | None, node_type: str | None, ctx: OomContext | None = None) -> OomDiagnosis:
     body, tips = _strip_comfy_tips(text)
     body = _strip_exception_prefix(body)
     if not _looks_like_oom(body, exception_type) and not tips:
@@ -572,7 +878,7 @@ def _parse(text: str, exception_type: str | None, node_type: str | None) -> OomD
         summary_facts=facts,
         summary_caveat=caveat,
         summary_cause=cause_text,
-        remedies=tuple(_remedies(n, cause, backend, n.form, node_type)),
+        remedies=tuple(_remedies(n, cause, backend, n.form, node_type, ctx)),
         notes=tuple(_notes(n, backend, n.form, cause)),
         exception_type=exception_type,
         gpu_index=n.gpu_index,
@@ -589,4 +895,5 @@ def _parse(text: str, exception_type: str | None, node_type: str | None) -> OomD
         non_pytorch_bytes=non_pytorch,
         comfy_tips=tips,
         message=body[:4000],
+        context=ctx,
     )

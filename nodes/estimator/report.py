@@ -79,8 +79,8 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
         lines.append("")
         for cap in budget.capacity:
             lines.append(cap.text())
-    if budget.verdict == "unknown":
-        pass  # no card advice on a lower bound
+    if budget.verdict in ("unknown", "fits", "tight"):
+        pass  # no card advice on a lower bound, nor a rental for what fits the user's own card
     elif budget.cheapest_card is not None and budget.stages:
         card = budget.cheapest_card
         price = f", €{card.price_eur_h:.2f}/h" if card.price_eur_h else ""
