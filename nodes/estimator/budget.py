@@ -261,7 +261,8 @@ def _ref_key(ref: ModelRef) -> str:
 
 
 def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, str | None]:
-    """ModelInfo for a workflow's model reference and a note on where it came from (None if exact)."""
+    """ModelInfo for a workflow's model reference and a note on where it came from (None if exact, or
+    inferred from the name: report.py lists those in one note)."""
     path = None
     if resolver is not None:
         try:
@@ -281,9 +282,14 @@ def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, 
         where = "not found in the model folders" if resolver is not None else "no model folder given"
         cite = info.notes[0] if info.notes else "catalogue"
         return info, f"{ref.name}: {where}; using the published size ({cite})"
+    from .name_infer import infer_info  # noqa: PLC0415
+
+    info, why = infer_info(ref.name, ref.role, ref.folder)
+    if info is not None:  # source "inferred": report.py lists these names in one note
+        return info, None
     return (
         ModelInfo(kind=UNKNOWN, family="unknown", label=ref.name, params=0, weights_bytes=0, source="missing"),
-        f"{ref.name}: not found and not in the catalogue; its size is unknown (the estimate is a lower bound)",
+        f"{ref.name}: not found and not in the catalogue; its size is unknown ({why}; the estimate is a lower bound)",
     )
 
 

@@ -1,6 +1,9 @@
 """Well-known public model files by file name: what they are and how big they are as published.
 
-Used when a workflow names a file that is not on this machine (or before it is downloaded).
+Used when a workflow names a file that is not on this machine (or before it is downloaded); a name
+in neither table goes to name_infer.py. ``ENTRIES``: the core Flux/Wan/Qwen/SD files with computed
+parameter counts; ``PUBLISHED``: one line per further file named by the official templates and the
+community corpus (tests/workflows/community), with whose listing gave its size.
 Bytes are decimal as published (1 GB = 10^9 bytes): the Hugging Face "Files and versions"
 listing (rounded to 3 significant digits there), the exact LFS pointer size where one was found,
 or params x bytes-per-param where only the parameter count is known. Every entry says which in
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from .families import FAMILIES
-from .model_info import CHECKPOINT, ModelInfo
+from .model_info import CHECKPOINT, DIFFUSION, TEXT_ENCODER, VAE, ModelInfo
 
 GB = 10**9
 MB = 10**6
@@ -38,6 +41,22 @@ P_SD15 = 859_520_964 + 123_060_480 + 83_653_863  # UNet + CLIP-L text + VAE
 P_SDXL = 2_567_463_684 + 123_060_480 + 694_659_841 + 83_653_863  # UNet + CLIP-L + CLIP-G (OpenCLIP) + VAE
 P_AE = 83_819_683  # Flux VAE (16-channel KL, no quant convs)
 P_CLIP_VISION_H = 632_076_800  # OpenCLIP ViT-H/14 vision tower, HF layout
+P_FLUX1_FILL = P_FLUX1_DEV + (384 - 64) * 3072  # img_in takes 384 packed channels (16 latent + 16 masked + 64 mask, x4)
+P_FLUX1_CONTROL = P_FLUX1_DEV + (128 - 64) * 3072  # Canny/Depth dev: img_in takes 128 (16 latent + 16 control, x4)
+P_CLIP_G = 694_659_841  # OpenCLIP bigG text model (budget.CHECKPOINT_SPLITS)
+P_QWEN3_4B = 4_022_468_096  # Qwen3-4B config.json (36 layers, 2560, tied embeddings); the file is 2 x this + header
+P_LLAMA31_8B = 8_030_261_248  # Llama-3.1-8B config.json (32 layers, 4096, untied embeddings)
+# From published 16-bit file sizes (params = bytes / 2) or model cards, where no layout was computed:
+P_HIDREAM = 17_100_000_000  # hidream_i1_*_bf16.safetensors 34.2 GB / 2 (the model card says 17B)
+P_HUNYUAN_VIDEO = 12_800_000_000  # hunyuan_video_t2v_720p_bf16.safetensors 25.6 GB / 2 (model card: 13B)
+P_HUNYUAN_VIDEO_15 = 8_300_000_000  # tencent/HunyuanVideo-1.5 model card: 8.3B parameters
+P_Z_IMAGE = 6_150_000_000  # z_image_turbo_bf16.safetensors 12.3 GB / 2 (model card: 6B)
+P_FLUX2 = 32_000_000_000  # black-forest-labs/FLUX.2-dev model card: 32 billion parameters
+P_MISTRAL_FLUX2 = 17_800_000_000  # mistral_3_small_flux2_bf16.safetensors 35.6 GB / 2 (ComfyUI keeps the layers Flux.2 reads)
+P_CHROMA = 8_900_000_000  # lodestones/Chroma model card: 8.9B parameters
+P_SD35_LARGE = 8_100_000_000  # stabilityai/stable-diffusion-3.5-large model card: 8.1 billion parameters
+P_SD35_MEDIUM = 2_500_000_000  # stabilityai/stable-diffusion-3.5-medium model card: 2.5 billion parameters
+P_LUMINA2 = 2_600_000_000  # Alpha-VLLM/Lumina-Image-2.0 model card: 2.6B parameters
 
 _HF = "Hugging Face file listing"
 
@@ -54,6 +73,7 @@ class CatalogueEntry:
     kind: str | None = None  # default: the family's kind
     folder: str | None = None  # ComfyUI models/ folder it is meant for (disambiguates equal names)
     variant: str | None = None
+    label: str | None = None  # default: the family's label (needed for family "unknown")
 
 
 def _e(name, family, params, nbytes, dtype, source, **kw) -> CatalogueEntry:
@@ -195,12 +215,180 @@ ENTRIES = ENTRIES + tuple(_gguf_wan(q, s) for q, s in (
     ("Q5_0", 10.8), ("Q5_K_M", 11.3), ("F16", 29.1), ("BF16", 29.1)))
 
 
+# --- Published sizes, one line per file --------------------------------------------------------
+# _pub(name, family, folder, size, dtype, where, params=..., **fields): ``size`` is the Hugging Face
+# listing ("3.23 GB", 3 significant digits) or an exact LFS pointer size (an int); ``where`` says
+# whose listing. Without ``params`` the count is bytes / bytes-per-weight of ``dtype`` (said in the
+# source). _MGR: the "size" field of ComfyUI-Manager's model list (checked against the parameter
+# count: its 4.89 GB for qwen_image_edit_fp8_e4m3fn is wrong, 20.4 GB listed, not used). _TPL: the
+# "size" of a template that downloads only this file (its GiB figure rounded, within 54 MB).
+_MGR = "Comfy-Org/ComfyUI-Manager model-list.json @ f39cbd5"
+_TPL = "comfyui-workflow-templates-json 0.1.123 index.json"
+_DTYPE_BYTES = {"F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1, "I8": 1}
+_UNITS = {"GB": GB, "MB": MB}
+
+
+def _size(size, where: str) -> tuple[int, str]:
+    if isinstance(size, int):
+        return size, f"{size:,} bytes" if where.startswith((_MGR, _TPL)) else f"LFS pointer size {size:,} bytes"
+    value, unit = size.split()
+    return int(float(value) * _UNITS[unit]), size if where.startswith((_MGR, _TPL)) else f"{_HF} {size}"
+
+
+def _pub(name, family, folder, size, dtype, where, params=None, assumed=False, **kw) -> CatalogueEntry:
+    """One published file; ``assumed``: the stored dtype is not published (16-bit taken: the larger
+    on-GPU figure for kinds ComfyUI casts to 16 bit)."""
+    nbytes, how = _size(size, where)
+    if assumed:
+        how += f", dtype not published ({dtype} assumed)"
+    if params is None:
+        per = _DTYPE_BYTES.get(dtype, 2)
+        params, pnote = nbytes // per, f"params = bytes / {per} ({dtype})"
+    else:
+        pnote = "params: the family's count (see the P_* constants)"
+    return _e(name, family, params, nbytes, dtype, f"{where}: {how}; {pnote}", folder=folder, **kw)
+
+
+_W21 = "Comfy-Org/Wan_2.1_ComfyUI_repackaged split_files/diffusion_models"
+_W22L = "Comfy-Org/Wan_2.2_ComfyUI_Repackaged split_files/loras"
+_KJ = "Kijai/WanVideo_comfy"
+_KJS = "Kijai/WanVideo_comfy_fp8_scaled"
+_HID = "Comfy-Org/HiDream-I1_ComfyUI split_files"
+_QIE = "Comfy-Org/Qwen-Image-Edit_ComfyUI split_files/diffusion_models"
+_HYV = "Comfy-Org/HunyuanVideo_repackaged split_files"
+_S8 = "scaled fp8_e4m3fn"
+_DM, _TE, _VA, _LO, _CN, _CV, _CK = ("diffusion_models", "text_encoders", "vae", "loras", "controlnet", "clip_vision",
+                                      "checkpoints")
+
+PUBLISHED: tuple[CatalogueEntry, ...] = (
+    # Flux.1 / Flux.2
+    _pub("flux1-canny-dev.safetensors", "flux1-dev", _DM, "23.8 GB", "BF16", "evilsocket/flux1-dev (duplicate of Comfy-Org/flux1-dev)", params=P_FLUX1_CONTROL, variant="canny"),
+    _pub("flux1-fill-dev.safetensors", "flux1-fill", _DM, 23_804_922_408, "BF16", "MaxedOut/ComfyUI-Starter-Packs commit f230a09 (sha256 03e289f5, the BFL file)", params=P_FLUX1_FILL, variant="fill"),
+    _pub("flux1-depth-dev-lora.safetensors", "lora", _LO, 1_244_440_512, "BF16", "Comfy-Org/flux1-dev commit a651876 split_files/loras"),
+    _pub("flux1-dev-kontext_fp8_scaled.safetensors", "flux1-kontext", _DM, "11.9 GB", "F8_E4M3", "Akul/FLUX.1-8bit (same file name as Comfy-Org/flux1-kontext-dev_ComfyUI)", params=P_FLUX1_DEV, quantization=_S8, variant="kontext"),
+    _pub("flux1-krea-dev_fp8_scaled.safetensors", "flux1-dev", _DM, "11.9 GB", "F8_E4M3", "Comfy-Org/FLUX.1-Krea-dev_ComfyUI split_files/diffusion_models", params=P_FLUX1_DEV, quantization=_S8, variant="krea"),
+    _pub("flux1-redux-dev.safetensors", "unknown", "style_models", "129 MB", "BF16", "UmeAiRT/ComfyUI-Auto_installer mirror (sha256 a1b3bdcb)", kind="style_model", label="Flux.1 Redux (style model)"),
+    _pub("flux1-schnell-fp8.safetensors", "flux1-schnell", _CK, 17_236_328_572, "F8_E4M3", "Comfy-Org/flux1-schnell commit 0cb207e (model + CLIP-L + T5-XXL fp8 + VAE)", params=P_FLUX1_SCHNELL + P_CLIP_L + P_T5XXL + P_AE, quantization="fp8_e4m3fn", kind=CHECKPOINT),
+    _pub("flux1-schnell-fp8.safetensors", "flux1-schnell", _DM, "11.9 GB", "F8_E4M3", "Kijai/flux-fp8", params=P_FLUX1_SCHNELL, quantization="fp8_e4m3fn"),
+    _pub("flux2_dev_fp8mixed.safetensors", "flux2", _DM, "35.5 GB", "F8_E4M3", "Comfy-Org/flux2-dev split_files/diffusion_models", params=P_FLUX2, quantization="scaled fp8 (mixed precision)"),
+    _pub("flux2-vae.safetensors", "vae-flux2", _VA, "336 MB", "F32", "Comfy-Org/flux2-dev split_files/vae (F32 taken from ae.safetensors, 335 MB F32)", assumed=True),
+    _pub("mistral_3_small_flux2_bf16.safetensors", "mistral", _TE, "35.6 GB", "BF16", "Comfy-Org/flux2-dev split_files/text_encoders"),
+    _pub("mistral_3_small_flux2_fp8.safetensors", "mistral", _TE, "18 GB", "F8_E4M3", "Comfy-Org/flux2-dev split_files/text_encoders", params=P_MISTRAL_FLUX2, quantization=_S8),
+    # Wan 2.1 / 2.2 (Comfy-Org)
+    _pub("wan2.1_t2v_14B_fp8_scaled.safetensors", "wan2.1-14b", _DM, "14.3 GB", "F8_E4M3", _MGR, params=P_WAN14_T2V, quantization=_S8, variant="t2v"),
+    _pub("wan2.1_fun_camera_v1.1_1.3B_bf16.safetensors", "wan2.1-1.3b", _DM, "3.23 GB", "BF16", _W21, variant="fun-camera"),
+    _pub("wan2.1_fun_camera_v1.1_14B_bf16.safetensors", "wan2.1-14b", _DM, "33.8 GB", "BF16", _W21, variant="fun-camera"),
+    _pub("wan2.1_fun_control_1.3B_bf16.safetensors", "wan2.1-1.3b", _DM, "3.13 GB", "BF16", _W21, variant="fun-control"),
+    _pub("wan2.1_fun_inp_1.3B_bf16.safetensors", "wan2.1-1.3b", _DM, "3.13 GB", "BF16", _W21, variant="fun-inp"),
+    # rank 64 x 4,792,320 (attention + FFN linears of the 40 blocks, name_infer.lora_sum) = 306.7M x 4 bytes = 1.23 GB: F32
+    _pub("wan2.2_i2v_lightx2v_4steps_lora_v1_high_noise.safetensors", "lora", _LO, "1.23 GB", "F32", _W22L),
+    _pub("wan2.2_i2v_lightx2v_4steps_lora_v1_low_noise.safetensors", "lora", _LO, "1.23 GB", "F32", _W22L),
+    _pub("wan2.2_t2v_lightx2v_4steps_lora_v1.1_high_noise.safetensors", "lora", _LO, "1.23 GB", "F32", _W22L),
+    _pub("wan2.2_t2v_lightx2v_4steps_lora_v1.1_low_noise.safetensors", "lora", _LO, "1.23 GB", "F32", _W22L),
+    _pub("wan2.2_animate_14B_relight_lora_bf16.safetensors", "lora", _LO, "1.44 GB", "BF16", _W22L),
+    # Wan (Kijai, WanVideoWrapper)
+    _pub("Wan2_1-I2V-14B-480P_fp8_e4m3fn.safetensors", "wan2.1-14b", _DM, "17 GB", "F8_E4M3", _KJ, params=P_WAN14_I2V, quantization="fp8_e4m3fn", variant="i2v"),
+    _pub("Wan2_1-I2V-14B-720P_fp8_e4m3fn.safetensors", "wan2.1-14b", _DM, "17 GB", "F8_E4M3", _KJ, params=P_WAN14_I2V, quantization="fp8_e4m3fn", variant="i2v"),
+    _pub("Wan2_1-T2V-14B_fp8_e4m3fn.safetensors", "wan2.1-14b", _DM, "14.9 GB", "F8_E4M3", _KJ, params=P_WAN14_T2V, quantization="fp8_e4m3fn", variant="t2v"),
+    _pub("Wan2_1-T2V-1_3B_bf16.safetensors", "wan2.1-1.3b", _DM, "2.87 GB", "BF16", _KJ, variant="t2v"),
+    _pub("Wan2.1-Fun-Control-14B_fp8_e4m3fn.safetensors", "wan2.1-14b", _DM, "16.6 GB", "F8_E4M3", _KJ, quantization="fp8_e4m3fn", variant="fun-control"),
+    _pub("Wan2.1-Fun-InP-14B_fp8_e4m3fn.safetensors", "wan2.1-14b", _DM, "16.6 GB", "F8_E4M3", _KJ, quantization="fp8_e4m3fn", variant="fun-inp"),
+    _pub("Wan2_1_VAE_bf16.safetensors", "vae-wan2.1", _VA, "254 MB", "BF16", _KJ),
+    _pub("Wan2_1_VAE_fp32.safetensors", "vae-wan2.1", _VA, "508 MB", "F32", _KJ),
+    _pub("umt5-xxl-enc-bf16.safetensors", "umt5-xxl", _TE, "11.4 GB", "BF16", _KJ, params=P_UMT5XXL),
+    _pub("umt5-xxl-enc-fp8_e4m3fn.safetensors", "umt5-xxl", _TE, 6_731_333_792, "F8_E4M3", f"{_KJ} commit 5f8b249", params=P_UMT5XXL, quantization="fp8_e4m3fn"),
+    _pub("open-clip-xlm-roberta-large-vit-huge-14_fp16.safetensors", "clip-vision", _CV, "2.39 GB", "F16", _KJ, label="OpenCLIP XLM-RoBERTa-large + ViT-H/14"),
+    _pub("Wan2_2-Fun-Control-A14B-HIGH_fp8_e4m3fn_scaled_KJ_fixed.safetensors", "wan2.2-14b", _DM, "14.5 GB", "F8_E4M3", f"{_KJS}/Fun", quantization=_S8, variant="high_noise"),
+    _pub("Wan2_2-Fun-Control-A14B-LOW_fp8_e4m3fn_scaled_KJ_fixed.safetensors", "wan2.2-14b", _DM, "14.5 GB", "F8_E4M3", f"{_KJS}/Fun", quantization=_S8, variant="low_noise"),
+    _pub("Wan2_2-Fun-Control-Camera-A14B-HIGH_fp8_e4m3fn_scaled_KJ.safetensors", "wan2.2-14b", _DM, "15.5 GB", "F8_E4M3", f"{_KJS}/Fun", quantization=_S8, variant="high_noise"),
+    _pub("Wan2_2-Animate-14B_fp8_e4m3fn_scaled_KJ.safetensors", "wan2.1-14b", _DM, "18.4 GB", "F8_E4M3", f"{_KJS}/Wan22Animate", quantization=_S8, variant="animate"),
+    _pub("Wan2_1-T2V-14B-Phantom_fp8_e4m3fn_scaled_KJ.safetensors", "wan2.1-14b", _DM, 15_001_361_458, "F8_E4M3", f"{_KJS} commit a7c537e", quantization=_S8, variant="phantom"),
+    # Qwen-Image
+    _pub("qwen_image_edit_bf16.safetensors", "qwen-image", _DM, "40.9 GB", "BF16", _QIE, params=P_QWEN_IMAGE, variant="edit"),
+    _pub("qwen_image_edit_fp8_e4m3fn.safetensors", "qwen-image", _DM, "20.4 GB", "F8_E4M3", _QIE, params=P_QWEN_IMAGE, quantization="fp8_e4m3fn", variant="edit"),
+    _pub("qwen_image_edit_2509_bf16.safetensors", "qwen-image", _DM, "40.9 GB", "BF16", _QIE, params=P_QWEN_IMAGE, variant="edit"),
+    _pub("qwen_image_edit_2509_fp8_e4m3fn.safetensors", "qwen-image", _DM, "20.4 GB", "F8_E4M3", _QIE, params=P_QWEN_IMAGE, quantization="fp8_e4m3fn", variant="edit"),
+    _pub("Qwen-Image-InstantX-ControlNet-Union.safetensors", "controlnet", _CN, "2.54 GB", "BF16", _MGR, assumed=True),
+    _pub("Qwen-Image-InstantX-ControlNet-Inpainting.safetensors", "controlnet", _CN, "2.54 GB", "BF16", _MGR, assumed=True),
+    _pub("qwen_2.5_vl_fp16.safetensors", "unknown", _TE, "7.51 GB", "F16", f"{_MGR} (Comfy-Org/Omnigen2_ComfyUI_repackaged)", kind=TEXT_ENCODER, label="Qwen2.5-VL 3B (OmniGen2)"),
+    _pub("omnigen2_fp16.safetensors", "unknown", _DM, "7.93 GB", "F16", f"{_MGR} (Comfy-Org/Omnigen2_ComfyUI_repackaged)", kind=DIFFUSION, label="OmniGen2"),
+    # HiDream
+    *(_pub(f"hidream_{m}_{dt}.safetensors", "hidream", _DM, "34.2 GB" if dt != "fp8" else "17.1 GB",
+           {"bf16": "BF16", "fp16": "F16", "fp8": "F8_E4M3"}[dt], f"{_HID}/diffusion_models", params=P_HIDREAM,
+           quantization="fp8_e4m3fn" if dt == "fp8" else None, variant=m.replace("_", "-"))
+      for m, dt in (("e1_1", "bf16"), ("e1_full", "bf16"), ("i1_dev", "bf16"), ("i1_dev", "fp8"), ("i1_fast", "bf16"),
+                    ("i1_fast", "fp8"), ("i1_full", "fp16"), ("i1_full", "fp8"))),
+    _pub("clip_g_hidream.safetensors", "clip-g", _TE, "1.39 GB", "F16", f"{_HID}/text_encoders", params=P_CLIP_G),
+    _pub("clip_l_hidream.safetensors", "clip-l", _TE, "248 MB", "F16", f"{_HID}/text_encoders", params=P_CLIP_L),
+    _pub("llama_3.1_8b_instruct_fp8_scaled.safetensors", "llama3-8b", _TE, "9.08 GB", "F8_E4M3", f"{_HID}/text_encoders", params=P_LLAMA31_8B, quantization=_S8),
+    # HunyuanVideo
+    *(_pub(f"hunyuan_video_{v}_720p_bf16.safetensors", "hunyuan-video", _DM, "25.6 GB", "BF16", f"{_HYV}/diffusion_models", params=P_HUNYUAN_VIDEO, variant=var)
+      for v, var in (("t2v", "t2v"), ("image_to_video", "i2v"), ("v2_replace_image_to_video", "i2v"))),
+    _pub("hunyuan_video_vae_bf16.safetensors", "vae-hunyuan", _VA, "493 MB", "BF16", f"{_HYV}/vae"),
+    _pub("llava_llama3_fp16.safetensors", "llama3-8b", _TE, "16.1 GB", "F16", f"{_MGR} (Comfy-Org/HunyuanVideo_repackaged)", params=P_LLAMA31_8B),
+    _pub("llava_llama3_fp8_scaled.safetensors", "llama3-8b", _TE, "9.09 GB", "F8_E4M3", f"{_MGR} (Comfy-Org/HunyuanVideo_repackaged)", params=P_LLAMA31_8B, quantization=_S8),
+    _pub("llava_llama3_vision.safetensors", "clip-vision", _CV, "649 MB", "F16", f"{_MGR} (Comfy-Org/HunyuanVideo_repackaged)", label="LLaVA-Llama-3 vision tower"),
+    _pub("byt5_small_glyphxl_fp16.safetensors", "unknown", _TE, "439 MB", "F16", "Comfy-Org/HunyuanVideo_1.5_repackaged split_files/text_encoders", kind=TEXT_ENCODER, label="ByT5-small (Glyph-SDXL)"),
+    _pub("sigclip_vision_patch14_384.safetensors", "clip-vision", _CV, "857 MB", "F16", f"{_MGR} (Comfy-Org/sigclip_vision_384)", label="SigLIP so400m/14 384px vision"),
+    # Z-Image
+    _pub("z_image_turbo_bf16.safetensors", "unknown", _DM, "12.3 GB", "BF16", "Comfy-Org/z_image_turbo split_files/diffusion_models", kind=DIFFUSION, label="Z-Image Turbo (6B)"),
+    _pub("qwen_3_4b.safetensors", "qwen3", _TE, 8_044_982_048, "BF16", "Comfy-Org/z_image_turbo discussion #28 (exact size; listing 8.04 GB)", params=P_QWEN3_4B),
+    # LTX-Video / LTX-2 (Lightricks, via the Manager list)
+    _pub("ltx-video-2b-v0.9.safetensors", "ltxv", _CK, "9.37 GB", "BF16", _MGR, assumed=True, kind=CHECKPOINT),
+    _pub("ltx-video-2b-v0.9.5.safetensors", "ltxv", _CK, "6.34 GB", "BF16", _MGR, assumed=True, kind=CHECKPOINT),
+    _pub("ltx-2-19b-dev.safetensors", "unknown", _CK, "43.3 GB", "BF16", _MGR, kind=CHECKPOINT, label="LTX-2 19B dev"),
+    _pub("ltx-2-19b-distilled.safetensors", "unknown", _CK, "43.3 GB", "BF16", _MGR, kind=CHECKPOINT, label="LTX-2 19B distilled"),
+    _pub("ltx-2-19b-dev-fp8.safetensors", "unknown", _CK, "27.1 GB", "F8_E4M3", _MGR, quantization=_S8, kind=CHECKPOINT, label="LTX-2 19B dev"),
+    _pub("ltx-2-19b-distilled-lora-384.safetensors", "lora", _LO, "7.67 GB", "BF16", _MGR, assumed=True),
+    _pub("ltx-2-19b-ic-lora-canny-control.safetensors", "lora", _LO, "654 MB", "BF16", _MGR, assumed=True),
+    _pub("ltx-2-19b-ic-lora-depth-control.safetensors", "lora", _LO, "654 MB", "BF16", _MGR, assumed=True),
+    _pub("ltx-2-spatial-upscaler-x2-1.0.safetensors", "unknown", "latent_upscale_models", "996 MB", "BF16", _MGR, kind="upscaler", label="LTX-2 latent upscaler x2"),
+    _pub("ltx-2.3-22b-dev-fp8.safetensors", "unknown", _CK, "27.14 GB", "F8_E4M3", _MGR, quantization=_S8, kind=CHECKPOINT, label="LTX-2.3 22B dev"),
+    _pub("ltx-2.3-22b-distilled-fp8.safetensors", "unknown", _CK, "27.50 GB", "F8_E4M3", _MGR, quantization=_S8, kind=CHECKPOINT, label="LTX-2.3 22B distilled"),
+    _pub("ltx-2.3-22b-ic-lora-ingredients-0.9.safetensors", "lora", _LO, "1.31 GB", "BF16", _MGR, assumed=True),
+    _pub("ltx-2.3-22b-ic-lora-union-control-ref0.5.safetensors", "lora", _LO, "0.61 GB", "BF16", _MGR, assumed=True),
+    _pub("ltx-2.3-spatial-upscaler-x2-1.1.safetensors", "unknown", "latent_upscale_models", "0.93 GB", "BF16", _MGR, kind="upscaler", label="LTX-2.3 latent upscaler x2"),
+    _pub("ltx-2.5-22b-distilled-transformer-comfy-int8-convrot.safetensors", "unknown", _DM, "21.50 GB", "I8", _MGR, quantization="int8", kind=DIFFUSION, label="LTX-2.5 22B distilled"),
+    _pub("gemma4-12b-with-proj-ltx-2.5-comfy-int8-convrot.safetensors", "unknown", _TE, "15.37 GB", "I8", _MGR, quantization="int8", kind=TEXT_ENCODER, label="Gemma 4 12B (LTX-2.5)"),
+    _pub("ltx-2.5-video-vae-bf16.safetensors", "unknown", _VA, "1.47 GB", "BF16", _MGR, kind=VAE, label="LTX-2.5 video VAE"),
+    _pub("ltx-2.5-audio-vae-bf16.safetensors", "unknown", _VA, "0.36 GB", "BF16", _MGR, kind=VAE, label="LTX-2.5 audio VAE"),
+    _pub("ltx-2.5-latent-spatial-upscaler-x2-bf16-1.0.safetensors", "unknown", "latent_upscale_models", "0.96 GB", "BF16", _MGR, kind="upscaler", label="LTX-2.5 latent upscaler x2"),
+    _pub("gemma_3_12B_it_fp4_mixed.safetensors", "unknown", _TE, "9.45 GB", "BF16", "Comfy-Org/ltx-2 split_files/text_encoders (fp4 + 16-bit mix: params = bytes / 2 is a floor)", quantization="nvfp4 (mixed)", kind=TEXT_ENCODER, label="Gemma 3 12B"),
+    # Stable Diffusion family
+    _pub("sd_xl_refiner_1.0.safetensors", "sdxl", _CK, "6.08 GB", "F16", _MGR, kind=CHECKPOINT, variant="refiner"),
+    _pub("sd_xl_turbo_1.0_fp16.safetensors", "sdxl", _CK, "6.94 GB", "F16", _MGR, params=P_SDXL, kind=CHECKPOINT, variant="turbo"),
+    _pub("svd_xt.safetensors", "unknown", _CK, "9.56 GB", "F32", _MGR, assumed=True, kind=CHECKPOINT, label="Stable Video Diffusion XT"),
+    _pub("vae-ft-mse-840000-ema-pruned.safetensors", "vae-kl4", _VA, "334.6 MB", "F32", _MGR),
+    _pub("clip_vision_g.safetensors", "clip-vision", _CV, "3.69 GB", "F16", _MGR, assumed=True, label="OpenCLIP ViT-bigG vision"),
+    *(_pub(f"sd3.5_large_controlnet_{c}.safetensors", "controlnet", _CN, "8.65 GB", "BF16", _MGR, assumed=True) for c in ("blur", "canny", "depth")),
+    _pub("sd3.5_large_fp8_scaled.safetensors", "sd3", _CK, 14_935_748_772, "F8_E4M3", f"{_TPL} (template sd3.5_simple_example)", quantization=_S8, kind=CHECKPOINT, variant="large"),
+    _pub("t5-v1_1-xxl-encoder-Q4_K_S.gguf", "t5-xxl", _TE, "2.74 GB", "Q4_K", f"{_MGR} (city96/t5-v1_1-xxl-encoder-gguf)", params=P_T5XXL, quantization="gguf Q4_K"),
+    _pub("4x-UltraSharp.pth", "unknown", "upscale_models", "67.0 MB", "F32", f"{_MGR} (Kim2091/UltraSharp)", kind="upscaler", label="ESRGAN 4x upscaler"),
+    # Templates index: templates that download only this file (over 1 GiB, so the rounding is under 5 %)
+    _pub("NetaYumev35_pretrained_all_in_one.safetensors", "lumina2", _CK, 10_630_044_058, "BF16", f"{_TPL} (template image_netayume_lumina_t2i)", assumed=True, kind=CHECKPOINT, label="NetaYume Lumina"),
+    _pub("ace_step_1.5_turbo_aio.safetensors", "unknown", _CK, 10_737_418_240, "BF16", f"{_TPL} (template audio_ace_step_1_5_checkpoint)", assumed=True, kind=CHECKPOINT, label="ACE-Step 1.5 turbo (all-in-one)"),
+    _pub("ace_step_v1_3.5b.safetensors", "unknown", _CK, 7_698_728_878, "BF16", f"{_TPL} (template audio_ace_step_1_m2m_editing)", assumed=True, kind=CHECKPOINT, label="ACE-Step v1 3.5B"),
+    _pub("gemma4_e4b_it_fp8_scaled.safetensors", "unknown", _TE, 9_019_431_322, "F8_E4M3", f"{_TPL} (template llm_gemma4_text_gen)", quantization=_S8, kind=TEXT_ENCODER, label="Gemma 4 E4B"),
+    *(_pub(f"{n}.safetensors", "unknown", _CK, size, "F16", f"{_TPL} (template {t})", kind=CHECKPOINT, label=label)
+      for n, size, t, label in (
+          ("hunyuan3d-dit-v2-mv-turbo_fp16", 4_928_474_972, "3d_hunyuan3d_multiview_to_model_turbo", "Hunyuan3D 2.0 multiview turbo"),
+          ("hunyuan3d-dit-v2-mv_fp16", 4_928_474_972, "3d_hunyuan3d_multiview_to_model", "Hunyuan3D 2.0 multiview"),
+          ("hunyuan3d-dit-v2_fp16", 4_939_212_390, "3d_hunyuan3d_image_to_model", "Hunyuan3D 2.0"),
+          ("sam3.1_multiplex_fp16", 1_717_986_918, "utility_image_segment_sam3", "SAM 3.1"),
+          ("sdpose_wholebody_fp16", 1_932_735_283, "utility_sdpose_ood_image_to_pose", "SDPose whole-body"))),
+    _pub("hunyuan_3d_v2.1.safetensors", "unknown", _CK, 4_939_212_390, "F16", f"{_TPL} (template 3d_hunyuan3d-v2.1)", assumed=True, kind=CHECKPOINT, label="Hunyuan3D 2.1"),
+    _pub("qwen3.5_4b_bf16.safetensors", "unknown", _TE, 9_341_553_869, "BF16", f"{_TPL} (template llm_qwen3_5_text_gen)", kind=TEXT_ENCODER, label="Qwen3.5 4B"),
+    _pub("qwen3vl_4b_fp8_scaled.safetensors", "unknown", _TE, 5_261_334_938, "F8_E4M3", f"{_TPL} (template llm_qwen3vl_text_gen)", quantization=_S8, kind=TEXT_ENCODER, label="Qwen3-VL 4B"),
+    _pub("yue2_3b_int8_convrot.safetensors", "unknown", _CK, 3_972_844_749, "I8", f"{_TPL} (template audio_yue2_text2music)", quantization="int8", kind=CHECKPOINT, label="YuE 2 3B"),
+)
+
+
 def _norm(name: str) -> str:
     return name.replace("\\", "/").rsplit("/", 1)[-1].strip().lower()
 
 
 _BY_NAME: dict[str, list[CatalogueEntry]] = {}
-for _entry in ENTRIES:
+for _entry in ENTRIES + PUBLISHED:
     _BY_NAME.setdefault(_norm(_entry.name), []).append(_entry)
 
 _FOLDER_ALIASES = {"unet": "diffusion_models", "clip": "text_encoders"}  # folder_paths.map_legacy
@@ -240,7 +428,7 @@ def catalogue_info(name: str, folder: str | None = None) -> ModelInfo | None:
         return None
     fam = FAMILIES.get(entry.family, FAMILIES["unknown"])
     kind = entry.kind or fam.kind
-    label = fam.label + (" checkpoint" if kind == CHECKPOINT else "")
+    label = (entry.label or fam.label) + (" checkpoint" if kind == CHECKPOINT else "")
     if entry.variant:
         label += f" [{entry.variant.replace('_', '-')}]"
     return ModelInfo(
@@ -252,5 +440,5 @@ def catalogue_info(name: str, folder: str | None = None) -> ModelInfo | None:
 
 
 def entries_for_family(family: str) -> list[CatalogueEntry]:
-    return [e for e in ENTRIES if e.family == family]
+    return [e for e in ENTRIES + PUBLISHED if e.family == family]
 

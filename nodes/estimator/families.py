@@ -1025,8 +1025,11 @@ def _checkpoint(inv: Inventory, name: str, groups: dict[str, dict[str, TensorInf
         notes = (f"{len(other)} tensors outside model/clip/vae ({_fmt_count(sum(t.nbytes for t in other.values()))} bytes)",)
     fam = model.family
     label = f"{FAMILIES.get(fam, FAMILIES['unknown']).label} checkpoint"
+    # what the parts load (a T5's embed_tokens copy is not) plus the tensors outside them
+    params = sum(p.params for p in parts.values()) + sum(t.numel for t in other.values())
+    nbytes = sum(p.weights_bytes for p in parts.values()) + sum(t.nbytes for t in other.values())
     return ModelInfo(
-        kind=CHECKPOINT, family=fam, label=label, params=inv.param_count, weights_bytes=inv.total_bytes,
+        kind=CHECKPOINT, family=fam, label=label, params=params, weights_bytes=nbytes,
         dtype=inv.main_dtype, quantization=inv.quantization, arch=model.arch, evidence=ev, source="header",
         path=inv.path, largest_tensor_bytes=2 * inv.largest_tensor_numel, parts=MappingProxyType(parts),
         variant=model.variant, notes=notes,
@@ -1078,14 +1081,24 @@ _NOT_LOADED_T5 = ("encoder.embed_tokens.weight", "spiece_model")
 
 
 def _loaded_tensors(tensors: Mapping[str, TensorInfo], family: str) -> tuple[Mapping[str, TensorInfo], tuple[str, ...]]:
+    """The tensors ComfyUI loads as weights; keys may carry a checkpoint prefix
+    ("text_encoders.t5xxl.transformer.encoder.embed_tokens.weight")."""
     if not family.startswith(("t5", "umt5")):
         return tensors, ()
-    drop = [k for k in _NOT_LOADED_T5 if k in tensors and (k != "encoder.embed_tokens.weight" or "shared.weight" in tensors)]
+    drop = [k for k in tensors if _not_loaded_t5(k, tensors)]
     if not drop:
         return tensors, ()
     kept = {k: v for k, v in tensors.items() if k not in drop}
     return kept, (f"not loaded by ComfyUI, so not counted: {', '.join(drop)} (text_encoders/t5.py: only `shared`; "
                   "the SentencePiece blob goes to the tokenizer)",)
+
+
+def _not_loaded_t5(key: str, tensors: Mapping[str, TensorInfo]) -> bool:
+    for suffix in _NOT_LOADED_T5:
+        if key == suffix or key.endswith("." + suffix):
+            prefix = key[: len(key) - len(suffix)]
+            return suffix == "spiece_model" or prefix + "shared.weight" in tensors
+    return False
 
 
 def _make_info(tensors: Mapping[str, TensorInfo], inv: Inventory, kind: str, found: _Found, name: str) -> ModelInfo:

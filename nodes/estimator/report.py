@@ -97,12 +97,22 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
         lines.append("")
         names = ", ".join(sorted({t for _, t in budget.unknown_nodes}))
         lines.append(f"Not understood (ignored): {names}")
-    if budget.notes:
+    notes = _inferred_note(budget) + list(budget.notes)
+    if notes:
         lines.append("")
         lines.append("Notes:")
-        for note in budget.notes:
+        for note in notes:
             lines.append(f" - {note}")
     return "\n".join(lines)
+
+
+def _inferred_note(budget) -> list[str]:
+    """One note naming the models whose size comes from their file name (name_infer)."""
+    names = [key.split("/", 1)[-1] for key, info in budget.models.items() if info.source == "inferred"]
+    if not names:
+        return []
+    return [f"sizes inferred from file names (not found here; point --models-dir at the files for exact sizes): "
+            f"{', '.join(names)}"]
 
 
 def _verdict_tail(budget, peak_stage) -> str:

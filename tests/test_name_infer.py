@@ -1,0 +1,239 @@
+"""name_infer.py: a model file known only by its name -> kind, family, parameters, precision, bytes;
+and the published-size table in catalogue.py (PUBLISHED) that it falls back behind."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from vram_budget.nodes.estimator import catalogue as cat
+from vram_budget.nodes.estimator import name_infer as ni
+from vram_budget.nodes.estimator.budget import Device, estimate, resolve_model
+from vram_budget.nodes.estimator.families import FAMILIES
+from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.llm_quant import GGML_BLOCK
+from vram_budget.nodes.estimator.report import format_report
+from vram_budget.nodes.estimator.workload import SAMPLE, ModelRef, Stage, Workload
+
+
+def bits(ggml: str) -> float:
+    block, size = GGML_BLOCK[ggml]
+    return size * 8 / block
+
+
+# (name as a workflow gives it, loader role, folder) -> (kind, family, params, bytes per param)
+# Real names from the official templates and the community corpus (tests/workflows/community).
+CASES = [
+    (("wan2.2_fun_control_high_noise_14B_fp8_scaled.safetensors", "diffusion", "diffusion_models"),
+     ("diffusion", "wan2.2-14b", cat.P_WAN14_T2V, 1)),
+    (("WanVideo\\fp8_scaled_kj\\I2V\\Wan2_1-I2V-14B-720p_fp8_e4m3fn_scaled_KJ.safetensors", "diffusion", "diffusion_models"),
+     ("diffusion", "wan2.1-14b", cat.P_WAN14_I2V, 1)),
+    (("WanVideo\\Wan2_1-FLF2V-14B-720P_fp8_e4m3fn.safetensors", "diffusion", "diffusion_models"),
+     ("diffusion", "wan2.1-14b", cat.P_WAN14_FLF, 1)),
+    (("WanVideo\\Skyreels\\Wan2_1-SkyReels-V2-DF-1_3B-540P_fp32.safetensors", "diffusion", "diffusion_models"),
+     ("diffusion", "wan2.1-1.3b", cat.P_WAN13, 4)),
+    (("Wan2_2-TI2V-5B-FastWanFullAttn_bf16.safetensors", "diffusion", "diffusion_models"),
+     ("diffusion", "wan2.2-ti2v-5b", cat.P_WAN5, 2)),
+    (("humo_17B_fp8_e4m3fn.safetensors", "diffusion", "diffusion_models"),  # the name's 17B beats Wan's 14.3B
+     ("diffusion", "wan2.1-14b", 17_000_000_000, 1)),
+    (("flux1-kontext-dev.safetensors", "diffusion", "diffusion_models"), ("diffusion", "flux1-kontext", cat.P_FLUX1_DEV, 2)),
+    (("flux.1-fill-dev-OneReward-transformer_fp8.safetensors", "diffusion", "diffusion_models"),
+     ("diffusion", "flux1-fill", cat.P_FLUX1_FILL, 1)),
+    (("flux-2-klein-9b-fp8.safetensors", "diffusion", "diffusion_models"), ("diffusion", "flux2", 9_000_000_000, 1)),
+    (("Chroma1-HD-fp8mixed.safetensors", "diffusion", "diffusion_models"), ("diffusion", "chroma", cat.P_CHROMA, 1)),
+    (("hunyuanvideo1.5_720p_t2v_fp16.safetensors", "diffusion", "diffusion_models"),
+     ("diffusion", "hunyuan-video-1.5", cat.P_HUNYUAN_VIDEO_15, 2)),
+    (("hyvideo\\hunyuan_video_720_fp8_e4m3fn.safetensors", "diffusion", "diffusion_models"),
+     ("diffusion", "hunyuan-video", cat.P_HUNYUAN_VIDEO, 1)),
+    (("qwen_image_2512_fp8_e4m3fn.safetensors", "diffusion", "diffusion_models"), ("diffusion", "qwen-image", cat.P_QWEN_IMAGE, 1)),
+    (("z_image_int8_convrot.safetensors", "diffusion", "diffusion_models"), ("diffusion", "z-image", cat.P_Z_IMAGE, 1)),
+    (("pixeldit_1300m_1024px_bf16.safetensors", "diffusion", "diffusion_models"), ("diffusion", "unknown", 1_300_000_000, 2)),
+    (("ponyDiffusionV6XL.safetensors", "checkpoint", "checkpoints"), ("checkpoint", "sdxl", cat.P_SDXL, 2)),
+    (("clip_l_flux.safetensors", "text_encoder", "text_encoders"), ("text_encoder", "clip-l", cat.P_CLIP_L, 2)),
+    (("qwen_3_4b_fp8_mixed.safetensors", "text_encoder", "text_encoders"), ("text_encoder", "qwen3", cat.P_QWEN3_4B, 1)),
+    (("qwen_3_06b_base.safetensors", "text_encoder", "text_encoders"), ("text_encoder", "qwen", 600_000_000, 2)),
+    (("gemma_3_12B_it.safetensors", "text_encoder", "text_encoders"), ("text_encoder", "gemma3", 12_000_000_000, 2)),
+    (("gemma_2_2b_it_elm_bf16.safetensors", "text_encoder", "text_encoders"),
+     ("text_encoder", "gemma", ni.decoder_params(FAMILIES["gemma"].arch, tied=True), 2)),
+    (("t5xxl_fp16_custom.safetensors", None, "clip"), ("text_encoder", "t5-xxl", cat.P_T5XXL, 2)),
+    (("Wan2_2_VAE_bf16.safetensors", "vae", "vae"), ("vae", "vae-wan2.2", cat.lookup("wan2.2_vae.safetensors").params, 2)),
+    (("wan_alpha_2.1_vae_rgb_channel.safetensors", "vae", "vae"), ("vae", "vae-wan2.1", cat.lookup("wan_2.1_vae.safetensors").params, 2)),
+    (("clip_vision_vit_h.safetensors", "clip_vision", "clip_vision"), ("clip_vision", "clip-vision", cat.P_CLIP_VISION_H, 2)),
+    (("RealESRGAN_x2plus.pth", "upscale_model", "upscale_models"),
+     ("upscaler", "esrgan", cat.lookup("4x-UltraSharp.pth").params, 4)),
+]
+
+
+@pytest.mark.parametrize("ref, expected", CASES, ids=[c[0][0] for c in CASES])
+def test_names_to_family_params_and_bytes(ref, expected):
+    kind, family, params, per = expected
+    info, said = ni.infer_info(*ref)
+    assert info is not None, said
+    assert (info.kind, info.family, info.params) == (kind, family, params)
+    assert info.weights_bytes == math.ceil(params * per), info.weights_bytes / params
+    assert info.source == "inferred" and said in info.notes and "inferred from the name" in said
+    assert info.label.endswith("(size from the name)") and info.evidence[0] == said  # --json shows evidence
+    assert info.evidence[1].startswith("file name")
+
+
+def test_decoder_count_reproduces_published_llm_sizes():
+    # Llama 3.1 8B config -> 8,030,261,248 (Meta's count); Qwen3 4B: the 8,044,982,048-byte bf16 file = 2 x params + header
+    llama = dict(FAMILIES["llama3-8b"].arch)
+    assert ni.decoder_params(llama, tied=False) == cat.P_LLAMA31_8B
+    qwen3 = dict(FAMILIES["qwen3"].arch)
+    assert 0 < 8_044_982_048 - 2 * (ni.decoder_params(qwen3, tied=True) + 36 * 2 * 128) < 100_000  # + q/k norms
+
+
+def test_precision_tokens():
+    p = ni.precision
+    assert p("wan2.1_t2v_14b_fp8_e5m2", "safetensors")[1:3] == ("F8_E5M2", "fp8_e5m2")
+    assert p("x_fp8_e4m3fn_scaled", "safetensors").quantization == "scaled fp8_e4m3fn"
+    assert p("flux2_dev_fp8mixed", "safetensors").quantization == "scaled fp8_e4m3fn"
+    assert p("flux1-dev-bnb-nf4", "safetensors").bits == pytest.approx(4 + 8 / 64 + 32 / 16384)
+    assert p("svdq-int4_r32-flux.1-dev", "safetensors").bits == 4.25
+    assert p("svdq-fp4_r32-flux.1-dev", "safetensors").bits == 4.5
+    assert p("gpt_oss_20b_mxfp4", "safetensors").bits == 4.25
+    assert p("z_image_turbo_nvfp4", "safetensors").bits == 4.5
+    assert p("qwen3.5_9b_w4a8_gptq", "safetensors").bits == pytest.approx(4 + 20 / 128)
+    assert p("ltx-2.5-22b-int8-convrot", "safetensors").bits == 8
+    assert p("model", "safetensors").bits == 16 and p("model", "pth").bits == 32
+    assert p("model", "gguf") is None  # a GGUF whose type the name does not give
+    for quant, ggml in (("Q2_K", "Q2_K"), ("Q3_K_S", "Q3_K"), ("Q4_0", "Q4_0"), ("Q4_K_M", "Q4_K"),
+                        ("Q5_K_S", "Q5_K"), ("Q6_K", "Q6_K"), ("Q8_0", "Q8_0"), ("IQ4_XS", "IQ4_XS")):
+        got = p(f"flux1-dev-{quant.lower()}", "gguf")
+        assert (got.dtype, got.quantization, got.bits) == (ggml, f"gguf {ggml}", bits(ggml)), quant
+    assert bits("Q4_K") == 4.5 and bits("Q8_0") == 8.5 and bits("Q6_K") == 6.5625  # ggml block sizes
+
+
+def test_gguf_sizes_follow_the_published_files_of_the_family():
+    """Leave each published city96 GGUF out: params x the type's bits + the family's median excess
+    (small tensors kept in F16/F32) lands within 6 % of the listed size (11 % for the _M mixes, which
+    keep some tensors in a larger type); without the excess Wan would be up to 20 % low."""
+    for entry in cat.entries_for_family("flux1-dev") + cat.entries_for_family("wan2.1-14b"):
+        if not (entry.quantization or "").startswith("gguf"):
+            continue
+        prec = ni.precision(entry.name.rsplit(".", 1)[0].lower(), "gguf")
+        excess, _ = ni.gguf_excess(entry.family, skip=entry.name)
+        predicted = math.ceil(entry.params * prec.bits / 8) + excess
+        tolerance = 0.11 if entry.dtype.endswith("_M") else 0.06
+        assert abs(predicted - entry.bytes) / entry.bytes < tolerance, (entry.name, predicted, entry.bytes)
+    info, said = ni.infer_info("WanVideo\\wan2.1-i2v-14b-480p-Q8_0.gguf", "diffusion", "diffusion_models")
+    excess = ni.gguf_excess("wan2.1-14b")[0]
+    assert info.weights_bytes == math.ceil(cat.P_WAN14_I2V * 8.5 / 8) + excess and "F16/F32" in said
+    kontext, _ = ni.infer_info("flux1-kontext-dev-Q6_K.gguf", "diffusion", "diffusion_models")
+    assert kontext.weights_bytes == math.ceil(cat.P_FLUX1_DEV * bits("Q6_K") / 8) + ni.gguf_excess("flux1-dev")[0]
+
+
+def test_lora_layer_sums_reproduce_published_lora_sizes():
+    """rank x sum(in + out) over the adapted linears, from the FAMILIES arch numbers, against files
+    whose rank and size are published."""
+    flux, _ = ni.lora_linear_sum("flux1-dev")
+    # Comfy-Org flux1-depth-dev-lora.safetensors: rank 128, bf16, 1,244,440,512 bytes (LFS pointer)
+    assert abs(128 * flux * 2 - 1_244_440_512) / 1_244_440_512 < 0.02
+    wan, _ = ni.lora_linear_sum("wan2.1-14b")
+    # wan2.2_*_lightx2v_4steps_lora (renamed ..._lora_rank64_Seko_...): 1.23 GB listed, fp32
+    assert abs(64 * wan * 4 - 1.23e9) / 1.23e9 < 0.01
+    assert wan == 40 * (18 * 5120 + 2 * 13824)
+    assert ni.lora_linear_sum("wan2.1-14b", "i2v")[0] == wan + 40 * 4 * 5120  # image k/v of the I2V cross-attention
+    assert ni.lora_linear_sum("chroma")[0] < flux  # no per-block modulation linears
+    sdxl, sd15 = ni.lora_linear_sum("sdxl")[0], ni.lora_linear_sum("sd15")[0]
+    assert sdxl == 10 * (28 * 640 + 4096) + 60 * (28 * 1280 + 4096) + 5 * 4 * 640 + 6 * 4 * 1280
+    assert sd15 == 5 * (28 * 320 + 1536) + 5 * (28 * 640 + 1536) + 6 * (28 * 1280 + 1536) + 4 * (5 * 320 + 5 * 640 + 6 * 1280)
+    assert ni.lora_linear_sum("ltx2") is None and ni.lora_linear_sum("z-image") is None
+
+
+@pytest.mark.parametrize("name, family, rank, per", [
+    ("Wan21_CausVid_14B_T2V_lora_rank32.safetensors", "wan2.1-14b", 32, 2),
+    ("WanVideo\\Pusa\\Wan21_PusaV1_LoRA_14B_rank512_bf16.safetensors", "wan2.1-14b", 512, 2),
+    ("Wan2.2-T2V-A14B-4steps-lora-rank64-Seko-V1.1/high_noise.safetensors", "wan2.2-14b", 64, 2),
+    ("WanVid\\wan2.1-1.3b-control-lora-tile-v0.1_comfy.safetensors", "wan2.1-1.3b", ni.DEFAULT_LORA_RANK, 2),
+    ("FLUX/Raura.safetensors", "flux1-dev", ni.DEFAULT_LORA_RANK, 2),
+    ("my_flux_style_r16_fp32.safetensors", "flux1-dev", 16, 4),
+    ("sdxl_detail_64_.safetensors", "sdxl", 64, 2),
+    ("QWEN_EDIT_ACTION_V1.safetensors", "qwen-image", ni.DEFAULT_LORA_RANK, 2),
+    ("hyvid\\musubi-tuner\\img2vid544p.safetensors", "hunyuan-video", ni.DEFAULT_LORA_RANK, 2),
+])
+def test_lora_typical_size_by_rank(name, family, rank, per):
+    info, said = ni.infer_info(name, "lora", "loras")
+    assert (info.kind, info.family, info.arch["rank"], info.arch["target_family"]) == ("lora", "lora", rank, family)
+    assert info.weights_bytes == rank * ni.lora_linear_sum(family)[0] * per
+    assert said.startswith("typical size") and ("from the name" in said or f"{rank} assumed" in said)
+
+
+def test_lora_rank_tokens():
+    assert ni.lora_rank("lightx2v_i2v_14b_480p_cfg_step_distill_rank64_bf16") == 64
+    assert ni.lora_rank("moss_image_edit_lora_rank_64_bf16") == 64
+    assert ni.lora_rank("style_r128.safetensors") == 128
+    assert ni.lora_rank("ltx-2-19b-distilled-lora-384.safetensors") == 384
+    assert ni.lora_rank("detail_32_v2.safetensors") == 32
+    assert ni.lora_rank("wuli-qwen-image-2512-turbo-lora-2steps-v1.0-bf16") is None  # "2steps" is not a rank
+    assert ni.lora_rank("wan2.2_i2v_lightx2v_4steps_lora_v1_high_noise") is None
+
+
+def test_size_tokens():
+    assert ni.size_token("wan2.1_t2v_14b_fp16") == 14_000_000_000
+    assert ni.size_token("wan2_1-t2v-1_3b_bf16") == 1_300_000_000
+    assert ni.size_token("wan2.2-i2v-a14b-q4") == 14_000_000_000
+    assert ni.size_token("qwen3.5_9b_int8") == 9_000_000_000
+    assert ni.size_token("qwen_3_06b_base") == 600_000_000
+    assert ni.size_token("pixeldit_1300m_1024px") == 1_300_000_000
+    assert ni.size_token("wan2.1_i2v_480p") is None and ni.size_token("sd_xl_base_1.0") is None
+
+
+@pytest.mark.parametrize("ref, why", [
+    (("model.safetensors", None, None), "says nothing"),
+    (("anima-base-v1.0.safetensors", "diffusion", "diffusion_models"), "no parameter count"),
+    (("flux_tile.safetensors", "controlnet", "controlnet"), "ControlNet"),  # a ControlNet is not 12B
+    (("anima-turbo-lora-v0.2.safetensors", "lora", "loras"), "base model the name does not identify"),
+    (("ltx2.3-transition.safetensors", "lora", "loras"), "no LoRA layer count"),
+    (("city96-model-Q9_Z.gguf", "diffusion", "diffusion_models"), "quantisation"),
+])
+def test_names_that_stay_unknown(ref, why):
+    info, said = ni.infer_info(*ref)
+    assert info is None and why in said
+
+
+# ---------------------------------------------------------------------------------------------
+def _workload(*refs: ModelRef) -> Workload:
+    return Workload(stages=(Stage(SAMPLE, "3", "KSampler", models=refs),), models=refs)
+
+
+def test_resolve_model_falls_back_to_inference_then_to_missing_with_a_reason():
+    ref = ModelRef("diffusion", "wan2.2_fun_inpaint_high_noise_14B_fp8_scaled.safetensors", "diffusion_models")
+    info, note = resolve_model(ref, None)
+    assert info.source == "inferred" and info.weights_bytes == cat.P_WAN14_T2V and note is None
+    known = ModelRef("diffusion", "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors", "diffusion_models")
+    assert resolve_model(known, None)[0].source == "catalogue"  # the catalogue comes first
+    lost, note = resolve_model(ModelRef("diffusion", "anima-base-v1.0.safetensors", "diffusion_models"), None)
+    assert lost.source == "missing" and lost.weights_bytes == 0 and "no parameter count" in note
+
+
+def test_report_lists_inferred_names_in_one_note():
+    refs = (ModelRef("diffusion", "wan2.2_fun_inpaint_high_noise_14B_fp8_scaled.safetensors", "diffusion_models"),
+            ModelRef("lora", "Wan21_CausVid_14B_T2V_lora_rank32.safetensors", "loras", strength=1.0),
+            ModelRef("diffusion", "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors", "diffusion_models"))
+    budget = estimate(_workload(*refs), Device.from_card(find_card("RTX 4090")))
+    assert {k: i.source for k, i in budget.models.items()} == {
+        "diffusion_models/" + refs[0].name: "inferred", "loras/" + refs[1].name: "inferred",
+        "diffusion_models/" + refs[2].name: "catalogue"}
+    text = format_report(budget)
+    lines = [ln for ln in text.splitlines() if "inferred from file names" in ln]
+    assert len(lines) == 1 and refs[0].name in lines[0] and refs[1].name in lines[0] and refs[2].name not in lines[0]
+    weights = [it for sb in budget.stages for it in sb.items if it.category == "weights"]
+    assert any(it.bytes > 0 and "size from the name" in it.label for it in weights)
+
+
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("entry", cat.PUBLISHED, ids=lambda e: f"{e.name}@{e.folder}")
+def test_every_published_entry_has_a_source_and_consistent_numbers(entry):
+    assert entry.family in FAMILIES and entry.folder
+    assert entry.family != "unknown" or (entry.kind and entry.label)
+    assert any(w in entry.source for w in ("Hugging Face file listing", "LFS pointer size", cat._MGR, cat._TPL)), entry.source
+    assert "params" in entry.source and entry.bytes > 0 and entry.params > 0
+    bpp = entry.bytes / entry.params
+    limits = {"F16": (1.9, 2.15), "BF16": (1.9, 2.15), "F32": (3.9, 4.1), "F8_E4M3": (0.95, 1.5), "I8": (0.95, 1.5)}
+    low, high = limits.get(entry.dtype, (2 / 8, 9 / 8))
+    assert low <= bpp <= high, bpp
+    hits = [e for e in cat.ENTRIES + cat.PUBLISHED if e.name.lower() == entry.name.lower() and e.folder == entry.folder]
+    assert hits == [entry]  # one line per file and folder
+    assert cat.lookup(entry.name, entry.folder) is entry
