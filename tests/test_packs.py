@@ -321,6 +321,9 @@ def test_nunchaku_svdq_loader_lora_and_text_encoders():
     assert [(m.name, m.role) for m in stages(w, SAMPLE)[0].models] == [
         ("svdq-int4-flux.1-dev", "diffusion"), ("turbo.safetensors", "lora")]
     assert [m.name for m in stages(w, TEXT_ENCODE)[0].models] == ["clip_l.safetensors", "t5xxl_fp16.safetensors"]
+    sample = B.estimate(w, device("RTX 4070")).stages[1]
+    # SVDQuant 4-bit stays 4-bit on the GPU (nunchaku dequantizes per layer): ~6.6 GB, not Flux's 23.8 GB
+    assert 5 * 10**9 < sample.weights_bytes - 0 < 8 * 10**9 + 300 * 10**6
 
 
 def test_easy_use_pipe_loader_presampling_ksampler():

@@ -43,6 +43,9 @@ TIGHT_FRACTION = 0.10  # "tight" = less than 10 % of the card left over (issue: 
 
 Resolver = Callable[[str, str], "str | None"]
 
+# Quantized formats ComfyUI (or the pack that loads them: nunchaku, bitsandbytes) keeps at their
+# stored size, dequantizing per layer: weights on the GPU = the file's bytes.
+KEPT_QUANTIZED = ("scaled", "nvfp4", "int8", "int4", "nf4", "mxfp4", "fp4", "awq", "gptq", "svdq", "int8/fp4")
 # UNETLoader weight_dtype options, and WanVideoWrapper's `quantization` options (1 byte/param too).
 FP8_WIDGETS = {"fp8_e4m3fn", "fp8_e4m3fn_fast", "fp8_e5m2", "fp8_e4m3fn_scaled", "fp8_e4m3fn_scaled_fast",
                "fp8_e5m2_scaled"}
@@ -340,7 +343,7 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
             return params, f"weight_dtype {ref.weight_dtype}: 1 byte/param (widget overrides the file's {dtype})"
         if q.startswith("gguf"):
             return stored, f"GGUF {dtype} kept quantized ({stored / max(params, 1) * 8:.1f} bits/param)"
-        if q.startswith("scaled") or q.startswith("nvfp4") or q.startswith("int8"):
+        if q.startswith(KEPT_QUANTIZED):
             return stored, f"{q} file kept quantized"
         if q.startswith("fp8"):
             if device.fp8_compute:
@@ -359,7 +362,7 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
             # a published file size counts the encoder.embed_tokens copy ComfyUI does not load
             # (text_encoders/t5.py:234): the loaded weights are the parameters at 1 byte
             return min(stored, params), f"{q} kept (T5 keeps the file's dtype): {params / 1e9:.2f}B params × 1 byte"
-        if q.startswith("scaled"):
+        if q.startswith(KEPT_QUANTIZED):
             return stored, f"{q} kept"
         if q.startswith("fp8") and info.family in ("t5-xxl", "umt5-xxl"):
             return stored, f"{q} kept (T5 keeps the file's dtype)"
