@@ -30,7 +30,7 @@ from .gpus import Card, cheapest_card_that_fits
 from .model_info import CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN, VAE, ModelInfo
 from .units import GiB, MiB, fmt_gib
 from .workload import (
-    CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape, ModelRef, Stage, Workload,
+    CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, TRAIN, VAE_DECODE, VAE_ENCODE, LatentShape, ModelRef, Stage, Workload,
 )
 
 # CUDA context + cuBLAS/cuDNN handles: "the CUDA context takes a few hundred MB more before any
@@ -471,6 +471,8 @@ def estimate(
         verdict = outcome
     for sb, run in zip(stage_budgets, runs):
         notes.extend(run.explanation)
+        if sb.stage.kind == TRAIN or sb.stage.generate_tokens:  # their remedies live in the stage's notes
+            notes.extend(sb.notes)
 
     rent = bool(stage_budgets) and outcome != runtime.FITS  # never a rental for what fits the user's own card
     budget = Budget(
@@ -543,6 +545,9 @@ def _gaps(workload: Workload, infos: Mapping[str, ModelInfo], stage_budgets) -> 
             incomplete.append(f"{sb.title}: {why}")
         elif kind == TEXT_ENCODE and not any(it.model is not None for it in sb.items if it.category == "weights"):
             incomplete.append(f"{sb.title}: no text encoder identified")
+        elif kind == TRAIN and not any(it.category == "working" and "activations" in it.label for it in sb.items):
+            why = next((n for n in sb.notes if "not estimated" in n), "training terms unknown")
+            incomplete.append(f"{sb.title}: {why}")
     return missing, incomplete
 
 
@@ -567,7 +572,110 @@ def _stage_budget(stage: Stage, device: Device, info_for) -> StageBudget | None:
         return _vae_stage(stage, device, info_for)
     if stage.kind == CLIP_VISION_ENCODE:
         return _simple_stage(stage, device, info_for, "CLIP vision encode")
+    if stage.kind == TRAIN:
+        return _train_stage(stage, device, info_for)
     return None
+
+
+def _train_stage(stage: Stage, device: Device, info_for) -> StageBudget:
+    """TrainLoraNode (comfy_extras/nodes_train.py, ComfyUI 0.18.2): frozen weights as loaded, the
+    adapter, its gradients and optimizer states in lora_dtype, and forward + backward activations
+    (training.py has the rules and their file:line)."""
+    from . import training  # noqa: PLC0415
+
+    items, infos, notes = _weights_items(stage, device, info_for, ("diffusion", "lora"))
+    model = next((i for i in infos if i.kind == DIFFUSION), None)
+    t = dict(stage.train or {})
+    title = f"Train LoRA: {model.label}" if model else "Train LoRA"
+    if model is None:
+        notes.append("training terms not estimated: no diffusion model identified")
+        return _finish(stage, title, items + _overhead_items(device), notes)
+    rank, algorithm = int(t.get("rank") or 8), str(t.get("algorithm") or "LoRA")
+    lora_dtype, optimizer = str(t.get("lora_dtype") or "bf16"), str(t.get("optimizer") or "AdamW")
+    trainable, how = _trainable_params(model, rank, algorithm)
+    if trainable is None:
+        notes.append(f"training terms not estimated: {how}")
+        return _finish(stage, title, items + _overhead_items(device), notes)
+    acts, acts_how = _train_activations(model, stage, t)
+    tb = training.comfy_lora_training(0, trainable, lora_dtype, optimizer, acts or 0)
+    unit = tb.items["adapter"]
+    items.append(Item(f"{algorithm} adapter (rank {rank}, {trainable / 1e6:.1f}M params, {lora_dtype})", unit,
+                      "working", how))
+    items.append(Item("gradients", tb.items["gradients"], "working", f"one per adapter parameter, {lora_dtype}"))
+    if tb.items["optimizer_states"]:
+        items.append(Item(f"{optimizer} states", tb.items["optimizer_states"], "working",
+                          f"{training.COMFY_STATES[optimizer]} × zeros_like(param) in {lora_dtype}, no fp32 master copy "
+                          "(nodes_train.py:861-879, :1189-1192)"))
+    step = tb.items.get("optimizer_step", 0)
+    if acts is None:
+        notes.append(f"training activations not estimated: {acts_how}")
+    else:
+        label = "activations (forward + backward)" if acts >= step else "optimizer step temporary"
+        items.append(Item(label, max(acts, step), "working", acts_how if acts >= step else
+                          "torch's foreach step makes one parameter-sized temporary, after the activations are freed"))
+    ladder = training.comfy_training_ladder(
+        int(t.get("batch_size") or 1), int(t.get("grad_accumulation_steps") or 1), bool(t.get("gradient_checkpointing")),
+        int(t.get("checkpoint_depth") or 1), str(t.get("training_dtype") or "bf16"), lora_dtype, rank,
+        (stage.latent.pixel_width or None) if stage.latent else None, bool(t.get("offloading")))
+    if ladder:
+        notes.append("if it does not fit, in this order: " + "; ".join(f"{s['what']} ({s['cost']})" for s in ladder))
+    notes.append(training.LEAK_HINT)
+    if t.get("offloading"):
+        notes.append("offloading on: ComfyUI may load the model partially and stream the rest (slower)")
+    return _finish(stage, title, items + _overhead_items(device), notes)
+
+
+def _trainable_params(model: ModelInfo, rank: int, algorithm: str) -> tuple[int | None, str]:
+    """Adapter parameters ComfyUI creates: exact from the file's tensors (every >= 2-D weight gets an
+    adapter, 1-D weights and biases are trained in full: nodes_train.py:729-734), else LoRA by the
+    family's linear layers (typical)."""
+    from . import training  # noqa: PLC0415
+
+    if model.path:
+        try:
+            from .files import inspect_file  # noqa: PLC0415
+
+            inv = inspect_file(model.path)
+            n = training.comfy_trainable_params(((x.name, x.shape) for x in inv.tensors.values()), rank, algorithm)
+            return n, f"exact from the file's {len(inv.tensors)} tensors (ComfyUI adapts every weight of 2+ dims)"
+        except (VramBudgetError, ValueError) as exc:
+            return None, f"the model's tensors could not be read ({exc})"
+    from .name_infer import lora_linear_sum  # noqa: PLC0415
+
+    found = lora_linear_sum(model.family, model.variant) if algorithm == "LoRA" else None
+    if found is None:
+        return None, f"the model file is not here and {algorithm} on {model.label} has no typical size"
+    linear_sum, what = found
+    return rank * linear_sum, f"typical: rank {rank} × Σ(in+out) over {what} (the file is not here)"
+
+
+def _train_activations(model: ModelInfo, stage: Stage, t: dict) -> tuple[int | None, str]:
+    from . import training  # noqa: PLC0415
+
+    latent = stage.latent
+    arch = model.arch
+    depth, hidden = int(arch.get("depth") or 0), int(arch.get("hidden_size") or 0)
+    if latent is None:
+        return None, "the latent size is unknown"
+    if depth <= 0 or hidden <= 0:
+        return None, f"{model.label} has no transformer depth / width to size them"
+    tokens = memory.latent_tokens(model.family, arch, latent)
+    if model.family.startswith(training.JOINT_ATTENTION):
+        tokens += memory.text_tokens_for(model.family)
+    dtype_bytes = 4 if str(t.get("training_dtype")) == "fp32" else 2
+    per_block = training.dit_block_activation_elements(arch) * dtype_bytes
+    batch = max(1, latent.batch)
+    per_block_ckpt = bool(t.get("gradient_checkpointing")) and int(t.get("checkpoint_depth") or 1) >= 2
+    if per_block_ckpt:  # block inputs kept, one block's internals recomputed at a time
+        acts = batch * tokens * (depth * hidden * dtype_bytes + per_block)
+        how = f"per-block checkpointing (depth {t.get('checkpoint_depth')}): {depth} block inputs + one block"
+    else:
+        acts = batch * tokens * depth * per_block
+        how = ("checkpoint_depth 1 wraps the whole model as one unit (nodes_train.py:431-466): every block's "
+               "activations at the backward's peak" if t.get("gradient_checkpointing") else
+               "no checkpointing: every block's activations kept for the backward")
+    return acts, (f"batch {batch}, {tokens:,} tokens, {depth} blocks; {how}; first-principles formula "
+                  "(training.dit_block_activation_elements, uncalibrated)")
 
 
 def _weights_items(stage: Stage, device: Device, info_for, roles: Iterable[str]) -> tuple[list[Item], list[ModelInfo], list[str]]:
@@ -635,14 +743,48 @@ def _text_stage(stage: Stage, device: Device, info_for) -> StageBudget:
     items, infos, notes = _weights_items(stage, device, info_for, ("text_encoder",))
     if not infos:
         return _finish(stage, "Text encode", items + _overhead_items(device), notes + ["no text encoder found"])
+    # TextGenerate: the prompt runs through the model once (prefill), then one token at a time against
+    # the KV cache (llama.py generate, logits of the last position only), so the prompt sets the activations
+    tokens = stage.text_tokens - (stage.generate_tokens or 0) if stage.text_tokens else stage.text_tokens
     working = max(
-        (memory.text_encoder_working(i.family, i.arch, stage.text_tokens) for i in infos if i.kind == TEXT_ENCODER),
+        (memory.text_encoder_working(i.family, i.arch, tokens) for i in infos if i.kind == TEXT_ENCODER),
         key=lambda w: w.bytes, default=None,
     )
     if working is not None and any(it.bytes for it in items):
         items.append(Item("activations", working.bytes, "working", working.assumption))
     names = " + ".join(dict.fromkeys(i.label for i in infos))
+    if stage.generate_tokens:
+        kv = _kv_cache_item(stage, infos, device, notes)
+        if kv is not None and any(it.bytes for it in items):
+            items.append(kv)
+        return _finish(stage, f"Text generate: {names}", items + _overhead_items(device), notes)
     return _finish(stage, f"Text encode: {names}", items + _overhead_items(device), notes)
+
+
+def _kv_cache_item(stage: Stage, infos: list[ModelInfo], device: Device, notes: list[str]) -> Item | None:
+    """TextGenerate's KV cache, preallocated for prompt + max_length tokens in every layer
+    (comfy/text_encoders/llama.py:832-836, ComfyUI 0.18.2), at bf16 where the GPU has it, else fp32."""
+    from . import llm  # noqa: PLC0415  (LLM configs and the cache formula live there)
+
+    model = next((i for i in infos if i.kind == TEXT_ENCODER and i.arch.get("layers")), None)
+    if model is None:
+        notes.append("text generation: the LLM's layers / KV heads are unknown, so its KV cache is not counted")
+        return None
+    try:
+        cfg = llm.config_from_arch(model.label, model.arch, model.params)
+    except VramBudgetError as exc:
+        notes.append(f"text generation: KV cache not counted ({exc})")
+        return None
+    prompt = max(0, (stage.text_tokens or 0) - stage.generate_tokens)
+    dtype_bytes = 2 if device.bf16 else 4
+    kv = llm.textgen_kv_cache_bytes(cfg, prompt, stage.generate_tokens, dtype_bytes=dtype_bytes)
+    per_token = kv // max(1, prompt + stage.generate_tokens)
+    notes.append(f"smaller max_length shrinks the KV cache by {fmt_gib(per_token * 256)} per 256 tokens; "
+                 "an fp8 text encoder or the CPU (device = cpu) frees its weights")
+    return Item(f"KV cache ({prompt} prompt + {stage.generate_tokens} generated tokens)", kv, "working",
+                f"{cfg.layers} layers × K and V × {cfg.kv_heads} KV heads × {cfg.head_dim} head dim × "
+                f"{prompt + stage.generate_tokens} tokens × {dtype_bytes} bytes ({'bf16' if dtype_bytes == 2 else 'fp32'}); "
+                "comfy/text_encoders/llama.py:832-836 allocates it up front")
 
 
 def _sample_stage(stage: Stage, device: Device, info_for) -> StageBudget:

@@ -29,6 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers.required = True
     add_inspect_parser(subparsers)
     add_estimate_parser(subparsers)
+    from .cli_llm import add_llm_parsers  # noqa: PLC0415  (`llm` and `train`, cli_llm.py)
+    add_llm_parsers(subparsers)
     return parser
 
 

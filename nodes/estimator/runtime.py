@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from .model_info import DIFFUSION, TEXT_ENCODER, VAE
 from .units import GiB, MiB, fmt_gib
-from .workload import SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape
+from .workload import SAMPLE, TEXT_ENCODE, TRAIN, VAE_DECODE, VAE_ENCODE, LatentShape
 
 FITS, RUNS_SLOWER, OOM, UNKNOWN = "fits", "runs_slower", "oom", "unknown"
 SEVERITY = {FITS: 0, RUNS_SLOWER: 1, OOM: 2, UNKNOWN: 3}
@@ -193,6 +193,8 @@ def simulate(stage_budgets, device) -> list[StageRun]:
             run = _vae(sb, ctx, runs)
         elif kind == TEXT_ENCODE:
             run = _single_pass(sb, ctx, "text encoder")
+        elif kind == TRAIN:
+            run = _train(sb, ctx)
         else:
             run = _single_pass(sb, ctx, "model")
         runs.append(run)
@@ -448,6 +450,37 @@ def _single_pass(sb, ctx: _Ctx, what: str) -> StageRun:
     return StageRun(RUNS_SLOWER if streamed else FITS, resident, streamed, min(peak, ctx.capacity),
                     extra_seconds=extra, minimum_bytes=minimum, explanation=notes,
                     rules=("model_management.py:621-706 / :794-898", "sd.py:302-303 (memory_required 0)"))
+
+
+def _train(sb, ctx: _Ctx) -> StageRun:
+    """TrainLoraNode loads the model with load_models_gpu(force_full_load=not offloading)
+    (nodes_train.py:1207-1209): whole on the GPU, or with offloading partially, streaming the rest."""
+    weights, work = sb.weights_bytes, sb.working_bytes
+    rules = ("comfy_extras/nodes_train.py:1207-1209 (force_full_load unless offloading)",)
+    if not any(it.category == "working" and "activations" in it.label for it in sb.items):
+        return StageRun(UNKNOWN, peak_bytes=sb.peak_bytes,
+                        explanation=("the training activations are unknown: nothing to simulate",), rules=rules)
+    if not (sb.stage.train or {}).get("offloading"):
+        peak = ctx.context + weights + work
+        if peak > ctx.capacity:
+            return StageRun(OOM, weights, 0, peak, shortfall_bytes=peak - ctx.capacity, minimum_bytes=peak,
+                            explanation=(f"training loads the whole model ({fmt_gib(weights)}) and keeps "
+                                         f"{fmt_gib(work)} of adapter, gradients, optimizer states and activations: "
+                                         f"{fmt_gib(peak - ctx.capacity)} short",), rules=rules)
+        return StageRun(FITS, weights, 0, peak, minimum_bytes=peak, rules=rules)
+    model = _model(sb, DIFFUSION)
+    largest = largest_module_bytes(model, weights) if model is not None else weights // 50
+    budget = _load_budget(ctx, ctx.free_empty, ctx.mim + work)
+    resident, streamed = _partial(weights, budget, largest)
+    minimum = ctx.context + work + NUM_STREAMS * largest
+    peak = ctx.context + resident + work + (NUM_STREAMS * largest if streamed else 0)
+    if minimum > ctx.capacity:
+        return StageRun(OOM, resident, streamed, peak, shortfall_bytes=minimum - ctx.capacity, minimum_bytes=minimum,
+                        explanation=("even with the weights streamed, the training terms do not fit",), rules=rules)
+    notes = (f"offloading: {fmt_gib(streamed)} of weights streamed from RAM on every forward and backward "
+             "(several times slower)",) if streamed else ()
+    return StageRun(RUNS_SLOWER if streamed else FITS, resident, streamed, min(peak, ctx.capacity),
+                    minimum_bytes=minimum, explanation=notes, rules=rules)
 
 
 def _vae(sb, ctx: _Ctx, earlier: list[StageRun]) -> StageRun:

@@ -10,6 +10,7 @@ SAMPLE = "sample"
 VAE_DECODE = "vae_decode"
 VAE_ENCODE = "vae_encode"
 CLIP_VISION_ENCODE = "clip_vision_encode"
+TRAIN = "train"  # TrainLoraNode: forward + backward + optimizer steps on the model
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class Stage:
     blocks_to_swap: int | None = None
     cfg_batched: bool | None = None  # None: ComfyUI decides by free memory; True/False: the node says
     context_frames: int | None = None  # context windows: the model sees this many pixel frames at once
+    train: dict | None = None  # TrainLoraNode widgets: batch_size, rank, optimizer, lora_dtype, checkpointing...
     notes: tuple[str, ...] = ()
 
 

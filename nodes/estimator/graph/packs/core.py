@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 
-from ...workload import LatentShape
+from ...workload import TRAIN, LatentShape, Stage
 from ..base import _ImageSize, _MathEval, _replace, _UNKNOWN
 from . import Pack, loader
 
@@ -547,6 +547,32 @@ def _text_generate(a, node):
     return _replace(stage, text_tokens=(stage.text_tokens or 77) + max_length, generate_tokens=max_length)
 
 
+TRAIN_WIDGETS = {  # comfy_extras/nodes_train.py TrainLoraNode inputs and defaults (0.18.2 :948-1083)
+    "batch_size": 1, "grad_accumulation_steps": 1, "steps": 16, "rank": 8, "optimizer": "AdamW",
+    "training_dtype": "bf16", "lora_dtype": "bf16", "algorithm": "LoRA", "gradient_checkpointing": True,
+    "checkpoint_depth": 1, "offloading": False, "bucket_mode": False, "bypass_mode": False,
+}
+
+
+def _train_lora(a, node):
+    """TrainLoraNode: the model trained on the latents (one batch_size slice at a time)."""
+    settings = {}
+    for name, default in TRAIN_WIDGETS.items():
+        value = a.value(node, name, default)
+        settings[name] = default if value is _UNKNOWN or value is None else value
+    models = a.refs(a.link(node, "model"), "MODEL")
+    if not models:
+        a.stage_note("no diffusion-model loader found upstream")
+    latent = a.latent(a.link(node, "latents"))
+    if latent is None:
+        a.stage_note("latent size unknown (the dataset's image size is not fixed by the graph): "
+                     "training activations not estimated")
+    else:
+        latent = _replace(latent, batch=max(1, int(settings["batch_size"])))
+    return Stage(kind=TRAIN, node_id=node.id, node_type=node.type, models=tuple(models), latent=latent,
+                 train=settings, steps=a.number(node, "steps", 16))
+
+
 PACK = Pack(
     name="comfy-core",
     diffusion_loaders=DIFFUSION_LOADERS,
@@ -561,7 +587,7 @@ PACK = Pack(
     vae_encoders={"VAEEncode", "VAEEncodeTiled", "VAEEncodeForInpaint"},
     text_encoders_no_stage={"CLIPSetLastLayer"},
     stage_kinds={"CLIPVisionEncode": "clip_vision_encode", "TextGenerate": "text_encode",
-                 "TextGenerateLTX2Prompt": "text_encode"},
+                 "TextGenerateLTX2Prompt": "text_encode", "TrainLoraNode": TRAIN},
     latent_creators=LATENT_CREATORS,
     vae_dependent_creators=VAE_DEPENDENT_CREATORS,
     non_image_latents=NON_IMAGE_LATENTS,
@@ -586,5 +612,6 @@ PACK = Pack(
     guiders={"BasicGuider": _basic_guider, "CFGGuider": _cfg_guider, "DualCFGGuider": _dual_cfg_guider},
     stages={"KSampler": _ksampler, "KSamplerAdvanced": _ksampler_advanced, "SamplerCustom": _sampler_custom,
             "SamplerCustomAdvanced": _sampler_custom_advanced, "VAEDecodeTiled": _decode_tiled,
-            "VAEEncodeTiled": _encode_tiled, "TextGenerate": _text_generate, "TextGenerateLTX2Prompt": _text_generate},
+            "VAEEncodeTiled": _encode_tiled, "TextGenerate": _text_generate, "TextGenerateLTX2Prompt": _text_generate,
+            "TrainLoraNode": _train_lora},
 )

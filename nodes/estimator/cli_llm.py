@@ -1,0 +1,296 @@
+"""`vram-budget llm MODEL` and `vram-budget train MODEL`: size a rental before anything is installed.
+
+MODEL is a Hugging Face folder (config.json + *.safetensors headers), a .gguf file, a known name
+("Llama 3.1 8B", "qwen3:32b", ...) or, for ``train``, a diffusion model file (ComfyUI TrainLoraNode).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from dataclasses import replace
+
+from . import llm
+from .errors import VramBudgetError
+from .gpus import CARDS, Card, find_card
+from .llm_quant import WEIGHT_FORMATS
+from .training import (COMFY_ALGORITHMS, LEAK_HINT, METHODS, OPTIMIZERS, PRECISIONS, TrainSetup, TrainingBudget,
+                       cheapest_training_cards, diffusion_lora_budget, diffusion_remedies, llm_training,
+                       llm_training_remedies)
+from .units import GB, fmt_gib, fmt_params
+
+
+def add_llm_parsers(subparsers) -> None:
+    p = subparsers.add_parser(
+        "llm", help="memory of serving an LLM (weights + KV cache + margin) on vLLM, llama.cpp or Ollama",
+        description="Weights + KV cache + the 1-2 GB working margin of an LLM on a serving engine, whether a card "
+                    "holds it, the engine flags to set, and the cheapest card of the guide's lineup.")
+    p.add_argument("model", metavar="MODEL", help="Hugging Face folder, .gguf file or known name (e.g. 'Qwen3 32B')")
+    p.add_argument("--context", type=int, help="tokens per conversation (prompt + answer); default: the engine's")
+    p.add_argument("--users", type=int, default=1, help="concurrent conversations (default 1)")
+    p.add_argument("--weights", help="16bit, fp8, 8bit, 4bit, awq, file (as stored) or a GGUF type such as Q4_K_M "
+                                     "(default: as stored for files, 16bit for names)")
+    p.add_argument("--kv-dtype", default="fp16", help="KV cache: fp16 (default), fp8 (vLLM), q8_0 / q4_0 (llama.cpp, Ollama)")
+    p.add_argument("--engine", default="vllm", help="vllm (default), llama.cpp or ollama")
+    p.add_argument("--gpus", type=int, default=1, help="cards (vLLM: tensor parallel; llama.cpp/Ollama: layers split)")
+    p.add_argument("--gpu", help=f"card to check (known: {', '.join(c.name for c in CARDS)})")
+    p.add_argument("--gpu-memory-utilization", type=float, dest="utilization",
+                   help="vLLM's share of the card (default 0.9, raised up to 0.95 when that is enough)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run_llm)
+
+    t = subparsers.add_parser(
+        "train", help="memory of fine-tuning an LLM (full / LoRA / QLoRA) or a ComfyUI diffusion LoRA",
+        description="Weights + gradients + optimizer states + activations per card, the cheapest card of the "
+                    "guide's lineup, and the guide's remedies in order.")
+    t.add_argument("model", metavar="MODEL", help="Hugging Face folder, .gguf, known LLM name, or a diffusion model file")
+    t.add_argument("--method", default="full", help=f"{', '.join(METHODS)} (LLMs; default full)")
+    t.add_argument("--optimizer", default=None, help=f"{', '.join(OPTIMIZERS)} (default adamw)")
+    t.add_argument("--precision", default="mixed", help=f"{', '.join(PRECISIONS)} (default mixed: bf16 + FP32 master)")
+    t.add_argument("--batch", type=int, default=1, help="micro-batch per card (default 1)")
+    g = t.add_mutually_exclusive_group()
+    g.add_argument("--seq", type=int, help="tokens per sample (LLMs; default 2048)")
+    g.add_argument("--resolution", type=int, help="image side in pixels (diffusion LoRA; default 1024)")
+    t.add_argument("--grad-ckpt", action="store_true", help="gradient checkpointing (≈20-30 %% slower)")
+    t.add_argument("--gpus", type=int, default=1, help="cards (data parallel; with --zero sharded)")
+    t.add_argument("--zero", type=int, default=0, help="DeepSpeed ZeRO / FSDP stage 1, 2 or 3")
+    t.add_argument("--rank", type=int, default=16, help="LoRA rank (default 16)")
+    t.add_argument("--algorithm", default="LoRA", help=f"diffusion LoRA: {', '.join(COMFY_ALGORITHMS)}")
+    t.add_argument("--lora-dtype", default="bf16", help="diffusion LoRA: bf16 (ComfyUI default) or fp32")
+    t.add_argument("--gpu", help="card to check")
+    t.add_argument("--json", action="store_true", help="machine-readable output")
+    t.set_defaults(func=run_train)
+
+
+def _card(name: str | None) -> Card | None:
+    if name is None:
+        return None
+    if not name.strip():
+        raise VramBudgetError("--gpu '': name a card, e.g. 'RTX 4090'")
+    return find_card(name)
+
+
+def _finite(flag: str, value, lo: float, hi: float):
+    if value is not None and (not math.isfinite(value) or not lo <= value <= hi):
+        raise VramBudgetError(f"{flag} {value}: give a number from {lo:g} to {hi:g}")
+    return value
+
+
+def _fail(exc: Exception) -> int:
+    print(f"error: {exc}", file=sys.stderr)
+    return 2
+
+
+def _gb(n: int) -> str:
+    return f"{fmt_gib(n)} ({n / GB:.1f} GB)"
+
+
+# ---------------------------------------------------------------------------------------------
+def run_llm(args) -> int:
+    try:
+        _finite("--gpu-memory-utilization", args.utilization, 0.05, 1.0)
+        card = _card(args.gpu)
+        cfg = load_llm(args.model)
+        weights = args.weights or ("file" if cfg.stored is not None else "16bit")
+        kw = dict(context=args.context, users=args.users, weights=weights, kv_dtype=args.kv_dtype,
+                  engine=args.engine, gpus=args.gpus)
+        plan = llm.serve_plan(cfg, **kw, utilization=args.utilization)  # validates before the card search
+        options = llm.cheapest_serving(cfg, **{**kw, "gpus": args.gpus if args.gpus > 1 else None})
+        target, remedies = _target(card, options), []
+        if target is not None:
+            plan = llm.serve_plan(cfg, **kw, card=target, utilization=args.utilization)
+        if target is not None and plan.verdict != "fits":
+            remedies = llm.serve_remedies(cfg, plan, target, weights, args.engine, args.utilization)
+        elif target is None and args.gpus == 1:  # no single card serves: what would fit the largest one
+            biggest = _largest_card()
+            remedies = llm.serve_remedies(cfg, llm.serve_plan(cfg, **kw, card=biggest, utilization=args.utilization),
+                                          biggest, weights, args.engine, args.utilization)
+            remedies = [replace(r, what=f"on one {biggest.name}: {r.what}") for r in remedies]
+    except VramBudgetError as exc:
+        return _fail(exc)
+    if args.json:
+        d = {**plan.to_dict(), "config": _model_dict(cfg), "kv_bytes_per_token": llm.kv_bytes_per_token(cfg, plan.kv_dtype),
+             "cheapest": [o.to_dict() for o in options], "remedies": [r.to_dict() for r in remedies]}
+        print(json.dumps(d, indent=2))
+        return 0
+    print(format_serve(cfg, plan, options, remedies))
+    return 0
+
+
+def _target(card: Card | None, options) -> Card | None:
+    """The card to judge on: the one asked for, else the cheapest single card that serves."""
+    if card is not None:
+        return card
+    return find_card(options[0].card) if options and options[0].count == 1 else None
+
+
+def _largest_card() -> Card:
+    return max(llm.rank_cards(), key=lambda c: c.nominal_gb)
+
+
+def load_llm(model: str) -> llm.LlmConfig:
+    """llm.load_model, plus ComfyUI single-file text encoders (no config.json: shapes + known configs)."""
+    if os.path.isfile(model) and model.lower().endswith((".safetensors", ".sft")) and \
+            not os.path.isfile(os.path.join(os.path.dirname(os.path.abspath(model)), "config.json")):
+        from .families import describe  # noqa: PLC0415
+
+        info = describe(model)
+        if info.arch.get("kv_heads"):
+            return llm.config_from_arch(info.label, info.arch, info.params)
+        raise VramBudgetError(f"{model}: no config.json next to it and not an LLM text encoder ({info.label})")
+    return llm.load_model(model)
+
+
+def _model_dict(cfg: llm.LlmConfig) -> dict:
+    return dict(name=cfg.name, source=cfg.source, layers=cfg.layers, hidden=cfg.hidden, heads=cfg.heads,
+                kv_heads=cfg.kv_heads, head_dim=cfg.head_dim, vocab=cfg.vocab, intermediate=cfg.intermediate,
+                params=cfg.params, tied_embeddings=cfg.tied_embeddings, experts=cfg.experts,
+                sliding_window=cfg.sliding_window, sliding_layers=cfg.sliding_layers, max_context=cfg.max_context,
+                stored_format=cfg.stored_format or None, stored_bytes=cfg.stored.total if cfg.stored else None)
+
+
+def format_serve(cfg: llm.LlmConfig, p: llm.ServePlan, options, remedies) -> str:
+    kvtok = llm.kv_bytes_per_token(cfg, p.kv_dtype)
+    lines = [f"{cfg.name} on {p.engine} — {cfg.source}",
+             f"  {cfg.params / 1e9:.2f}B parameters, {cfg.layers} layers, {cfg.kv_heads} KV heads × {cfg.head_dim}",
+             f"  weights   {_gb(p.weights_bytes):>24}  {WEIGHT_FORMATS.get(p.weight_format, cfg.stored_format)}",
+             f"  KV cache  {_gb(p.kv_bytes):>24}  {p.context:,} tokens × {p.users} user(s), {p.kv_dtype}: "
+             f"{kvtok / 1024:.0f} KiB/token",
+             f"  margin    {'1-2 GB':>24}  working margin (activations, CUDA context)",
+             f"  per card  {_gb(p.per_gpu_high):>24}  on each of {p.gpus} card(s)" if p.gpus > 1 else
+             f"  needs     {_gb(p.per_gpu_high):>24}"]
+    if p.card:
+        share = f", vLLM share {p.utilization:.2f} = {fmt_gib(p.capacity_bytes)}" if p.engine == "vLLM" else ""
+        verdict = {"fits": "fits", "tight": "tight (fits only with a 1 GB margin or fewer users)",
+                   "offload": f"does not fit: {p.gpu_layers} of {p.layers + 1} layers on the GPU (-ngl), the rest "
+                              "on the CPU, several times slower", "oom": "does not fit"}[p.verdict]
+        lines.append(f"  on {p.gpus} × {p.card}{share}: {verdict}" if p.gpus > 1 else f"  on {p.card}{share}: {verdict}")
+        if p.verdict in ("fits", "tight") and p.max_context:
+            lines.append(f"  room for {p.max_users} conversation(s) of {p.context:,} tokens, or one of "
+                         f"{p.max_context:,} tokens")
+        elif p.max_context:
+            lines.append(f"  a shorter context fits: {p.max_context:,} tokens per conversation")
+    if p.flags or p.env:
+        env = " ".join(f"{k}={v}" for k, v in p.env.items())
+        lines.append("  set: " + "  ".join(([env] if env else []) + list(p.flags)))
+    lines += [f"  note: {n}" for n in p.notes]
+    lines.append("  cheapest: " + (" or ".join(o.label() for o in options) if options else
+                                   "no card of the lineup (RTX 4090 ... B200, up to 8 of them) serves it"))
+    if remedies:
+        lines.append("  in the guide's order:")
+        lines += [f"    - {r.what}: {_gb(r.per_gpu_high)} per card, {r.verdict} ({r.cost})" for r in remedies]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+def run_train(args) -> int:
+    try:
+        card = _card(args.gpu)
+        diffusion = _diffusion_info(args.model)
+        if diffusion is not None:
+            return _run_diffusion_train(args, diffusion, card)
+        if args.resolution is not None:
+            raise VramBudgetError("--resolution is for diffusion models; give --seq for an LLM")
+        cfg = load_llm(args.model)
+        setup = TrainSetup(method=args.method, optimizer=args.optimizer or "adamw", precision=args.precision,
+                           batch=args.batch, seq=args.seq if args.seq is not None else 2048,
+                           grad_ckpt=args.grad_ckpt, gpus=args.gpus, zero=args.zero, rank=args.rank).validate()
+        budget = llm_training(cfg, setup)
+        options = cheapest_training_cards(cfg, setup)
+        target = _target(card, options)
+        capacity = target.total_bytes if target else None
+        remedies = llm_training_remedies(cfg, setup, capacity) if capacity and budget.peak_high > capacity else []
+        if target is None and setup.gpus == 1:  # no single card holds it: what would fit the largest one
+            biggest = _largest_card()
+            remedies = [replace(r, what=f"on one {biggest.name}: {r.what}")
+                        for r in llm_training_remedies(cfg, setup, biggest.total_bytes)]
+    except VramBudgetError as exc:
+        return _fail(exc)
+    if args.json:
+        d = {"model": cfg.name, **budget.to_dict(), "config": _model_dict(cfg), "card": target.name if target else None,
+             "capacity_bytes": capacity, "fits": capacity is not None and budget.peak_high <= capacity,
+             "cheapest": [o.to_dict() for o in options], "remedies": [r.to_dict() for r in remedies],
+             "leak_hint": LEAK_HINT}
+        print(json.dumps(d, indent=2))
+        return 0
+    print(format_training(budget, target, options, remedies))
+    return 0
+
+
+_ITEM_LABELS = {"weights": "weights", "gradients": "gradients", "master_weights": "FP32 master copy",
+                "optimizer_states": "optimizer states", "zero3_gather": "ZeRO-3 gathered layers",
+                "activations": "activations", "logits": "loss logits", "adapter": "adapter parameters",
+                "optimizer_step": "optimizer step temporaries"}
+
+
+def format_training(b: TrainingBudget, card: Card | None, options, remedies) -> str:
+    lines = [b.label, f"  trainable parameters {fmt_params(b.trainable_params)}"]
+    for k, v in b.items.items():
+        if v:
+            lines.append(f"  {_ITEM_LABELS.get(k, k):28}{_gb(v):>24}")
+    lines.append(f"  {'before activations':28}{_gb(b.before_activations):>24}")
+    lines.append(f"  {'peak per card (+1-2 GB)':28}{_gb(b.peak_high):>24}")
+    if card:
+        ok = b.peak_high <= card.total_bytes
+        lines.append(f"  on {card.name} ({fmt_gib(card.total_bytes)}): {'fits' if ok else 'does not fit'}")
+    lines += [f"  note: {n}" for n in b.notes]
+    lines.append("  cheapest: " + (" or ".join(o.label() for o in options) if options else
+                                   "no card of the lineup (up to 8 cards) holds it"))
+    if remedies:
+        lines.append("  in the guide's order:")
+        lines += [f"    - {r.what}: {_gb(r.peak_high)} ({r.cost})" for r in remedies]
+    lines.append(f"  {LEAK_HINT}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Diffusion LoRA (ComfyUI TrainLoraNode rules) from a model file
+def _diffusion_info(model: str):
+    if not (os.path.isfile(model) and model.lower().endswith((".safetensors", ".sft", ".gguf"))):
+        return None
+    from .families import describe  # noqa: PLC0415
+    from .model_info import DIFFUSION  # noqa: PLC0415
+
+    info = describe(model)
+    return info if info.kind == DIFFUSION else None
+
+
+def _run_diffusion_train(args, info, card: Card | None) -> int:
+    try:
+        if args.seq is not None or args.method != "full" or args.zero:
+            raise VramBudgetError("--seq/--method/--zero are for LLMs; a diffusion model trains a LoRA "
+                                  "(--rank, --algorithm, --resolution)")
+        budget = diffusion_lora_budget(info, resolution=args.resolution or 1024, batch=args.batch,
+                                       rank=args.rank, algorithm=args.algorithm, lora_dtype=args.lora_dtype,
+                                       optimizer=args.optimizer or "AdamW", grad_ckpt=args.grad_ckpt)
+    except VramBudgetError as exc:
+        return _fail(exc)
+    from .llm import cheapest_options  # noqa: PLC0415
+
+    options = cheapest_options(lambda c, n: (budget.peak_high <= c.total_bytes, budget.peak_high, c.total_bytes),
+                               counts=(1,))
+    target = card or (find_card(options[0].card) if options else None)
+    remedies = []
+    if card is not None and budget.peak_high > card.total_bytes:
+        remedies = diffusion_remedies(info, card.total_bytes, resolution=args.resolution or 1024, batch=args.batch,
+                                      rank=args.rank, algorithm=args.algorithm, lora_dtype=args.lora_dtype,
+                                      optimizer=args.optimizer or "AdamW", grad_ckpt=args.grad_ckpt)
+    if args.json:
+        d = {**budget.to_dict(), "card": target.name if target else None,
+             "capacity_bytes": target.total_bytes if target else None,
+             "fits": target is not None and budget.peak_high <= target.total_bytes,
+             "cheapest": [o.to_dict() for o in options], "remedies": [r.to_dict() for r in remedies],
+             "leak_hint": LEAK_HINT}
+        print(json.dumps(d, indent=2))
+        return 0
+    print(format_training(budget, target, options, remedies))
+    return 0
+
+
+def main(argv=None) -> int:  # python -m ...cli_llm llm MODEL
+    parser = argparse.ArgumentParser(prog="vram-budget")
+    add_llm_parsers(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)

@@ -1,0 +1,858 @@
+"""LLM memory: weights + KV cache + a working margin (FACTS.md "LLM"), for serving engines and for
+ComfyUI's TextGenerate.
+
+A model is an :class:`LlmConfig`, read from
+(a) a Hugging Face folder: config.json + the *.safetensors headers (parameters and bytes exact, no
+    tensor data read; files.py);
+(b) a GGUF file: ``<arch>.block_count``, ``.attention.head_count(_kv)``, ``.context_length`` ... from
+    its metadata and every tensor's type and size (files.py's GGUF reader);
+(c) a known name (llm_models.py: published config.json values).
+
+KV cache = layers × KV heads × head dim × 2 (K and V) × bytes per element × tokens × sequences:
+Llama 3.1 8B in 16 bit: 32 × 8 × 128 × 2 × 2 = 131,072 B = 128 KiB per token (FACTS.md). ComfyUI's
+TextGenerate preallocates exactly this for prompt + max_length tokens (``textgen_kv_cache_bytes``).
+
+Serving (``serve_plan``) applies each engine's rules (ENGINES, a table: a new engine is one entry):
+vLLM takes ``--gpu-memory-utilization`` (0.9) of the card and fills what weights leave with KV
+blocks, splits heads over ``--tensor-parallel-size`` cards; llama.cpp puts ``-ngl`` layers on the
+GPU and needs flash attention for a quantized V cache; Ollama sizes ``num_ctx`` by VRAM and reads
+``OLLAMA_KV_CACHE_TYPE`` only with ``OLLAMA_FLASH_ATTENTION=1``. The answer names the flags.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Callable, Mapping
+
+from . import llm_models
+from .errors import ModelFileError, VramBudgetError
+from .gpus import CARDS, RENTAL_LINEUP, Card
+from .llm_quant import GGML_BLOCK, GGUF_FTYPES, WEIGHT_FORMATS, tensor_bytes, tensor_list, text_params
+from .units import GB, GiB
+
+# FACTS.md: "weights + KV cache + 1–2 GB working margin" (activations, CUDA context, compute buffers).
+MARGIN_LOW, MARGIN_HIGH = 1 * GB, 2 * GB
+
+# KV cache element sizes: 16-bit 2 B; fp8 1 B; llama.cpp q8_0 / q4_0 blocks of 32 (34 / 18 bytes, ggml.h)
+KV_DTYPES = {"fp16": (2, 1), "bf16": (2, 1), "fp32": (4, 1), "fp8": (1, 1),
+             "q8_0": GGML_BLOCK["Q8_0"][::-1], "q4_0": GGML_BLOCK["Q4_0"][::-1]}  # (bytes, per elements)
+_KV_ALIASES = {"f16": "fp16", "16bit": "fp16", "auto": "fp16", "float16": "fp16", "bfloat16": "bf16",
+               "f32": "fp32", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "q8": "q8_0", "q4": "q4_0"}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Weight bytes by where they sit: llama.cpp keeps the input embedding on the CPU and offloads
+    the output head first, then the last layers (-ngl); per-layer bytes decide how many fit."""
+
+    fmt: str
+    embed: int
+    layers: tuple[int, ...]
+    output: int  # the output head; for tied embeddings the copy llama.cpp puts on the GPU (TENSOR_DUPLICATED)
+    other: int  # norms outside layers, vision tower, anything else
+    tied: bool = False  # the output head is the embedding: stored once
+
+    @property
+    def total(self) -> int:
+        return self.embed + sum(self.layers) + self.other + (0 if self.tied else self.output)
+
+
+@dataclass(frozen=True)
+class LlmConfig:
+    name: str
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    vocab: int
+    intermediate: int
+    params: int  # every parameter (text + vision); exact from the headers when read from files
+    tied_embeddings: bool = False
+    experts: int = 0  # MoE: routed experts per layer (0 = dense)
+    experts_per_token: int = 0
+    moe_intermediate: int = 0
+    sliding_window: int = 0  # tokens a sliding-window layer attends to
+    sliding_layers: int = 0  # how many layers use it (Gemma 3: 5 of every 6)
+    max_context: int = 0
+    model_type: str = ""
+    qkv_bias: bool = False
+    qk_norm: bool = False
+    extra_norms: int = 0  # norm vectors per layer beyond the two (Gemma: post-attention and post-MLP)
+    dtype: str = "bfloat16"
+    source: str = ""
+    stored: Layout | None = None  # the bytes the file(s) hold, by place (HF folder / GGUF)
+    stored_format: str = ""  # "safetensors BF16", "GGUF Q4_K_M", "safetensors awq", ...
+    notes: tuple[str, ...] = ()
+
+    @property
+    def vision_params(self) -> int:
+        return max(0, self.params - text_params(self))
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a model
+def load_model(spec: str) -> LlmConfig:
+    """A Hugging Face folder, a config.json, a .gguf file or a known name -> LlmConfig."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise VramBudgetError("MODEL '': give a Hugging Face folder, a .gguf file or a known model name")
+    if os.path.isdir(spec):
+        return read_hf_folder(spec)
+    if os.path.exists(spec):
+        if spec.lower().endswith(".gguf"):
+            return read_gguf(spec)
+        if os.path.basename(spec) == "config.json":
+            return read_hf_folder(os.path.dirname(os.path.abspath(spec)))
+        if spec.lower().endswith((".safetensors", ".sft")):
+            return read_hf_folder(os.path.dirname(os.path.abspath(spec)))
+        raise ModelFileError(spec, "not an LLM: give a Hugging Face folder (config.json + *.safetensors) or a .gguf")
+    key = llm_models.lookup(spec)
+    if key is None:
+        if os.sep in spec or spec.endswith((".gguf", ".json", ".safetensors")):
+            raise ModelFileError(spec, "no such file or folder")
+        raise VramBudgetError(f"unknown model {spec!r}: give a Hugging Face folder (config.json + *.safetensors), "
+                              f"a .gguf file, or a known name: {llm_models.known_names()}")
+    return known_config(key)
+
+
+@lru_cache(maxsize=None)
+def known_config(key: str) -> LlmConfig:
+    entry = llm_models.KNOWN[key]
+    cfg = config_from_hf(entry["config"], entry["label"], f"published config.json, {llm_models.HF.format(entry['repo'])}")
+    return replace(cfg, params=text_params(cfg) + entry.get("vision_params", 0))
+
+
+def _text_config(d: Mapping) -> dict:
+    """config.json's text fields: top level, or text_config/llm_config for VLMs (with the model's defaults)."""
+    inner = d.get("text_config") or d.get("llm_config") or {}
+    merged = {**d, **inner} if isinstance(inner, Mapping) else dict(d)
+    mt = str(merged.get("model_type", ""))
+    if mt.startswith("gemma3"):  # Gemma3TextConfig defaults (transformers configuration_gemma3.py)
+        for k, v in dict(vocab_size=262208, num_attention_heads=8, num_key_value_heads=4, head_dim=256,
+                         sliding_window=4096, sliding_window_pattern=6, max_position_embeddings=131072).items():
+            merged.setdefault(k, v)
+    return merged
+
+
+def config_from_hf(d: Mapping, name: str, source: str, where: str = "config.json") -> LlmConfig:
+    """An LlmConfig from config.json's keys (parameters counted from the shapes they imply)."""
+    t = _text_config(d)
+
+    def need(key: str) -> int:
+        v = t.get(key)
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise ModelFileError(where, f"config.json has no usable {key} ({v!r})")
+        return v
+
+    layers, hidden, heads = need("num_hidden_layers"), need("hidden_size"), need("num_attention_heads")
+    kv = t.get("num_key_value_heads") or heads
+    head_dim = t.get("head_dim") or hidden // heads
+    mt = str(t.get("model_type", ""))
+    experts = int(t.get("num_experts") or t.get("num_local_experts") or 0)
+    sw, swl = _sliding(t, layers)
+    cfg = LlmConfig(
+        name=name, layers=layers, hidden=hidden, heads=heads, kv_heads=int(kv), head_dim=int(head_dim),
+        vocab=need("vocab_size"), intermediate=int(t.get("intermediate_size") or 4 * hidden), params=0,
+        tied_embeddings=bool(t.get("tie_word_embeddings", True)), experts=experts,
+        experts_per_token=int(t.get("num_experts_per_tok") or 0) if experts else 0,
+        moe_intermediate=int(t.get("moe_intermediate_size") or t.get("intermediate_size") or 0) if experts else 0,
+        sliding_window=sw, sliding_layers=swl, max_context=int(t.get("max_position_embeddings") or 0),
+        model_type=mt, qkv_bias=bool(t.get("attention_bias")) or mt.startswith("qwen2"),
+        qk_norm=mt.startswith(("qwen3", "gemma3")), extra_norms=2 if mt.startswith("gemma") else 0,
+        dtype=str(t.get("torch_dtype") or t.get("dtype") or "bfloat16"), source=source,
+    )
+    return replace(cfg, params=text_params(cfg))
+
+
+def _sliding(t: Mapping, layers: int) -> tuple[int, int]:
+    """(window, sliding layers): layer_types, Gemma's pattern (5 local : 1 global), or all layers."""
+    window = t.get("sliding_window")
+    if not isinstance(window, int) or window <= 0 or t.get("use_sliding_window") is False:
+        return 0, 0
+    types = t.get("layer_types")
+    if isinstance(types, list) and types:
+        return window, sum(1 for x in types if x == "sliding_attention")
+    mt = str(t.get("model_type", ""))
+    if mt.startswith("gemma3"):
+        pattern = int(t.get("sliding_window_pattern") or 6)
+        return window, layers - layers // pattern
+    if mt.startswith("gemma2"):
+        return window, (layers + 1) // 2
+    return (window, layers) if mt.startswith("mistral") else (0, 0)
+
+
+_LAYER_KEY = re.compile(r"(?:^|\.)(?:model|language_model)\.layers\.(\d+)\.")
+
+
+def read_hf_folder(path: str) -> LlmConfig:
+    """config.json + every *.safetensors header of a Hugging Face model folder (no tensor data read)."""
+    from .files import inspect_file  # noqa: PLC0415  (keeps known-name use import-light)
+
+    cfg_path = os.path.join(path, "config.json")
+    if not os.path.isfile(cfg_path):
+        raise ModelFileError(path, "no config.json (a Hugging Face model folder has config.json next to its "
+                                   "*.safetensors)")
+    try:
+        with open(cfg_path, encoding="utf-8") as fh:
+            d = json.load(fh)
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ModelFileError(cfg_path, f"not valid JSON ({str(exc)[:120]})") from None
+    if not isinstance(d, dict):
+        raise ModelFileError(cfg_path, "not a JSON object")
+    name = os.path.basename(os.path.abspath(path))
+    cfg = config_from_hf(d, name, "config.json + safetensors headers", where=cfg_path)
+    shards = sorted(f for f in os.listdir(path) if f.endswith((".safetensors", ".sft")))
+    shards = _indexed(path, shards)
+    if not shards:
+        return replace(cfg, source="config.json (no *.safetensors: parameters counted from the config)")
+    embed = output = other = params = 0
+    layers = [0] * cfg.layers
+    by_dtype: dict[str, int] = {}
+    for shard in shards:
+        inv = inspect_file(os.path.join(path, shard))
+        params += inv.param_count
+        for k, b in inv.bytes_by_dtype.items():
+            by_dtype[k] = by_dtype.get(k, 0) + b
+        for t in inv.tensors.values():
+            m = _LAYER_KEY.search(t.name)
+            if m and int(m.group(1)) < cfg.layers:
+                layers[int(m.group(1))] += t.nbytes
+            elif t.name.endswith("embed_tokens.weight"):
+                embed += t.nbytes
+            elif t.name.endswith("lm_head.weight"):
+                output += t.nbytes
+            else:
+                other += t.nbytes
+    quant = d.get("quantization_config") or {}
+    method = quant.get("quant_method") if isinstance(quant, Mapping) else None
+    main = max(by_dtype, key=by_dtype.get) if by_dtype else "?"
+    if method:  # packed int4 counts 8 weights per I32 element: keep the config's parameter count
+        params = cfg.params
+    tied = output == 0
+    stored = Layout("file", embed, tuple(layers), embed if tied else output, other, tied)
+    return replace(cfg, params=params, stored=stored, stored_format=f"safetensors {method or main}")
+
+
+def _indexed(path: str, shards: list[str]) -> list[str]:
+    """The shards model.safetensors.index.json names (Mistral folders also hold consolidated.safetensors,
+    the same weights in another layout: counted once); all *.safetensors when there is no index."""
+    idx = os.path.join(path, "model.safetensors.index.json")
+    if not os.path.isfile(idx):
+        return shards
+    try:
+        with open(idx, encoding="utf-8") as fh:
+            wanted = set((json.load(fh).get("weight_map") or {}).values())
+    except (OSError, ValueError, AttributeError, RecursionError):
+        raise ModelFileError(idx, "not a valid safetensors index") from None
+    missing = sorted(str(w) for w in wanted - set(shards))
+    if missing:
+        raise ModelFileError(os.path.join(path, missing[0]), f"listed in model.safetensors.index.json but missing "
+                                                             f"({len(missing)} of {len(wanted)} shards)")
+    return sorted(str(w) for w in wanted)
+
+
+def read_gguf(path: str) -> LlmConfig:
+    """An LlmConfig from a llama.cpp GGUF: hyper-parameters from its metadata, bytes from its tensors."""
+    from .files import inspect_file  # noqa: PLC0415
+
+    inv = inspect_file(path)
+    meta = inv.metadata
+    arch = meta.get("general.architecture")
+    if not isinstance(arch, str):
+        raise ModelFileError(path, "GGUF without general.architecture: not a llama.cpp model")
+
+    def num(key: str, default=None):
+        v = meta.get(f"{arch}.{key}", default)
+        if isinstance(v, list):  # per-layer arrays (e.g. head_count_kv): the largest
+            v = max((x for x in v if isinstance(x, int)), default=None)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            if default is not None:
+                return default
+            raise ModelFileError(path, f"GGUF metadata has no usable {arch}.{key} ({v!r})")
+        return v
+
+    layers, hidden, heads = num("block_count"), num("embedding_length"), num("attention.head_count")
+    emb = inv.tensors.get("token_embd.weight")
+    vocab = emb.shape[0] if emb is not None else len(meta.get("tokenizer.ggml.tokens", ())) or 0
+    if not vocab:
+        raise ModelFileError(path, "GGUF has no token_embd.weight")
+    window = num("attention.sliding_window", 0)
+    swl = layers - layers // 6 if (window and arch.startswith("gemma3")) else 0
+    cfg = LlmConfig(
+        name=str(meta.get("general.name") or os.path.basename(path)), layers=layers, hidden=hidden,
+        heads=heads, kv_heads=num("attention.head_count_kv", heads),
+        head_dim=num("attention.key_length", hidden // max(1, heads)), vocab=vocab,
+        intermediate=num("feed_forward_length", _rows(inv.tensors, "blk.0.ffn_up.weight") or 4 * hidden),
+        params=inv.param_count,
+        tied_embeddings="output.weight" not in inv.tensors, experts=num("expert_count", 0),
+        experts_per_token=num("expert_used_count", 0), moe_intermediate=num("expert_feed_forward_length", 0),
+        sliding_window=window if swl else 0, sliding_layers=swl, max_context=num("context_length", 0),
+        model_type=arch, qk_norm=any(k.endswith("attn_q_norm.weight") for k in inv.tensors),
+        qkv_bias="blk.0.attn_q.bias" in inv.tensors, source="GGUF metadata + tensor headers",
+    )
+    stored = _gguf_layout(inv.tensors, layers)
+    return replace(cfg, stored=stored, stored_format=f"GGUF {_gguf_ftype(meta, inv)}")
+
+
+def _rows(tensors: Mapping, name: str) -> int:
+    t = tensors.get(name)
+    return t.shape[0] if t is not None and t.shape else 0
+
+
+def _gguf_layout(tensors: Mapping, layers: int) -> Layout:
+    per = [0] * layers
+    embed = output = other = 0
+    for name, t in tensors.items():
+        m = re.match(r"blk\.(\d+)\.", name)
+        if m and int(m.group(1)) < layers:
+            per[int(m.group(1))] += t.nbytes
+        elif name == "token_embd.weight":
+            embed += t.nbytes
+        elif name == "output.weight":
+            output += t.nbytes
+        else:
+            other += t.nbytes
+    tied = "output.weight" not in tensors
+    return Layout("file", embed, tuple(per), embed if tied else output, other, tied)
+
+
+def _gguf_ftype(meta: Mapping, inv) -> str:
+    ft = meta.get("general.file_type")
+    try:
+        import gguf  # noqa: PLC0415
+
+        return gguf.LlamaFileType(int(ft)).name.replace("MOSTLY_", "").replace("ALL_", "")
+    except (ImportError, TypeError, ValueError):
+        return inv.quantization or inv.main_dtype or "?"
+
+
+def config_from_arch(name: str, arch: Mapping[str, object], params: int = 0) -> LlmConfig:
+    """An LlmConfig from families.py's text-encoder arch dict (hidden_size, layers, heads, kv_heads,
+    head_dim, ffn_dim, vocab), for ComfyUI text encoders read from one safetensors/GGUF file. Where a
+    known model has the same width and depth, its KV heads and head dim win (the shapes of one file
+    cannot tell Gemma 3 12B's 8 KV heads from Gemma 2's 4)."""
+    hidden, layers = int(arch.get("hidden_size") or 0), int(arch.get("layers") or 0)
+    if hidden <= 0 or layers <= 0:
+        raise VramBudgetError(f"{name}: no hidden size / layer count to size a KV cache")
+    for key in llm_models.KNOWN:
+        k = known_config(key)
+        if (k.hidden, k.layers) == (hidden, layers):
+            return replace(k, name=name, params=params or k.params, source=f"{k.name} config (matched {hidden}×{layers})")
+    heads = int(arch.get("heads") or max(1, hidden // 128))
+    cfg = LlmConfig(name=name, layers=layers, hidden=hidden, heads=heads, kv_heads=int(arch.get("kv_heads") or heads),
+                    head_dim=int(arch.get("head_dim") or hidden // heads), vocab=int(arch.get("vocab") or 0),
+                    intermediate=int(arch.get("ffn_dim") or 4 * hidden), params=0, source="model file shapes")
+    return replace(cfg, params=params or text_params(cfg))
+
+
+# ---------------------------------------------------------------------------------------------
+# Weights
+GENERIC_WEIGHTS = {"16bit": "16bit", "bf16": "16bit", "fp16": "16bit", "f16": "16bit", "8bit": "8bit", "fp8": "fp8",
+                   "int8": "8bit", "4bit": "4bit", "int4": "4bit", "awq": "awq", "gptq": "awq", "nf4": "nf4",
+                   "file": "file", "stored": "file"}
+
+
+def normalize_weights(weights: str) -> str:
+    w = str(weights).strip()
+    if w.upper() in GGUF_FTYPES:
+        return w.upper()
+    key = GENERIC_WEIGHTS.get(w.lower())
+    if key is None:
+        raise VramBudgetError(f"--weights {weights!r}: use 16bit, fp8, 8bit, 4bit, awq, nf4, file or a GGUF type "
+                              f"({', '.join(GGUF_FTYPES)})")
+    return key
+
+
+def weight_format(weights: str, engine: str | None = None, cfg: LlmConfig | None = None) -> str:
+    """The concrete format for a requested precision on an engine (the guide's sizes without one:
+    16 bit = 2 B/param, FP8/8-bit = 1 B/param, 4 bit = GGUF Q4_K_M as 4-bit files are published)."""
+    w = normalize_weights(weights)
+    if w == "file":
+        if cfg is None or cfg.stored is None:
+            raise VramBudgetError("--weights file: only for a model read from files (a folder or a .gguf)")
+        return "file"
+    eng = ENGINES[engine] if engine else None
+    if eng is None:
+        return {"fp8": "8bit", "4bit": "Q4_K_M"}.get(w, w)
+    fmt = eng.weights.get(w, w)
+    if fmt is None or (fmt not in WEIGHT_FORMATS and fmt != "file"):
+        raise VramBudgetError(f"{eng.name} cannot run {weights} weights: {eng.weights_hint}")
+    return fmt
+
+
+def weights_layout(cfg: LlmConfig, weights: str = "16bit", engine: str | None = None) -> Layout:
+    fmt = weight_format(weights, engine, cfg)
+    if fmt == "file":
+        return cfg.stored  # type: ignore[return-value]
+    if fmt in ("16bit", "8bit"):  # every parameter (vision tower included) at 2 / 1 byte
+        per = 2 if fmt == "16bit" else 1
+        return _layout(cfg, fmt, lambda t: t.numel * per, cfg.vision_params * per)
+    return _layout(cfg, fmt, lambda t: tensor_bytes(t, fmt, cfg), cfg.vision_params * 2)
+
+
+def _layout(cfg: LlmConfig, fmt: str, size: Callable, vision: int) -> Layout:
+    layers = [0] * cfg.layers
+    embed = output = other = 0
+    for t in tensor_list(cfg):
+        b = size(t)
+        if t.layer >= 0:
+            layers[t.layer] += b
+        elif t.category == "token_embd":
+            embed += b
+        elif t.category == "output":
+            output += b
+        else:
+            other += b
+    if cfg.tied_embeddings:  # one tensor; llama.cpp's GPU head is a copy of it
+        return Layout(fmt, embed, tuple(layers), embed, other + vision, tied=True)
+    return Layout(fmt, embed, tuple(layers), output, other + vision)
+
+
+def weights_bytes(cfg: LlmConfig, weights: str = "16bit", engine: str | None = None) -> int:
+    """Bytes of the weights in a format: '16bit' | 'fp8' | '8bit' | '4bit' | 'awq' | 'nf4' | a GGUF
+    type ('Q4_K_M') | 'file' (as stored). Without an engine, the guide's sizes (see weight_format)."""
+    return weights_layout(cfg, weights, engine).total
+
+
+# ---------------------------------------------------------------------------------------------
+# KV cache
+def normalize_kv(kv_dtype: str) -> str:
+    k = str(kv_dtype).strip().lower()
+    k = _KV_ALIASES.get(k, k)
+    if k not in KV_DTYPES:
+        raise VramBudgetError(f"--kv-dtype {kv_dtype!r}: use fp16, fp8, q8_0 or q4_0")
+    return k
+
+
+def kv_bytes_per_token(cfg: LlmConfig, kv_dtype: str = "fp16") -> int:
+    """One token of every layer's K and V: layers × KV heads × head dim × 2 × bytes."""
+    return cfg.layers * _kv_row(cfg, kv_dtype)
+
+
+def _kv_row(cfg: LlmConfig, kv_dtype: str, kv_heads: int | None = None) -> int:
+    """K and V of one layer for one token."""
+    nbytes, per = KV_DTYPES[normalize_kv(kv_dtype)]
+    elements = (kv_heads or cfg.kv_heads) * cfg.head_dim
+    return 2 * -(-elements // per) * nbytes
+
+
+def kv_cache_bytes(cfg: LlmConfig, tokens: int, batch: int = 1, kv_dtype: str = "fp16",
+                   windowed: bool = False, kv_heads: int | None = None) -> int:
+    """layers × KV heads × head dim × 2 × bytes × tokens × batch. ``windowed``: sliding-window layers
+    keep only their window (vLLM, llama.cpp and Ollama do; ComfyUI allocates every layer in full)."""
+    tokens, batch = _count("tokens", tokens), _count("batch", batch)
+    row = _kv_row(cfg, kv_dtype, kv_heads)
+    swl = cfg.sliding_layers if windowed and cfg.sliding_window else 0
+    per_seq = (cfg.layers - swl) * tokens + swl * min(tokens, cfg.sliding_window)
+    return row * per_seq * batch
+
+
+def textgen_kv_cache_bytes(cfg: LlmConfig, prompt_tokens: int, max_length: int, batch: int = 1,
+                           dtype_bytes: int = 2) -> int:
+    """The KV cache ComfyUI's TextGenerate preallocates (ComfyUI 0.18.2 comfy/text_encoders/llama.py:832-836):
+    per layer two torch.empty([batch, num_key_value_heads, prompt + max_length, head_dim]) at the execution
+    dtype, bf16 where should_use_bf16 (2 bytes) else float32 (4 bytes) (llama.py:822-826). Every layer
+    in full, sliding-window layers included."""
+    tokens = _count("prompt tokens", prompt_tokens, 0) + _count("max_length", max_length)
+    return cfg.layers * 2 * _count("batch", batch) * cfg.kv_heads * tokens * cfg.head_dim * int(dtype_bytes)
+
+
+def _count(what: str, n, lo: int = 1) -> int:
+    if isinstance(n, bool) or not isinstance(n, int) or n < lo:
+        raise VramBudgetError(f"{what} {n!r}: give a whole number >= {lo}")
+    return n
+
+
+# ---------------------------------------------------------------------------------------------
+# Engines
+@dataclass(frozen=True)
+class Engine:
+    name: str
+    kv_dtypes: Mapping[str, str]  # our KV names -> the engine's own value
+    weights: Mapping[str, str | None]  # requested precision -> weight format (None: not supported)
+    weights_hint: str
+    split: str  # "tensor": heads and weights split over the cards; "layers": whole layers per card
+    memory_share: float | None = None  # vLLM --gpu-memory-utilization default
+    max_share: float = 1.0  # the highest share we suggest (the rest holds the CUDA context)
+    windowed_kv: bool = True
+    quantized_v_needs_fa: bool = False
+    offloads_layers: bool = False
+    block_tokens: int = 1  # KV allocated in blocks of this many tokens per sequence
+    flags: Callable[["ServePlan"], tuple[tuple[str, ...], Mapping[str, str]]] | None = None
+
+
+def _vllm_flags(p: "ServePlan"):
+    f = [f"--max-model-len {p.context}", f"--max-num-seqs {p.users}"]
+    f.append(f"--gpu-memory-utilization {p.utilization:.2f}")
+    if p.gpus > 1:
+        f.append(f"--tensor-parallel-size {p.gpus}")
+    if p.kv_dtype == "fp8":
+        f.append("--kv-cache-dtype fp8")
+    if p.weight_format == "fp8-linear":
+        f.append("--quantization fp8 (or an FP8 checkpoint)")
+    elif p.weight_format == "awq":
+        f.append("an AWQ/GPTQ 4-bit checkpoint (--quantization awq_marlin / gptq_marlin)")
+    return tuple(f), {}
+
+
+def _llamacpp_flags(p: "ServePlan"):
+    f = [f"-c {p.context * p.users}"]
+    if p.users > 1:
+        f.append(f"-np {p.users}")
+    f.append(f"-ngl {p.gpu_layers if p.gpu_layers < p.layers + 1 else 99}")
+    if p.kv_dtype != "fp16":
+        f += [f"--cache-type-k {p.kv_dtype}", f"--cache-type-v {p.kv_dtype}", "-fa on"]
+    if p.gpus > 1:
+        f.append("--split-mode layer")
+    return tuple(f), {}
+
+
+def _ollama_flags(p: "ServePlan"):
+    env = {"OLLAMA_CONTEXT_LENGTH": str(p.context)}
+    if p.users > 1:
+        env["OLLAMA_NUM_PARALLEL"] = str(p.users)
+    if p.kv_dtype != "fp16":
+        env["OLLAMA_KV_CACHE_TYPE"] = p.kv_dtype
+        env["OLLAMA_FLASH_ATTENTION"] = "1"
+    return (f"PARAMETER num_ctx {p.context} (Modelfile; or options.num_ctx per request)",), env
+
+
+_GGUF_WEIGHTS = {"16bit": "F16", "8bit": "Q8_0", "4bit": "Q4_K_M", "fp8": None, "awq": None, "nf4": None,
+                 **{k: k for k in GGUF_FTYPES}, "file": "file"}
+ENGINES: dict[str, Engine] = {
+    "vllm": Engine(
+        "vLLM", {"fp16": "auto", "bf16": "auto", "fp8": "fp8"},
+        {"16bit": "16bit", "8bit": "fp8-linear", "fp8": "fp8-linear", "4bit": "awq", "awq": "awq", "nf4": "nf4",
+         "file": "file", **{k: k for k in GGUF_FTYPES}},
+        "vLLM serves 16-bit, FP8, AWQ/GPTQ 4-bit (and GGUF experimentally)",
+        split="tensor", memory_share=0.9, max_share=0.95, block_tokens=16, flags=_vllm_flags),
+    "llama.cpp": Engine(
+        "llama.cpp", {"fp16": "f16", "bf16": "bf16", "q8_0": "q8_0", "q4_0": "q4_0"}, _GGUF_WEIGHTS,
+        "llama.cpp runs GGUF files: 16bit (F16), 8bit (Q8_0), 4bit (Q4_K_M) or a GGUF type",
+        split="layers", quantized_v_needs_fa=True, offloads_layers=True, flags=_llamacpp_flags),
+    "ollama": Engine(
+        "Ollama", {"fp16": "f16", "q8_0": "q8_0", "q4_0": "q4_0"}, _GGUF_WEIGHTS,
+        "Ollama runs GGUF models: 16bit (F16), 8bit (Q8_0), 4bit (Q4_K_M) or a GGUF type",
+        split="layers", quantized_v_needs_fa=True, offloads_layers=True, flags=_ollama_flags),
+}
+_ENGINE_ALIASES = {"llamacpp": "llama.cpp", "llama-cpp": "llama.cpp", "llama_cpp": "llama.cpp", "llama-server": "llama.cpp"}
+
+
+def engine_key(name: str) -> str:
+    k = str(name).strip().lower()
+    k = _ENGINE_ALIASES.get(k, k)
+    if k not in ENGINES:
+        raise VramBudgetError(f"--engine {name!r}: use {', '.join(ENGINES)}")
+    return k
+
+
+def ollama_default_context(vram_bytes: int) -> int:
+    """Ollama's num_ctx when none is set: < 24 GiB VRAM 4k, 24-48 GiB 32k, >= 48 GiB 256k
+    (ollama docs/context-length.mdx), never above the model's own context."""
+    return 4096 if vram_bytes < 24 * GiB else 32768 if vram_bytes < 48 * GiB else 262144
+
+
+# ---------------------------------------------------------------------------------------------
+# Serving plan
+@dataclass(frozen=True)
+class ServePlan:
+    model: str
+    engine: str
+    weight_format: str
+    kv_dtype: str
+    context: int  # tokens per sequence (prompt + answer)
+    users: int  # concurrent sequences
+    gpus: int
+    card: str | None
+    layers: int
+    weights_bytes: int  # all cards together
+    kv_bytes: int  # all cards together
+    per_gpu_low: int  # weights + KV + 1 GB on the busiest card
+    per_gpu_high: int  # ... + 2 GB
+    capacity_bytes: int  # per card: what the engine may use (vLLM: its share)
+    utilization: float  # vLLM share to set (1.0 elsewhere)
+    verdict: str  # fits | tight | offload | oom | unknown (no card)
+    gpu_layers: int  # llama.cpp/Ollama: layers (+1 = output head) on the GPU
+    max_users: int  # full-length sequences the card(s) hold next to the weights
+    max_context: int  # tokens one sequence can have on the card(s)
+    flags: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d["env"] = dict(self.env)
+        d["flags"], d["notes"] = list(self.flags), list(self.notes)
+        return d
+
+
+def serve_plan(cfg: LlmConfig, context: int | None = None, users: int = 1, weights: str = "16bit",
+               kv_dtype: str = "fp16", engine: str = "vllm", gpus: int = 1, card: Card | None = None,
+               utilization: float | None = None) -> ServePlan:
+    """What serving ``cfg`` needs per card on ``engine``, whether ``card`` (× gpus) holds it, and the flags."""
+    ek = engine_key(engine)
+    eng = ENGINES[ek]
+    kv = normalize_kv(kv_dtype)
+    if kv not in eng.kv_dtypes:
+        raise VramBudgetError(f"{eng.name} has no {kv} KV cache: use {', '.join(eng.kv_dtypes)}")
+    users, gpus = _count("--users", users), _count("--gpus", gpus)
+    if utilization is not None and not (isinstance(utilization, (int, float)) and 0.05 <= utilization <= 1.0):
+        raise VramBudgetError(f"--gpu-memory-utilization {utilization}: give a share from 0.05 to 1")
+    fmt = weight_format(weights, ek, cfg)
+    layout = weights_layout(cfg, weights, ek)
+    ctx = _context(cfg, ek, context, card, gpus)
+    need = _needs(cfg, eng, layout, kv, gpus)
+    w, k = need(ctx, users)
+    plan = ServePlan(cfg.name, eng.name, fmt, kv, ctx, users, gpus, card.name if card else None, cfg.layers,
+                     layout.total, kv_cache_bytes(cfg, ctx, users, kv, eng.windowed_kv),
+                     w + k + MARGIN_LOW, w + k + MARGIN_HIGH, 0, 1.0, "unknown", cfg.layers + 1, 0, 0,
+                     notes=tuple(_notes(cfg, eng, fmt, kv, ctx)))
+    if card is not None:
+        plan = _judge(plan, cfg, eng, layout, card, utilization, need)
+    flags, env = eng.flags(plan) if eng.flags else ((), {})
+    return replace(plan, flags=tuple(flags), env=dict(env))
+
+
+def _context(cfg: LlmConfig, ek: str, context: int | None, card: Card | None, gpus: int) -> int:
+    if context is not None:
+        ctx = _count("--context", context)
+        if cfg.max_context and ctx > cfg.max_context:
+            raise VramBudgetError(f"--context {ctx}: {cfg.name} is trained for {cfg.max_context} tokens")
+        return ctx
+    if ek == "ollama":
+        ctx = ollama_default_context(card.total_bytes * gpus) if card else 4096
+    elif ek == "llama.cpp":
+        ctx = 4096  # llama.cpp's default -c (common/common.h: n_ctx = 4096)
+    else:
+        ctx = cfg.max_context or 4096  # vLLM: --max-model-len defaults to the model's own context
+    return min(ctx, cfg.max_context) if cfg.max_context else ctx
+
+
+def _notes(cfg: LlmConfig, eng: Engine, fmt: str, kv: str, ctx: int):
+    if eng.quantized_v_needs_fa and kv in ("q8_0", "q4_0"):
+        yield (f"{kv} V cache needs flash attention: llama.cpp refuses it without -fa, Ollama silently keeps f16 "
+               "unless OLLAMA_FLASH_ATTENTION=1")
+    if cfg.sliding_layers and eng.windowed_kv:
+        yield (f"{cfg.sliding_layers} of {cfg.layers} layers use a {cfg.sliding_window}-token sliding window: "
+               f"{eng.name} keeps only the window for them")
+    if fmt in GGUF_FTYPES and eng.name == "vLLM":
+        yield "vLLM's GGUF support is experimental; an AWQ/GPTQ or FP8 checkpoint is the usual choice"
+    if fmt == "file" and cfg.stored_format.startswith("safetensors") and eng.name != "vLLM":
+        yield f"{eng.name} needs a GGUF: convert with llama.cpp's convert_hf_to_gguf.py (sizes here are the safetensors')"
+
+
+def _needs(cfg: LlmConfig, eng: Engine, layout: Layout, kv: str, gpus: int) -> Callable[[int, int], tuple[int, int]]:
+    """(context, users) -> (weights, KV) on the busiest card with every layer on the GPU(s)."""
+    if eng.split == "tensor":
+        per_w, kv_heads = -(-layout.total // gpus), _tp_kv_heads(cfg, gpus)
+
+        def tensor(ctx: int, users: int) -> tuple[int, int]:
+            tokens = -(-ctx // eng.block_tokens) * eng.block_tokens  # whole KV blocks per sequence
+            return per_w, kv_cache_bytes(cfg, tokens, users, kv, eng.windowed_kv, kv_heads)
+        return tensor
+    # whole layers per card (llama.cpp --split-mode layer); the output head and the rest on one of them
+    per_w = -(-sum(layout.layers) // gpus) + layout.output + layout.other
+
+    def layers(ctx: int, users: int) -> tuple[int, int]:
+        return per_w, -(-kv_cache_bytes(cfg, ctx, users, kv, eng.windowed_kv) // gpus)
+    return layers
+
+
+def _tp_kv_heads(cfg: LlmConfig, gpus: int) -> int:
+    """vLLM tensor parallelism: KV heads per card (each card keeps a copy when there are fewer heads than cards)."""
+    if cfg.heads % gpus:
+        raise VramBudgetError(f"--gpus {gpus}: vLLM needs the {cfg.heads} attention heads divisible by "
+                              "--tensor-parallel-size")
+    if gpus <= cfg.kv_heads:
+        if cfg.kv_heads % gpus:
+            raise VramBudgetError(f"--gpus {gpus}: vLLM needs the {cfg.kv_heads} KV heads divisible by the card count")
+        return cfg.kv_heads // gpus
+    if gpus % cfg.kv_heads:
+        raise VramBudgetError(f"--gpus {gpus}: with {cfg.kv_heads} KV heads vLLM needs a card count that divides "
+                              "or is a multiple of it")
+    return 1
+
+
+def _judge(plan: ServePlan, cfg: LlmConfig, eng: Engine, layout: Layout, card: Card, utilization: float | None,
+           need: Callable[[int, int], tuple[int, int]]) -> ServePlan:
+    total = card.total_bytes
+    share = utilization if utilization is not None else (eng.memory_share or 1.0)
+    top = share if utilization is not None else max(share, eng.max_share)
+    needed = math.ceil(plan.per_gpu_high / total * 100) / 100
+    if eng.memory_share is not None and utilization is None and share < needed <= top:
+        share = needed  # raising --gpu-memory-utilization is vLLM's own knob (nothing else may use the card)
+    capacity = int(share * total)
+    fits = lambda ctx, users: sum(need(ctx, users)) + MARGIN_HIGH <= int(top * total)  # noqa: E731
+    max_ctx = _largest(lambda c: fits(c, plan.users), cfg.max_context or 1 << 22)
+    max_users = _largest(lambda u: fits(plan.context, u), 4096)
+    gpu_layers = cfg.layers + 1
+    if plan.per_gpu_high <= capacity:
+        verdict = "fits"
+    elif plan.per_gpu_low <= capacity:
+        verdict = "tight"
+    elif eng.offloads_layers:
+        verdict, gpu_layers = "offload", _gpu_layers(cfg, eng, layout, plan, card)
+    else:
+        verdict = "oom"
+    return replace(plan, capacity_bytes=capacity, utilization=round(share, 2), verdict=verdict,
+                   gpu_layers=gpu_layers, max_users=max_users, max_context=max_ctx)
+
+
+def _largest(ok: Callable[[int], bool], hi: int) -> int:
+    """The largest n in [0, hi] with ok(n) (ok is monotone), 0 if none."""
+    if not ok(1):
+        return 0
+    lo = 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid - 1)
+    return lo
+
+
+def _gpu_layers(cfg: LlmConfig, eng: Engine, layout: Layout, plan: ServePlan, card: Card) -> int:
+    """llama.cpp -ngl that fits: the output head first, then the last layers with their KV; the input
+    embedding stays on the CPU (llama-model.cpp: "very little benefit to offloading the input layer")."""
+    room = plan.gpus * (card.total_bytes - MARGIN_HIGH) - layout.output - layout.other
+    if room < 0:
+        return 0
+    kv_layer = _kv_layer_bytes(cfg, plan.context, plan.users, plan.kv_dtype, eng.windowed_kv)
+    n = 0
+    for w, k in zip(reversed(layout.layers), reversed(kv_layer)):
+        if room < w + k:
+            break
+        room -= w + k
+        n += 1
+    return n + 1
+
+
+def _kv_layer_bytes(cfg: LlmConfig, ctx: int, users: int, kv: str, windowed: bool) -> list[int]:
+    """KV bytes of each layer, sliding-window layers first (their order does not matter for the count)."""
+    row = _kv_row(cfg, kv)
+    full = row * ctx * users
+    if not (windowed and cfg.sliding_layers and cfg.sliding_window):
+        return [full] * cfg.layers
+    short = row * min(ctx, cfg.sliding_window) * users
+    return [short] * cfg.sliding_layers + [full] * (cfg.layers - cfg.sliding_layers)
+
+
+# ---------------------------------------------------------------------------------------------
+# Cheapest card
+@dataclass(frozen=True)
+class CardOption:
+    card: str
+    count: int
+    price_eur_h: float | None  # for all cards together; None when the guide gives no price
+    per_gpu_bytes: int
+    capacity_bytes: int
+    how: str = ""  # e.g. "tensor parallel", "ZeRO-3"
+
+    def to_dict(self) -> dict:
+        return dict(card=self.card, count=self.count, price_eur_h=self.price_eur_h,
+                    per_gpu_bytes=self.per_gpu_bytes, capacity_bytes=self.capacity_bytes, how=self.how)
+
+    def label(self) -> str:
+        price = f", €{self.price_eur_h:.2f}/h" if self.price_eur_h is not None else ""
+        how = f" ({self.how})" if self.how else ""
+        return f"{self.count} × {self.card}{price}{how}" if self.count > 1 else f"{self.card}{price}"
+
+
+def rank_cards(lineup: tuple[str, ...] = RENTAL_LINEUP) -> list[Card]:
+    """The rental lineup, cheapest first; unpriced cards after the priced ones, smallest first."""
+    cards = [c for c in CARDS if c.name in lineup]
+    return sorted(cards, key=lambda c: (c.price_eur_h is None, c.price_eur_h or 0, c.nominal_gb))
+
+
+def cheapest_options(check: Callable[[Card, int], tuple[bool, int, int]], counts=(1, 2, 4, 8),
+                     lineup: tuple[str, ...] = RENTAL_LINEUP, how: str = "") -> list[CardOption]:
+    """The cheapest single card that serves, then the cheapest priced multi-card set if it is cheaper or
+    no single card serves. ``check(card, n)`` -> (serves, bytes per card, usable bytes per card)."""
+    singles: list[CardOption] = []
+    multis: list[CardOption] = []
+    for n in counts:
+        for c in rank_cards(lineup):
+            ok, need, cap = check(c, n)
+            if ok:
+                price = c.price_eur_h * n if c.price_eur_h is not None else None
+                (singles if n == 1 else multis).append(CardOption(c.name, n, price, need, cap, how if n > 1 else ""))
+                break  # the cheapest card at this count
+    out = singles[:1]
+    priced = sorted((m for m in multis if m.price_eur_h is not None), key=lambda m: m.price_eur_h)
+    best_multi = priced[0] if priced else (multis[0] if multis else None)
+    if best_multi and (not out or out[0].price_eur_h is None or best_multi.price_eur_h is None
+                       or best_multi.price_eur_h < out[0].price_eur_h):
+        out.append(best_multi)
+    return out
+
+
+def cheapest_serving(cfg: LlmConfig, context: int | None = None, users: int = 1, weights: str = "16bit",
+                     kv_dtype: str = "fp16", engine: str = "vllm", gpus: int | None = None) -> list[CardOption]:
+    """Cheapest card (or cards) of the guide's lineup on which serve_plan says 'fits'."""
+    counts = (gpus,) if gpus else (1, 2, 4, 8)
+
+    def check(card: Card, n: int):
+        try:
+            p = serve_plan(cfg, context, users, weights, kv_dtype, engine, n, card)
+        except VramBudgetError:  # e.g. heads not divisible by this card count
+            return False, 0, 0
+        return p.verdict == "fits", p.per_gpu_high, p.capacity_bytes
+
+    how = {"vllm": "tensor parallel", "llama.cpp": "layers split", "ollama": "layers split"}[engine_key(engine)]
+    return cheapest_options(check, counts, how=how)
+
+
+# ---------------------------------------------------------------------------------------------
+# Remedies
+@dataclass(frozen=True)
+class ServeRemedy:
+    what: str
+    per_gpu_high: int
+    verdict: str
+    cost: str
+
+    def to_dict(self) -> dict:
+        return dict(what=self.what, per_gpu_high=self.per_gpu_high, verdict=self.verdict, cost=self.cost)
+
+
+def serve_remedies(cfg: LlmConfig, plan: ServePlan, card: Card, weights: str, engine: str,
+                   utilization: float | None = None) -> list[ServeRemedy]:
+    """The LLM chapter's fixes at the same context, each re-evaluated on top of the previous ones until
+    the card serves: a quantized KV cache (halves it), FP8/8-bit weights (halve them), fewer concurrent
+    users, 4-bit weights (a quality cost: the guide says take a bigger card instead), then a second card
+    (tensor parallel / layer split). A shorter context is the plan's ``max_context``, said apart."""
+    ek = engine_key(engine)
+    kw = dict(context=plan.context, users=plan.users, weights=weights, kv_dtype=plan.kv_dtype, engine=ek,
+              gpus=plan.gpus, card=card, utilization=utilization)
+    out: list[ServeRemedy] = []
+    cur = plan
+    for what, change, cost in _serve_ladder(plan, ek, weights):
+        if cur.verdict == "fits":
+            break
+        try:
+            nxt = serve_plan(cfg, **{**kw, **change})
+        except VramBudgetError:
+            continue
+        if nxt.per_gpu_high < cur.per_gpu_high or nxt.verdict == "fits":
+            kw.update(change)
+            out.append(ServeRemedy(what, nxt.per_gpu_high, nxt.verdict, cost))
+            cur = nxt
+    return out
+
+
+def _serve_ladder(plan: ServePlan, ek: str, weights: str):
+    if plan.kv_dtype in ("fp16", "bf16"):
+        kv = "fp8" if ek == "vllm" else "q8_0"
+        yield f"{kv} KV cache (halves it)", {"kv_dtype": kv}, "negligible quality loss"
+    w = normalize_weights(weights)
+    if w in ("16bit", "file") and plan.weight_format in ("16bit", "F16", "BF16", "file"):
+        yield "FP8 / 8-bit weights (halves them)", {"weights": "fp8" if ek == "vllm" else "8bit"}, "small quality cost"
+    if plan.users > 1:
+        yield f"fewer concurrent users: {max(1, plan.max_users)}", {"users": max(1, plan.max_users)}, "requests queue"
+    if plan.weight_format not in ("awq", "Q4_K_M", "Q4_K_S", "Q4_0", "Q3_K_M", "Q2_K"):
+        yield "4-bit weights (AWQ/GPTQ or GGUF Q4_K_M)", {"weights": "4bit"}, \
+            "quality cost: the guide says take a bigger card instead"
+    how = "tensor parallel" if ek == "vllm" else "layers split"
+    yield f"{plan.gpus * 2} cards ({how})", {"gpus": plan.gpus * 2}, "a second card"

@@ -1,0 +1,473 @@
+"""LLM memory (nodes/estimator/llm.py): the guide's tables (FACTS.md "LLM" and "Cards"), the KV cache
+as engines and ComfyUI allocate it, real Hugging Face folders and GGUF files, engine rules, the CLI."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers_models import ITEMSIZE, gguf_expected_bytes, write_gguf, write_safetensors
+from vram_budget.nodes.estimator import llm, llm_models
+from vram_budget.nodes.estimator.errors import ModelFileError, VramBudgetError
+from vram_budget.nodes.estimator.gpus import CARDS, find_card
+from vram_budget.nodes.estimator.llm_quant import GGML_BLOCK, gguf_tensor_type, tensor_list, text_params
+from vram_budget.nodes.estimator.units import GB, KiB
+
+REPO = Path(__file__).resolve().parents[1]
+GUIDE_MODELS = {"8B": "Llama 3.1 8B", "32B": "Qwen3 32B", "70B": "Llama 3.x 70B"}
+
+
+def close(value: float, target: float, tol: float = 0.05) -> bool:
+    return abs(value - target) <= tol * target
+
+
+# ---------------------------------------------------------------------------------------------
+# FACTS.md "LLM": the weights table, the KV cache per token, the two chats
+@pytest.mark.parametrize("size,weights,gb", [
+    ("8B", "16bit", 16), ("8B", "fp8", 8), ("8B", "8bit", 8), ("8B", "4bit", 5),
+    ("32B", "16bit", 66), ("32B", "fp8", 33), ("32B", "4bit", 20),
+    ("70B", "16bit", 141), ("70B", "fp8", 71), ("70B", "4bit", 43),
+])
+def test_guide_weights_table(size, weights, gb):
+    cfg = llm.load_model(GUIDE_MODELS[size])
+    got = llm.weights_bytes(cfg, weights) / GB
+    assert close(got, gb), f"{size} {weights}: {got:.2f} GB, guide ~{gb} GB"
+
+
+@pytest.mark.parametrize("name,kib", [("Llama 3.1 8B", 128), ("Qwen3 32B", 256), ("Llama 3.x 70B", 320)])
+def test_guide_kv_per_token(name, kib):
+    cfg = llm.load_model(name)
+    per_token = llm.kv_bytes_per_token(cfg)
+    assert per_token == cfg.layers * cfg.kv_heads * cfg.head_dim * 2 * 2
+    assert per_token == kib * KiB  # exact: the guide's "KB" are KiB
+
+
+def test_guide_chats():
+    qwen, llama70 = llm.load_model("Qwen3 32B"), llm.load_model("llama-3.3-70b")
+    assert close(llm.kv_cache_bytes(qwen, 32_000) / GB, 8)
+    assert close(llm.kv_cache_bytes(llama70, 128_000) / GB, 42)
+    # "q8_0 / fp8 KV cache halves it"
+    full = llm.kv_cache_bytes(qwen, 32_000)
+    assert llm.kv_cache_bytes(qwen, 32_000, kv_dtype="fp8") * 2 == full
+    assert llm.kv_cache_bytes(qwen, 32_000, kv_dtype="q8_0") == full * 34 // 64  # 34 bytes per 32 elements
+    assert llm.kv_cache_bytes(qwen, 32_000, kv_dtype="q4_0") == full * 18 // 64
+    assert llm.kv_cache_bytes(qwen, 1000, batch=3) == 3 * llm.kv_cache_bytes(qwen, 1000)
+
+
+def test_gguf_mix_reproduces_published_files():
+    """llama.cpp's Q4_K_M / Q8_0 mixes against published file sizes (bartowski's GGUF repositories:
+    Meta-Llama-3.1-8B-Instruct Q4_K_M 4.92 GB, Q8_0 8.54 GB; Llama-3.3-70B-Instruct Q4_K_M 42.52 GB).
+    Files also hold the tokenizer (a few MB), hence 1 %."""
+    l8, l70 = llm.load_model("Llama 3.1 8B"), llm.load_model("Llama 3.3 70B")
+    assert close(llm.weights_bytes(l8, "Q4_K_M") / GB, 4.92, 0.01)
+    assert close(llm.weights_bytes(l8, "Q8_0") / GB, 8.54, 0.01)
+    assert close(llm.weights_bytes(l70, "Q4_K_M") / GB, 42.52, 0.01)
+    # the mix itself: Q6_K output head, Q6_K attn_v/ffn_down on use_more_bits layers, Q4_K elsewhere
+    types = {t.name: gguf_tensor_type(t, "Q4_K_M", l8) for t in tensor_list(l8)}
+    assert types["output.weight"] == "Q6_K" and types["token_embd.weight"] == "Q4_K"
+    more = [i for i in range(32) if types[f"blk.{i}.ffn_down.weight"] == "Q6_K"]
+    assert more == [0, 1, 2, 3, 6, 9, 12, 15, 18, 21, 24, 27, 28, 29, 30, 31]
+    assert types["blk.4.attn_v.weight"] == "Q4_K" and types["blk.4.attn_q.weight"] == "Q4_K"
+    # the 70B bump: attn_v never below Q5_K
+    t70 = {t.name: gguf_tensor_type(t, "Q4_K_M", l70) for t in tensor_list(l70)}
+    assert {t70[f"blk.{i}.attn_v.weight"] for i in range(80)} == {"Q5_K", "Q6_K"}
+
+
+def test_block_sizes_are_ggmls():
+    gguf = pytest.importorskip("gguf")
+    published = {k.name: v for k, v in gguf.GGML_QUANT_SIZES.items()}
+    for name, block in GGML_BLOCK.items():
+        assert published[name] == block, name
+
+
+@pytest.mark.parametrize("key", list(llm_models.KNOWN))
+def test_known_configs_parse(key):
+    cfg = llm.known_config(key)
+    assert cfg.layers > 0 and cfg.kv_heads <= cfg.heads and cfg.heads % cfg.kv_heads == 0
+    assert cfg.params >= text_params(cfg) > 0
+    assert llm_models.lookup(cfg.name) == key
+
+
+@pytest.mark.parametrize("name,billions", [
+    # published totals on each repository's page (safetensors parameter count)
+    ("Llama 3.1 8B", 8.03), ("Llama 3.x 70B", 70.6), ("Qwen3 8B", 8.19), ("Qwen3 14B", 14.8), ("Qwen3 32B", 32.8),
+    ("qwen3-30b-a3b", 30.5), ("Mistral 7B", 7.25), ("Mistral Small 24B", 23.6), ("Gemma 3 4B", 4.3),
+    ("Gemma 3 12B", 12.2), ("Gemma 3 27B", 27.4), ("Qwen2.5-VL 7B", 8.29),
+])
+def test_known_parameter_counts(name, billions):
+    assert close(llm.load_model(name).params / 1e9, billions, 0.01)
+
+
+@pytest.mark.parametrize("alias", ["meta-llama/Llama-3.1-8B-Instruct", "llama3.1:8b", "LLAMA 3.1 8B", "qwen3:32b",
+                                   "gemma3:27b", "Qwen/Qwen2.5-VL-7B-Instruct", "mistral-small-3.1-24b"])
+def test_names_resolve(alias):
+    assert llm_models.lookup(alias) is not None
+
+
+def test_sliding_window_layers():
+    g = llm.load_model("Gemma 3 4B")
+    assert (g.sliding_window, g.sliding_layers) == (1024, 34 - 34 // 6)
+    full = llm.kv_cache_bytes(g, 32_000)
+    windowed = llm.kv_cache_bytes(g, 32_000, windowed=True)
+    row = g.kv_heads * g.head_dim * 2 * 2
+    assert windowed == row * ((34 - 29) * 32_000 + 29 * 1024)
+    assert full == row * 34 * 32_000 and windowed < full / 5
+    assert llm.kv_cache_bytes(g, 500, windowed=True) == llm.kv_cache_bytes(g, 500)  # under the window: no difference
+
+
+# ---------------------------------------------------------------------------------------------
+# ComfyUI TextGenerate
+def test_textgen_kv_cache_is_comfyuis_allocation():
+    """llama.py:832-836: per layer two empty([batch, kv_heads, prompt + max_length, head_dim]) at the
+    execution dtype; every layer in full (Gemma 3's sliding layers too)."""
+    g = llm.load_model("Gemma 3 4B")
+    got = llm.textgen_kv_cache_bytes(g, prompt_tokens=900, max_length=256)
+    assert got == 34 * 2 * (1 * 4 * (900 + 256) * 256) * 2
+    assert got == llm.kv_cache_bytes(g, 900 + 256)
+    assert llm.textgen_kv_cache_bytes(g, 900, 256, batch=2, dtype_bytes=4) == 4 * got
+    with pytest.raises(VramBudgetError, match="max_length"):
+        llm.textgen_kv_cache_bytes(g, 10, 0)
+
+
+def test_textgen_citation_matches_comfyui_source():
+    root = os.environ.get("COMFYUI_018_PATH") or os.environ.get("COMFYUI_PATH")
+    if not root or not os.path.isfile(os.path.join(root, "comfy/text_encoders/llama.py")):
+        pytest.skip("COMFYUI_018_PATH / COMFYUI_PATH not set (ComfyUI 0.18.2 source)")
+    lines = Path(root, "comfy/text_encoders/llama.py").read_text().splitlines()
+    if not any("max_cache_len" in ln for ln in lines):
+        pytest.skip("this ComfyUI has no TextGenerate KV cache (older than 0.18)")
+    assert "max_cache_len = embeds.shape[1] + max_length" in lines[832], lines[832]
+    assert "num_key_value_heads, max_cache_len, model_config.head_dim" in lines[834]
+
+
+def test_config_from_arch_uses_known_kv_heads():
+    """families.py gives Gemma 3 12B Gemma 2's 4 KV heads; the known config with the same width and depth wins."""
+    arch = dict(hidden_size=3840, layers=48, heads=8, kv_heads=4, head_dim=256, ffn_dim=15360, vocab=262208)
+    cfg = llm.config_from_arch("gemma 3 12b file", arch, params=12_000_000_000)
+    assert (cfg.kv_heads, cfg.head_dim, cfg.params) == (8, 256, 12_000_000_000)
+    odd = llm.config_from_arch("odd", dict(hidden_size=1024, layers=3, heads=8, kv_heads=2, head_dim=128, vocab=100))
+    assert (odd.kv_heads, odd.head_dim) == (2, 128) and odd.params == text_params(odd)
+
+
+# ---------------------------------------------------------------------------------------------
+# Real files
+SMALL = dict(model_type="qwen3", hidden_size=256, intermediate_size=512, num_hidden_layers=4, num_attention_heads=4,
+             num_key_value_heads=2, head_dim=64, vocab_size=1024, max_position_embeddings=8192,
+             tie_word_embeddings=False, torch_dtype="bfloat16")
+
+
+def hf_spec(c: dict, dtype: str = "BF16") -> dict:
+    """transformers Qwen3ForCausalLM state dict names and shapes."""
+    h, hq, hkv, i = c["hidden_size"], c["num_attention_heads"] * c["head_dim"], \
+        c["num_key_value_heads"] * c["head_dim"], c["intermediate_size"]
+    spec = {"model.embed_tokens.weight": (dtype, (c["vocab_size"], h)), "model.norm.weight": (dtype, (h,)),
+            "lm_head.weight": (dtype, (c["vocab_size"], h))}
+    for n in range(c["num_hidden_layers"]):
+        p = f"model.layers.{n}."
+        spec.update({p + "self_attn.q_proj.weight": (dtype, (hq, h)), p + "self_attn.k_proj.weight": (dtype, (hkv, h)),
+                     p + "self_attn.v_proj.weight": (dtype, (hkv, h)), p + "self_attn.o_proj.weight": (dtype, (h, hq)),
+                     p + "self_attn.q_norm.weight": (dtype, (c["head_dim"],)),
+                     p + "self_attn.k_norm.weight": (dtype, (c["head_dim"],)),
+                     p + "mlp.gate_proj.weight": (dtype, (i, h)), p + "mlp.up_proj.weight": (dtype, (i, h)),
+                     p + "mlp.down_proj.weight": (dtype, (h, i)),
+                     p + "input_layernorm.weight": (dtype, (h,)), p + "post_attention_layernorm.weight": (dtype, (h,))})
+    return spec
+
+
+def write_hf_folder(folder: Path, config: dict = SMALL, shards: int = 2) -> dict:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(config))
+    spec = hf_spec(config)
+    names = sorted(spec)
+    weight_map = {}
+    for s in range(shards):
+        part = {n: spec[n] for n in names[s::shards]}
+        fname = f"model-{s + 1:05d}-of-{shards:05d}.safetensors"
+        write_safetensors(folder / fname, part)
+        weight_map.update({n: fname for n in part})
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
+    return spec
+
+
+def test_hf_folder_read_from_headers(tmp_path):
+    spec = write_hf_folder(tmp_path / "small")
+    cfg = llm.load_model(str(tmp_path / "small"))
+    params = sum(math.prod(s) for _, s in spec.values())
+    nbytes = sum(math.prod(s) * ITEMSIZE[d] for d, s in spec.values())
+    assert (cfg.layers, cfg.hidden, cfg.heads, cfg.kv_heads, cfg.head_dim, cfg.vocab) == (4, 256, 4, 2, 64, 1024)
+    assert cfg.params == params == text_params(cfg)  # the config's tensor list is the file's
+    assert cfg.stored.total == nbytes == llm.weights_bytes(cfg, "file") == llm.weights_bytes(cfg, "16bit")
+    assert cfg.stored.embed == 1024 * 256 * 2 and cfg.stored.output == 1024 * 256 * 2
+    assert len(set(cfg.stored.layers)) == 1 and cfg.stored_format == "safetensors BF16"
+    assert llm.kv_bytes_per_token(cfg) == 4 * 2 * 64 * 2 * 2
+    # config.json inside the folder, or one shard, name the same model
+    assert llm.load_model(str(tmp_path / "small" / "config.json")).params == params
+    # a second copy outside the index (Mistral's consolidated.safetensors) is not counted twice
+    write_safetensors(tmp_path / "small" / "consolidated.safetensors", spec)
+    assert llm.load_model(str(tmp_path / "small")).params == params
+
+
+def test_hf_folder_errors(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ModelFileError, match="no config.json"):
+        llm.load_model(str(tmp_path / "empty"))
+    write_hf_folder(tmp_path / "broken")
+    os.remove(tmp_path / "broken" / "model-00002-of-00002.safetensors")
+    with pytest.raises(ModelFileError, match="model-00002-of-00002.safetensors: listed in model.safetensors.index"):
+        llm.load_model(str(tmp_path / "broken"))
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "config.json").write_text(json.dumps({**SMALL, "num_hidden_layers": "four"}))
+    with pytest.raises(ModelFileError, match="num_hidden_layers"):
+        llm.load_model(str(bad))
+    (bad / "config.json").write_text("{not json")
+    with pytest.raises(ModelFileError, match="not valid JSON"):
+        llm.load_model(str(bad))
+    with pytest.raises(VramBudgetError, match="unknown model 'Llama 9 1T'"):
+        llm.load_model("Llama 9 1T")
+
+
+def llama_gguf_tensors(cfg, ftype: str) -> dict:
+    """The tensors convert_hf_to_gguf + llama-quantize write for a llama-arch model, typed by the mix."""
+    out = {}
+    for t in tensor_list(cfg):
+        if t.category == "norm":
+            name = t.name if t.name.endswith(".weight") else t.name.replace("norm", "attn_norm.weight")
+            if name in out:
+                name = name.replace("attn_norm", "ffn_norm")
+            out[name] = ("F32", t.shape)
+        else:
+            out[t.name] = (gguf_tensor_type(t, ftype, cfg), t.shape)
+    return out
+
+
+def test_gguf_file_read_from_metadata(tmp_path):
+    c = {**SMALL, "model_type": "llama", "head_dim": 128, "hidden_size": 512, "num_attention_heads": 4,
+         "intermediate_size": 1024, "vocab_size": 2048}
+    cfg0 = llm.config_from_hf(c, "tiny", "test")
+    tensors = llama_gguf_tensors(cfg0, "Q4_K_M")
+    meta = {"llama.block_count": 4, "llama.embedding_length": 512, "llama.feed_forward_length": 1024,
+            "llama.attention.head_count": 4, "llama.attention.head_count_kv": 2, "llama.context_length": 8192,
+            "general.file_type": 15, "general.name": "tiny-llama"}
+    written = write_gguf(tmp_path / "tiny.gguf", tensors, arch="llama", metadata=meta)
+    cfg = llm.load_model(str(tmp_path / "tiny.gguf"))
+    assert (cfg.name, cfg.layers, cfg.hidden, cfg.heads, cfg.kv_heads, cfg.head_dim) == ("tiny-llama", 4, 512, 4, 2, 128)
+    assert (cfg.vocab, cfg.max_context, cfg.tied_embeddings) == (2048, 8192, False)
+    assert cfg.stored_format == "GGUF Q4_K_M"
+    assert cfg.params == written.params == text_params(cfg)
+    assert cfg.stored.total == gguf_expected_bytes(tensors) == llm.weights_bytes(cfg, "file")
+    assert llm.weights_bytes(cfg, "Q4_K_M") == cfg.stored.total  # the mix rebuilt from the config = the file
+    assert cfg.stored.output == 2048 * 512 // 256 * 210  # Q6_K head
+    # llama.cpp puts the output head + last layers on the GPU: per-layer bytes come from the file
+    assert sum(cfg.stored.layers) + cfg.stored.embed + cfg.stored.output + cfg.stored.other == cfg.stored.total
+
+
+def test_tied_gguf_counts_the_embedding_once(tmp_path):
+    """No output.weight: the head is token_embd (stored once); llama.cpp duplicates it onto the GPU."""
+    c = {**SMALL, "model_type": "llama", "head_dim": 128, "hidden_size": 512, "num_attention_heads": 4,
+         "intermediate_size": 1024, "vocab_size": 2048, "tie_word_embeddings": True}
+    cfg0 = llm.config_from_hf(c, "tied", "test")
+    tensors = llama_gguf_tensors(cfg0, "Q8_0")
+    meta = {"llama.block_count": 4, "llama.embedding_length": 512, "llama.attention.head_count": 4,
+            "llama.attention.head_count_kv": 2, "general.file_type": 7}
+    write_gguf(tmp_path / "tied.gguf", tensors, arch="llama", metadata=meta)
+    cfg = llm.load_model(str(tmp_path / "tied.gguf"))
+    assert cfg.tied_embeddings and cfg.stored.tied and cfg.stored_format == "GGUF Q8_0"
+    assert cfg.stored.total == gguf_expected_bytes(tensors) and cfg.stored.output == cfg.stored.embed
+    assert llm.weights_bytes(cfg, "Q8_0") == cfg.stored.total
+    p = llm.serve_plan(cfg, 1024, weights="file", engine="llama.cpp")
+    assert p.per_gpu_high == sum(cfg.stored.layers) + cfg.stored.output + cfg.stored.other + \
+        llm.kv_cache_bytes(cfg, 1024) + 2 * GB
+
+
+def test_gguf_without_hyperparameters_is_an_error(tmp_path):
+    path = tmp_path / "x.gguf"
+    write_gguf(path, {"token_embd.weight": ("F16", (32, 32))}, arch="llama", metadata={})
+    with pytest.raises(ModelFileError, match="llama.block_count"):
+        llm.load_model(str(path))
+
+
+# ---------------------------------------------------------------------------------------------
+# Engines
+def test_vllm_share_and_flags():
+    qwen = llm.load_model("Qwen3 32B")
+    l40s = find_card("L40S")
+    p = llm.serve_plan(qwen, 32_000, weights="fp8", engine="vllm", card=l40s)
+    assert p.capacity_bytes == int(0.9 * l40s.total_bytes) and p.verdict == "fits"
+    assert p.per_gpu_high == llm.weights_bytes(qwen, "fp8", "vllm") + llm.kv_cache_bytes(qwen, 32_000) + 2 * GB
+    assert "--max-model-len 32000" in p.flags and "--gpu-memory-utilization 0.90" in p.flags
+    fp8kv = llm.serve_plan(qwen, 32_000, weights="fp8", kv_dtype="fp8", engine="vllm", card=l40s)
+    assert "--kv-cache-dtype fp8" in fp8kv.flags and fp8kv.max_users > p.max_users >= 1
+    # a plan that needs a little more than 0.9: vLLM's own knob is raised (up to 0.95), and said
+    l70 = llm.load_model("Llama 3.x 70B")
+    h = llm.serve_plan(l70, 8192, weights="fp8", engine="vllm", card=find_card("H100"))
+    assert h.verdict == "fits" and 0.9 < h.utilization <= 0.95
+    assert f"--gpu-memory-utilization {h.utilization:.2f}" in h.flags
+    fixed = llm.serve_plan(l70, 8192, weights="fp8", engine="vllm", card=find_card("H100"), utilization=0.9)
+    assert fixed.verdict != "fits"
+
+
+def test_vllm_tensor_parallel_splits_weights_and_kv_heads():
+    l70 = llm.load_model("Llama 3.x 70B")
+    one = llm.serve_plan(l70, 128_000, weights="fp8", engine="vllm")
+    two = llm.serve_plan(l70, 128_000, weights="fp8", engine="vllm", gpus=2)
+    w = llm.weights_bytes(l70, "fp8", "vllm")
+    assert two.per_gpu_high == -(-w // 2) + llm.kv_cache_bytes(l70, 128_000) // 2 + 2 * GB
+    assert "--tensor-parallel-size 2" in two.flags and one.per_gpu_high > two.per_gpu_high
+    # more cards than KV heads: each card keeps a copy of one head (8 heads, 16 cards -> 1/8 of the cache each)
+    sixteen = llm.serve_plan(l70, 128_000, weights="fp8", engine="vllm", gpus=16)
+    assert sixteen.per_gpu_high == -(-w // 16) + llm.kv_cache_bytes(l70, 128_000) // 8 + 2 * GB
+    with pytest.raises(VramBudgetError, match="divisible"):
+        llm.serve_plan(l70, 1000, engine="vllm", gpus=3)
+
+
+def test_llamacpp_offload_layers_and_flash_attention():
+    l70 = llm.load_model("Llama 3.x 70B")
+    card = find_card("RTX 4090")
+    p = llm.serve_plan(l70, 8192, weights="4bit", engine="llama.cpp", card=card)
+    assert p.verdict == "offload" and f"-ngl {p.gpu_layers}" in p.flags
+    layout = llm.weights_layout(l70, "4bit", "llama.cpp")
+    kv_layer = llm.kv_cache_bytes(l70, 8192) // 80
+    n = p.gpu_layers - 1  # -ngl counts the output head as one layer
+    used = layout.output + layout.other + sum(layout.layers[-n:]) + n * kv_layer
+    assert used + 2 * GB <= card.total_bytes < used + layout.layers[-n - 1] + kv_layer + 2 * GB
+    q = llm.serve_plan(l70, 8192, weights="4bit", kv_dtype="q8_0", engine="llama.cpp", card=find_card("L40S"))
+    assert {"--cache-type-k q8_0", "--cache-type-v q8_0", "-fa on"} <= set(q.flags)
+    assert any("flash attention" in n for n in q.notes) and "-ngl 99" in q.flags
+    multi = llm.serve_plan(l70, 4096, users=4, weights="4bit", engine="llama.cpp")
+    assert "-c 16384" in multi.flags and "-np 4" in multi.flags  # -c is shared by the -np slots
+    with pytest.raises(VramBudgetError, match="llama.cpp cannot run fp8"):
+        llm.serve_plan(l70, 4096, weights="fp8", engine="llama.cpp")
+    with pytest.raises(VramBudgetError, match="no fp8 KV cache"):
+        llm.serve_plan(l70, 4096, weights="4bit", kv_dtype="fp8", engine="llama.cpp")
+
+
+def test_ollama_defaults_and_environment():
+    q8 = llm.load_model("Qwen3 8B")
+    assert llm.serve_plan(q8, engine="ollama", weights="4bit", card=find_card("RTX 4090")).context == 4096
+    assert llm.serve_plan(q8, engine="ollama", weights="4bit", card=find_card("RTX 5090")).context == 32768
+    assert llm.serve_plan(q8, engine="ollama", weights="4bit", card=find_card("H100")).context == q8.max_context
+    p = llm.serve_plan(q8, 16384, users=2, weights="4bit", kv_dtype="q8_0", engine="ollama", card=find_card("RTX 4090"))
+    assert p.env == {"OLLAMA_CONTEXT_LENGTH": "16384", "OLLAMA_NUM_PARALLEL": "2", "OLLAMA_KV_CACHE_TYPE": "q8_0",
+                     "OLLAMA_FLASH_ATTENTION": "1"}
+    assert p.kv_bytes == llm.kv_cache_bytes(q8, 16384, 2, "q8_0")
+
+
+def test_serving_errors():
+    cfg = llm.load_model("Qwen3 8B")
+    for kw, needle in [(dict(context=0), "--context 0"), (dict(users=-1), "--users -1"), (dict(gpus=0), "--gpus 0"),
+                       (dict(context=10**6), "trained for 40960"), (dict(engine="tgi"), "--engine 'tgi'"),
+                       (dict(weights="3bit"), "--weights '3bit'"), (dict(kv_dtype="int2"), "--kv-dtype 'int2'"),
+                       (dict(utilization=float("nan")), "--gpu-memory-utilization nan"),
+                       (dict(weights="file"), "--weights file")]:
+        with pytest.raises(VramBudgetError, match=re.escape(needle)):
+            llm.serve_plan(cfg, **kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# FACTS.md "Cards": which card serves (the LLM rows), on each engine
+def cheapest(cfg, **kw):
+    options = llm.cheapest_serving(cfg, **kw)
+    assert options, kw
+    single = next((o for o in options if o.count == 1), None)
+    return single, options
+
+
+def nominal(option) -> int:
+    return next(c.nominal_gb for c in CARDS if c.name == option.card)
+
+
+@pytest.mark.parametrize("engine,eight", [("vllm", "fp8"), ("llama.cpp", "8bit"), ("ollama", "8bit")])
+def test_cards_32b_long_context_or_users(engine, eight):
+    """"32B LLM with >32,000 tokens of context or several users: 48-80 GB"."""
+    qwen = llm.load_model("Qwen3 32B")
+    for kw in (dict(context=32_000, weights=eight), dict(context=32_000, weights="16bit"),
+               dict(context=8_000, users=4, weights=eight)):
+        single, _ = cheapest(qwen, engine=engine, **kw)
+        assert 48 <= nominal(single) <= 80, (engine, kw, single)
+
+
+@pytest.mark.parametrize("engine", ["vllm", "llama.cpp", "ollama"])
+def test_cards_70b(engine):
+    """"70B LLM in 4 bit: 48 GB normal context, 80 GB long context or serving"; "70B in FP8: 80-96 GB short
+    context, 141 GB or two cards long context"."""
+    l70 = llm.load_model("Llama 3.x 70B")
+    eight = "fp8" if engine == "vllm" else "8bit"
+    assert nominal(cheapest(l70, context=8192, weights="4bit", engine=engine)[0]) == 48
+    assert nominal(cheapest(l70, context=65536, weights="4bit", engine=engine)[0]) == 80
+    assert nominal(cheapest(l70, context=16384, users=4, weights="4bit", engine=engine)[0]) == 80
+    assert 80 <= nominal(cheapest(l70, context=8192, weights=eight, engine=engine)[0]) <= 96
+    single, options = cheapest(l70, context=128_000, weights=eight, engine=engine)
+    assert nominal(single) == 141 and any(o.count >= 2 for o in options)
+    two = llm.serve_plan(l70, 128_000, weights=eight, engine=engine, gpus=2, card=find_card("H100"))
+    assert two.verdict == "fits"
+
+
+def test_remedies_follow_the_guide():
+    l70 = llm.load_model("Llama 3.x 70B")
+    card = find_card("H100")
+    p = llm.serve_plan(l70, 128_000, weights="16bit", engine="vllm", card=card)
+    steps = llm.serve_remedies(l70, p, card, "16bit", "vllm")
+    kinds = [s.what.split(" (")[0] for s in steps]
+    assert kinds == ["fp8 KV cache", "FP8 / 8-bit weights", "4-bit weights"]
+    assert steps[-1].verdict == "fits" and all(a.per_gpu_high > b.per_gpu_high for a, b in zip(steps, steps[1:]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "vram_budget.nodes.estimator.cli", *args],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+
+
+def test_cli_llm_text():
+    out = run("llm", "Qwen3 32B", "--context", "32000", "--weights", "fp8")
+    assert out.returncode == 0, out.stderr
+    assert "Qwen3 32B on vLLM" in out.stdout and "256 KiB/token" in out.stdout
+    assert "on L40S" in out.stdout and ": fits" in out.stdout and "--max-model-len 32000" in out.stdout
+    assert "cheapest: L40S, €1.06/h" in out.stdout
+
+
+def test_cli_llm_json_and_engines(tmp_path):
+    out = run("llm", "llama-3.3-70b", "--context", "8192", "--weights", "4bit", "--engine", "llama.cpp",
+              "--kv-dtype", "q8_0", "--gpu", "RTX 4090", "--json")
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert d["engine"] == "llama.cpp" and d["weight_format"] == "Q4_K_M" and d["verdict"] == "offload"
+    assert d["kv_bytes_per_token"] == 80 * 8 * 128 * 2 * 34 // 32 and "-fa on" in d["flags"]
+    assert d["model"] == "Llama 3.x 70B" and d["config"]["layers"] == 80 and d["cheapest"][0]["card"] == "L40S" and d["remedies"]
+    write_hf_folder(tmp_path / "small")
+    out = run("llm", str(tmp_path / "small"), "--engine", "ollama", "--json")
+    d = json.loads(out.stdout)
+    assert out.returncode == 0 and d["weight_format"] == "file" and d["env"]["OLLAMA_CONTEXT_LENGTH"] == "4096"
+    assert any("GGUF" in n for n in d["notes"])
+
+
+@pytest.mark.parametrize("args,needle", [
+    (("llm", "Llama 9 1T"), "unknown model 'Llama 9 1T'"),
+    (("llm", "Qwen3 8B", "--context", "0"), "--context 0"),
+    (("llm", "Qwen3 8B", "--users", "-2"), "--users -2"),
+    (("llm", "Qwen3 8B", "--gpu-memory-utilization", "nan"), "--gpu-memory-utilization nan"),
+    (("llm", "Qwen3 8B", "--gpu-memory-utilization", "inf"), "--gpu-memory-utilization inf"),
+    (("llm", "Qwen3 8B", "--engine", "tgi"), "--engine 'tgi'"),
+    (("llm", "Qwen3 8B", "--gpu", "Voodoo 2"), "unknown GPU"),
+    (("llm", "Qwen3 8B", "--kv-dtype", "fp8", "--engine", "ollama"), "Ollama has no fp8 KV cache"),
+    (("llm", "Qwen3 8B", "--context", "nan"), "invalid int value"),
+    (("llm", "/no/such/folder"), "no such file or folder"),
+])
+def test_cli_llm_errors(args, needle):
+    out = run(*args)
+    assert out.returncode == 2, out.stdout
+    assert needle in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_cli_llm_missing_config(tmp_path):
+    (tmp_path / "m").mkdir()
+    out = run("llm", str(tmp_path / "m"))
+    assert out.returncode == 2 and "no config.json" in out.stderr and len(out.stderr.strip().splitlines()) == 1

@@ -1,0 +1,288 @@
+"""Training memory (nodes/estimator/training.py): the guide's training figures (FACTS.md "Training",
+"Cards"), ZeRO sharding, activations, ComfyUI TrainLoraNode's adapters, the remedies, the CLI."""
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from helpers_models import spec_flux, write_safetensors
+from vram_budget.nodes.estimator import llm
+from vram_budget.nodes.estimator import training as T
+from vram_budget.nodes.estimator.errors import VramBudgetError
+from vram_budget.nodes.estimator.gpus import CARDS, find_card
+from vram_budget.nodes.estimator.units import GB
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def close(value: float, target: float, tol: float = 0.05) -> bool:
+    return abs(value - target) <= tol * target
+
+
+def nominal(name: str) -> int:
+    return next(c.nominal_gb for c in CARDS if c.name == name)
+
+
+@pytest.fixture(scope="module")
+def m7():
+    return llm.load_model("Mistral 7B")
+
+
+@pytest.fixture(scope="module")
+def l8():
+    return llm.load_model("Llama 3.1 8B")
+
+
+@pytest.fixture(scope="module")
+def l70():
+    return llm.load_model("Llama 3.x 70B")
+
+
+# ---------------------------------------------------------------------------------------------
+# FACTS.md "Training"
+def test_full_finetune_16_bytes_per_parameter(m7):
+    """"2 weights, 2 gradients, 4 FP32 master copy, 8 optimizer states": 7B ≈ 112 GB before activations."""
+    b = T.llm_training(m7, T.TrainSetup())
+    p = m7.params
+    assert (b.items["weights"], b.items["gradients"], b.items["master_weights"], b.items["optimizer_states"]) == \
+        (2 * p, 2 * p, 4 * p, 8 * p)
+    assert b.before_activations == 16 * p
+    assert close(b.before_activations / GB, 112)
+
+
+@pytest.mark.parametrize("optimizer,precision,per_param", [
+    ("adamw8bit", "mixed", 2 + 2 + 4 + 2),  # "8-bit AdamW (optimizer 8 → ~2 bytes/param)"
+    ("sgd", "mixed", 2 + 2 + 4),  # SGD (no momentum): no state
+    ("rmsprop", "mixed", 2 + 2 + 4 + 4),  # one FP32 state
+    ("adamw", "fp32", 4 + 4 + 8),  # FP32 weights are their own master copy
+    ("adamw", "bf16", 2 + 2 + 4),  # pure bf16: bf16 states, no master copy
+])
+def test_optimizers_and_precisions(m7, optimizer, precision, per_param):
+    b = T.llm_training(m7, T.TrainSetup(optimizer=optimizer, precision=precision))
+    assert b.before_activations == per_param * m7.params
+
+
+def test_qlora_8b_in_10_to_16_gb(l8):
+    """"8B QLoRA in 10-16 GB" (gradient checkpointing, the QLoRA recipe; 2,048 tokens, rank 16 on all linears)."""
+    b = T.llm_training(l8, T.TrainSetup(method="qlora", grad_ckpt=True))
+    assert 10 * GB <= b.peak_high <= 16 * GB
+    assert b.trainable_params == 32 * 16 * (2 * (4096 + 4096) + 2 * (4096 + 1024) + 3 * (4096 + 14336))
+    nf4 = b.items["weights"]
+    linear = l8.params - 2 * 128256 * 4096 - (2 * 32 + 1) * 4096
+    assert nf4 == math.ceil(linear * (4 + 8 / 64 + 32 / 16384) / 8) + (l8.params - linear) * 2
+
+
+def test_qlora_70b_about_48_gb(l70):
+    """"70B ~48 GB, comfortable on 80 GB"."""
+    b = T.llm_training(l70, T.TrainSetup(method="qlora", grad_ckpt=True))
+    assert close(b.peak_high / GB, 48)
+    assert b.peak_high <= find_card("H100").total_bytes
+
+
+def test_lora_keeps_fp32_adapters_and_a_16bit_base(l8):
+    b = T.llm_training(l8, T.TrainSetup(method="lora", rank=8, optimizer="adamw"))
+    n = T.lora_params(l8, 8)
+    assert b.items["weights"] == 2 * l8.params and b.items["gradients"] == 4 * n and b.items["optimizer_states"] == 8 * n
+    assert T.lora_params(l8, 8, "attention") == 32 * 8 * (2 * (4096 + 4096) + 2 * (4096 + 1024))
+
+
+def test_zero_stages_shard_as_the_zero_paper(l8):
+    """Rajbhandari et al. 2020: stage 1 shards the optimizer states (incl. the FP32 master), stage 2 also the
+    gradients, stage 3 also the weights: per card 2Ψ+2Ψ+12Ψ/N, 2Ψ+14Ψ/N, 16Ψ/N."""
+    p, n = l8.params, 4
+    per = {z: T.llm_training(l8, T.TrainSetup(gpus=n, zero=z)).before_activations for z in (0, 1, 2, 3)}
+    assert per[0] == 16 * p
+    assert per[1] == 4 * p + 3 * -(-4 * p // n)
+    assert per[2] == 2 * p + -(-2 * p // n) + 3 * -(-4 * p // n)
+    gather = 2 * (2 * p) // l8.layers
+    assert per[3] == -(-2 * p // n) * 2 + 3 * -(-4 * p // n) + gather
+    assert T.llm_training(l8, T.TrainSetup(zero=3)).before_activations == 16 * p  # one card: nothing to shard
+
+
+def test_activations_formula(l8):
+    per_layer = T.layer_activation_elements(l8)
+    assert per_layer == 4 * 4096 + 2 * 4096 + 2 * 1024 + 4 * 14336
+    s = T.TrainSetup(batch=2, seq=1024)
+    acts, logits = T.activation_bytes(l8, s)
+    assert acts == 2 * 1024 * 32 * per_layer * 2 and logits == 2 * 1024 * 128256 * 6
+    ck, _ = T.activation_bytes(l8, replace(s, grad_ckpt=True))
+    assert ck == 2 * 1024 * (32 * 4096 * 2 + per_layer * 2) and ck < acts / 10
+    assert T.activation_bytes(l8, replace(s, batch=4))[0] == 2 * acts  # linear in the micro-batch
+
+
+# ---------------------------------------------------------------------------------------------
+# FACTS.md "Cards": full fine-tune of a 7-8B: 80 GB+ or several cards (QLoRA fits 16-24 GB);
+# "H200 141 GB and B200 are the only single cards that hold a 7B full fine-tune".
+def test_cards_full_finetune(m7, l8):
+    for cfg in (m7, l8):
+        options = T.cheapest_training_cards(cfg, T.TrainSetup(grad_ckpt=True))
+        assert options[0].count == 1 and options[0].card == "H200"
+        assert any(o.count >= 2 and o.how == "ZeRO-3" for o in options)
+    assert T.llm_training(m7, T.TrainSetup(grad_ckpt=True)).peak_high > find_card("H100").total_bytes
+
+
+def test_cards_qlora(l8):
+    options = T.cheapest_training_cards(l8, T.TrainSetup(method="qlora", grad_ckpt=True))
+    assert 16 <= nominal(options[0].card) <= 24
+
+
+def test_remedies_in_the_guides_order(l8):
+    card = find_card("RTX 4090")
+    steps = T.llm_training_remedies(l8, T.TrainSetup(batch=8), card.total_bytes)
+    whats = [s.what for s in steps]
+    assert whats[0] == "micro-batch 1 with 8 gradient-accumulation steps (same effective batch 8)"
+    assert whats[1] == "gradient checkpointing" and steps[1].cost == "≈20-30 % slower"
+    assert whats[2].startswith("8-bit AdamW") and whats[3].startswith("LoRA")
+    assert steps[-1].peak_high <= card.total_bytes < steps[-2].peak_high
+    assert all(s.saving > 0 for s in steps)
+    assert T.llm_training_remedies(l8, T.TrainSetup(method="qlora"), find_card("H100").total_bytes) == []
+    assert "hundreds of steps is a leak" in T.LEAK_HINT and "loss.item()" in T.LEAK_HINT
+
+
+def test_setup_errors(l8):
+    for kw, needle in [(dict(method="dpo"), "--method 'dpo'"), (dict(optimizer="lion"), "--optimizer 'lion'"),
+                       (dict(batch=0), "--batch 0"), (dict(seq=-5), "--seq -5"), (dict(zero=4), "--zero 4"),
+                       (dict(gpus=0), "--gpus 0"), (dict(rank=1.5), "--rank 1.5")]:
+        with pytest.raises(VramBudgetError, match=re.escape(needle)):
+            T.llm_training(l8, T.TrainSetup(**kw))
+
+
+# ---------------------------------------------------------------------------------------------
+# ComfyUI TrainLoraNode (0.18.2)
+def test_comfy_factorization_matches_comfyuis_table():
+    """The examples in comfy/weight_adapter/base.py factorization()'s docstring, except 360 with factor 16:
+    the docstring says (12, 30), the code (which never updates ``length``) returns (15, 24), which is what
+    ComfyUI allocates (tests/comfy/test_llm_training_comfy.py runs the real function)."""
+    table = {(127, 8): (1, 127), (128, -1): (8, 16), (128, 2): (2, 64), (128, 4): (4, 32), (250, -1): (10, 25),
+             (250, 8): (5, 50), (360, 4): (4, 90), (360, 16): (15, 24), (512, 8): (8, 64), (1024, 16): (16, 64),
+             (1024, -1): (32, 32)}
+    for (dim, factor), want in table.items():
+        assert T.comfy_factorization(dim, factor) == want, (dim, factor)
+
+
+def test_comfy_adapter_params():
+    assert T.comfy_adapter_params((3072, 3072), 16, "LoRA") == 16 * (3072 + 3072) + 1
+    assert T.comfy_adapter_params((320, 4, 3, 3), 8, "LoRA") == 8 * (320 + 4 * 9) + 1
+    assert T.comfy_adapter_params((3072, 3072), 16, "LoHa") == 2 * 16 * 6144 + 1
+    assert T.comfy_adapter_params((1024, 512), 8, "LoKr") == 8 * 8 + 128 * 64 + 1  # (8,128) × (8,64)
+    assert T.comfy_adapter_params((1024, 512), 16, "OFT") == 64 * 16 * 16 + 1  # 64 blocks of 16×16
+    assert T.comfy_adapter_params((3072,), 16, "LoRA") == 3072  # 1-D weight: a full-size diff
+    with pytest.raises(VramBudgetError, match="GLoRA"):
+        T.comfy_adapter_params((8, 8), 4, "GLoRA")
+
+
+def test_comfy_trainable_params_from_tensors():
+    tensors = {"a.weight": (64, 32), "a.bias": (64,), "norm.weight": (32,), "conv.weight": (16, 8, 3, 3),
+               "blocks.0.modulation": (1, 6, 64), "a.scale_weight": (1,)}
+    want = (4 * (64 + 32) + 1) + 64 + 32 + (4 * (16 + 8 * 9) + 1)
+    assert T.comfy_trainable_params(tensors, 4) == want
+    assert T.comfy_trainable_params(list(tensors.items()), 4) == want
+
+
+def test_comfy_lora_training_dtypes_and_optimizers():
+    base, n, acts = 20 * GB, 10_000_000, 3 * GB
+    b = T.comfy_lora_training(base, n, "bf16", "AdamW", acts)
+    assert b.items == dict(weights=base, adapter=2 * n, gradients=2 * n, optimizer_states=4 * n, activations=acts,
+                           optimizer_step=2 * n)  # bf16 lora_dtype: bf16 AdamW states, no FP32 master
+    assert b.peak_high == base + 8 * n + acts + 2 * GB
+    f = T.comfy_lora_training(base, n, "fp32", "AdamW", acts)
+    assert f.items["optimizer_states"] == 8 * n and f.items["adapter"] == 4 * n
+    assert T.comfy_lora_training(base, n, "bf16", "SGD").items["optimizer_states"] == 0
+    assert T.comfy_lora_training(base, n, "bf16", "RMSprop").items["optimizer_states"] == 2 * n
+    small = T.comfy_lora_training(base, n, "bf16", "AdamW", 0)  # no activations: the step's temporary is the peak
+    assert small.peak_high == base + 8 * n + 2 * n + 2 * GB
+    with pytest.raises(VramBudgetError, match="lora_dtype 'fp8'"):
+        T.comfy_lora_training(base, n, "fp8")
+
+
+def test_comfy_training_ladder():
+    steps = T.comfy_training_ladder(batch_size=4, grad_accumulation_steps=2, gradient_checkpointing=False,
+                                    training_dtype="fp32", lora_dtype="fp32", rank=32, resolution=1024)
+    assert [s["key"] for s in steps] == ["batch", "checkpointing", "bf16", "rank", "resolution", "offloading"]
+    assert steps[0]["change"] == {"batch_size": 1, "grad_accumulation_steps": 8}
+    assert "same effective batch 8" in steps[0]["what"] and steps[1]["cost"] == "≈20-30 % slower"
+    done = T.comfy_training_ladder(gradient_checkpointing=True, checkpoint_depth=2, rank=4, resolution=512,
+                                   offloading=True)
+    assert done == []
+
+
+@pytest.fixture(scope="module")
+def flux_file(tmp_path_factory):
+    return write_safetensors(tmp_path_factory.mktemp("flux") / "flux1-dev.safetensors", spec_flux("BF16"), sparse=True)
+
+
+def test_diffusion_lora_budget(flux_file):
+    from vram_budget.nodes.estimator.families import describe
+
+    info = describe(flux_file.path)
+    b = T.diffusion_lora_budget(info, resolution=1024, rank=16)
+    assert b.items["weights"] == flux_file.nbytes
+    assert b.trainable_params == T.comfy_trainable_params({k: s for k, (_, s) in flux_file.spec.items()}, 16)
+    tokens = 64 * 64 + 256  # 2×2 patches of a 128×128 latent + Flux's 256 T5 tokens
+    per_block = T.dit_block_activation_elements(info.arch)
+    assert per_block == 8 * 3072 + 2 * 12288
+    assert b.items["activations"] == tokens * 57 * per_block * 2
+    ck = T.diffusion_lora_budget(info, resolution=1024, rank=16, grad_ckpt=True)
+    assert ck.items["activations"] == tokens * (57 * 3072 * 2 + per_block * 2)
+    steps = T.diffusion_remedies(info, find_card("RTX 5090").total_bytes, batch=2)
+    assert steps[0].what.startswith("batch_size 1") and steps[1].what.startswith("gradient_checkpointing on")
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "vram_budget.nodes.estimator.cli", "train", *args],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+
+
+def test_cli_train_text():
+    out = run("Mistral 7B")
+    assert out.returncode == 0, out.stderr
+    assert "FP32 master copy" in out.stdout and "before activations" in out.stdout
+    assert "on H200" in out.stdout and "cheapest: H200" in out.stdout and "is a leak" in out.stdout
+
+
+def test_cli_train_json_and_remedies():
+    out = run("Llama 3.1 8B", "--batch", "8", "--gpu", "RTX 4090", "--json")
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert d["model"] == "Llama 3.1 8B" and d["card"] == "RTX 4090" and d["fits"] is False
+    assert d["items"]["optimizer_states"] == 8 * d["config"]["params"]
+    assert d["remedies"][0]["what"].startswith("micro-batch 1") and "leak" in d["leak_hint"]
+    q = json.loads(run("llama 3.1 8b", "--method", "qlora", "--grad-ckpt", "--json").stdout)
+    assert q["card"] == "RTX 4090" and q["fits"] is True and q["remedies"] == []
+
+
+def test_cli_train_diffusion_file(flux_file):
+    out = run(flux_file.path, "--resolution", "512", "--grad-ckpt", "--rank", "8", "--json")
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert "TrainLoraNode" in d["label"] and d["items"]["weights"] == flux_file.nbytes
+    assert d["setup"] == {"lora_dtype": "bf16", "optimizer": "AdamW"} and d["cheapest"]
+
+
+@pytest.mark.parametrize("args,needle", [
+    (("Llama 9 1T",), "unknown model 'Llama 9 1T'"),
+    (("Qwen3 8B", "--method", "dpo"), "--method 'dpo'"),
+    (("Qwen3 8B", "--batch", "0"), "--batch 0"),
+    (("Qwen3 8B", "--zero", "7", "--gpus", "2"), "--zero 7"),
+    (("Qwen3 8B", "--resolution", "1024"), "--resolution is for diffusion models"),
+    (("Qwen3 8B", "--seq", "nan"), "invalid int value"),
+    (("Qwen3 8B", "--gpu", ""), "--gpu ''"),
+])
+def test_cli_train_errors(args, needle):
+    out = run(*args)
+    assert out.returncode == 2, out.stdout
+    assert needle in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_cli_train_diffusion_rejects_llm_flags(flux_file):
+    out = run(flux_file.path, "--method", "qlora")
+    assert out.returncode == 2 and "are for LLMs" in out.stderr
