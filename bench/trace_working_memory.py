@@ -49,7 +49,6 @@ import subprocess
 import sys
 import time
 import traceback
-import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -88,140 +87,25 @@ def import_comfy() -> None:
 # The live-storage tracker
 # --------------------------------------------------------------------------------------------------
 
-def _tensors_in(obj: Any):
-    import torch
+def _load_tracker_module():
+    """nodes/comfy_trace.py (the pack's live tracer) by path: ComfyUI's own nodes.py would shadow a
+    package named ``nodes`` once COMFYUI_PATH is on sys.path."""
+    import importlib.util
 
-    if isinstance(obj, torch.Tensor):
-        yield obj
-    elif isinstance(obj, (list, tuple)):
-        for o in obj:
-            yield from _tensors_in(o)
-    elif isinstance(obj, dict):
-        for o in obj.values():
-            yield from _tensors_in(o)
-
-
-def _storage_key(t) -> int:
-    return t.untyped_storage()._cdata
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "nodes", "comfy_trace.py")
+    spec = importlib.util.spec_from_file_location("vram_budget_comfy_trace", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
-@dataclass(frozen=True)
-class PeakInfo:
-    bytes: int = 0
-    op: str = ""
-    module: str = ""
-
-
-def _make_tracker_cls():
-    import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    aten = torch.ops.aten
-    SDPA_OPS = {
-        aten.scaled_dot_product_attention.default,
-    }
-    FUSED_SDPA_OPS = {
-        aten._scaled_dot_product_flash_attention.default,
-        aten._scaled_dot_product_efficient_attention.default,
-        aten._scaled_dot_product_cudnn_attention.default,
-        aten._scaled_dot_product_flash_attention_for_cpu.default,
-    }
-
-    class LiveStorageTracker(TorchDispatchMode):
-        """Counts live tensor-storage bytes created while active; params/buffers excluded."""
-
-        def __init__(self, excluded_keys: set[int]) -> None:
-            super().__init__()
-            self.excluded = excluded_keys
-            self.live: dict[int, int] = {}
-            self.current = 0
-            self.peak = PeakInfo()
-            self.module_stack: list[str] = []
-            self.n_ops = 0
-            self.attention_calls = 0
-            self.decomposed: dict[str, int] = {}
-
-        # -- bookkeeping
-        def _free(self, key: int) -> None:
-            n = self.live.pop(key, None)
-            if n is not None:
-                self.current -= n
-
-        def _track(self, t, func_name: str) -> None:
-            st = t.untyped_storage()
-            key = st._cdata
-            if key in self.excluded:
-                return
-            n = st.nbytes()
-            old = self.live.get(key)
-            if old is None:
-                self.live[key] = n
-                self.current += n
-                weakref.finalize(st, self._free, key)
-            elif old != n:  # resized in place (resize_ / out= variants)
-                self.live[key] = n
-                self.current += n - old
-            if self.current > self.peak.bytes:
-                self.peak = PeakInfo(self.current, func_name, self.module_stack[-1] if self.module_stack else "")
-
-        def track_tensor(self, t) -> None:
-            self._track(t, "input")
-
-        # -- attention as the fused CUDA kernels allocate it
-        def _fused_attention(self, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                             enable_gqa=False):
-            """Flash (no mask) / memory-efficient (mask) SDPA: output + fp32 logsumexp, no N x N."""
-            self.attention_calls += 1
-            with self:
-                B, H, Nq, D = q.shape
-                Dv = v.shape[-1]
-                transient = []
-                # flash/efficient need a unit last-dim stride (sdp_utils check_..._last_dim_stride)
-                for x in (q, k, v):
-                    if x.stride(-1) != 1:
-                        transient.append(x.contiguous())
-                if attn_mask is None:
-                    lse_len = Nq  # flash: logsumexp [B, H, Nq] fp32
-                else:
-                    # memory-efficient: logsumexp padded to a multiple of 32 rows
-                    lse_len = (Nq + 31) // 32 * 32
-                    m = attn_mask
-                    if m.dtype == torch.bool:  # convert_boolean_attn_mask -> float copy
-                        m = torch.zeros(m.shape, dtype=q.dtype, device=q.device)
-                        transient.append(m)
-                    if m.shape[-1] % 16 != 0:  # preprocess_mask pads the bias to 16 (mem_eff_alignment)
-                        padded = list(m.shape)
-                        padded[-1] = (padded[-1] + 15) // 16 * 16
-                        transient.append(torch.empty(padded, dtype=m.dtype, device=m.device))
-                out = torch.empty((B, Nq, H, Dv), dtype=q.dtype, device=q.device).transpose(1, 2)
-                lse = torch.empty((B, H, lse_len), dtype=torch.float32, device=q.device)
-                del lse, transient
-            return out
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            kwargs = kwargs or {}
-            self.n_ops += 1
-            if func in SDPA_OPS:
-                return self._fused_attention(*args, **kwargs)
-            if func in FUSED_SDPA_OPS:
-                raise RuntimeError(f"unexpected direct call of {func}")
-            name = func.name()
-            # An op with no CUDA kernel but a CompositeImplicitAutograd one is decomposed on a GPU too:
-            # trace its pieces (with this mode re-entered) so their intermediates count.
-            if (func.namespace == "aten"
-                    and not torch._C._dispatch_has_kernel_for_dispatch_key(name, "CUDA")
-                    and torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd")):
-                self.decomposed[name] = self.decomposed.get(name, 0) + 1
-                with self:
-                    r = func.decompose(*args, **kwargs)
-                if r is not NotImplemented:
-                    return r
-            out = func(*args, **kwargs)
-            for t in _tensors_in(out):
-                self._track(t, name)
-            return out
-
-    return LiveStorageTracker
+_CT = _load_tracker_module()
+# One tracker for the shipped table and the live traces inside ComfyUI (nodes/comfy_trace.py).
+_tensors_in = _CT._tensors_in
+_storage_key = _CT.storage_key
+PeakInfo = _CT.PeakInfo
+_make_tracker_cls = _CT.make_tracker_cls
 
 
 # --------------------------------------------------------------------------------------------------
@@ -236,20 +120,7 @@ def _alarm(signum, frame):  # pragma: no cover - signal path
     raise Deadline("deadline")
 
 
-def module_name_hooks(model, tracker) -> list:
-    """Push/pop module names so the peak can be attributed to a module (diagnostics only)."""
-    handles = []
-    for name, mod in model.named_modules():
-        def pre(m, a, n=name):
-            tracker.module_stack.append(n)
-
-        def post(m, a, o, n=name):
-            if tracker.module_stack:
-                tracker.module_stack.pop()
-
-        handles.append(mod.register_forward_pre_hook(pre))
-        handles.append(mod.register_forward_hook(post))
-    return handles
+module_name_hooks = _CT.module_name_hooks
 
 
 @dataclass(frozen=True)

@@ -460,7 +460,10 @@ def run_estimate(prompt: dict | None, workflow: dict | None, card: str | None = 
     t0 = time.perf_counter()
     device, note = estimator_device(budget_module, card)
     try:
-        result = fn(prompt if prompt is not None else workflow, device, bridge.model_resolver(), capacities=None)
+        from .live_models import live_hooks  # noqa: PLC0415  (ComfyUI's own detection / tracing)
+
+        with live_hooks(wait_s=20.0):  # inside the estimate pool's 30 s limit
+            result = fn(prompt if prompt is not None else workflow, device, bridge.model_resolver(), capacities=None)
     except ImportError as exc:  # a part of the estimator that is not there yet
         raise NotImplementedError(_missing(exc)) from None
     data = result.to_dict() if hasattr(result, "to_dict") else result

@@ -19,12 +19,14 @@ file's bytes and a note saying why.
 """
 from __future__ import annotations
 
+import contextvars
 import os
 import re
 import threading
-from types import MappingProxyType
 from collections import Counter
-from typing import Mapping, NamedTuple
+from dataclasses import replace
+from types import MappingProxyType
+from typing import Callable, Mapping, NamedTuple
 
 from .files import Inventory, TensorInfo, inspect_file
 from .model_info import (
@@ -242,10 +244,43 @@ class _Found(NamedTuple):
 
 # ---------------------------------------------------------------------------------------------
 # Public API
+# Inside ComfyUI, the adapter can set ComfyUI's own detection: (path, Inventory) -> {"kind":
+# "diffusion", "class": "Flux", "unet_config": {...}, ...} or None. It is asked only about files
+# this module cannot identify, so a model family released after this pack is still recognised.
+LIVE_IDENTIFY: contextvars.ContextVar[Callable | None] = contextvars.ContextVar("vram_budget_live_identify",
+                                                                              default=None)
+
+
 def describe(path: str | os.PathLike) -> ModelInfo:
     """inspect_file + identify: ModelFileError on a file that cannot be read, else a ModelInfo."""
     inv = inspect_file(path)
-    return identify(inv, filename_hint=os.path.basename(os.fspath(path)))
+    info = identify(inv, filename_hint=os.path.basename(os.fspath(path)))
+    hook = LIVE_IDENTIFY.get()
+    if hook is not None and info.kind == UNKNOWN:
+        found = hook(os.fspath(path), inv)
+        if found and found.get("kind") == "diffusion":
+            info = from_comfy_detection(info, found)
+    return info
+
+
+_ARCH_KEYS = {"hidden_size": ("hidden_size", "dim", "model_channels", "inner_dim"),
+              "depth": ("depth", "num_layers", "num_blocks", "layers"),
+              "heads": ("num_heads", "heads", "num_attention_heads")}
+
+
+def from_comfy_detection(info: ModelInfo, found: Mapping) -> ModelInfo:
+    """A file this module does not know, as ComfyUI's model detection names it."""
+    cls = str(found.get("class") or "unknown")
+    cfg = found.get("unet_config") if isinstance(found.get("unet_config"), Mapping) else {}
+    arch: dict = {"comfy_class": cls, "latent_channels": found.get("latent_channels")}
+    for ours, keys in _ARCH_KEYS.items():
+        value = next((cfg[k] for k in keys if isinstance(cfg.get(k), int)), None)
+        if value is not None:
+            arch[ours] = value
+    return replace(info, kind=DIFFUSION, family=f"comfy:{cls}", label=f"{cls} (ComfyUI's detection)",
+                   arch=MappingProxyType(arch),
+                   evidence=(f"comfy.model_detection.model_config_from_unet: supported_models.{cls}",),
+                   notes=tuple(n for n in info.notes if "unknown architecture" not in n))
 
 
 # Results per Inventory object: files.inspect_file returns the same (cached) Inventory while the

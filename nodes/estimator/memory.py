@@ -15,12 +15,14 @@ VAE decode/encode working memory lives in vae_memory.py.
 """
 from __future__ import annotations
 
+import contextvars
+
 import json
 import math
 import os
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping
+from typing import Callable, Mapping
 
 from .workload import LatentShape
 
@@ -147,6 +149,12 @@ def _formula_bytes(arch: Mapping[str, object], batch: int, tokens: int, text_tok
     return int(batch * (tokens + text_tokens) * per_token)
 
 
+# Inside ComfyUI, the adapter can set a live tracer: (model file path, latent, batch, text tokens)
+# -> (working bytes, provenance) traced with ComfyUI's own model code at these exact shapes, or None
+# (not traced: the table / formula below answers). Outside ComfyUI it stays unset (the command line).
+LIVE_TRACER: contextvars.ContextVar[Callable | None] = contextvars.ContextVar("vram_budget_live_tracer", default=None)
+
+
 def diffusion_working(
     family: str,
     arch: Mapping[str, object],
@@ -154,10 +162,24 @@ def diffusion_working(
     batch: int,
     text_tokens: int | None = None,
     compute_bytes: int = 2,
+    path: str | None = None,
 ) -> WorkingMemory:
-    """Working memory of one model call on `batch` samples (cond+uncond batched counts 2×)."""
+    """Working memory of one model call on `batch` samples (cond+uncond batched counts 2×).
+
+    ``path``: the model file, when it is on this machine; with a live tracer set (inside ComfyUI)
+    the forward is traced at these shapes and that figure is used."""
     tokens = latent_tokens(family, arch, latent)
     ttok = text_tokens_for(family, text_tokens)
+    tracer = LIVE_TRACER.get()
+    if tracer is not None and path:
+        live = tracer(path, latent, batch, ttok)
+        if live is not None:
+            value, provenance = live
+            k = calibration(family)
+            return WorkingMemory(int(value * k), tokens,
+                                 f"batch {batch}, {tokens} latent tokens + {ttok} text tokens; traced live with "
+                                 f"{provenance} at these shapes × {k} for the allocator and untraced transients",
+                                 "live", traced_bytes=int(value))
     key = WORKING_MEMORY_ALIAS.get(family, family)
     entry = traced_constants().get(key)
     shape = f"{latent.pixel_width or latent.width * 8}×{latent.pixel_height or latent.height * 8}"

@@ -1,0 +1,566 @@
+"""Ask ComfyUI itself: identify a model file with ComfyUI's own detection, and trace its forward at
+the prompt's exact shapes.
+
+Two halves in one file:
+- **Worker** (``python comfy_trace.py --worker COMFYUI_ROOT``, run with ComfyUI's own Python): it
+  imports ComfyUI with CUDA hidden and PyTorch attention selected (what an NVIDIA GPU runs,
+  model_management.py), and answers JSON-line requests on stdin:
+  ``detect``: the file's tensor names / shapes / dtypes (sent by the parent, read from the header;
+  the worker never opens a path) become meta tensors, and ``comfy.model_detection``
+  (``unet_prefix_from_state_dict`` + ``model_config_from_unet``) names the model class and config
+  exactly as ComfyUI's loader would (a checkpoint's ``model.diffusion_model.`` prefix included);
+  for text encoders ``comfy.sd.detect_te_model``.
+  ``trace``: the detected model is built at FULL size from ComfyUI's classes inside a
+  ``FakeTensorMode`` on a fake ``cuda`` device (no data: a 14B model costs nothing), one forward runs
+  at the prompt's latent shape through ``model.extra_conds`` + ``apply_model`` (as the sampler calls
+  it) under a live-storage tracker, and the peak of new tensor storage is the working memory
+  (weights excluded; attention counted as the fused SDPA kernels allocate it).
+- **Client** (``LiveTracer``, imported in the server process; no torch import): starts the worker
+  lazily as a subprocess (never in ComfyUI's process, so a running prompt is not disturbed and a
+  stuck trace can be killed), one request at a time under a lock, a time limit per request, and a
+  disk cache keyed by (ComfyUI version, the model's tensor shapes, the prompt's shapes). Every
+  failure answers None: the caller falls back to the shipped table and says so.
+
+The tracker is the one bench/trace_working_memory.py uses to build the shipped table.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+SCHEMA = 1
+DEFAULT_TIMEOUT_S = 60.0
+IDLE_EXIT_S = 300.0  # the worker exits after this long without a request (it holds torch: ~1 GB of RAM)
+MAX_CACHE_ENTRIES = 2000
+
+
+# =============================================================================== worker side (torch)
+def _tensors_in(obj: Any):
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        yield obj
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            yield from _tensors_in(o)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            yield from _tensors_in(o)
+
+
+def storage_key(t) -> int:
+    return t.untyped_storage()._cdata
+
+
+@dataclass
+class PeakInfo:
+    bytes: int = 0
+    op: str = ""
+    module: str = ""
+
+
+def make_tracker_cls():
+    """A TorchDispatchMode counting live tensor-storage bytes (parameters / buffers excluded).
+
+    Ops with a CUDA kernel run as one op (outputs only, like the fused kernel); ops that only have a
+    CompositeImplicitAutograd kernel are decomposed so their intermediates count as on a GPU.
+    ``aten.scaled_dot_product_attention`` is replaced by what the flash / memory-efficient kernels
+    allocate: the output plus an fp32 logsumexp, no N × N matrix.
+    """
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    aten = torch.ops.aten
+    sdpa_ops = {aten.scaled_dot_product_attention.default}
+    fused_sdpa_ops = {
+        aten._scaled_dot_product_flash_attention.default,
+        aten._scaled_dot_product_efficient_attention.default,
+        aten._scaled_dot_product_cudnn_attention.default,
+        aten._scaled_dot_product_flash_attention_for_cpu.default,
+    }
+
+    class LiveStorageTracker(TorchDispatchMode):
+        def __init__(self, excluded_keys: set[int]) -> None:
+            super().__init__()
+            self.excluded = excluded_keys
+            self.live: dict[int, int] = {}
+            self.current = 0
+            self.peak = PeakInfo()
+            self.module_stack: list[str] = []
+            self.n_ops = 0
+            self.attention_calls = 0
+            self.decomposed: dict[str, int] = {}
+
+        def _free(self, key: int) -> None:
+            n = self.live.pop(key, None)
+            if n is not None:
+                self.current -= n
+
+        def _track(self, t, func_name: str) -> None:
+            st = t.untyped_storage()
+            key = st._cdata
+            if key in self.excluded:
+                return
+            n = st.nbytes()
+            old = self.live.get(key)
+            if old is None:
+                self.live[key] = n
+                self.current += n
+                weakref.finalize(st, self._free, key)
+            elif old != n:  # resized in place
+                self.live[key] = n
+                self.current += n - old
+            if self.current > self.peak.bytes:
+                self.peak = PeakInfo(self.current, func_name, self.module_stack[-1] if self.module_stack else "")
+
+        def track_tensor(self, t) -> None:
+            self._track(t, "input")
+
+        def _fused_attention(self, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                             enable_gqa=False):
+            self.attention_calls += 1
+            with self:
+                B, H, Nq, D = q.shape
+                Dv = v.shape[-1]
+                transient = [x.contiguous() for x in (q, k, v) if x.stride(-1) != 1]
+                if attn_mask is None:
+                    lse_len = Nq  # flash: logsumexp [B, H, Nq] fp32
+                else:
+                    lse_len = (Nq + 31) // 32 * 32  # memory-efficient: padded to 32 rows
+                    m = attn_mask
+                    if m.dtype == torch.bool:
+                        m = torch.zeros(m.shape, dtype=q.dtype, device=q.device)
+                        transient.append(m)
+                    if m.shape[-1] % 16 != 0:
+                        padded = list(m.shape)
+                        padded[-1] = (padded[-1] + 15) // 16 * 16
+                        transient.append(torch.empty(padded, dtype=m.dtype, device=m.device))
+                out = torch.empty((B, Nq, H, Dv), dtype=q.dtype, device=q.device).transpose(1, 2)
+                lse = torch.empty((B, H, lse_len), dtype=torch.float32, device=q.device)
+                del lse, transient
+            return out
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            self.n_ops += 1
+            if func in sdpa_ops:
+                return self._fused_attention(*args, **kwargs)
+            if func in fused_sdpa_ops:
+                raise RuntimeError(f"unexpected direct call of {func}")
+            name = func.name()
+            if (func.namespace == "aten"
+                    and not torch._C._dispatch_has_kernel_for_dispatch_key(name, "CUDA")
+                    and torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd")):
+                self.decomposed[name] = self.decomposed.get(name, 0) + 1
+                with self:
+                    r = func.decompose(*args, **kwargs)
+                if r is not NotImplemented:
+                    return r
+            out = func(*args, **kwargs)
+            for t in _tensors_in(out):
+                self._track(t, name)
+            return out
+
+    return LiveStorageTracker
+
+
+def module_name_hooks(model, tracker) -> list:
+    """Forward pre/post hooks that keep tracker.module_stack (which module holds the peak)."""
+    hooks = []
+    for name, mod in model.named_modules():
+        if not name or name.count(".") > 3:
+            continue
+
+        def pre(_m, _a, name=name):
+            tracker.module_stack.append(name)
+
+        def post(_m, _a, _o, name=name):
+            if tracker.module_stack and tracker.module_stack[-1] == name:
+                tracker.module_stack.pop()
+
+        hooks.append(mod.register_forward_pre_hook(pre))
+        hooks.append(mod.register_forward_hook(post))
+    return hooks
+
+
+def import_comfy(comfy_root: str) -> str:
+    """Import ComfyUI as the NVIDIA path runs it (attention_pytorch), without touching a GPU."""
+    if comfy_root not in sys.path:
+        sys.path.insert(0, comfy_root)
+    import comfy.cli_args
+
+    a = comfy.cli_args.args
+    a.cpu = True  # the model code runs on fake CUDA tensors; no real device is used
+    a.use_pytorch_cross_attention = True
+    a.disable_async_offload = True
+    import comfy.model_management  # noqa: F401
+    import comfy.ldm.modules.attention as attn
+
+    if attn.optimized_attention is not attn.attention_pytorch:
+        raise RuntimeError(f"expected attention_pytorch, got {attn.optimized_attention.__name__}")
+    try:
+        import comfyui_version
+
+        return str(comfyui_version.__version__)
+    except Exception:  # noqa: BLE001
+        return "unknown"
+
+
+_DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16", "I64": "int64", "I32": "int32",
+           "I16": "int16", "I8": "int8", "U8": "uint8", "BOOL": "bool", "F8_E4M3": "float8_e4m3fn",
+           "F8_E5M2": "float8_e5m2"}
+
+
+def meta_state_dict(tensors: list) -> dict:
+    """[name, dtype, shape] triples -> {name: meta tensor}: shapes and dtypes, no data."""
+    import torch
+
+    sd = {}
+    for name, dtype, shape in tensors:
+        dt = getattr(torch, _DTYPES.get(str(dtype).upper(), "bfloat16"))
+        sd[str(name)] = torch.empty([int(s) for s in shape], dtype=dt, device="meta")
+    return sd
+
+
+def _jsonable(value):
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return str(value)
+
+
+def diffusion_config(sd: dict, metadata: Mapping | None = None):
+    """(model_config, state dict as the model sees it) the way UNETLoader loads a file
+    (comfy/sd.py load_diffusion_model_state_dict, 0.18.2 :1723-1745): strip a checkpoint's prefix
+    when present, detect; else try the diffusers layouts. (None, sd) when ComfyUI finds no model."""
+    import comfy.model_detection as md
+    import comfy.utils
+
+    prefix = md.unet_prefix_from_state_dict(sd)
+    stripped = comfy.utils.state_dict_prefix_replace(sd, {prefix: ""}, filter_keys=True)
+    if len(stripped) > 0:
+        sd = stripped
+    meta = dict(metadata or {})
+    try:
+        config = md.model_config_from_unet(sd, "", metadata=meta)
+    except Exception:  # noqa: BLE001 - not a diffusion model (text encoder, VAE...)
+        config = None
+    if config is None:
+        try:
+            converted = md.convert_diffusers_mmdit(sd, "")
+            if converted is not None:
+                config = md.model_config_from_unet(converted, "", metadata=meta)
+                sd = converted if config is not None else sd
+            if config is None:
+                config = md.model_config_from_diffusers_unet(sd)
+        except Exception:  # noqa: BLE001
+            config = None
+    return config, sd
+
+
+def detect(tensors: list, metadata: Mapping | None = None) -> dict:
+    """What ComfyUI's loader would make of these tensors."""
+    sd = meta_state_dict(tensors)
+    config, _ = diffusion_config(sd, metadata)
+    if config is not None:
+        lf = config.latent_format
+        return {"kind": "diffusion", "class": type(config).__name__,
+                "unet_config": _jsonable(config.unet_config),
+                "latent_channels": int(getattr(lf, "latent_channels", 4)),
+                "latent_dimensions": int(getattr(lf, "latent_dimensions", 2)),
+                "memory_usage_factor": float(getattr(config, "memory_usage_factor", 1.0))}
+    try:
+        import comfy.sd
+
+        te = comfy.sd.detect_te_model(sd)
+        if te is not None:
+            return {"kind": "text_encoder", "class": getattr(te, "name", str(te))}
+    except Exception:  # noqa: BLE001
+        pass
+    return {"kind": "unknown"}
+
+
+_CONTEXT_KEYS = ("context_in_dim", "context_dim", "cond_seq_dim", "text_dim", "joint_attention_dim", "caption_channels",
+                 "cap_feat_dim", "text_states_dim", "encoder_hidden_size", "cross_attention_dim")
+_POOLED_KEYS = ("vec_in_dim", "adm_in_channels", "pooled_projection_dim", "text_states_dim_2")
+
+
+def _first(cfg: Mapping, keys) -> int | None:
+    for k in keys:
+        v = cfg.get(k)
+        if isinstance(v, int) and v > 0:
+            return v
+        if isinstance(v, (list, tuple)) and v and isinstance(v[-1], int):
+            return v[-1]
+    return None
+
+
+def trace(tensors: list, latent: list, text_tokens: int, metadata: Mapping | None = None) -> dict:
+    """Working memory of one forward of the detected model at ``latent`` ([B, C, (T,) H, W])."""
+    import gc
+
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    config, sd = diffusion_config(meta_state_dict(tensors), metadata)
+    if config is None:
+        raise ValueError("ComfyUI does not detect a diffusion model in this file")
+    config.set_inference_dtype(torch.bfloat16, None)  # a full bf16 load (model_management.unet_dtype)
+    ucfg = config.unet_config
+    ctx_dim = _first(ucfg, _CONTEXT_KEYS) or 4096
+    pooled_dim = _first(ucfg, _POOLED_KEYS)
+    Tracker = make_tracker_cls()
+    t0 = time.time()
+    fake = FakeTensorMode(allow_non_fake_inputs=True)
+    with fake:
+        model = config.get_model(sd, "", device=torch.device("cuda"))
+        model.model_sampling.to("cuda")
+    excluded: set[int] = set()
+    for t in list(model.parameters()) + list(model.buffers()):
+        excluded.add(storage_key(t))
+    tracker = Tracker(excluded)
+    hooks = module_name_hooks(model.diffusion_model, tracker)
+    batch = int(latent[0])
+    try:
+        with torch.inference_mode(), fake, tracker:
+            x = torch.zeros([int(v) for v in latent], dtype=torch.float32, device="cuda")
+            sigma = torch.full((batch,), 0.5, dtype=torch.float32, device="cuda")
+            ctx = torch.zeros((batch, int(text_tokens), ctx_dim), dtype=torch.float32, device="cuda")
+            kwargs = {"noise": x, "cross_attn": ctx, "device": x.device, "width": x.shape[-1] * 8,
+                      "height": x.shape[-2] * 8}
+            if pooled_dim:
+                kwargs["pooled_output"] = torch.zeros((batch, pooled_dim), dtype=torch.float32, device="cuda")
+            conds = model.extra_conds(**kwargs)
+            # small conds (guidance from torch.FloatTensor([3.5])) become fake *constants*, which the
+            # fake mode would compute for real on "cuda": give every cond a plain fake tensor instead
+            extra = {k: _plain_fake(v.cond if hasattr(v, "cond") else v) for k, v in conds.items()}
+            c_cross = extra.pop("c_crossattn", ctx)
+            out = model.apply_model(x, sigma, c_crossattn=c_cross, **extra)
+            del out, x, ctx, extra, conds, kwargs
+    finally:
+        for h in hooks:
+            h.remove()
+    result = {"working_bytes": int(tracker.peak.bytes), "peak_op": tracker.peak.op, "peak_module": tracker.peak.module,
+              "attention_calls": tracker.attention_calls, "class": type(config).__name__,
+              "seconds": round(time.time() - t0, 2)}
+    del model, tracker
+    gc.collect()
+    return result
+
+
+def _plain_fake(value):
+    """The same shapes as new (non-constant) fake tensors on the fake CUDA device; values do not matter."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return torch.zeros(value.shape, dtype=value.dtype, device="cuda")
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain_fake(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain_fake(v) for k, v in value.items()}
+    return value
+
+
+def worker_main(comfy_root: str) -> int:
+    """JSON lines in, JSON lines out, until stdin closes or IDLE_EXIT_S passes without a request."""
+    import select
+
+    try:
+        version = import_comfy(comfy_root)
+        ready = {"ok": True, "ready": True, "comfyui_version": version}
+    except Exception as exc:  # noqa: BLE001
+        ready = {"ok": False, "error": f"cannot import ComfyUI: {type(exc).__name__}: {exc}"[:500]}
+    print(json.dumps(ready), flush=True)
+    if not ready["ok"]:
+        return 1
+    while True:
+        readable, _, _ = select.select([sys.stdin], [], [], IDLE_EXIT_S)
+        if not readable:
+            return 0
+        line = sys.stdin.readline()
+        if not line:
+            return 0
+        try:
+            req = json.loads(line)
+            if req.get("op") == "detect":
+                res = {"ok": True, **detect(req["tensors"], req.get("metadata"))}
+            elif req.get("op") == "trace":
+                res = {"ok": True, **trace(req["tensors"], req["latent"], req.get("text_tokens", 256),
+                                           req.get("metadata"))}
+            else:
+                res = {"ok": False, "error": f"unknown op {req.get('op')!r}"}
+        except Exception as exc:  # noqa: BLE001 - every failure is an answer, never a dead worker
+            res = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:500]}
+        print(json.dumps(res), flush=True)
+
+
+# =============================================================================== client side (no torch)
+class LiveTracer:
+    """Runs the worker with ``python`` (ComfyUI's interpreter) and caches its answers on disk."""
+
+    def __init__(self, comfy_root: str, python: str | None = None, cache_path: str | None = None,
+                 timeout_s: float = DEFAULT_TIMEOUT_S, comfy_version: str = "unknown"):
+        self.comfy_root = comfy_root
+        self.python = python or sys.executable
+        self.cache_path = cache_path
+        self.timeout_s = timeout_s
+        self.comfy_version = comfy_version
+        self._proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()  # cache and pending requests
+        self._worker_lock = threading.Lock()  # the worker's stdin/stdout: one request at a time
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vram-budget-trace")
+        self._pending: dict = {}
+        self._cache: dict[str, dict] = {}
+        self._cache_loaded = False
+        self.last_error: str | None = None
+        self.stats = {"requests": 0, "cache_hits": 0, "failures": 0}
+
+    # -- cache
+    def _load_cache(self) -> None:
+        if self._cache_loaded:
+            return
+        self._cache_loaded = True
+        if not self.cache_path:
+            return
+        try:
+            with open(self.cache_path, encoding="utf-8") as f:
+                doc = json.load(f)
+            if isinstance(doc, dict) and doc.get("schema") == SCHEMA and isinstance(doc.get("entries"), dict):
+                self._cache = {k: v for k, v in doc["entries"].items() if isinstance(v, dict)}
+        except (OSError, ValueError):
+            self._cache = {}
+
+    def _save_cache(self) -> None:
+        if not self.cache_path:
+            return
+        if len(self._cache) > MAX_CACHE_ENTRIES:
+            for key in list(self._cache)[: len(self._cache) - MAX_CACHE_ENTRIES]:
+                del self._cache[key]
+        tmp = f"{self.cache_path}.tmp{os.getpid()}"
+        try:
+            os.makedirs(os.path.dirname(self.cache_path) or ".", exist_ok=True)
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump({"schema": SCHEMA, "entries": self._cache}, f)
+            os.replace(tmp, self.cache_path)
+        except OSError:
+            pass
+
+    def cache_key(self, op: str, tensors: list, **shapes) -> str:
+        h = hashlib.sha256()
+        h.update(json.dumps([SCHEMA, self.comfy_version, op, shapes], sort_keys=True).encode())
+        for name, dtype, shape in sorted(tensors):
+            h.update(f"{name}:{dtype}:{list(shape)};".encode())
+        return h.hexdigest()
+
+    # -- worker
+    def _start(self) -> None:
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTHONUNBUFFERED="1", HIP_VISIBLE_DEVICES="")
+        self._proc = subprocess.Popen(
+            [self.python, os.path.abspath(__file__), "--worker", self.comfy_root],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+            cwd=self.comfy_root)
+        hello = self._read(self.timeout_s)
+        if not hello.get("ok"):
+            self.close()
+            raise RuntimeError(hello.get("error") or "the trace worker did not start")
+        self.comfy_version = str(hello.get("comfyui_version") or self.comfy_version)
+
+    def _read(self, timeout_s: float) -> dict:
+        out: list[str] = []
+        reader = threading.Thread(target=lambda: out.append(self._proc.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(timeout_s)
+        if reader.is_alive() or not out or not out[0]:
+            self.close()
+            raise TimeoutError(f"no answer from the trace worker within {timeout_s:.0f} s")
+        return json.loads(out[0])
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def _ask(self, op: str, tensors: list, wait_s: float | None = None, **fields) -> dict | None:
+        """One answer from the cache or the worker; None (and last_error) on any failure.
+
+        ``wait_s``: how long the caller waits; past it the request goes on in the background (one
+        at a time) and its answer is cached for the next estimate."""
+        self.stats["requests"] += 1
+        key = self.cache_key(op, tensors, **{k: v for k, v in fields.items() if k != "metadata"})
+        with self._lock:
+            self._load_cache()
+            if key in self._cache:
+                self.stats["cache_hits"] += 1
+                return dict(self._cache[key], cached=True)
+            future = self._pending.get(key)
+            if future is None:
+                future = self._pool.submit(self._run, key, op, tensors, fields)
+                self._pending[key] = future
+        try:
+            return future.result(timeout=self.timeout_s if wait_s is None else wait_s)
+        except FuturesTimeout:
+            self.last_error = f"still tracing after {wait_s:.0f} s; the shipped table is used until it is done"
+            return None
+
+    def _run(self, key: str, op: str, tensors: list, fields: dict) -> dict | None:
+        try:
+            with self._worker_lock:
+                if self._proc is None or self._proc.poll() is not None:
+                    self._start()
+                self._proc.stdin.write(json.dumps({"op": op, "tensors": tensors, **fields}) + "\n")
+                self._proc.stdin.flush()
+                res = self._read(self.timeout_s)
+        except (OSError, ValueError, RuntimeError, TimeoutError) as exc:
+            return self._failed(key, str(exc))
+        if not res.get("ok"):
+            return self._failed(key, res.get("error"))
+        res.pop("ok", None)
+        with self._lock:
+            self._cache[key] = res
+            self._pending.pop(key, None)
+            self._save_cache()
+        return dict(res, cached=False)
+
+    def _failed(self, key: str, error: str | None) -> None:
+        with self._lock:
+            self.stats["failures"] += 1
+            self.last_error = error
+            self._pending.pop(key, None)
+        return None
+
+    def detect(self, tensors: list, metadata: Mapping | None = None, wait_s: float | None = None) -> dict | None:
+        return self._ask("detect", tensors, wait_s, metadata=_jsonable(dict(metadata or {})))
+
+    def trace(self, tensors: list, latent: list, text_tokens: int, metadata: Mapping | None = None,
+              wait_s: float | None = None) -> dict | None:
+        return self._ask("trace", tensors, wait_s, latent=[int(v) for v in latent], text_tokens=int(text_tokens),
+                         metadata=_jsonable(dict(metadata or {})))
+
+
+def tensor_list(inventory) -> list:
+    """[name, dtype, shape] of every tensor in an estimator Inventory (header data only)."""
+    return [[t.name, t.dtype, list(t.shape)] for t in inventory.tensors.values()]
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "--worker":
+        sys.exit(worker_main(sys.argv[2]))
+    print("usage: comfy_trace.py --worker COMFYUI_ROOT  (started by LiveTracer)", file=sys.stderr)
+    sys.exit(2)

@@ -1,0 +1,124 @@
+"""Ask ComfyUI itself (nodes/comfy_trace.py, nodes/live_models.py) against a real ComfyUI.
+
+The trace worker runs with this ComfyUI's own Python: detection through comfy.model_detection
+from header-only (sparse) files, and working memory traced with ComfyUI's model code at the
+prompt's shapes, compared with the shipped table. Then the same through the running server: a
+model family this pack has no table for is named by ComfyUI's detection, and the estimate says
+which figures were traced live.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from helpers_models import spec_flux, spec_t5, spec_unet, spec_wan, write_safetensors
+
+from vram_budget.nodes.comfy_trace import LiveTracer, tensor_list
+from vram_budget.nodes.estimator import memory
+from vram_budget.nodes.estimator.families import FAMILIES
+from vram_budget.nodes.estimator.files import inspect_file
+from vram_budget.nodes.estimator.workload import LatentShape
+
+pytestmark = pytest.mark.comfy
+
+
+def aura_flow_spec(double: int = 4, single: int = 28, dim: int = 3072) -> dict:
+    """The keys comfy.model_detection reads for AuraFlow (model_detection.py: double_layers.0.attn.w1q,
+    positional_encoding [1, max_seq, dim], cond_seq_linear [dim, 2048]); a family this pack has no table for."""
+    spec = {"positional_encoding": ("BF16", (1, 9216, dim)), "cond_seq_linear.weight": ("BF16", (dim, 2048))}
+    for i in range(double):
+        spec[f"double_layers.{i}.attn.w1q.weight"] = ("BF16", (dim, dim))
+    for i in range(single):
+        spec[f"single_layers.{i}.attn.w1q.weight"] = ("BF16", (dim, dim))
+    return spec
+
+
+@pytest.fixture(scope="module")
+def tracer(comfy_install, tmp_path_factory):
+    path, python, version = comfy_install
+    t = LiveTracer(str(path), python=python, cache_path=str(tmp_path_factory.mktemp("live") / "cache.json"),
+                   timeout_s=300)
+    yield t
+    t.close()
+
+
+def tensors_of(tmp_path, name, spec):
+    write_safetensors(tmp_path / name, spec, sparse=True)
+    return tensor_list(inspect_file(str(tmp_path / name)))
+
+
+def test_worker_detects_models_the_way_comfyui_loads_them(tracer, tmp_path, comfy_install):
+    expected = {
+        "flux1-dev.safetensors": (spec_flux("BF16"), "diffusion", "Flux"),
+        "wan_1.3b.safetensors": (spec_wan("1.3b"), "diffusion", "WAN21_T2V"),
+        "sdxl_ckpt.safetensors": (spec_unet("sdxl", prefix="model.diffusion_model."), "diffusion", "SDXL"),
+        "aura.safetensors": (aura_flow_spec(), "diffusion", "AuraFlow"),
+        "t5.safetensors": (spec_t5(dtype="F16"), "text_encoder", None),
+    }
+    for name, (spec, kind, cls) in expected.items():
+        found = tracer.detect(tensors_of(tmp_path, name, spec))
+        assert found is not None, (name, tracer.last_error)
+        assert found["kind"] == kind, (name, found)
+        if cls:
+            assert found["class"] == cls, (name, found)
+    assert tracer.comfy_version == comfy_install[2]
+    junk = tracer.detect([["foo.bar", "F16", [3, 3]]])
+    assert junk["kind"] == "unknown"
+
+
+def test_live_trace_agrees_with_the_shipped_table_and_is_cached(tracer, tmp_path):
+    tensors = tensors_of(tmp_path, "flux1-dev.safetensors", spec_flux("BF16"))
+    t0 = time.perf_counter()
+    res = tracer.trace(tensors, [1, 16, 64, 64], 256)
+    first = time.perf_counter() - t0
+    assert res is not None, tracer.last_error
+    assert res["class"] == "Flux" and res["cached"] is False and res["attention_calls"] > 0
+    table = memory.diffusion_working("flux1-dev", FAMILIES["flux1-dev"].arch,
+                                     LatentShape(batch=1, channels=16, height=64, width=64, pixel_height=512,
+                                                 pixel_width=512), 1, 256)
+    assert abs(res["working_bytes"] - table.traced_bytes) / table.traced_bytes < 0.10, (res, table.traced_bytes)
+    t0 = time.perf_counter()
+    again = tracer.trace(tensors, [1, 16, 64, 64], 256)
+    assert again["cached"] is True and again["working_bytes"] == res["working_bytes"]
+    assert time.perf_counter() - t0 < 0.5 < first
+    bigger = tracer.trace(tensors, [2, 16, 64, 64], 256)
+    assert bigger["working_bytes"] > res["working_bytes"]  # the prompt's shapes, not a constant
+
+
+def test_a_failing_trace_is_an_answer_not_a_dead_worker(tracer):
+    assert tracer.trace([["foo.bar", "F16", [3, 3]]], [1, 4, 8, 8], 77) is None
+    assert "does not detect" in (tracer.last_error or "")
+    assert tracer.detect([["foo.bar", "F16", [3, 3]]])["kind"] == "unknown"  # the same worker still answers
+
+
+def _aura_prompt(name: str) -> dict:
+    return {
+        "1": {"class_type": "UNETLoader", "inputs": {"unet_name": name, "weight_dtype": "default"}},
+        "4": {"class_type": "EmptyLatentImage", "inputs": {"width": 512, "height": 512, "batch_size": 1}},
+        "5": {"class_type": "KSampler", "inputs": {"model": ["1", 0], "positive": ["6", 0], "negative": ["6", 0],
+                                                   "latent_image": ["4", 0], "seed": 1, "steps": 20, "cfg": 1.0,
+                                                   "sampler_name": "euler", "scheduler": "simple", "denoise": 1.0}},
+        "6": {"class_type": "ConditioningZeroOut", "inputs": {"conditioning": ["7", 0]}},
+        "7": {"class_type": "CLIPTextEncode", "inputs": {"clip": ["8", 0], "text": "x"}},
+        "8": {"class_type": "CLIPLoader", "inputs": {"clip_name": "t5xxl_fp16.safetensors", "type": "stable_diffusion"}},
+        "9": {"class_type": "SaveLatent", "inputs": {"samples": ["5", 0], "filename_prefix": "x"}},
+    }
+
+
+def test_server_names_an_unknown_family_by_comfyuis_detection_and_says_what_was_traced_live(comfy_server):
+    name = "aura_flow_test.safetensors"
+    write_safetensors(comfy_server.base / "models" / "diffusion_models" / name, aura_flow_spec(), sparse=True)
+    deadline = time.time() + 240
+    body = ""
+    while time.time() < deadline:
+        status, data = comfy_server.request("POST", "/vram_budget/estimate", {"prompt": _aura_prompt(name)})
+        assert status == 200, data
+        body = json.dumps(data["budget"])
+        if "traced live" in body:
+            break
+        time.sleep(3)
+    assert "AuraFlow (ComfyUI's detection)" in body, body[:2000]
+    assert "comfy:AuraFlow" in body
+    assert "traced live" in body, body[:3000]
