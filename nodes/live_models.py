@@ -23,6 +23,8 @@ import time
 from .comfy_trace import LiveTracer, tensor_list
 from .estimator import families, memory
 from .estimator.files import inspect_file
+from .estimator.graph.base import INPUT_MEDIA
+from .estimator.media import input_reader
 from .estimator.workload import LatentShape
 
 log = logging.getLogger(__name__)
@@ -81,7 +83,29 @@ def _latent_list(latent: LatentShape, batch: int, found: dict) -> list[int]:
 
 @contextlib.contextmanager
 def live_hooks(wait_s: float = 15.0):
-    """Let the estimator ask ComfyUI (see the module docstring) for the duration of the block."""
+    """Let the estimator ask ComfyUI (see the module docstring) for the duration of the block; also
+    gives it the sizes of the images in ComfyUI's input folder."""
+    media_token = _input_media()
+    try:
+        with _live_tracing(wait_s) as t:
+            yield t
+    finally:
+        if media_token is not None:
+            INPUT_MEDIA.reset(media_token)
+
+
+def _input_media():
+    """Loaded images' real sizes from ComfyUI's input folder (header only, confined to the folder)."""
+    try:
+        import folder_paths  # noqa: PLC0415
+
+        return INPUT_MEDIA.set(input_reader(folder_paths.get_input_directory()))
+    except Exception:  # noqa: BLE001 - outside ComfyUI: sizes stay unknown
+        return None
+
+
+@contextlib.contextmanager
+def _live_tracing(wait_s: float):
     t = tracer()
     if t is None:
         yield None

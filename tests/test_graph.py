@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from vram_budget.nodes.estimator import node_specs
 from vram_budget.nodes.estimator.errors import WorkflowError
 from vram_budget.nodes.estimator.graph import estimate_text_tokens, read_workflow
+from vram_budget.nodes.estimator.graph.base import INPUT_MEDIA
 from vram_budget.nodes.estimator.workload import (CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE,
                                                   Workload)
 
@@ -320,11 +321,48 @@ def test_latent_ops_and_vae_encode_sizes():
     lat = w.stages_of(SAMPLE)[0].latent
     # nodes.py LatentUpscale: width 0 keeps the aspect: round(96 * 1024 / 64) = 1536 px
     assert (lat.batch, lat.pixel_width, lat.pixel_height, lat.width, lat.height) == (3, 1536, 1024, 192, 128)
-    # from a loaded image the size is unknown: no shape, a note
+    # from a loaded image: without a readable input folder a stated 1-megapixel assumption ...
     p["21"]["inputs"]["pixels"] = ["23", 0]
     w = read_workflow(p)
-    assert w.stages_of(SAMPLE)[0].latent is None
-    assert any("loaded image's size is not known" in n for n in w.notes)
+    assert (w.stages_of(VAE_ENCODE)[0].latent.pixel_width, w.stages_of(VAE_ENCODE)[0].latent.pixel_height) == (
+        1024, 1024)
+    assert any("assumed 1024×1024 (1 megapixel)" in n for n in w.notes)
+    # ... and the file's own size when the input folder is readable (ComfyUI's, or --input-dir)
+    token = INPUT_MEDIA.set(lambda name: (640, 448, 1) if name == p["23"]["inputs"]["image"] else None)
+    try:
+        w = read_workflow(p)
+    finally:
+        INPUT_MEDIA.reset(token)
+    enc = w.stages_of(VAE_ENCODE)[0].latent
+    assert (enc.pixel_width, enc.pixel_height, enc.width, enc.height) == (640, 448, 80, 56)
+    assert not any("assumed 1024" in n for n in w.notes)
+
+
+def test_input_image_sizes_come_from_the_file_header_and_stay_in_the_input_folder(tmp_path):
+    import struct
+    import zlib
+
+    from vram_budget.nodes.estimator.media import image_size, input_reader
+
+    def png(w, h):
+        ihdr = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
+        return (b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + ihdr
+                + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr)))
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.png").write_bytes(png(1216, 832))
+    jpeg = (b"\xff\xd8" + b"\xff\xe0" + struct.pack(">H", 16) + b"JFIF\x00" + b"\x00" * 9
+            + b"\xff\xc0" + struct.pack(">HBHH", 17, 8, 720, 1280) + b"\x03" + b"\x00" * 9)
+    (tmp_path / "in" / "b.jpg").write_bytes(jpeg)
+    (tmp_path / "secret.png").write_bytes(png(10, 10))
+    assert image_size(str(tmp_path / "in" / "a.png")) == (1216, 832)
+    assert image_size(str(tmp_path / "in" / "b.jpg")) == (1280, 720)
+    read = input_reader(str(tmp_path / "in"))
+    assert read("a.png") == (1216, 832, 1) and read("a.png [input]") == (1216, 832, 1)
+    assert read("../secret.png") is None and read(str(tmp_path / "secret.png")) is None  # never outside the folder
+    assert read("missing.png") is None and read("") is None
+    (tmp_path / "in" / "junk.png").write_bytes(b"\x89PNG not really")
+    assert read("junk.png") is None
 
 
 def test_ksampler_advanced_steps_and_dual_cfg_guider():

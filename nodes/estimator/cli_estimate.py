@@ -11,6 +11,8 @@ from .budget import Device, estimate, folder_resolver, with_capacity
 from .errors import VramBudgetError
 from .gpus import CARDS, card_for_vram, find_card
 from .graph import read_workflow
+from .graph.base import INPUT_MEDIA
+from .media import input_reader
 from .report import format_report
 from .units import GiB
 
@@ -28,6 +30,8 @@ def add_estimate_parser(subparsers) -> None:
     g.add_argument("--gpu", help=f"card name, e.g. 'RTX 4090' (known: {', '.join(c.name for c in CARDS)})")
     g.add_argument("--vram", type=float, help="card size in GB, e.g. 24")
     p.add_argument("--models-dir", help="a ComfyUI models/ folder to read the real files' headers from")
+    p.add_argument("--input-dir", help="a ComfyUI input/ folder: the loaded images' real sizes (else 1 megapixel "
+                                       "is assumed, and said)")
     p.add_argument("--memory-mode", choices=["classic", "dynamic"], default="classic",
                    help="ComfyUI's memory management: classic (<=0.12, or --disable-dynamic-vram) or dynamic "
                    "(0.13+ Dynamic VRAM: weights stream on demand)")
@@ -117,6 +121,18 @@ def run_estimate(args) -> int:
     if args.models_dir and not os.path.isdir(args.models_dir):
         print(f"error: --models-dir {args.models_dir}: no such folder", file=sys.stderr)
         return 2
+    if args.input_dir and not os.path.isdir(args.input_dir):
+        print(f"error: --input-dir {args.input_dir}: no such folder", file=sys.stderr)
+        return 2
+    token = INPUT_MEDIA.set(input_reader(args.input_dir)) if args.input_dir else None
+    try:
+        return _estimate_files(args, device, resolver)
+    finally:
+        if token is not None:
+            INPUT_MEDIA.reset(token)
+
+
+def _estimate_files(args, device, resolver) -> int:
     status = 0
     results = []
     for path in args.workflow:

@@ -19,6 +19,7 @@ from vram_budget.nodes.comfy_trace import LiveTracer, tensor_list
 from vram_budget.nodes.estimator import memory
 from vram_budget.nodes.estimator.families import FAMILIES
 from vram_budget.nodes.estimator.files import inspect_file
+from vram_budget.nodes.estimator.gpus import find_card
 from vram_budget.nodes.estimator.workload import LatentShape
 
 pytestmark = pytest.mark.comfy
@@ -122,3 +123,39 @@ def test_server_names_an_unknown_family_by_comfyuis_detection_and_says_what_was_
     assert "AuraFlow (ComfyUI's detection)" in body, body[:2000]
     assert "comfy:AuraFlow" in body
     assert "traced live" in body, body[:3000]
+
+
+def test_server_reads_a_loaded_images_size_from_its_input_folder(comfy_server):
+    import struct
+    import zlib
+
+    ihdr = struct.pack(">IIBBBBB", 1216, 832, 8, 2, 0, 0, 0)
+    png = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + ihdr + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr))
+    (comfy_server.base / "input" / "size_probe.png").write_bytes(png)
+    prompt = {
+        "1": {"class_type": "LoadImage", "inputs": {"image": "size_probe.png"}},
+        "2": {"class_type": "VAELoader", "inputs": {"vae_name": "ae.safetensors"}},
+        "3": {"class_type": "VAEEncode", "inputs": {"pixels": ["1", 0], "vae": ["2", 0]}},
+        "4": {"class_type": "SaveLatent", "inputs": {"samples": ["3", 0], "filename_prefix": "x"}},
+    }
+    status, data = comfy_server.request("POST", "/vram_budget/estimate", {"prompt": prompt})
+    assert status == 200, data
+    body = json.dumps(data["budget"])
+    assert "assumed 1024" not in body
+    encode = next(s for s in data["budget"]["stages"] if s["kind"] == "vae_encode")
+    # the same encode priced here with the image's size given: the server read 1216×832 from the file
+    from vram_budget.nodes.estimator.budget import Device, estimate
+    from vram_budget.nodes.estimator.graph import read_workflow
+    from vram_budget.nodes.estimator.graph.base import INPUT_MEDIA
+
+    token = INPUT_MEDIA.set(lambda name: (1216, 832, 1) if name == "size_probe.png" else None)
+    try:
+        here = estimate(read_workflow(prompt), Device.from_card(find_card("RTX 4090")))
+    finally:
+        INPUT_MEDIA.reset(token)
+    here_encode = next(sb for sb in here.stages if sb.stage.kind == "vae_encode")
+    assert here_encode.stage.latent.pixel_width == 1216
+    assert encode["working_bytes"] == here_encode.working_bytes
+    prompt["1"]["inputs"]["image"] = "../../etc/passwd"  # outside the input folder: never read, an assumption
+    status, data = comfy_server.request("POST", "/vram_budget/estimate", {"prompt": prompt})
+    assert status == 200 and "assumed 1024" in json.dumps(data["budget"])

@@ -2,10 +2,19 @@
 from __future__ import annotations
 
 import ast
+import contextvars
 import math
 import operator
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
+
+# The size of an input image a workflow loads (LoadImage's file name -> (width, height, frames)), set
+# by the caller who can read it: inside ComfyUI from its input folder, on the command line from
+# --input-dir (estimator/media.py reads the header). Unset: the size is not known before running.
+INPUT_MEDIA: contextvars.ContextVar[Callable | None] = contextvars.ContextVar("vram_budget_input_media",
+                                                                            default=None)
+# What an unknown input image is taken to be (a stated assumption): one megapixel, square.
+ASSUMED_IMAGE_SIDE = 1024
 
 # ComfyUI nodes.py:55 MAX_RESOLUTION: no size widget accepts more.
 MAX_RESOLUTION = 16384

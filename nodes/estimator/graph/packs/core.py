@@ -9,7 +9,7 @@ import math
 import re
 
 from ...workload import TRAIN, LatentShape, Stage
-from ..base import _ImageSize, _MathEval, _replace, _UNKNOWN
+from ..base import ASSUMED_IMAGE_SIDE, INPUT_MEDIA, _ImageSize, _MathEval, _replace, _UNKNOWN
 from . import Pack, loader
 
 DIFFUSION_LOADERS = {  # (name widget, gguf)
@@ -285,87 +285,106 @@ def _img_up(a, node, depth, name="image"):
 
 
 def _img_empty_image(a, node, link, depth):
-        w, h = a.number(node, "width"), a.number(node, "height")
-        return _ImageSize(w, h, a.number(node, "batch_size", 1) or 1) if w and h else None
+    w, h = a.number(node, "width"), a.number(node, "height")
+    return _ImageSize(w, h, a.number(node, "batch_size", 1) or 1) if w and h else None
+
+
+IMAGE_LOADERS = {"LoadImage", "LoadImageMask", "LoadImageOutput"}
 
 
 def _img_load_image(a, node, link, depth):
-        a.note(f"{a.label(node)}: the loaded image's size is not known before running; "
-                  f"shapes that depend on it are left unknown")
+    """A loaded image: its real size when the caller can read the file (INPUT_MEDIA), else for
+    LoadImage a stated 1-megapixel assumption; a loaded video's size stays unknown."""
+    if link.slot != 0:
         return None
+    name = a.value(node, "image") if node.type in IMAGE_LOADERS else None
+    reader = INPUT_MEDIA.get()
+    if reader is not None and isinstance(name, str):
+        size = reader(name)
+        if size is not None:
+            return _ImageSize(size[0], size[1], size[2] or 1)
+    if node.type in IMAGE_LOADERS:
+        side = ASSUMED_IMAGE_SIDE
+        a.note(f"{a.label(node)}: the image's size is not known here ('{str(name)[:60]}' is not in an input folder "
+               f"this estimate can read); assumed {side}×{side} (1 megapixel). Inside ComfyUI, or with --input-dir, "
+               "the file's own size is used")
+        return _ImageSize(side, side, 1, exact=False)
+    a.note(f"{a.label(node)}: the loaded video's size is not known before running; "
+           "shapes that depend on it are left unknown")
+    return None
 
 
 def _img_image_scale(a, node, link, depth):
-        w, h, src = a.number(node, "width"), a.number(node, "height"), _img_up(a, node, depth)
-        if w is None or h is None:
+    w, h, src = a.number(node, "width"), a.number(node, "height"), _img_up(a, node, depth)
+    if w is None or h is None:
+        return None
+    if w == 0 or h == 0:
+        if src is None:
             return None
-        if w == 0 or h == 0:
-            if src is None:
-                return None
-            if w == 0 and h == 0:
-                return src
-            w = w or max(1, round(src.width * h / src.height))
-            h = h or max(1, round(src.height * w / src.width))
-        return _ImageSize(w, h, src.batch if src else 1, src.exact if src else True)
+        if w == 0 and h == 0:
+            return src
+        w = w or max(1, round(src.width * h / src.height))
+        h = h or max(1, round(src.height * w / src.width))
+    return _ImageSize(w, h, src.batch if src else 1, src.exact if src else True)
 
 
 def _img_image_scale_by(a, node, link, depth):
-        src, scale = _img_up(a, node, depth), a.number(node, "scale_by", integer=False)
-        return _ImageSize(round(src.width * scale), round(src.height * scale), src.batch, src.exact) \
-            if src and scale else None
+    src, scale = _img_up(a, node, depth), a.number(node, "scale_by", integer=False)
+    return _ImageSize(round(src.width * scale), round(src.height * scale), src.batch, src.exact) \
+        if src and scale else None
 
 
 def _img_image_scale_to_total_pixels(a, node, link, depth):
-        mp = a.number(node, "megapixels", integer=False)
-        steps = a.number(node, "resolution_steps", 1) or 1
-        if not mp:
-            return None
-        total = mp * 1024 * 1024
-        src = _img_up(a, node, depth)
-        if src is None:
-            side = round(math.sqrt(total) / steps) * steps
-            a.note(f"{a.label(node)}: input size unknown; assumed a square of {mp} megapixels")
-            return _ImageSize(side, side, 1, exact=False)
-        # nodes_post_processing.py ImageScaleToTotalPixels.execute
-        scale = math.sqrt(total / (src.width * src.height))
-        return _ImageSize(round(src.width * scale / steps) * steps, round(src.height * scale / steps) * steps,
-                          src.batch, src.exact)
+    mp = a.number(node, "megapixels", integer=False)
+    steps = a.number(node, "resolution_steps", 1) or 1
+    if not mp:
+        return None
+    total = mp * 1024 * 1024
+    src = _img_up(a, node, depth)
+    if src is None:
+        side = round(math.sqrt(total) / steps) * steps
+        a.note(f"{a.label(node)}: input size unknown; assumed a square of {mp} megapixels")
+        return _ImageSize(side, side, 1, exact=False)
+    # nodes_post_processing.py ImageScaleToTotalPixels.execute
+    scale = math.sqrt(total / (src.width * src.height))
+    return _ImageSize(round(src.width * scale / steps) * steps, round(src.height * scale / steps) * steps,
+                      src.batch, src.exact)
 
 
 def _img_flux_kontext_image_scale(a, node, link, depth):
-        src = _img_up(a, node, depth)
-        if src is None:
-            a.note(f"{a.label(node)}: input size unknown; assumed 1024x1024 (Kontext's square bucket)")
-            return _ImageSize(1024, 1024, 1, exact=False)
-        aspect = src.width / src.height
-        _, w, h = min((abs(aspect - w / h), w, h) for w, h in KONTEXT_RESOLUTIONS)
-        return _ImageSize(w, h, src.batch, src.exact)
+    src = _img_up(a, node, depth)
+    if src is None:
+        a.note(f"{a.label(node)}: input size unknown; assumed 1024x1024 (Kontext's square bucket)")
+        return _ImageSize(1024, 1024, 1, exact=False)
+    aspect = src.width / src.height
+    _, w, h = min((abs(aspect - w / h), w, h) for w, h in KONTEXT_RESOLUTIONS)
+    return _ImageSize(w, h, src.batch, src.exact)
 
 
 def _img_image_scale_to_max_dimension(a, node, link, depth):
-        largest = a.number(node, "largest_size")
-        src = _img_up(a, node, depth)
-        if not largest:
-            return None
-        if src is None:
-            a.note(f"{a.label(node)}: input size unknown; assumed a {largest}x{largest} square (upper bound)")
-            return _ImageSize(largest, largest, 1, exact=False)
-        scale = largest / max(src.width, src.height)
-        return _ImageSize(round(src.width * scale), round(src.height * scale), src.batch, src.exact)
+    largest = a.number(node, "largest_size")
+    src = _img_up(a, node, depth)
+    if not largest:
+        return None
+    if src is None:
+        a.note(f"{a.label(node)}: input size unknown; assumed a {largest}x{largest} square (upper bound)")
+        return _ImageSize(largest, largest, 1, exact=False)
+    scale = largest / max(src.width, src.height)
+    return _ImageSize(round(src.width * scale), round(src.height * scale), src.batch, src.exact)
 
 
 def _img_resize_image_mask_node(a, node, link, depth):
-        return _resize_image_mask(a, node, a.image_size(a.link(node, "input"), depth + 1))
+    return _resize_image_mask(a, node, a.image_size(a.link(node, "input"), depth + 1))
 
 
 def _img_repeat_image_batch(a, node, link, depth):
-        src, amount = _img_up(a, node, depth), a.number(node, "amount", 1) or 1
-        return _ImageSize(src.width, src.height, src.batch * amount, src.exact) if src else None
+    src, amount = _img_up(a, node, depth), a.number(node, "amount", 1) or 1
+    return _ImageSize(src.width, src.height, src.batch * amount, src.exact) if src else None
 
 
 def _img_image_from_batch(a, node, link, depth):
-        src, length = _img_up(a, node, depth), a.number(node, "length", 1) or 1
-        return _ImageSize(src.width, src.height, min(length, src.batch), src.exact) if src else None
+    src, length = _img_up(a, node, depth), a.number(node, "length", 1) or 1
+    return _ImageSize(src.width, src.height, min(length, src.batch), src.exact) if src else None
 
 
 def _resize_image_mask(a, node, src):
