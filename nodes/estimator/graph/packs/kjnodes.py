@@ -47,8 +47,17 @@ def _passthrough_image(a, node, link, depth):
     return a.image_size(a.link(node, "image"), depth + 1) if link.slot == 0 else None
 
 
+WIDGETS = {  # leading widgets, in order (KJNodes image_nodes.py INPUT_TYPES)
+    "ImageResizeKJ": ["width", "height", "upscale_method", "keep_proportion", "divisible_by"],
+    "ImageResizeKJv2": ["width", "height", "upscale_method", "keep_proportion", "pad_color", "crop_position",
+                        "divisible_by"],
+}
+
 PACK = Pack(
     name="ComfyUI-KJNodes",
+    widgets=WIDGETS,
+    output_types={"ImageResizeKJ": ["IMAGE", "INT", "INT"], "ImageResizeKJv2": ["IMAGE", "INT", "INT"],
+                  "GetImageSizeAndCount": ["IMAGE", "INT", "INT", "INT"]},
     images={"ImageResizeKJ": _resize, "ImageResizeKJv2": _resize, "GetImageSizeAndCount": _passthrough_image},
     values={"ImageResizeKJ": _resize_value, "ImageResizeKJv2": _resize_value, "GetImageSizeAndCount": _size_and_count},
     handled={"ImageConcatMulti", "GetImageRangeFromBatch", "ImagePadKJ", "AddLabel", "INTConstant", "FloatConstant",
