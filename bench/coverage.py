@@ -64,6 +64,7 @@ class Result:
     incomplete: list = field(default_factory=list)  # stage strings from Budget.incomplete
     unknown: list = field(default_factory=list)  # node types the estimator did not understand
     error: str = ""
+    in_018: bool = True  # every node type exists in ComfyUI 0.18.2 (the newest version this pack tests)
 
 
 def cli_device(gpu: str | None):
@@ -98,6 +99,19 @@ def community(dirs: list[Path]):
                 yield path.stem, exc
 
 
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def runs_on_018(workflow) -> bool:
+    """True when every node type of the workflow is one ComfyUI 0.18.2 has (data/widget_specs.json,
+    generated from it) or a frontend-only node; templates made for newer ComfyUI releases are not."""
+    specs = load_specs()
+    known = set(specs.get("nodes", {})) | set(specs.get("core", ()))
+    frontend = {"Reroute", "PrimitiveNode", "Note", "MarkdownNote"}
+    types_ = {n.get("type") for n in templates.all_nodes(workflow) if isinstance(n, dict)}
+    return all(t in known or t in frontend or (isinstance(t, str) and UUID.match(t)) for t in types_)
+
+
 def official():
     api_nodes = set(load_specs().get("api", ()))
     for t in templates.local_model_templates(api_nodes):
@@ -130,8 +144,11 @@ def print_table(results: list[Result]) -> None:
 def print_totals(results: list[Result]) -> None:
     print("\n| group | workflows | complete | % complete | incomplete | error | crash |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
-    for group in ("templates", "community"):
-        rows = [r for r in results if r.group == group]
+    groups = [("templates", lambda r: r.group == "templates"),
+              ("templates whose nodes all exist in ComfyUI 0.18.2", lambda r: r.group == "templates" and r.in_018),
+              ("community", lambda r: r.group == "community")]
+    for group, keep in groups:
+        rows = [r for r in results if keep(r)]
         if not rows:
             continue
         count = collections.Counter(r.status for r in rows)
@@ -191,7 +208,10 @@ def main(argv=None) -> int:
     device = cli_device(args.gpu)
     results = []
     if not args.no_templates:
-        results += [run_one(n, "templates", wf, device) for n, wf in official()]
+        for n, wf in official():
+            result = run_one(n, "templates", wf, device)
+            result.in_018 = runs_on_018(wf)
+            results.append(result)
         if not results:
             print("no comfyui-workflow-templates package installed: templates skipped", file=sys.stderr)
     if not args.no_community:

@@ -343,3 +343,48 @@ def test_easy_use_pipe_loader_presampling_ksampler():
     assert (sample.steps, sample.cfg) == (25, 7.0)
     assert [(m.name, m.part) for m in sample.models] == [("sd_xl_base_1.0.safetensors", "model")]
     assert [(m.name, m.part) for m in decode.models] == [("sd_xl_base_1.0.safetensors", "vae")]
+
+
+def test_res4lyf_chain_sampler_continues_with_the_model_of_the_sampler_before_it():
+    prompt = {
+        "1": {"class_type": "UNETLoader", "inputs": {"unet_name": "flux1-dev.safetensors", "weight_dtype": "default"}},
+        "2": {"class_type": "EmptySD3LatentImage", "inputs": {"width": 1024, "height": 1024, "batch_size": 1}},
+        "3": {"class_type": "ClownsharKSampler_Beta", "inputs": {"model": ["1", 0], "latent_image": ["2", 0],
+                                                                  "steps": 30, "cfg": 1.0}},
+        "4": {"class_type": "ClownsharkChainsampler_Beta", "inputs": {"latent_image": ["3", 0], "steps_to_run": 5,
+                                                                       "cfg": 1.0}},
+        "5": {"class_type": "SaveLatent", "inputs": {"samples": ["4", 0]}},
+    }
+    first, chain = stages(read_workflow(prompt), SAMPLE)
+    assert [m.name for m in chain.models] == ["flux1-dev.safetensors"] and chain.steps == 5
+    assert chain.latent == first.latent
+
+
+def test_an_all_in_one_flux_checkpoint_is_split_into_its_parts():
+    prompt = {
+        "1": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": "flux1-schnell-fp8.safetensors"}},
+        "2": {"class_type": "CLIPTextEncode", "inputs": {"clip": ["1", 1], "text": "a cat"}},
+        "3": {"class_type": "EmptySD3LatentImage", "inputs": {"width": 1024, "height": 1024, "batch_size": 1}},
+        "4": {"class_type": "KSampler", "inputs": {"model": ["1", 0], "positive": ["2", 0], "negative": ["2", 0],
+                                                   "latent_image": ["3", 0], "steps": 4, "cfg": 1.0}},
+        "5": {"class_type": "VAEDecode", "inputs": {"samples": ["4", 0], "vae": ["1", 2]}},
+        "6": {"class_type": "SaveImage", "inputs": {"images": ["5", 0]}},
+    }
+    b = B.estimate(read_workflow(prompt), device())
+    assert b.complete, (b.missing, b.incomplete)
+    text, sample, decode = b.stages
+    assert 11 * 10**9 < sample.weights_bytes < 13 * 10**9  # the fp8 transformer's share of 17.2 GB
+    assert 4 * 10**9 < text.weights_bytes < 6 * 10**9 and decode.weights_bytes < 10**9
+
+
+def test_a_node_that_encodes_its_control_image_inside_gets_the_images_size():
+    prompt = {
+        "1": {"class_type": "EmptyImage", "inputs": {"width": 1328, "height": 1328, "batch_size": 1, "color": 0}},
+        "2": {"class_type": "VAELoader", "inputs": {"vae_name": "qwen_image_vae.safetensors"}},
+        "3": {"class_type": "SomeControlNetApplyWithVae", "inputs": {"image": ["1", 0], "vae": ["2", 0],
+                                                                      "positive": ["4", 0], "strength": 1.0}},
+        "4": {"class_type": "ConditioningZeroOut", "inputs": {"conditioning": ["4", 0]}},
+        "5": {"class_type": "PreviewAny", "inputs": {"source": ["3", 0]}},
+    }
+    enc = stages(read_workflow(prompt), VAE_ENCODE)[0]
+    assert (enc.latent.pixel_width, enc.latent.pixel_height) == (1328, 1328)

@@ -306,6 +306,23 @@ CHECKPOINT_SPLITS = {
     "sdxl": {"model": (2_567_463_684, DIFFUSION, "sdxl", "SDXL UNet"),
              "clip": (817_720_321, TEXT_ENCODER, "clip-g", "CLIP-L + CLIP-G"),
              "vae": (83_653_863, VAE, "vae-kl4", "SDXL VAE")},
+    # Comfy-Org's Flux all-in-one fp8 checkpoints: Flux transformer + T5-XXL + CLIP-L + the Flux VAE
+    # (catalogue P_* counts: 11.9B, 4.76B + 0.123B, 83.8M)
+    "flux1-dev": {"model": (11_901_408_320, DIFFUSION, "flux1-dev", "Flux.1 dev"),
+                  "clip": (4_762_310_656 + 123_060_480, TEXT_ENCODER, "t5-xxl", "T5-XXL + CLIP-L"),
+                  "vae": (83_819_683, VAE, "vae-kl16", "Flux VAE")},
+    "flux1-schnell": {"model": (11_891_178_560, DIFFUSION, "flux1-schnell", "Flux.1 schnell"),
+                      "clip": (4_762_310_656 + 123_060_480, TEXT_ENCODER, "t5-xxl", "T5-XXL + CLIP-L"),
+                      "vae": (83_819_683, VAE, "vae-kl16", "Flux VAE")},
+    # SD3.5 Large with its text encoders (sd3.5_large_fp8_scaled): MMDiT 8.1B (model card) + CLIP-L +
+    # CLIP-G (OpenCLIP bigG text, 695M) + T5-XXL + the 16-channel VAE
+    "sd3": {"model": (8_100_000_000, DIFFUSION, "sd3", "SD3.5 MMDiT"),
+            "clip": (123_060_480 + 694_659_841 + 4_762_310_656, TEXT_ENCODER, "t5-xxl", "CLIP-L + CLIP-G + T5-XXL"),
+            "vae": (83_819_683, VAE, "vae-kl16", "SD3 VAE")},
+    # Lumina 2 all-in-one (NetaYume): Lumina 2 DiT 2.6B + Gemma 2 2B (2.61B) + the Flux VAE
+    "lumina2": {"model": (2_600_000_000, DIFFUSION, "lumina2", "Lumina 2 DiT"),
+                "clip": (2_614_341_888, TEXT_ENCODER, "gemma", "Gemma 2 2B"),
+                "vae": (83_819_683, VAE, "vae-kl16", "Flux VAE")},
 }
 
 

@@ -721,6 +721,8 @@ class _Analyzer:
             shape = self.latent(_Link(node.id, node.output_types.index("LATENT")))
         elif t in R.latent_creators:
             shape = self._creator_shape(node)
+        if shape is None and connected and vae:  # e.g. a ControlNet apply node encoding its control image
+            shape = self._encoded_shape(node, connected[0], vae[0][0], vae_type)
         self.stage_note(f"VAE-encodes {', '.join(connected) or 'its conditioning frames'} inside this node"
                         + ("" if shape is None else "; shape of the node's latent"))
         return Stage(kind=VAE_ENCODE, node_id=node.id, node_type=t, models=tuple(models), latent=shape)
