@@ -388,3 +388,14 @@ def test_a_node_that_encodes_its_control_image_inside_gets_the_images_size():
     }
     enc = stages(read_workflow(prompt), VAE_ENCODE)[0]
     assert (enc.latent.pixel_width, enc.latent.pixel_height) == (1328, 1328)
+
+
+def test_wan_planner_outputs_drive_the_wrappers_embeds():
+    p = wrapper_prompt(swap=20)
+    p["20"] = {"class_type": "VRAMBudgetWanPlanner", "inputs": {
+        "variant": "Wan 2.1 14B", "precision": "fp8_e4m3fn", "width": 1280, "height": 720, "length": 81,
+        "seconds": 0.0, "keep": "balanced"}}
+    p["4"]["inputs"].update(width=["20", 0], height=["20", 1], num_frames=["20", 2])
+    sample = stages(read_workflow(p), SAMPLE)[0]
+    assert (sample.latent.pixel_width, sample.latent.pixel_height, sample.latent.pixel_frames) == (1280, 720, 81)
+    assert sample.blocks_to_swap == 20
