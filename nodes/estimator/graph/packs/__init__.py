@@ -101,6 +101,34 @@ def loader(fn: Callable) -> Callable:
     return fn
 
 
+def lora_on_model(a, node, visiting, name_widget: str = "lora_name", strength_widget: str = "strength_model",
+                  folder: str = "loras") -> list:
+    """A pack's MODEL -> MODEL LoRA node: the models upstream plus this LoRA (unless strength 0)."""
+    from ...workload import ModelRef  # noqa: PLC0415
+
+    base = a.refs(a.link(node, "model"), "MODEL", visiting)
+    strength = a.number(node, strength_widget, 1.0, integer=False)
+    name = a.value(node, name_widget)
+    if strength == 0 or not isinstance(name, str) or not name:
+        return base
+    return base + [ModelRef(name=name, role="lora", folder=folder, loader_node=node.id, loader_type=node.type,
+                            strength=strength)]
+
+
+def upstream_chain(a, link, next_link: Callable) -> list:
+    """The nodes from ``link`` upstream, following ``next_link(node) -> link | None`` (bounded, no cycles)."""
+    from ..base import MAX_CHAIN  # noqa: PLC0415
+
+    out: list = []
+    for _ in range(MAX_CHAIN):
+        node = a.nodes.get(link.node) if link else None
+        if node is None or node in out:
+            break
+        out.append(node)
+        link = next_link(node)
+    return out
+
+
 def _load_packs() -> tuple[list[Pack], Pack]:
     packs = []
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: (m.name != "core", m.name)):

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 
 from ...workload import SAMPLE, VAE_DECODE, LatentShape, ModelRef
-from ..base import MAX_CHAIN, _replace
-from . import Pack, loader
+from ..base import _replace
+from . import Pack, loader, upstream_chain
 
 LOADERS = {"easy a1111Loader", "easy fullLoader", "easy comfyLoader", "easy fluxLoader", "easy svdLoader"}
 PRESAMPLERS = {"easy preSampling", "easy preSamplingAdvanced", "easy preSamplingCustom"}
@@ -30,14 +30,7 @@ WIDGETS = {
 
 def _pipe_nodes(a, link):
     """The nodes along a PIPE_LINE, sampler side first, loader last."""
-    out = []
-    for _ in range(MAX_CHAIN):
-        node = a.nodes.get(link.node) if link else None
-        if node is None or node in out:
-            break
-        out.append(node)
-        link = a.link(node, "pipe")
-    return out
+    return upstream_chain(a, link, lambda node: a.link(node, "pipe"))
 
 
 @loader

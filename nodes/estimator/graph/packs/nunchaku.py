@@ -8,8 +8,7 @@ T5 / CLIP files like DualCLIPLoader.
 """
 from __future__ import annotations
 
-from ...workload import ModelRef
-from . import Pack, loader
+from . import Pack, loader, lora_on_model
 
 DIT_LOADERS = {"NunchakuFluxDiTLoader": "model_path", "NunchakuQwenImageDiTLoader": "model_name",
                "NunchakuFluxDiTLoaderV2": "model_path"}
@@ -45,15 +44,7 @@ def _text_encoders(a, node, slot, type_, visiting):
 
 
 def _lora(a, node, slot, type_, visiting):
-    if type_ != "MODEL":
-        return []
-    base = a.refs(a.link(node, "model"), "MODEL", visiting)
-    strength = a.number(node, "lora_strength", 1.0, integer=False)
-    name = a.value(node, "lora_name")
-    if strength == 0 or not isinstance(name, str) or not name:
-        return base
-    return base + [ModelRef(name=name, role="lora", folder="loras", loader_node=node.id, loader_type=node.type,
-                            strength=strength)]
+    return lora_on_model(a, node, visiting, strength_widget="lora_strength") if type_ == "MODEL" else []
 
 
 PACK = Pack(

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ...workload import CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape, ModelRef
 from ..base import MAX_CHAIN, _replace
-from . import Pack, loader
+from . import Pack, loader, upstream_chain
 
 MANAGER = "WanVideoWrapper"
 FP8 = ("fp8_e4m3fn", "fp8_e4m3fn_fast", "fp8_e5m2", "fp8_e4m3fn_scaled", "fp8_e4m3fn_scaled_fast", "fp8_e5m2_scaled")
@@ -305,15 +305,11 @@ def _encode_latent(a, node, slot, depth):
 # ------------------------------------------------------------------------------------ stages
 def _chain_nodes(a, link, type_="WANVIDEOMODEL"):
     """The nodes a WANVIDEOMODEL passes through, sampler side first, loader last."""
-    out = []
-    for _ in range(MAX_CHAIN):
-        node = a.nodes.get(link.node) if link else None
-        if node is None or node in out:
-            break
-        out.append(node)
+    def upstream(node):
         ins = a.linked_inputs_of_type(node, type_)
-        link = ins[0][1] if ins else None
-    return out
+        return ins[0][1] if ins else None
+
+    return upstream_chain(a, link, upstream)
 
 
 def _blocks_to_swap(a, model_link) -> int | None:

@@ -1,8 +1,7 @@
 """XLabs-AI/x-flux-comfyui: its Flux sampler, LoRA loader, ControlNets and IP-Adapter."""
 from __future__ import annotations
 
-from ...workload import ModelRef
-from . import Pack, loader
+from . import Pack, loader, lora_on_model
 
 
 def _sampler(a, node):
@@ -14,15 +13,7 @@ def _sampler(a, node):
 
 
 def _lora(a, node, slot, type_, visiting):
-    if type_ != "MODEL":
-        return []
-    base = a.refs(a.link(node, "model"), "MODEL", visiting)
-    strength = a.number(node, "strength_model", 1.0, integer=False)
-    name = a.value(node, "lora_name")
-    if strength == 0 or not isinstance(name, str) or not name:
-        return base
-    return base + [ModelRef(name=name, role="lora", folder="xlabs/loras", loader_node=node.id, loader_type=node.type,
-                            strength=strength)]
+    return lora_on_model(a, node, visiting, folder="xlabs/loras") if type_ == "MODEL" else []
 
 
 @loader
