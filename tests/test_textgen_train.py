@@ -132,3 +132,20 @@ def test_other_algorithms_need_the_file(algorithm):
     assert b.verdict == "unknown"  # never a confident answer without the adapter terms
     assert any("Train LoRA" in i for i in b.incomplete)
     assert sb.peak_bytes < 60 * GiB
+
+
+def test_an_image_attached_to_a_vl_encoder_adds_its_tokens_to_the_prompt_and_the_kv_cache():
+    from vram_budget.nodes.estimator.budget import vl_image_tokens
+
+    # Qwen2.5-VL: one token per 28 × 28 px after rounding to multiples of 28 (qwen_vl.py)
+    assert vl_image_tokens("qwen2.5-vl-7b", 1024, 1024) == (1036 // 28) ** 2 == 37 * 37
+    assert vl_image_tokens("gemma", 1024, 768) == 256 and vl_image_tokens("t5-xxl", 1024, 1024) == 0
+    p = copy.deepcopy(TEXTGEN)
+    p["1"]["inputs"]["clip_name"] = "qwen_2.5_vl_7b.safetensors"
+    plain = estimate(p).stages[0]
+    p["4"] = {"class_type": "EmptyImage", "inputs": {"width": 1024, "height": 1024, "batch_size": 1, "color": 0}}
+    p["2"]["inputs"]["image"] = ["4", 0]
+    with_image = estimate(p).stages[0]
+    kv = lambda sb: next(it for it in sb.items if it.label.startswith("KV cache"))  # noqa: E731
+    per_token = kv(plain).bytes // (plain.stage.text_tokens)
+    assert kv(with_image).bytes - kv(plain).bytes == 37 * 37 * per_token

@@ -763,6 +763,10 @@ def _text_stage(stage: Stage, device: Device, info_for) -> StageBudget:
     # TextGenerate: the prompt runs through the model once (prefill), then one token at a time against
     # the KV cache (llama.py generate, logits of the last position only), so the prompt sets the activations
     tokens = stage.text_tokens - (stage.generate_tokens or 0) if stage.text_tokens else stage.text_tokens
+    image_tokens = sum(vl_image_tokens(i.family, w, h) for i in infos[:1] for w, h in stage.images)
+    if image_tokens and tokens is not None:
+        tokens += image_tokens
+        notes.append(f"{len(stage.images)} image(s) read by the text encoder: {image_tokens:,} image tokens")
     working = max(
         (memory.text_encoder_working(i.family, i.arch, tokens) for i in infos if i.kind == TEXT_ENCODER),
         key=lambda w: w.bytes, default=None,
@@ -776,6 +780,30 @@ def _text_stage(stage: Stage, device: Device, info_for) -> StageBudget:
             items.append(kv)
         return _finish(stage, f"Text generate: {names}", items + _overhead_items(device), notes)
     return _finish(stage, f"Text encode: {names}", items + _overhead_items(device), notes)
+
+
+def vl_image_tokens(family: str, width: int, height: int) -> int:
+    """Tokens one image adds to a vision-language text encoder's prompt.
+
+    Qwen2.5-VL / Qwen3-VL: the image is resized to multiples of 28 px (patch 14 × merge 2) within
+    3136..12,845,056 pixels, one token per 28 × 28 (comfy/text_encoders/qwen_vl.py:9-45, 0.18.2).
+    Gemma 3: 256 soft tokens per image (its SigLIP tower pools 896² to 16 × 16). Others read no image."""
+    f = family.lower()
+    if "gemma" in f:
+        return 256
+    if "qwen" in f and "vl" in f:
+        import math  # noqa: PLC0415
+
+        factor = 28
+        h, w = max(factor, round(height / factor) * factor), max(factor, round(width / factor) * factor)
+        if h * w > 12_845_056:
+            beta = math.sqrt(height * width / 12_845_056)
+            h, w = math.floor(height / beta / factor) * factor, math.floor(width / beta / factor) * factor
+        elif h * w < 3136:
+            beta = math.sqrt(3136 / (height * width))
+            h, w = math.ceil(height * beta / factor) * factor, math.ceil(width * beta / factor) * factor
+        return (h // factor) * (w // factor)
+    return 0
 
 
 def _kv_cache_item(stage: Stage, infos: list[ModelInfo], device: Device, notes: list[str]) -> Item | None:
@@ -793,6 +821,7 @@ def _kv_cache_item(stage: Stage, infos: list[ModelInfo], device: Device, notes: 
         notes.append(f"text generation: KV cache not counted ({exc})")
         return None
     prompt = max(0, (stage.text_tokens or 0) - stage.generate_tokens)
+    prompt += sum(vl_image_tokens(model.family, w, h) for w, h in stage.images)
     dtype_bytes = 2 if device.bf16 else 4
     kv = llm.textgen_kv_cache_bytes(cfg, prompt, stage.generate_tokens, dtype_bytes=dtype_bytes)
     per_token = kv // max(1, prompt + stage.generate_tokens)

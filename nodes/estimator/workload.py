@@ -69,6 +69,7 @@ class Stage:
     auto_tiled: bool = False  # this pack's VAE Decode (Auto Tiled): tiles only under pressure
     text_tokens: int | None = None  # prompt length estimate for text encoders (prompt + generated for TextGenerate)
     generate_tokens: int | None = None  # TextGenerate: max_length, the tokens the LLM may generate (KV cache)
+    images: tuple[tuple[int, int], ...] = ()  # (width, height) of images a VL text encoder reads (image tokens)
     # Who places the weights on the GPU: None = ComfyUI's model management (partial loads, Dynamic
     # VRAM); "WanVideoWrapper" = the wrapper's own placement (whole model on the GPU but for
     # `blocks_to_swap` transformer blocks kept in RAM; no partial load, no tiled retry).

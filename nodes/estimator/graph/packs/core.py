@@ -563,7 +563,15 @@ def _text_generate(a, node):
     stage = a.text_stage(node)
     max_length = a.number(node, "max_length", 0) or 0
     a.stage_note(f"generates up to {max_length} tokens with the text encoder (autoregressive)")
-    return _replace(stage, text_tokens=(stage.text_tokens or 77) + max_length, generate_tokens=max_length)
+    images = ()
+    if a.link(node, "image") is not None:
+        size = a.image_size(a.link(node, "image"))
+        if size is not None:
+            images = ((size.width, size.height),) * max(1, size.batch)
+        else:
+            a.stage_note("an image is attached but its size is unknown: its tokens are not counted")
+    return _replace(stage, text_tokens=(stage.text_tokens or 77) + max_length, generate_tokens=max_length,
+                    images=images)
 
 
 TRAIN_WIDGETS = {  # comfy_extras/nodes_train.py TrainLoraNode inputs and defaults (0.18.2 :948-1083)
