@@ -29,6 +29,12 @@ How it works (details and caveats: docs/working-memory.md):
   CUDA < 13), ``fp8_manual_cast`` (fp8 weights, per-layer bf16 cast), ``i2v`` (Wan 2.1 I2V 14B),
   ``kontext`` (Flux with a reference latent).
 
+- ComfyUI 0.18.2 families (issue 10: Flux.2, Z-Image, Lumina 2, Qwen-Image-Edit, Chroma, SD3.5, HiDream,
+  HunyuanVideo 1.5, HunyuanImage 2.1, LTX-Video, Wan I2V / FLF / VACE / Fun control / camera, Cosmos
+  Predict2, Kandinsky 5 and their LLM text encoders; ``_arches_018`` / ``_te_arches_018``) take their
+  conditioning from the model's own ``extra_conds`` (see ``_model_conds``). Run them with ComfyUI 0.18.2's
+  interpreter and ``--resume``: an entry traced by another ComfyUI than the file's gets its own provenance.
+
 Every case runs under a SIGALRM deadline and the JSON is rewritten after every case; then each
 family is fitted to ``FORMULA`` by a minimax LP in relative error. ``--markdown`` prints the tables
 of docs/working-memory.md from the JSON (no torch needed for that).
@@ -262,6 +268,166 @@ HUNYUAN_VIDEO = {
 }
 
 
+# --------------------------------------------------------------------------------------------------
+# ComfyUI 0.18.2 families (issue 10). Each dict is what comfy/model_detection.py (0.18.2)
+# detect_unet_config returns for the real checkpoint's keys; the key shapes come from the published
+# config cited next to it. _dit_model asserts the supported_models class each one matches.
+# --------------------------------------------------------------------------------------------------
+
+# model_detection.py:196-286 (flux2 branch). Shapes from Flux2Params (black-forest-labs/flux2
+# src/flux2/model.py, as in the fork TensorTemplar/flux2 b4942f9): img_in [6144, 128] (patch 1 ->
+# in_channels 128), txt_in [6144, 15360] (3 x 5120 Mistral layers), no vector_in, guidance_in
+# (use_guidance_embed True), 8 double / 48 single blocks; num_heads = 6144 / sum(axes_dim 4x32) = 48.
+_FLUX2_BASE = {
+    "image_model": "flux2", "axes_dim": [32, 32, 32, 32], "mlp_ratio": 3.0, "theta": 2000,
+    "out_channels": 128, "global_modulation": True, "mlp_silu_act": True, "qkv_bias": False, "ops_bias": False,
+    "default_ref_method": "index", "ref_index_scale": 10.0, "txt_ids_dims": [3], "patch_size": 1,
+    "in_channels": 128, "vec_in_dim": None, "yak_mlp": False, "txt_norm": False,
+}
+FLUX2_DEV = {**_FLUX2_BASE, "hidden_size": 6144, "context_in_dim": 15360, "num_heads": 48, "depth": 8,
+             "depth_single_blocks": 48, "guidance_embed": True}
+# Klein4BParams in the same file: hidden 3072, context 7680 (3 x 2560 Qwen3 4B layers), 5 / 20
+# blocks, no guidance_in (diffusers config of FLUX.2-klein-base-4B: num_layers 5, num_single_layers
+# 20, joint_attention_dim 7680, guidance_embeds false).
+FLUX2_KLEIN_4B = {**_FLUX2_BASE, "hidden_size": 3072, "context_in_dim": 7680, "num_heads": 24, "depth": 5,
+                  "depth_single_blocks": 20, "guidance_embed": False}
+
+# model_detection.py:427-491 (Lumina 2 branch, dim 3840 = Z-Image). Tongyi-MAI/Z-Image-Turbo
+# transformer/config.json (diffusers ZImageTransformer2DModel): dim 3840, n_layers 30, n_heads 30,
+# n_kv_heads 30, cap_feat_dim 2560 (Qwen3 4B), in_channels 16, patch 2 -> cap_embedder.1.weight
+# [3840, 2560]; cap_pad_token present -> pad_tokens_multiple 32. allow_fp16 (a weight statistic) only
+# widens the dtype choice and is left out: the trace is bf16.
+Z_IMAGE = {
+    "image_model": "lumina2", "patch_size": 2, "in_channels": 16, "dim": 3840, "cap_feat_dim": 2560, "n_layers": 30,
+    "qk_norm": True, "n_heads": 30, "n_kv_heads": 30, "axes_dims": [32, 48, 48], "axes_lens": [1536, 512, 512],
+    "rope_theta": 256.0, "ffn_dim_multiplier": 8.0 / 3.0, "z_image_modulation": True, "time_scale": 1000.0,
+    "pad_tokens_multiple": 32,
+}
+# Same branch, dim 2304: Alpha-VLLM/Lumina-Image-2.0 transformer/config.json (hidden_size 2304,
+# num_layers 26, num_attention_heads 24, num_kv_heads 8, cap_feat_dim 2304 = Gemma 2 2B).
+LUMINA2 = {
+    "image_model": "lumina2", "patch_size": 2, "in_channels": 16, "dim": 2304, "cap_feat_dim": 2304, "n_layers": 26,
+    "qk_norm": True, "n_heads": 24, "n_kv_heads": 8, "axes_dims": [32, 32, 32], "axes_lens": [300, 512, 512],
+    "rope_theta": 10000.0, "ffn_dim_multiplier": 4.0,
+}
+
+# model_detection.py:196-286 (Chroma branch): diffusers ChromaTransformer2DModel (lodestones/Chroma1-HD):
+# 19 double / 38 single blocks, 24 heads x 128, joint_attention_dim 4096, approximator 64 -> 5120 x 5
+# layers; img_in [3072, 64] and no vector_in / guidance_in.
+CHROMA = {
+    "image_model": "chroma", "axes_dim": [16, 56, 56], "num_heads": 24, "mlp_ratio": 4.0, "theta": 10000,
+    "out_channels": 64, "qkv_bias": True, "txt_ids_dims": [], "in_channels": 64, "hidden_size": 3072,
+    "context_in_dim": 4096, "patch_size": 2, "vec_in_dim": None, "depth": 19, "depth_single_blocks": 38,
+    "in_dim": 64, "out_dim": 3072, "hidden_dim": 5120, "n_layers": 5,
+}
+
+
+def _sd3_config(hidden: int, pos_embed_max: int, x_attn2_layers: list) -> dict:
+    # model_detection.py:47-86: depth = x_embedder.proj.weight rows / 64; pos_embed [1, max^2, hidden];
+    # ln_q present (qk_norm rms_norm); y_embedder [hidden, 2048]; context_embedder [hidden, 4096];
+    # x_block.attn2 (MMDiT-X dual attention) in the listed blocks.
+    return {
+        "in_channels": 16, "patch_size": 2, "out_channels": 16, "depth": hidden // 64, "input_size": None,
+        "adm_in_channels": 2048,
+        "context_embedder_config": {"target": "torch.nn.Linear", "params": {"in_features": 4096, "out_features": hidden}},
+        "num_patches": pos_embed_max * pos_embed_max, "pos_embed_max_size": pos_embed_max, "qk_norm": "rms",
+        "pos_embed_scaling_factor": None, "x_block_self_attn_layers": list(x_attn2_layers),
+    }
+
+
+# stabilityai/stable-diffusion-3.5-large transformer/config.json: num_layers 38, 38 heads x 64 (2432),
+# pos_embed_max_size 192, qk_norm rms_norm, no dual attention layers.
+SD35_LARGE = _sd3_config(2432, 192, [])
+# stabilityai/stable-diffusion-3.5-medium transformer/config.json: num_layers 24 (1536), pos_embed_max_size
+# 384, qk_norm rms_norm, dual_attention_layers 0..12.
+SD35_MEDIUM = _sd3_config(1536, 384, list(range(13)))
+
+# model_detection.py:144-194 (HunyuanVideo branch with vision_in -> HunyuanVideo 1.5). diffusers
+# HunyuanVideo15Transformer3DModel (hunyuanvideo-community/HunyuanVideo-1.5-Diffusers-*): in_channels 65
+# (32 noise + 32 image + 1 mask), out 32, 16 heads x 128 = 2048, 54 layers, no single blocks, patch 1x1x1,
+# text_embed_dim 3584 (Qwen2.5-VL 7B), byT5 glyph encoder, image_embed_dim 1152 (SigLIP vision_in),
+# rope axes (16, 56, 56), no guidance_in (480p / 720p t2v and i2v; the cfg-distilled files add it).
+HUNYUAN_VIDEO_15 = {
+    "image_model": "hunyuan_video", "in_channels": 65, "patch_size": [1, 1, 1], "out_channels": 32,
+    "vec_in_dim": None, "axes_dim": [16, 56, 56], "meanflow": False, "context_in_dim": 3584, "hidden_size": 2048,
+    "mlp_ratio": 4.0, "num_heads": 16, "depth": 54, "depth_single_blocks": 0, "theta": 256, "qkv_bias": True,
+    "byt5": True, "guidance_embed": False, "use_cond_type_embedding": True, "vision_in_dim": 1152,
+    "meanflow_sum": True,
+}
+# Same branch, 4-D img_in (2-D patches): diffusers HunyuanImageTransformer2DModel
+# (hunyuanvideo-community/HunyuanImage-2.1-Diffusers): in/out 64 channels (32x VAE), 28 heads x 128 = 3584,
+# 20 double / 40 single blocks, patch (1, 1), text_embed_dim 3584, rope axes (64, 64); the ComfyUI file
+# has byt5_in (glyph text) and, for the base model, no guidance_in / time_r_in.
+HUNYUAN_IMAGE_21 = {
+    "image_model": "hunyuan_video", "in_channels": 64, "patch_size": [1, 1], "out_channels": 64,
+    "vec_in_dim": None, "axes_dim": [64, 64], "meanflow": False, "context_in_dim": 3584, "hidden_size": 3584,
+    "mlp_ratio": 4.0, "num_heads": 28, "depth": 20, "depth_single_blocks": 40, "theta": 256, "qkv_bias": True,
+    "byt5": True, "guidance_embed": False, "use_cond_type_embedding": False, "vision_in_dim": None,
+    "meanflow_sum": False,
+}
+
+# model_detection.py:319-328 (LTXV): num_layers = transformer blocks, attention_head_dim = to_k rows / 32,
+# cross_attention_dim = to_k columns. Lightricks/LTX-Video transformer/config.json (0.9.x 2B): 28 layers,
+# 32 heads x 64 (to_k [2048, 2048]); Lightricks/LTX-Video-0.9.7-dev transformer/config.json (13B):
+# 48 layers, 32 heads x 128 (to_k [4096, 4096]). Caption channels 4096 (T5-XXL) in both.
+LTXV_2B = {"image_model": "ltxv", "num_layers": 28, "attention_head_dim": 64, "cross_attention_dim": 2048}
+LTXV_13B = {"image_model": "ltxv", "num_layers": 48, "attention_head_dim": 128, "cross_attention_dim": 4096}
+
+# model_detection.py:573-590 (HiDream): every value is fixed by ComfyUI (HiDream-I1 Full / Dev / Fast
+# share them; HiDream-ai/HiDream-I1-Full transformer/config.json: 16 double + 32 single layers,
+# 20 heads x 128, 4 routed experts / 2 active, caption_channels [4096, 4096], llama_layers as below).
+HIDREAM = {
+    "image_model": "hidream", "attention_head_dim": 128, "axes_dims_rope": [64, 32, 32],
+    "caption_channels": [4096, 4096], "max_resolution": [128, 128], "in_channels": 16,
+    "llama_layers": list(range(32)) + [31] * 16, "num_attention_heads": 20, "num_routed_experts": 4,
+    "num_activated_experts": 2, "num_layers": 16, "num_single_layers": 32, "out_channels": 16, "patch_size": 2,
+    "text_emb_dim": 2048,
+}
+
+# Wan variants (model_detection.py:493-543; model_type from the extra keys). Key shapes from the Wan-AI
+# config.json files (dim 5120, ffn_dim 13824, 40 layers, like WAN_14B_T2V):
+# - Wan-AI/Wan2.2-I2V-A14B (high_noise_model / low_noise_model config.json): in_dim 36, no CLIP image
+#   embedding (img_emb.proj absent) -> model_type "t2v", matched by WAN21_T2V; the 20 extra input channels
+#   are the mask + image latent (model_base.WAN21.concat_cond).
+WAN22_14B_I2V = _wan_config(5120, 13824, 40, 36, 16)
+# - Wan-AI/Wan2.1-FLF2V-14B-720P: the I2V layout plus img_emb.emb_pos [1, 514, 1280] (two CLIP images).
+WAN_14B_FLF = {**WAN_14B_I2V, "flf_pos_embed_token_number": 514}
+# - Wan-AI/Wan2.1-VACE-14B config.json: vace_layers [0, 5, ..., 35] (8 blocks), vace_in_dim 96.
+WAN_14B_VACE = {**WAN_14B_T2V, "model_type": "vace", "vace_in_dim": 96, "vace_layers": 8}
+# - alibaba-pai/Wan2.1-Fun-14B-Control: in_dim 48 (16 noise + 16 control + 16 reference latent) with the
+#   CLIP image embedding (img_emb.proj) -> model_type "i2v", matched by WAN21_FunControl2V.
+WAN_14B_FUN_CONTROL = {**_wan_config(5120, 13824, 40, 48, 16), "model_type": "i2v"}
+# - alibaba-pai/Wan2.1-Fun-V1.1-14B-Control-Camera: in_dim 32 (16 noise + 16 reference latent), the CLIP image
+#   embedding, control_adapter.conv.weight (24 = 6 Pluecker channels x 4 frames in) -> model_type "camera",
+#   matched by WAN21_Camera (supported_models.py: in_dim 32); CameraWanModel's in_dim_control_adapter is 24.
+WAN_14B_CAMERA = {**_wan_config(5120, 13824, 40, 32, 16), "model_type": "camera"}
+
+# model_detection.py:592-644 (Cosmos Predict2): model_channels = x_embedder.proj.1.weight rows, in_channels =
+# its columns / 4 - 1 (padding mask). nvidia/Cosmos-Predict2-2B-Text2Image (diffusers CosmosTransformer3DModel
+# config: 28 layers, 16 heads x 128 = 2048, text_embed_dim 1024, rope_scale (1, 4, 4)) and -14B (5120, 36
+# blocks, 40 heads).
+_COSMOS_P2 = {
+    "image_model": "cosmos_predict2", "max_img_h": 240, "max_img_w": 240, "max_frames": 128, "in_channels": 16,
+    "out_channels": 16, "patch_spatial": 2, "patch_temporal": 1, "concat_padding_mask": True,
+    "crossattn_emb_channels": 1024, "pos_emb_cls": "rope3d", "pos_emb_learnable": True, "pos_emb_interpolation": "crop",
+    "min_fps": 1, "max_fps": 30, "use_adaln_lora": True, "adaln_lora_dim": 256, "extra_per_block_abs_pos_emb": False,
+    "rope_h_extrapolation_ratio": 4.0, "rope_w_extrapolation_ratio": 4.0, "rope_t_extrapolation_ratio": 1.0,
+    "extra_h_extrapolation_ratio": 1.0, "extra_w_extrapolation_ratio": 1.0, "extra_t_extrapolation_ratio": 1.0,
+    "rope_enable_fps_modulation": False,
+}
+COSMOS_P2_2B = {**_COSMOS_P2, "model_channels": 2048, "num_blocks": 28, "num_heads": 16}
+COSMOS_P2_14B = {**_COSMOS_P2, "model_channels": 5120, "num_blocks": 36, "num_heads": 40}
+
+# model_detection.py:678-694 (Kandinsky 5): Kandinsky 5.0 T2V Lite, the values ComfyUI's Kandinsky5 class
+# defaults to (ldm/kandinsky5/model.py:275-279): visual_embeddings.in_layer [1792, 132] (132 = (16 noise
+# + 16 image + 1 mask) x 1x2x2 patch), time_dim 512, feed_forward.in_layer [7168, 1792], 2 text / 32 visual
+# blocks; axes (16, 24, 24) for model_dim 1792.
+KANDINSKY5_LITE = {
+    "model_dim": 1792, "axes_dims": (16, 24, 24), "time_dim": 512, "image_model": "kandinsky5", "ff_dim": 7168,
+    "visual_embed_dim": 132, "num_text_blocks": 2, "num_visual_blocks": 32,
+}
+
+
 @dataclass(frozen=True)
 class Case:
     arch: str
@@ -292,6 +458,14 @@ class Arch:
     extra: Callable[[Case], dict] = field(default=lambda c: {})
     context_dim: int = 4096
     comfy_class: str = ""
+    # ComfyUI 0.18.2 families (issue 10): the conditioning goes through the model's own
+    # ``extra_conds`` (model_base.py) as the sampler builds it, with these keyword arguments per case
+    # (reference latents, ...); None = the explicit ``extra`` dict above (the 0.8.0 families).
+    conds: Callable[[Case], dict] | None = None
+    config: dict | None = None  # the unet_config (for memory_usage_factor)
+    pooled_dim: int | None = None  # pooled text vector passed as pooled_output (CLIP-L 768, CLIP-G+L 2048)
+    extra_area: Callable[[Case], int] = field(default=lambda c: 0)  # ComfyUI's memory_usage_factor_conds area
+    patch: Callable[[], Any] | None = None  # a context manager around the trace (see HiDreamBalancedRouting)
 
 
 def _latent_T(frames: int, temporal: int = 4) -> int:
@@ -415,6 +589,192 @@ def _arches() -> dict[str, Arch]:
     }
 
 
+def _arches_018() -> dict[str, Arch]:
+    """ComfyUI 0.18.2 families: conditioning through model.extra_conds (see _model_conds)."""
+    import torch
+
+    def img(fam, sizes, texts, batches=(1, 2)):
+        return _grid([dict(arch=fam, batch=b, width=w, height=h, text_tokens=t)
+                      for (w, h) in sizes for t in texts for b in batches])
+
+    def vid(fam, shapes, texts, batches=(1, 2)):
+        return _grid([dict(arch=fam, batch=b, width=w, height=h, frames=f, text_tokens=t)
+                      for (w, h, f) in shapes for t in texts for b in batches])
+
+    def flat(c: Case, div: int, ch: int) -> list:
+        return [c.batch, ch, c.height // div, c.width // div]
+
+    def ref_latent(c: Case) -> dict:
+        # ReferenceLatent / TextEncodeQwenImageEdit: one reference image of the output size, VAE
+        # encoded ([1, 16, 1, h/8, w/8], Wan 2.1 VAE); its tokens join the image tokens.
+        return {"reference_latents": [torch.zeros((1, 16, 1, c.height // 8, c.width // 8), device="cuda")]}
+
+    def hidream_conds(c: Case) -> dict:
+        # HiDreamTEModel.encode_token_weights: Llama 3.1 8B hidden states of all 32 layers,
+        # [1, 32, N, 4096] (text_encoders/hidream.py:118-131), next to T5's [1, 128, 4096] context.
+        return {"conditioning_llama3": torch.zeros((1, 32, c.text_tokens, 4096), device="cuda")}
+
+    def t5_mask(c: Case) -> dict:
+        # LTXV's T5 (text_encoders/lt.py ltxv_te -> genmo.mochi_te) returns its attention mask with the
+        # conditioning; LTXVModel.forward requires it (every prompt token kept: all ones).
+        return {"attention_mask": torch.ones((1, c.text_tokens), dtype=torch.long, device="cuda")}
+
+    def clip_vision(tokens: int):
+        # CLIPVisionEncode -> clip_vision_output.penultimate_hidden_states [1, 257, 1280] (ViT-H); FLF2V
+        # concatenates the first and last frame's (514 tokens).
+        from types import SimpleNamespace
+
+        return lambda c: {"clip_vision_output": SimpleNamespace(
+            penultimate_hidden_states=torch.zeros((1, tokens, 1280), device="cuda"))}
+
+    def wan(fam, cfg, cls, rule, conds=lambda c: {}):
+        return Arch(fam, "diffusion", lambda: _dit_model(cfg, cls),
+                    lambda c: [c.batch, 16, _latent_T(c.frames), c.height // 8, c.width // 8],
+                    lambda c: _latent_T(c.frames) * (c.height // 16) * (c.width // 16),
+                    "tokens = ((L-1)//4+1)*(H/16)*(W/16) (Wan 2.1 VAE, patch 1x2x2); text_tokens = 512 umT5; " + rule,
+                    vid(fam, ((832, 480, 33), (832, 480, 81)), (512,)) + vid(fam, ((1280, 720, 81),), (512,), (1,)),
+                    context_dim=4096, comfy_class=cls, conds=conds, config=cfg)
+
+    def camera(c: Case) -> dict:
+        # WanCameraEmbedding (comfy_extras/nodes_camera_trajectory.py:213-226): Pluecker rays at pixel
+        # resolution, 6 channels x 4 frames per latent frame -> [1, 24, T, H, W] fp32; the model's
+        # control adapter pixel-unshuffles it by 8 (ldm/wan/model.py:296).
+        return {**clip_vision(257)(c), "camera_conditions": torch.zeros(
+            (1, 24, _latent_T(c.frames), c.height, c.width), device="cuda")}
+
+    squares = ((1024, 1024), (1328, 1328))
+    return {
+        "wan2.1-14b-camera": wan("wan2.1-14b-camera", WAN_14B_CAMERA, "WAN21_Camera",
+                                 "c_concat 16 reference channels + 257 CLIP-vision tokens + the camera "
+                                 "embedding [1, 24, T, H, W] fp32 (pixel resolution)", camera),
+        "wan2.2-14b-i2v": wan("wan2.2-14b-i2v", WAN22_14B_I2V, "WAN21_T2V",
+                              "c_concat = 4 mask + 16 image-latent channels, no CLIP image embedding"),
+        "wan2.1-14b-i2v": wan("wan2.1-14b-i2v", WAN_14B_I2V, "WAN21_I2V",
+                              "c_concat 20 channels + 257 CLIP-vision tokens", clip_vision(257)),
+        "wan2.1-14b-flf": wan("wan2.1-14b-flf", WAN_14B_FLF, "WAN21_I2V",
+                              "c_concat 20 channels + 514 CLIP-vision tokens (first + last frame)", clip_vision(514)),
+        "wan2.1-14b-vace": wan("wan2.1-14b-vace", WAN_14B_VACE, "WAN21_Vace",
+                               "one VACE context (32 latent + 64 mask channels) through 8 VACE blocks"),
+        "wan2.1-14b-fun-control": wan("wan2.1-14b-fun-control", WAN_14B_FUN_CONTROL, "WAN21_FunControl2V",
+                                      "c_concat 32 control + reference channels + 257 CLIP-vision tokens",
+                                      clip_vision(257)),
+        "cosmos-predict2-2b": Arch(
+            "cosmos-predict2-2b", "diffusion", lambda: _dit_model(COSMOS_P2_2B, "CosmosT2IPredict2"),
+            lambda c: [c.batch, 16, 1, c.height // 8, c.width // 8], lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) (Wan 2.1 VAE /8, patch 2, one frame); text_tokens = 512 (old T5-XXL, 1024 wide)",
+            img("cosmos-predict2-2b", ((1024, 1024), (1536, 1536)), (512,)) + img("cosmos-predict2-2b", ((2048, 2048),), (512,), (1,)),
+            context_dim=1024, comfy_class="CosmosT2IPredict2", conds=lambda c: {}, config=COSMOS_P2_2B),
+        "cosmos-predict2-14b": Arch(
+            "cosmos-predict2-14b", "diffusion", lambda: _dit_model(COSMOS_P2_14B, "CosmosT2IPredict2"),
+            lambda c: [c.batch, 16, 1, c.height // 8, c.width // 8], lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16); text_tokens = 512",
+            img("cosmos-predict2-14b", ((1024, 1024), (1536, 1536)), (512,)),
+            context_dim=1024, comfy_class="CosmosT2IPredict2", conds=lambda c: {}, config=COSMOS_P2_14B),
+        "kandinsky5-lite": Arch(
+            "kandinsky5-lite", "diffusion", lambda: _dit_model(KANDINSKY5_LITE, "Kandinsky5"),
+            lambda c: [c.batch, 16, _latent_T(c.frames), c.height // 8, c.width // 8],
+            lambda c: _latent_T(c.frames) * (c.height // 16) * (c.width // 16),
+            "tokens = ((L-1)//4+1)*(H/16)*(W/16) (HunyuanVideo VAE, patch 1x2x2); text_tokens = Qwen2.5-VL tokens",
+            vid("kandinsky5-lite", ((768, 512, 121), (512, 512, 121)), (256,)) + vid("kandinsky5-lite", ((768, 512, 121),), (128,), (1,)),
+            context_dim=3584, comfy_class="Kandinsky5", conds=lambda c: {}, config=KANDINSKY5_LITE, pooled_dim=768),
+        "flux2-dev": Arch(
+            "flux2-dev", "diffusion", lambda: _dit_model(FLUX2_DEV, "Flux2"), lambda c: flat(c, 16, 128),
+            lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) (Flux.2 VAE /16 with 2x2 pixel shuffle -> 128 channels, patch 1), plus "
+            "(h/16)*(w/16) per reference image; text_tokens = Mistral tokens, at least 512 (Flux2.extra_conds "
+            "pads the context to 512)",
+            img("flux2-dev", ((1024, 1024), (1536, 1536)), (512,)) + img("flux2-dev", ((2048, 2048), (1344, 768)), (512,), (1,)),
+            context_dim=15360, comfy_class="Flux2", conds=lambda c: {}, config=FLUX2_DEV),
+        "flux2-klein-4b": Arch(
+            "flux2-klein-4b", "diffusion", lambda: _dit_model(FLUX2_KLEIN_4B, "Flux2"), lambda c: flat(c, 16, 128),
+            lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16); text_tokens = Qwen3 4B tokens, at least 512 (padded)",
+            img("flux2-klein-4b", ((1024, 1024), (1536, 1536)), (512,)) + img("flux2-klein-4b", ((2048, 2048),), (512,), (1,)),
+            context_dim=7680, comfy_class="Flux2", conds=lambda c: {}, config=FLUX2_KLEIN_4B),
+        "z-image": Arch(
+            "z-image", "diffusion", lambda: _dit_model(Z_IMAGE, "ZImage"), lambda c: flat(c, 8, 16),
+            lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) (Flux VAE /8, patch 2); text_tokens = Qwen3 4B tokens (the model pads "
+            "both streams to a multiple of 32)",
+            img("z-image", squares, (128, 512)) + img("z-image", ((2048, 2048),), (128,), (1,)),
+            context_dim=2560, comfy_class="ZImage", conds=lambda c: {}, config=Z_IMAGE),
+        "lumina2": Arch(
+            "lumina2", "diffusion", lambda: _dit_model(LUMINA2, "Lumina2"), lambda c: flat(c, 8, 16),
+            lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) (Flux VAE /8, patch 2); text_tokens = Gemma 2 2B tokens",
+            img("lumina2", ((1024, 1024), (1536, 1536)), (128, 256)),
+            context_dim=2304, comfy_class="Lumina2", conds=lambda c: {}, config=LUMINA2),
+        "qwen-image-edit": Arch(
+            "qwen-image-edit", "diffusion", lambda: _dit_model(QWEN_IMAGE, "QwenImage"),
+            lambda c: [c.batch, 16, 1, c.height // 8, c.width // 8],
+            lambda c: 2 * (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) of the output plus (h/16)*(w/16) per reference image (traced with one "
+            "reference of the output size); text_tokens = Qwen2.5-VL tokens (prompt + the image's vision tokens)",
+            img("qwen-image-edit", squares, (256, 512)),
+            context_dim=3584, comfy_class="QwenImage", conds=ref_latent, config=QWEN_IMAGE,
+            extra_area=lambda c: (c.height // 8) * (c.width // 8)),
+        "chroma": Arch(
+            "chroma", "diffusion", lambda: _dit_model(CHROMA, "Chroma"), lambda c: flat(c, 8, 16),
+            lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) (Flux VAE /8, patch 2); text_tokens = T5-XXL tokens",
+            img("chroma", ((1024, 1024), (1536, 1536)), (256, 512)),
+            context_dim=4096, comfy_class="Chroma", conds=lambda c: {}, config=CHROMA),
+        "sd3.5-large": Arch(
+            "sd3.5-large", "diffusion", lambda: _dit_model(SD35_LARGE, "SD3"), lambda c: flat(c, 8, 16),
+            lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) (SD3 VAE /8, patch 2); text_tokens = 77 CLIP + T5 tokens (77 minimum: 154)",
+            img("sd3.5-large", ((1024, 1024), (1536, 1536)), (154, 333)),
+            context_dim=4096, comfy_class="SD3", conds=lambda c: {}, config=SD35_LARGE, pooled_dim=2048),
+        "sd3.5-medium": Arch(
+            "sd3.5-medium", "diffusion", lambda: _dit_model(SD35_MEDIUM, "SD3"), lambda c: flat(c, 8, 16),
+            lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16); text_tokens = 77 CLIP + T5 tokens (154 by default)",
+            img("sd3.5-medium", ((1024, 1024), (1440, 1440)), (154, 333)),
+            context_dim=4096, comfy_class="SD3", conds=lambda c: {}, config=SD35_MEDIUM, pooled_dim=2048),
+        "hidream": Arch(
+            "hidream", "diffusion", lambda: _dit_model(HIDREAM, "HiDream"), lambda c: flat(c, 8, 16),
+            lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) (Flux VAE /8, patch 2); text_tokens = 128 (T5 and Llama 3.1 both padded to 128)",
+            img("hidream", ((1024, 1024), (1328, 1328), (1536, 1536)), (128,)),
+            context_dim=4096, comfy_class="HiDream", conds=hidream_conds, config=HIDREAM, pooled_dim=2048,
+            patch=HiDreamBalancedRouting),
+        "hunyuan-video-1.5": Arch(
+            "hunyuan-video-1.5", "diffusion",
+            lambda: _no_module_to(_dit_model(HUNYUAN_VIDEO_15, "HunyuanVideo15"), "cond_type_embedding"),
+            lambda c: [c.batch, 32, _latent_T(c.frames), c.height // 16, c.width // 16],
+            lambda c: _latent_T(c.frames) * (c.height // 16) * (c.width // 16),
+            "tokens = ((L-1)//4+1)*(H/16)*(W/16) (HunyuanVideo 1.5 VAE /16 spatial /4 temporal, patch 1); "
+            "text_tokens = Qwen2.5-VL tokens",
+            vid("hunyuan-video-1.5", ((848, 480, 61), (848, 480, 121), (1280, 720, 121)), (256,))
+            + vid("hunyuan-video-1.5", ((848, 480, 61),), (128,), (1,)),
+            context_dim=3584, comfy_class="HunyuanVideo15", conds=lambda c: {}, config=HUNYUAN_VIDEO_15),
+        "hunyuan-image-2.1": Arch(
+            "hunyuan-image-2.1", "diffusion", lambda: _dit_model(HUNYUAN_IMAGE_21, "HunyuanImage21"),
+            lambda c: flat(c, 32, 64),
+            lambda c: (c.height // 32) * (c.width // 32),
+            "tokens = (H/32)*(W/32) (HunyuanImage 2.1 VAE /32, patch 1); text_tokens = Qwen2.5-VL tokens",
+            img("hunyuan-image-2.1", ((2048, 2048), (1536, 1536)), (256,)) + img("hunyuan-image-2.1", ((2048, 2048),), (512,), (1,)),
+            context_dim=3584, comfy_class="HunyuanImage21", conds=lambda c: {}, config=HUNYUAN_IMAGE_21),
+        "ltxv-2b": Arch(
+            "ltxv-2b", "diffusion", lambda: _dit_model(LTXV_2B, "LTXV"),
+            lambda c: [c.batch, 128, _latent_T(c.frames, 8), c.height // 32, c.width // 32],
+            lambda c: _latent_T(c.frames, 8) * (c.height // 32) * (c.width // 32),
+            "tokens = ((L-1)//8+1)*(H/32)*(W/32) (LTX VAE /32 spatial /8 temporal, patch 1); text_tokens = "
+            "T5-XXL tokens (128 minimum)",
+            vid("ltxv-2b", ((768, 512, 97), (1216, 704, 121), (768, 512, 257)), (128,))
+            + vid("ltxv-2b", ((768, 512, 97),), (256,), (1,)),
+            context_dim=4096, comfy_class="LTXV", conds=t5_mask, config=LTXV_2B),
+        "ltxv-13b": Arch(
+            "ltxv-13b", "diffusion", lambda: _dit_model(LTXV_13B, "LTXV"),
+            lambda c: [c.batch, 128, _latent_T(c.frames, 8), c.height // 32, c.width // 32],
+            lambda c: _latent_T(c.frames, 8) * (c.height // 32) * (c.width // 32),
+            "tokens = ((L-1)//8+1)*(H/32)*(W/32); text_tokens = T5-XXL tokens (128 minimum)",
+            vid("ltxv-13b", ((768, 512, 97), (1216, 704, 121)), (128,))
+            + vid("ltxv-13b", ((768, 512, 97),), (256,), (1,)),
+            context_dim=4096, comfy_class="LTXV", conds=t5_mask, config=LTXV_13B),
+    }
+
+
 def trace_diffusion(arch: Arch, case: Case, deadline_s: float) -> dict:
     import torch
 
@@ -425,14 +785,95 @@ def trace_diffusion(arch: Arch, case: Case, deadline_s: float) -> dict:
         # (samplers.py calc_cond_batch -> cond_cat); apply_model casts them to the model dtype.
         x = torch.zeros(shape, dtype=torch.float32, device="cuda")
         sigma = torch.full((case.batch,), 0.5, dtype=torch.float32, device="cuda")
+        if arch.conds is not None:
+            return (x, sigma) + _model_conds(arch, case, model, x)
         ctx = torch.zeros((case.batch, case.text_tokens, arch.context_dim), dtype=torch.float32, device="cuda")
         return x, sigma, ctx, arch.extra(case)
 
     def call(model, x, sigma, ctx, extra):
         return model.apply_model(x, sigma, c_crossattn=ctx, transformer_options={}, **extra)
 
-    res = run_trace(arch.build, make_inputs, call, deadline_s)
+    with (arch.patch() if arch.patch else contextlib.nullcontext()):
+        res = run_trace(arch.build, make_inputs, call, deadline_s)
     return _point(arch, case, shape, res)
+
+
+class HiDreamBalancedRouting:
+    """HiDream's MoE feed-forward (ldm/hidream/model.py MOEFeedForwardSwiGLU.forward) sends each token
+    to 2 of 4 experts by boolean masks: ``x[flat_topk_idx == i]`` has a data-dependent size, which a
+    fake tensor cannot have. This replaces the masks by index sets of the expected size under balanced
+    routing (each expert gets tokens x 2 / 4 rows, what the router's load-balancing loss trains for)
+    and keeps every allocation of the original: the repeated input, ``y``, the bool mask per expert,
+    the int64 indices (``nonzero``), the gathered rows (a copy, like boolean indexing), the expert's
+    output written back in place. A skewed routing gives one expert more rows (up to 2x at that op)."""
+
+    def __enter__(self):
+        import torch
+        from comfy.ldm.hidream import model as hd
+
+        def forward(moe, x):
+            wtype = x.dtype
+            identity = x
+            orig_shape = x.shape
+            topk_idx, topk_weight, _ = moe.gate(x)
+            x = x.view(-1, x.shape[-1])
+            flat_topk_idx = topk_idx.view(-1)
+            x = x.repeat_interleave(moe.num_activated_experts, dim=0)
+            y = torch.empty_like(x, dtype=wtype)
+            rows = x.shape[0] // len(moe.experts)
+            for i, expert in enumerate(moe.experts):
+                mask = flat_topk_idx == i
+                idx = torch.arange(i * rows, (i + 1) * rows, device=x.device)  # mask.nonzero() at balance
+                y.index_put_((idx,), expert(x.index_select(0, idx)).to(dtype=wtype))
+                del mask, idx
+            y = (y.view(*topk_weight.shape, -1) * topk_weight.unsqueeze(-1)).sum(dim=1)
+            y = y.view(*orig_shape).to(dtype=wtype)
+            return y + moe.shared_experts(identity)
+
+        self.cls, self.saved = hd.MOEFeedForwardSwiGLU, hd.MOEFeedForwardSwiGLU.forward
+        self.cls.forward = forward
+        return self
+
+    def __exit__(self, *exc):
+        self.cls.forward = self.saved
+        return False
+
+
+def _no_module_to(model, attr: str):
+    """HunyuanVideo 1.5 creates ``cond_type_embedding`` without a device and calls
+    ``self.cond_type_embedding.to(txt.device)`` inside forward (ldm/hunyuan_video/model.py:357). Loaded
+    by ComfyUI the whole model is on the GPU and that call is a no-op; here the module is moved to the
+    fake GPU at build time and the call made a no-op (torch cannot swap a fake parameter in place)."""
+    module = model.diffusion_model
+    for part in attr.split("."):
+        module = getattr(module, part)
+    import torch
+
+    for name, param in list(module.named_parameters(recurse=False)):
+        setattr(module, name, torch.nn.Parameter(param.to("cuda"), requires_grad=False))
+    module.to = lambda *a, **k: module
+    return model
+
+
+def _model_conds(arch: Arch, case: Case, model, x) -> tuple:
+    """(context, extra conds) as the sampler builds them for one call of ``batch`` samples:
+    ``model.extra_conds`` (samplers.py encode_model_conds) on a one-prompt conditioning [1, N, dim]
+    plus the case's own keyword arguments, then each cond's ``process_cond(batch)`` (repeat to the
+    batch, samplers.py get_area_and_mult). Every tensor is then replaced by a plain fake tensor of the
+    same shape (small conds built from Python numbers would otherwise be fake *constants*)."""
+    import torch
+
+    ctx = torch.zeros((1, case.text_tokens, arch.context_dim), dtype=torch.float32, device="cuda")
+    pooled = torch.zeros((1, arch.pooled_dim), dtype=torch.float32, device="cuda") if arch.pooled_dim else None
+    kwargs = {"noise": x, "cross_attn": ctx, "pooled_output": pooled, "device": x.device,
+              "width": case.width, "height": case.height, **arch.conds(case)}
+    conds = model.extra_conds(**kwargs)
+    extra = {}
+    for k, v in conds.items():
+        v = v.process_cond(batch_size=case.batch, area=None, device=x.device)
+        extra[k] = _CT._plain_fake(v.cond)
+    del ctx, pooled, kwargs, conds
+    return extra.pop("c_crossattn"), extra
 
 
 def _memory_required_flash(shape: list, factor: float, dtype_size: int = 2, extra_area: int = 0) -> int:
@@ -489,6 +930,58 @@ def _te_arches() -> dict[str, Arch]:
                        "tokens = 77 per chunk (batch = number of 77-token chunks)",
                        _grid([dict(arch="clip-l", batch=b, text_tokens=77) for b in (1, 2, 3)]),
                        comfy_class="SDClipModel"),
+    }
+
+
+def _te_arches_018() -> dict[str, Arch]:
+    """LLM text encoders of the ComfyUI 0.18.2 families: ComfyUI's own SDClipModel subclasses with
+    bf16 weights (the published files' dtype, which sd.py passes as dtype_llama) and manual_cast ops.
+    Keys are the estimator's family ids (nodes/estimator/families.py)."""
+    import torch
+
+    def te(module: str, cls: str, **kw):
+        def build():
+            import importlib
+
+            return getattr(importlib.import_module(module), cls)(device="cuda", dtype=torch.bfloat16, **kw)
+        return build
+
+    t = lambda fam, ns: _grid([dict(arch=fam, batch=1, text_tokens=n) for n in ns])
+    shape = lambda c: [c.batch, c.text_tokens]
+    tokens = lambda c: c.text_tokens
+    return {
+        # Qwen-Image / HunyuanVideo 1.5 / HunyuanImage 2.1 / Kandinsky 5: qwen_image.Qwen25_7BVLIModel
+        # (last hidden state); Qwen/Qwen2.5-VL-7B-Instruct config.json: 28 layers, hidden 3584, 28 / 4 heads.
+        "qwen2.5-vl-7b": Arch("qwen2.5-vl-7b", "text_encoder",
+                              te("comfy.text_encoders.qwen_image", "Qwen25_7BVLIModel"), shape, tokens,
+                              "tokens = prompt tokens after the model's chat template (text only; an edit "
+                              "image adds its vision tokens)", t("qwen2.5-vl-7b", (64, 256, 512, 1024)),
+                              comfy_class="Qwen25_7BVLIModel"),
+        # Z-Image: z_image.Qwen3_4BModel (hidden state -2); Qwen/Qwen3-4B config.json: 36 layers, hidden 2560.
+        "qwen3": Arch("qwen3", "text_encoder", te("comfy.text_encoders.z_image", "Qwen3_4BModel"), shape, tokens,
+                      "tokens = Qwen3 4B prompt tokens (Z-Image: chat template; Flux.2 klein pads to 512)",
+                      t("qwen3", (64, 256, 512, 1024)), comfy_class="Qwen3_4BModel"),
+        # Flux.2 dev: flux.Mistral3_24BModel (hidden states of layers 10, 20, 30 stacked -> 15360);
+        # mistralai/Mistral-Small-3.2-24B-Instruct-2506 text config: 40 layers, hidden 5120, 32 / 8 heads.
+        "mistral": Arch("mistral", "text_encoder", te("comfy.text_encoders.flux", "Mistral3_24BModel"), shape, tokens,
+                        "tokens = Mistral prompt tokens (Flux.2 pads the conditioning to 512 afterwards)",
+                        t("mistral", (128, 512, 1024)), comfy_class="Mistral3_24BModel"),
+        # HiDream: hunyuan_video.LLAMAModel(layer="all") keeps the hidden states of all 32 layers
+        # (text_encoders/hidream.py:60); meta-llama/Llama-3.1-8B-Instruct config.json: 32 layers, 4096.
+        "llama3-8b": Arch("llama3-8b", "text_encoder",
+                          te("comfy.text_encoders.hunyuan_video", "LLAMAModel", layer="all", layer_idx=None,
+                             special_tokens={"start": 128000, "pad": 128009}), shape, tokens,
+                          "tokens = Llama 3.1 prompt tokens (HiDream pads to 128; all 32 layers' states kept)",
+                          t("llama3-8b", (128, 256, 512)), comfy_class="LLAMAModel"),
+        # LTX-2: lt.Gemma3_12BModel (all hidden states; the tokenizer pads left to 1024);
+        # google/gemma-3-12b-it text config: 48 layers, hidden 3840, 16 / 8 heads.
+        "gemma3": Arch("gemma3", "text_encoder", te("comfy.text_encoders.lt", "Gemma3_12BModel"), shape, tokens,
+                       "tokens = Gemma 3 prompt tokens, 1024 minimum (LTX-2 pads left)",
+                       t("gemma3", (1024, 1536, 2048)), comfy_class="Gemma3_12BModel"),
+        # Lumina Image 2.0: lumina2.Gemma2_2BModel (hidden state -2); google/gemma-2-2b: 26 layers, 2304.
+        "gemma": Arch("gemma", "text_encoder", te("comfy.text_encoders.lumina2", "Gemma2_2BModel"), shape, tokens,
+                      "tokens = Gemma 2 prompt tokens (system prompt + prompt)",
+                      t("gemma", (64, 256, 512)), comfy_class="Gemma2_2BModel"),
     }
 
 
@@ -697,6 +1190,14 @@ def summarize(kind: str, points: list[dict]) -> dict:
 # Provenance and main
 # --------------------------------------------------------------------------------------------------
 
+# ComfyUI trees unpacked from the project's shared archives (shared/comfyui/README.md), whose exact
+# commit is not in the git mirror: (commit, commit date, source).
+ARCHIVE_SOURCES = {
+    "0.18.2": ("a93ddcb", "2026-04", "shared/comfyui/ComfyUI-0.18.2.tar.gz: upstream ComfyUI 0.18.2 plus a "
+               "Windows-on-ARM DirectML auto-detect that does nothing on Linux (commit a93ddcb)"),
+}
+
+
 def provenance() -> dict:
     import torch
 
@@ -716,11 +1217,17 @@ def provenance() -> dict:
         ck = md.version("comfy-kitchen")
     except Exception:
         ck = None
+    version = ver.get("__version__")
+    if version in ARCHIVE_SOURCES:  # a release archive, not the git mirror
+        commit, commit_date, source = ARCHIVE_SOURCES[version]
+    else:
+        commit, commit_date = git("rev-parse", "HEAD"), git("log", "-1", "--format=%cI")
+        source = "github:pollockjj/ComfyUI (tree identical to upstream 3cd7b32)"
     return {
-        "comfyui_version": ver.get("__version__"),
-        "comfyui_commit": git("rev-parse", "HEAD"),
-        "comfyui_commit_date": git("log", "-1", "--format=%cI"),
-        "comfyui_source": "github:pollockjj/ComfyUI (tree identical to upstream 3cd7b32)",
+        "comfyui_version": version,
+        "comfyui_commit": commit,
+        "comfyui_commit_date": commit_date,
+        "comfyui_source": source,
         "torch_version": torch.__version__,
         "comfy_kitchen_version": ck,
         "python_version": platform.python_version(),
@@ -730,7 +1237,8 @@ def provenance() -> dict:
                    "peak of live tensor-storage bytes excluding parameters/buffers; inputs included"),
         "attention": ("F.scaled_dot_product_attention replaced by the flash (no mask) / memory-efficient "
                       "(mask) kernel's allocations: output [B,N,H,D] + fp32 logsumexp, no NxN"),
-        "compute_dtype": "bfloat16 (diffusion); float32 activations with fp16 weights cast per layer (text encoders)",
+        "compute_dtype": ("bfloat16 (diffusion); text encoders: fp16 (CLIP, T5) or bf16 (LLM) weights cast per "
+                          "layer (manual_cast)"),
         "default_rope": "comfy-kitchen fused CUDA op (torch built for CUDA >= 13); see variants.rope_eager",
         "not_included": ("CUDA caching-allocator rounding/fragmentation, cuBLAS/cuDNN workspaces, CUDA context, "
                          "VAE, sampler state outside apply_model"),
@@ -746,6 +1254,17 @@ VARIANTS = {
     "kontext": ("Flux Kontext: one same-size reference latent; tokens count image + reference tokens",
                 FluxKontext, ("flux1-dev",)),
 }
+
+
+def _entry_provenance(entry: dict, file_prov: dict, run_prov: dict | None, now: str) -> None:
+    """An architecture traced by a ComfyUI other than the file's gets its own provenance (memory.py
+    reads an entry's own provenance first); a refit only stamps the date."""
+    if run_prov is None:
+        if "provenance" in entry:
+            entry["provenance"]["refit_date"] = now
+        return
+    if run_prov.get("comfyui_version") != file_prov.get("comfyui_version") or "provenance" in entry:
+        entry["provenance"] = run_prov
 
 
 def _key(p: dict) -> tuple:
@@ -787,7 +1306,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     import_comfy()
-    arches = {**_arches(), **_te_arches()}
+    arches = {**_arches(), **_arches_018(), **_te_arches(), **_te_arches_018()}
     only = [s for s in args.only.split(",") if s] or list(arches)
     variants = [] if args.variants == "none" else [v for v in args.variants.split(",") if v]
 
@@ -796,19 +1315,23 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.out) as f:
             doc = json.load(f)
     doc["schema"] = SCHEMA
-    doc["description"] = ("Working memory (activations, excluding weights) of one model forward in ComfyUI "
-                          "0.8.0, traced from ComfyUI's own model code; see docs/working-memory.md")
+    doc["description"] = ("Working memory (activations, excluding weights) of one model forward, traced from "
+                          "ComfyUI's own model code; the ComfyUI version is the file's provenance unless an "
+                          "architecture carries its own; see docs/working-memory.md")
     doc["units"] = {"bytes": "all *_bytes values and coefficient b", "coefficients": COEFF_UNITS}
+    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     if args.refit and "provenance" in doc:
-        doc["provenance"]["refit_date"] = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    else:
-        doc["provenance"] = provenance()
+        doc["provenance"]["refit_date"] = now
+    run_prov = None if args.refit else provenance()
+    if run_prov is not None and (not args.resume or "provenance" not in doc):
+        doc["provenance"] = run_prov
     archs_doc = doc.setdefault("architectures", {})
 
     for fam in only:
         arch = arches[fam]
         entry = archs_doc.setdefault(fam, {})
         entry.update({"kind": arch.kind, "token_rule": arch.token_rule, "comfy_model_class": arch.comfy_class})
+        _entry_provenance(entry, doc["provenance"], run_prov, now)
         runs = [("", None)] + [(v, VARIANTS[v]) for v in variants if fam in VARIANTS[v][2]]
         for vname, vspec in runs:
             target = entry if not vname else entry.setdefault("variants", {}).setdefault(vname, {})
@@ -857,7 +1380,8 @@ def main(argv: list[str] | None = None) -> int:
             for p in points:
                 # ComfyUI adds Kontext's reference latents to the area as a [1, 16, sum(h*w)] cond
                 # (model_base.Flux.extra_conds_shapes); the other variants feed the same latent.
-                extra_area = (p["height"] // 8) * (p["width"] // 8) if vname == "kontext" else 0
+                extra_area = (p["height"] // 8) * (p["width"] // 8) if vname == "kontext" else \
+                    arch.extra_area(Case(fam, p["batch"], p["width"], p["height"], p["frames"], p["text_tokens"]))
                 _comfy_baseline(arch, p, entry.get("memory_usage_factor"), extra_area)
             target["points"] = points
             if skipped:
@@ -883,13 +1407,16 @@ def report_markdown(doc: dict) -> str:
     """The tables of docs/working-memory.md, from the JSON (regenerate after a new sweep)."""
     out = []
     out.append("### Fitted constants\n")
-    out.append("| family | a (B/token/batch) | c (B/text token/batch) | d (B/token) | q (B/token²) | b (MiB) "
-               "| max rel. error | points | peak at |")
-    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    out.append("| family | ComfyUI class | a (B/token/batch) | c (B/text token/batch) | d (B/token) | q (B/token²) "
+               "| b (MiB) | max rel. error | points | peak at |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    file_ver = doc.get("provenance", {}).get("comfyui_version", "?")
     for fam, e in doc["architectures"].items():
         k = e["coefficients"]
+        ver = e.get("provenance", {}).get("comfyui_version", file_ver)
         peaks = sorted({re.sub(r"\.\d+", ".N", p["peak_module"].replace("diffusion_model.", "")) for p in e["points"]})
-        out.append(f"| `{fam}` | {k['a']:,.0f} | {k['c']:,.0f} | {k['d']:,.0f} | {k['q']:,.1f} | {k['b'] / MIB:,.1f} "
+        out.append(f"| `{fam}` | {e.get('comfy_model_class', '')} ({ver}) | {k['a']:,.0f} | {k['c']:,.0f} "
+                   f"| {k['d']:,.0f} | {k['q']:,.1f} | {k['b'] / MIB:,.1f} "
                    f"| {e['max_rel_error'] * 100:.2f} % | {len(e['points'])} | {'; '.join(peaks)} |")
     out.append("")
     out.append("### Variants (same formula, own constants)\n")
@@ -928,9 +1455,9 @@ def _memory_usage_factor(arch: Arch) -> float | None:
     if arch.family not in _FACTOR_CACHE:
         import comfy.model_detection
 
-        cfg = {"flux1-dev": FLUX_DEV, "wan2.1-14b": WAN_14B_T2V, "wan2.1-1.3b": WAN_13B_T2V,
-               "wan2.2-ti2v-5b": WAN22_5B, "sdxl": SDXL_UNET, "sd15": SD15_UNET, "qwen-image": QWEN_IMAGE,
-               "hunyuan-video": HUNYUAN_VIDEO}[arch.family]
+        cfg = arch.config or {"flux1-dev": FLUX_DEV, "wan2.1-14b": WAN_14B_T2V, "wan2.1-1.3b": WAN_13B_T2V,
+                              "wan2.2-ti2v-5b": WAN22_5B, "sdxl": SDXL_UNET, "sd15": SD15_UNET,
+                              "qwen-image": QWEN_IMAGE, "hunyuan-video": HUNYUAN_VIDEO}[arch.family]
         mc = comfy.model_detection.model_config_from_unet_config(dict(cfg))
         _FACTOR_CACHE[arch.family] = float(mc.memory_usage_factor)
     return _FACTOR_CACHE[arch.family]

@@ -192,7 +192,8 @@ def test_tokens_follow_the_token_rule(doc):
 def test_comfy_baseline_recomputes(doc):
     # ComfyUI's own heuristic (model_base.memory_required, flash branch):
     # area * dtype_size * 0.01 * memory_usage_factor MiB, area = batch * prod(latent_shape[2:])
-    for fam in DIFFUSION:
+    # (+ the reference latents' area for Kontext / Qwen-Image-Edit: memory_usage_factor_conds)
+    for fam in DIFFUSION + tuple(NEW_DIFFUSION):
         e = doc["architectures"][fam]
         factor = e["memory_usage_factor"]
         assert factor > 0, fam
@@ -218,6 +219,162 @@ def test_kontext_reference_tokens_follow_the_flux_token_rule(doc):
 
 def test_docs_describe_every_family_and_the_schema(doc):
     text = (REPO / "docs" / "working-memory.md").read_text()
-    for fam in FAMILIES:
+    for fam in FAMILIES + tuple(NEW_DIFFUSION) + tuple(NEW_TEXT_ENCODERS):
         assert f"`{fam}`" in text, fam
     assert doc["architectures"]["flux1-dev"]["formula"] in text
+
+
+# -- ComfyUI 0.18.2 families (issue 10) ------------------------------------------------------------
+# Traced from ComfyUI 0.18.2's model code (bench/trace_working_memory.py _arches_018 / _te_arches_018);
+# each carries its own provenance because the file's is the 0.8.0 sweep. Expected supported_models class
+# per family: what model_detection.model_config_from_unet_config matched for the cited config.
+NEW_DIFFUSION = {
+    "flux2-dev": "Flux2", "flux2-klein-4b": "Flux2", "z-image": "ZImage", "lumina2": "Lumina2",
+    "qwen-image-edit": "QwenImage", "chroma": "Chroma", "sd3.5-large": "SD3", "sd3.5-medium": "SD3",
+    "hidream": "HiDream", "hunyuan-video-1.5": "HunyuanVideo15", "hunyuan-image-2.1": "HunyuanImage21",
+    "ltxv-2b": "LTXV", "ltxv-13b": "LTXV", "wan2.2-14b-i2v": "WAN21_T2V", "wan2.1-14b-i2v": "WAN21_I2V",
+    "wan2.1-14b-flf": "WAN21_I2V", "wan2.1-14b-vace": "WAN21_Vace", "wan2.1-14b-fun-control": "WAN21_FunControl2V",
+    "wan2.1-14b-camera": "WAN21_Camera",
+    "cosmos-predict2-2b": "CosmosT2IPredict2", "cosmos-predict2-14b": "CosmosT2IPredict2",
+    "kandinsky5-lite": "Kandinsky5",
+}
+NEW_TEXT_ENCODERS = {"qwen2.5-vl-7b": "Qwen25_7BVLIModel", "qwen3": "Qwen3_4BModel", "mistral": "Mistral3_24BModel",
+                     "llama3-8b": "LLAMAModel", "gemma3": "Gemma3_12BModel", "gemma": "Gemma2_2BModel"}
+
+
+@pytest.mark.parametrize("fam", sorted({**NEW_DIFFUSION, **NEW_TEXT_ENCODERS}))
+def test_018_family_traced_with_its_own_provenance(doc, fam):
+    e = doc["architectures"][fam]
+    prov = e["provenance"]
+    assert prov["comfyui_version"] == "0.18.2" and doc["provenance"]["comfyui_version"] == "0.8.0"
+    assert prov["comfyui_commit"] and "ComfyUI-0.18.2" in prov["comfyui_source"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", prov["date"])
+    assert (REPO / prov["tracer"]).is_file()
+    kind = "diffusion" if fam in NEW_DIFFUSION else "text_encoder"
+    assert e["kind"] == kind
+    assert e["comfy_model_class"] == {**NEW_DIFFUSION, **NEW_TEXT_ENCODERS}[fam]
+    assert len(e["points"]) >= 3 and not e.get("skipped"), (fam, e.get("skipped"))
+    assert 0 <= e["max_rel_error"] <= MAX_REL_ERROR, (fam, e["max_rel_error"])
+    assert set(e["coefficients"]) == set(COEFFS)
+    assert all(p["working_bytes"] > p["input_bytes"] >= 0 for p in e["points"]), fam
+    if kind == "diffusion":
+        assert all(p["input_bytes"] > 0 for p in e["points"]), fam  # latent + conds, counted
+        assert e["memory_usage_factor"] > 0
+        assert {p["batch"] for p in e["points"]} >= {1, 2}, fam  # the cond + uncond batch is traced
+
+
+@pytest.mark.parametrize("fam", sorted(NEW_DIFFUSION))
+def test_018_batch_two_costs_about_twice_batch_one(doc, fam):
+    pts = doc["architectures"][fam]["points"]
+    one = {(p["tokens"], p["text_tokens"]): p["working_bytes"] for p in pts if p["batch"] == 1}
+    two = {(p["tokens"], p["text_tokens"]): p["working_bytes"] for p in pts if p["batch"] == 2}
+    assert set(one) & set(two), fam
+    for k in set(one) & set(two):
+        assert 1.85 <= two[k] / one[k] <= 2.2, (fam, k, two[k] / one[k])
+
+
+def test_qwen_image_constants_predict_the_edit_runs(doc):
+    # Qwen-Image-Edit is Qwen-Image's network with a reference latent whose tokens join the image's:
+    # the 0.8.0 qwen-image fit, fed image + reference tokens, predicts the 0.18.2 edit traces.
+    qwen = doc["architectures"]["qwen-image"]
+    for p in doc["architectures"]["qwen-image-edit"]["points"]:
+        assert p["tokens"] == 2 * (p["width"] // 16) * (p["height"] // 16)
+        assert abs(_predict(qwen, p) - p["working_bytes"]) / p["working_bytes"] <= 0.05, p
+
+
+# -- the estimator uses them ----------------------------------------------------------------------
+
+def _z_image_prompt(width=1024, height=1024, batch=1) -> dict:
+    """The official Z-Image Turbo template as an API prompt (models by their published names)."""
+    return {
+        "1": {"class_type": "UNETLoader", "inputs": {"unet_name": "z_image_turbo_bf16.safetensors",
+                                                     "weight_dtype": "default"}},
+        "2": {"class_type": "CLIPLoader", "inputs": {"clip_name": "qwen_3_4b.safetensors", "type": "lumina2"}},
+        "3": {"class_type": "VAELoader", "inputs": {"vae_name": "ae.safetensors"}},
+        "4": {"class_type": "CLIPTextEncode", "inputs": {"clip": ["2", 0], "text": "a lighthouse at dusk"}},
+        "5": {"class_type": "ConditioningZeroOut", "inputs": {"conditioning": ["4", 0]}},
+        "6": {"class_type": "EmptySD3LatentImage", "inputs": {"width": width, "height": height, "batch_size": batch}},
+        "7": {"class_type": "KSampler", "inputs": {"model": ["1", 0], "positive": ["4", 0], "negative": ["5", 0],
+                                                   "latent_image": ["6", 0], "seed": 0, "steps": 8, "cfg": 1.0,
+                                                   "sampler_name": "res_multistep", "scheduler": "simple",
+                                                   "denoise": 1.0}},
+        "8": {"class_type": "VAEDecode", "inputs": {"samples": ["7", 0], "vae": ["3", 0]}},
+        "9": {"class_type": "SaveImage", "inputs": {"images": ["8", 0], "filename_prefix": "z"}},
+    }
+
+
+def test_z_image_template_estimate_is_complete_and_uses_its_traced_entry():
+    from vram_budget.nodes.estimator import budget as B
+    from vram_budget.nodes.estimator.gpus import find_card
+    from vram_budget.nodes.estimator.graph import read_workflow
+    from vram_budget.nodes.estimator.memory import text_tokens_for, traced_constants
+
+    b = B.estimate(read_workflow(_z_image_prompt()), B.Device.from_card(find_card("RTX 4090")))
+    assert b.complete, (b.missing, b.incomplete)
+    text, sample, decode = b.stages
+    assert all(s.weights_bytes > 0 for s in (text, sample, decode))
+    acts = next(i for i in sample.items if i.category == "working" and "activations" in i.label)
+    assert "ComfyUI 0.18.2" in acts.assumption, acts.assumption
+    # the traced z-image constants at 1024x1024: 4096 tokens, batch 1 (cfg 1), the stage's text tokens,
+    # times the allocator calibration (1.6 for families without a published run)
+    k = traced_constants()["z-image"]["coefficients"]
+    ttok = text_tokens_for("z-image", sample.stage.text_tokens)
+    traced = 1 * (k["a"] * 4096 + k["c"] * ttok) + k["d"] * 4096 + k["b"]
+    assert acts.bytes == pytest.approx(1.6 * traced, rel=1e-6)
+    te_acts = next(i for i in text.items if i.category == "working")
+    assert "qwen3" in te_acts.assumption and "0.18.2" in te_acts.assumption
+
+
+@pytest.mark.parametrize("family, arch, key", [
+    ("lumina2", {"hidden_size": 3840}, "z-image"),  # header detection: Lumina 2 branch, dim 3840
+    ("lumina2", {"hidden_size": 2304}, "lumina2"),
+    ("z-image", {}, "z-image"),  # name inference
+    ("hunyuan-video", {"latent_channels": 32}, "hunyuan-video-1.5"),
+    ("hunyuan-video-1.5", {}, "hunyuan-video-1.5"),
+    ("hunyuan-video", {"latent_channels": 64}, "hunyuan-image-2.1"),
+    ("hunyuan-video", {"latent_channels": 16}, "hunyuan-video"),
+    ("flux2", {"hidden_size": 6144}, "flux2-dev"),
+    ("flux2", {"hidden_size": 3072}, "flux2-klein-4b"),
+    ("sd3", {"depth": 38}, "sd3.5-large"),
+    ("sd3", {"depth": 24}, "sd3.5-medium"),
+    ("ltxv", {"hidden_size": 2048}, "ltxv-2b"),
+    ("ltxv", {"hidden_size": 4096}, "ltxv-13b"),
+    ("chroma", {}, "chroma"),
+    ("hidream", {}, "hidream"),
+    ("wan2.2-14b", {"task": "i2v"}, "wan2.2-14b-i2v"),
+    ("wan2.2-14b", {"task": "t2v"}, "wan2.1-14b"),
+    ("wan2.1-14b", {"task": "vace"}, "wan2.1-14b-vace"),
+    ("wan2.1-14b", {"task": "camera"}, "wan2.1-14b-camera"),
+    ("wan2.1-14b", {"task": "t2v"}, "wan2.1-14b"),
+    ("gemma", {"hidden_size": 3840}, "gemma3"),
+    ("gemma", {"hidden_size": 2304}, "gemma"),
+])
+def test_working_memory_key_routes_each_configuration_to_its_trace(doc, family, arch, key):
+    from vram_budget.nodes.estimator.memory import working_memory_key
+
+    assert working_memory_key(family, arch) == key
+    assert key in doc["architectures"]
+
+
+@pytest.mark.parametrize("family", ["z-image", "hunyuan-video-1.5", "ltx2", "gemma3", "qwen"])
+def test_name_inferred_families_have_family_entries(family):
+    from vram_budget.nodes.estimator import name_infer as ni
+    from vram_budget.nodes.estimator.families import FAMILIES
+
+    assert family in FAMILIES
+    assert family in {r.family for rules in ni._RULES.values() for r in rules}
+
+
+def test_header_detected_z_image_gets_its_traced_working_memory(tmp_path):
+    import helpers_models as hm
+    from vram_budget.nodes.estimator import memory
+    from vram_budget.nodes.estimator.families import describe
+    from vram_budget.nodes.estimator.workload import LatentShape
+
+    # full-size shapes (header only): ComfyUI's Lumina 2 branch, dim 3840 -> ZImage
+    z = describe(hm.write_safetensors(tmp_path / "z.safetensors", hm.spec_lumina2(z_image=True, scale=1),
+                                      sparse=True).path)
+    wm = memory.diffusion_working(z.family, z.arch, LatentShape(1, 16, 128, 128), 1)
+    assert (z.family, wm.source) == ("lumina2", "traced") and "ComfyUI 0.18.2" in wm.assumption
+    k = memory.traced_constants()["z-image"]["coefficients"]
+    assert wm.traced_bytes == int(k["a"] * 4096 + k["c"] * 256 + k["d"] * 4096 + k["b"])

@@ -331,7 +331,7 @@ PUBLISHED: tuple[CatalogueEntry, ...] = (
     _pub("byt5_small_glyphxl_fp16.safetensors", "unknown", _TE, "439 MB", "F16", "Comfy-Org/HunyuanVideo_1.5_repackaged split_files/text_encoders", kind=TEXT_ENCODER, label="ByT5-small (Glyph-SDXL)"),
     _pub("sigclip_vision_patch14_384.safetensors", "clip-vision", _CV, "857 MB", "F16", f"{_MGR} (Comfy-Org/sigclip_vision_384)", label="SigLIP so400m/14 384px vision"),
     # Z-Image
-    _pub("z_image_turbo_bf16.safetensors", "unknown", _DM, "12.3 GB", "BF16", "Comfy-Org/z_image_turbo split_files/diffusion_models", kind=DIFFUSION, label="Z-Image Turbo (6B)"),
+    _pub("z_image_turbo_bf16.safetensors", "z-image", _DM, "12.3 GB", "BF16", "Comfy-Org/z_image_turbo split_files/diffusion_models", kind=DIFFUSION, label="Z-Image Turbo (6B)"),
     _pub("qwen_3_4b.safetensors", "qwen3", _TE, 8_044_982_048, "BF16", "Comfy-Org/z_image_turbo discussion #28 (exact size; listing 8.04 GB)", params=P_QWEN3_4B),
     # LTX-Video / LTX-2 (Lightricks, via the Manager list)
     _pub("ltx-video-2b-v0.9.safetensors", "ltxv", _CK, "9.37 GB", "BF16", _MGR, assumed=True, kind=CHECKPOINT),
@@ -353,7 +353,7 @@ PUBLISHED: tuple[CatalogueEntry, ...] = (
     _pub("ltx-2.5-video-vae-bf16.safetensors", "unknown", _VA, "1.47 GB", "BF16", _MGR, kind=VAE, label="LTX-2.5 video VAE"),
     _pub("ltx-2.5-audio-vae-bf16.safetensors", "unknown", _VA, "0.36 GB", "BF16", _MGR, kind=VAE, label="LTX-2.5 audio VAE"),
     _pub("ltx-2.5-latent-spatial-upscaler-x2-bf16-1.0.safetensors", "unknown", "latent_upscale_models", "0.96 GB", "BF16", _MGR, kind="upscaler", label="LTX-2.5 latent upscaler x2"),
-    _pub("gemma_3_12B_it_fp4_mixed.safetensors", "unknown", _TE, "9.45 GB", "BF16", "Comfy-Org/ltx-2 split_files/text_encoders (fp4 + 16-bit mix: params = bytes / 2 is a floor)", quantization="nvfp4 (mixed)", kind=TEXT_ENCODER, label="Gemma 3 12B"),
+    _pub("gemma_3_12B_it_fp4_mixed.safetensors", "gemma3", _TE, "9.45 GB", "BF16", "Comfy-Org/ltx-2 split_files/text_encoders (fp4 + 16-bit mix: params = bytes / 2 is a floor)", quantization="nvfp4 (mixed)", kind=TEXT_ENCODER, label="Gemma 3 12B"),
     # Stable Diffusion family
     _pub("sd_xl_refiner_1.0.safetensors", "sdxl", _CK, "6.08 GB", "F16", _MGR, kind=CHECKPOINT, variant="refiner"),
     _pub("sd_xl_turbo_1.0_fp16.safetensors", "sdxl", _CK, "6.94 GB", "F16", _MGR, params=P_SDXL, kind=CHECKPOINT, variant="turbo"),

@@ -99,6 +99,21 @@ FAMILIES: dict[str, Family] = {
     "hidream": Family(DIFFUSION, "HiDream-I1 (17B)", dict(
         hidden_size=2560, depth=48, depth_double=16, depth_single=32, heads=20, head_dim=128, in_channels=16,
         out_channels=16, patch_size=(2, 2), context_dim=4096, latent_channels=16, spatial_compression=8)),
+    # ComfyUI 0.18.2 families (issue 10); numbers from the configs cited in bench/trace_working_memory.py
+    # (Z_IMAGE, HUNYUAN_VIDEO_15) and ComfyUI's own classes.
+    "z-image": Family(DIFFUSION, "Z-Image (6B)", dict(
+        hidden_size=3840, depth=30, heads=30, head_dim=128, ffn_dim=10240, in_channels=16, out_channels=16,
+        patch_size=(2, 2), context_dim=2560, latent_channels=16, spatial_compression=8)),  # ffn: 3840 x 8/3
+    "hunyuan-video-1.5": Family(DIFFUSION, "HunyuanVideo 1.5 (8.3B)", dict(
+        hidden_size=2048, depth=54, depth_double=54, depth_single=0, heads=16, head_dim=128, mlp_ratio=4.0,
+        ffn_dim=8192, in_channels=32, out_channels=32, patch_size=(1, 1, 1), context_dim=3584, latent_channels=32,
+        spatial_compression=16, temporal_compression=4)),
+    # LTX-2 (audio + video): ComfyUI's LTXAVModel defaults (ldm/lightricks/av_model.py:381-403): 48 layers,
+    # video 32 heads x 128, Gemma 3 captions (3840); the video stream is LTX-Video 13B's size.
+    "ltx2": Family(DIFFUSION, "LTX-2 (audio-video, 19B)", dict(
+        hidden_size=4096, depth=48, heads=32, head_dim=128, in_channels=128, out_channels=128, patch_size=(1, 1, 1),
+        context_dim=3840, cross_attention_dim=4096, latent_channels=128, spatial_compression=32,
+        temporal_compression=8)),
     # text encoders (HF config.json of each)
     "clip-l": Family(TEXT_ENCODER, "CLIP-L (text)", dict(hidden_size=768, layers=12, heads=12, head_dim=64,
                                                          ffn_dim=3072, vocab=49408, max_tokens=77)),
@@ -127,6 +142,11 @@ FAMILIES: dict[str, Family] = {
                                                    ffn_dim=9728, vocab=151936)),
     "mistral": Family(TEXT_ENCODER, "Mistral Small 3 24B", dict(hidden_size=5120, layers=40, heads=32, kv_heads=8,
                                                                 head_dim=128, ffn_dim=32768, vocab=131072)),
+    # LTX-2's encoder: google/gemma-3-12b-it text config (48 layers, hidden 3840, 16 / 8 heads of 256)
+    "gemma3": Family(TEXT_ENCODER, "Gemma 3 12B", dict(hidden_size=3840, layers=48, heads=16, kv_heads=8, head_dim=256,
+                                                       ffn_dim=15360, vocab=262208)),
+    # a Qwen LLM whose size only the file name gives (name_infer's generic "qwen" rule)
+    "qwen": Family(TEXT_ENCODER, "Qwen LLM", {}),
     # VAEs (comfy/sd.py VAE.__init__ branches)
     "vae-kl4": Family(VAE, "SD/SDXL VAE (4 ch)", dict(latent_channels=4, spatial_compression=8, base_channels=128,
                                                       channel_mult=(1, 2, 4, 4))),

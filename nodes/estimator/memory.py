@@ -31,13 +31,53 @@ DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
 # Prompt lengths ComfyUI pads text to (tokenizer min_length): Flux's T5 256
 # (comfy/text_encoders/flux.py:15), Wan's umT5 512 (comfy/text_encoders/wan.py:14), SD3's T5 77
 # (sd3_clip.py:36). Longer prompts give more tokens; the graph reader passes its own count.
-DEFAULT_TEXT_TOKENS = {"flux": 256, "wan": 512, "sd3": 77, "qwen-image": 256, "hunyuan-video": 256, "ltxv": 128}
+# Flux.2 pads its conditioning to 512 (model_base.Flux2.extra_conds), HiDream's T5 and Llama to 128
+# (text_encoders/hidream.py:14-15), LTX-2's Gemma 3 to 1024 (text_encoders/lt.py:76); the LLM-encoded
+# families without padding (Z-Image, Lumina 2, HunyuanVideo 1.5) assume a 256-token templated prompt.
+DEFAULT_TEXT_TOKENS = {"flux": 256, "wan": 512, "sd3": 77, "qwen-image": 256, "hunyuan-video": 256, "ltxv": 128,
+                       "flux2": 512, "hidream": 128, "z-image": 256, "lumina2": 256, "hunyuan-video-1.5": 256,
+                       "ltx2": 1024}
+DEFAULT_TE_TOKENS = {"t5-xxl": 512, "umt5-xxl": 512, "mistral": 512, "gemma3": 1024}
 
-# Aliases: families that share an architecture's working-memory profile.
+# Aliases: families that share an architecture's working-memory profile (used when the family has no
+# traced entry of its own).
 WORKING_MEMORY_ALIAS = {
     "flux1-schnell": "flux1-dev", "flux1-fill": "flux1-dev", "flux1-kontext": "flux1-dev", "chroma": "flux1-dev",
     "wan2.2-14b": "wan2.1-14b", "sd2": "sd15",
+    # ComfyUI 0.18.2 families (issue 10); LTX-2's video stream is LTX-Video 13B's size (its audio stream,
+    # ~1/10 of the tokens, is not traced)
+    "flux2": "flux2-dev", "sd3": "sd3.5-medium", "ltxv": "ltxv-2b", "ltx2": "ltxv-13b",
 }
+
+# One family id, several traced configurations: the arch numbers read from the file (families.py)
+# pick the entry. (family, arch key, value, traced entry).
+ARCH_ROUTES = (
+    ("flux2", "hidden_size", 3072, "flux2-klein-4b"),
+    ("lumina2", "hidden_size", 3840, "z-image"),
+    ("hunyuan-video", "latent_channels", 32, "hunyuan-video-1.5"),
+    ("hunyuan-video", "latent_channels", 64, "hunyuan-image-2.1"),
+    ("sd3", "depth", 38, "sd3.5-large"),
+    ("ltxv", "hidden_size", 4096, "ltxv-13b"),
+    ("wan2.2-14b", "task", "i2v", "wan2.2-14b-i2v"),
+    ("wan2.1-14b", "task", "i2v", "wan2.1-14b-i2v"),
+    ("wan2.1-14b", "task", "flf", "wan2.1-14b-flf"),
+    ("wan2.1-14b", "task", "vace", "wan2.1-14b-vace"),
+    ("wan2.1-14b", "task", "control", "wan2.1-14b-fun-control"),
+    ("wan2.1-14b", "task", "camera", "wan2.1-14b-camera"),
+    ("gemma", "hidden_size", 3840, "gemma3"),
+)
+
+
+def working_memory_key(family: str, arch: Mapping[str, object] | None = None) -> str:
+    """The traced entry for a model: the one its arch numbers point at, its family's own, or its alias's."""
+    traced = traced_constants()
+    arch = arch if isinstance(arch, Mapping) else {}
+    for fam, key, value, target in ARCH_ROUTES:
+        if family == fam and arch.get(key) == value and target in traced:
+            return target
+    if family in traced:
+        return family
+    return WORKING_MEMORY_ALIAS.get(family, family)
 
 
 # Live-tensor traces (fake CUDA tensors) see every tensor the model code keeps, but not the
@@ -70,16 +110,31 @@ class WorkingMemory:
 
 
 @lru_cache(maxsize=1)
-def traced_constants() -> Mapping[str, dict]:
-    """Architecture id -> traced entry from data/working_memory.json (empty if absent)."""
+def _traced_doc() -> Mapping:
     path = os.path.join(DATA_DIR, "working_memory.json")
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
     except (OSError, ValueError):
         return {}
+    return data if isinstance(data, dict) else {}
+
+
+@lru_cache(maxsize=1)
+def traced_constants() -> Mapping[str, dict]:
+    """Architecture id -> traced entry from data/working_memory.json (empty if absent)."""
+    data = _traced_doc()
     archs = data.get("architectures", data)
     return {k: v for k, v in archs.items() if isinstance(v, dict) and "coefficients" in v}
+
+
+def traced_version(key: str) -> str:
+    """The ComfyUI version an entry was traced with: its own provenance, else the file's."""
+    entry = traced_constants().get(key, {})
+    for prov in (entry.get("provenance"), _traced_doc().get("provenance")):
+        if isinstance(prov, Mapping) and prov.get("comfyui_version"):
+            return f"ComfyUI {prov['comfyui_version']}"
+    return "ComfyUI"
 
 
 def family_group(family: str) -> str:
@@ -118,7 +173,7 @@ def latent_tokens(family: str, arch: Mapping[str, object], latent: LatentShape) 
 def text_tokens_for(family: str, requested: int | None = None) -> int:
     if requested:
         return int(requested)
-    return DEFAULT_TEXT_TOKENS.get(family_group(family), 77)
+    return DEFAULT_TEXT_TOKENS.get(family, DEFAULT_TEXT_TOKENS.get(family_group(family), 77))
 
 
 def _eval_traced(entry: Mapping, batch: int, tokens: int, text_tokens: int, latent: LatentShape) -> int | None:
@@ -180,7 +235,7 @@ def diffusion_working(
                                  f"batch {batch}, {tokens} latent tokens + {ttok} text tokens; traced live with "
                                  f"{provenance} at these shapes × {k} for the allocator and untraced transients",
                                  "live", traced_bytes=int(value))
-    key = WORKING_MEMORY_ALIAS.get(family, family)
+    key = working_memory_key(family, arch)
     entry = traced_constants().get(key)
     shape = f"{latent.pixel_width or latent.width * 8}×{latent.pixel_height or latent.height * 8}"
     if latent.frames:
@@ -188,8 +243,7 @@ def diffusion_working(
     if entry is not None:
         value = _eval_traced(entry, batch, tokens, ttok, latent)
         if value is not None:
-            prov = entry.get("provenance", {}) if isinstance(entry.get("provenance"), Mapping) else {}
-            ver = prov.get("comfyui_version", "ComfyUI")
+            ver = traced_version(key)
             k = calibration(family)
             return WorkingMemory(
                 int(value * k), tokens,
@@ -210,12 +264,14 @@ def diffusion_working(
 
 def text_encoder_working(family: str, arch: Mapping[str, object], tokens: int | None = None, compute_bytes: int = 2) -> WorkingMemory:
     """Activations of one text-encoder pass: small next to the weights (tens of MB)."""
-    ntok = int(tokens or (512 if family in ("t5-xxl", "umt5-xxl") else 77))
-    entry = traced_constants().get(family)
+    ntok = int(tokens or DEFAULT_TE_TOKENS.get(family, 77))
+    key = working_memory_key(family, arch)
+    entry = traced_constants().get(key)
     if entry is not None:
         value = _eval_traced(entry, 1, ntok, 0, LatentShape(1, None, 0, 0))
         if value is not None:
-            return WorkingMemory(value, ntok, f"{ntok} tokens; traced constants", "traced")
+            return WorkingMemory(value, ntok, f"{ntok} tokens; traced constants ({key}, {traced_version(key)})",
+                                 "traced")
     hidden = int(arch.get("hidden_size", 4096) or 4096)
     ffn = int(arch.get("ffn_dim", 4 * hidden) or 4 * hidden)
     value = ntok * (6 * hidden + 2 * ffn) * compute_bytes
