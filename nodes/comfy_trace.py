@@ -100,6 +100,9 @@ def make_tracker_cls():
             self.n_ops = 0
             self.attention_calls = 0
             self.decomposed: dict[str, int] = {}
+            # with autograd on, SDPA is decomposed above this mode into the fused kernel (the flash
+            # kernel's own outputs: out + logsumexp, as on a GPU); counted as any op
+            self.allow_fused = False
 
         def _free(self, key: int) -> None:
             n = self.live.pop(key, None)
@@ -155,7 +158,7 @@ def make_tracker_cls():
             self.n_ops += 1
             if func in sdpa_ops:
                 return self._fused_attention(*args, **kwargs)
-            if func in fused_sdpa_ops:
+            if func in fused_sdpa_ops and not self.allow_fused:
                 raise RuntimeError(f"unexpected direct call of {func}")
             name = func.name()
             if (func.namespace == "aten"
@@ -361,17 +364,111 @@ def trace(tensors: list, latent: list, text_tokens: int, metadata: Mapping | Non
     return result
 
 
-def _plain_fake(value):
-    """The same shapes as new (non-constant) fake tensors on the fake CUDA device; values do not matter."""
+def _plain_fake(value, device: str = "cuda"):
+    """The same shapes as new (non-constant) fake tensors on the fake device; values do not matter."""
     import torch
 
     if isinstance(value, torch.Tensor):
-        return torch.zeros(value.shape, dtype=value.dtype, device="cuda")
+        return torch.zeros(value.shape, dtype=value.dtype, device=device)
     if isinstance(value, (list, tuple)):
-        return type(value)(_plain_fake(v) for v in value)
+        return type(value)(_plain_fake(v, device) for v in value)
     if isinstance(value, dict):
-        return {k: _plain_fake(v) for k, v in value.items()}
+        return {k: _plain_fake(v, device) for k, v in value.items()}
     return value
+
+
+class _EagerRope:
+    """comfy-kitchen's fused RoPE ops have no autograd formula: for a backward, bind every
+    ``apply_rope`` / ``apply_rope1`` of ComfyUI's model code to comfy-kitchen's eager backend (the
+    same math as ComfyUI's own fallback, flux/math.py) for the duration of the trace."""
+
+    NAMES = ("apply_rope", "apply_rope1")
+
+    def __enter__(self):
+        self.saved = []
+        try:
+            from comfy_kitchen.backends.eager import rope as eager
+        except ImportError:  # no comfy-kitchen: ComfyUI already runs its own eager RoPE
+            return self
+        for mod_name, mod in list(sys.modules.items()):
+            if not mod_name.startswith("comfy.ldm.") or mod is None:
+                continue
+            for name in self.NAMES:
+                if hasattr(mod, name) and hasattr(eager, name) and getattr(mod, name) is not getattr(eager, name):
+                    self.saved.append((mod, name, getattr(mod, name)))
+                    setattr(mod, name, getattr(eager, name))
+        return self
+
+    def __exit__(self, *exc):
+        for mod, name, value in self.saved:
+            setattr(mod, name, value)
+        return False
+
+
+def trace_train(tensors: list, latent: list, text_tokens: int, metadata: Mapping | None = None) -> dict:
+    """Activations of one TrainLoraNode step (forward + backward) at ``latent``, as ComfyUI 0.18.2 runs
+    it with its default gradient_checkpointing on, checkpoint_depth 1: the whole diffusion model in
+    one torch.utils.checkpoint(use_reentrant=False) (nodes_train.py:431-466, :521), so the backward
+    recomputes the full forward with every adapted layer's input saved, then backpropagates.
+
+    Every weight of 2+ dims is marked trainable (ComfyUI adapts them all), but only the gradient of
+    the input is requested: no weight-sized gradient is made, and the peak is the recomputed saved
+    activations plus the backward's transients (adapters, their gradients and optimizer states are
+    priced by the estimator). Fake tensors on the CPU device: autograd's engine needs a real device
+    for CUDA tensors; SDPA then runs as the fused flash kernel (output + logsumexp, as on a GPU)."""
+    import gc
+
+    import torch
+    import torch.utils.checkpoint
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    config, sd = diffusion_config(meta_state_dict(tensors), metadata)
+    if config is None:
+        raise ValueError("ComfyUI does not detect a diffusion model in this file")
+    config.set_inference_dtype(torch.bfloat16, None)  # training_dtype bf16, TrainLoraNode's default
+    ucfg = config.unet_config
+    ctx_dim = _first(ucfg, _CONTEXT_KEYS) or 4096
+    pooled_dim = _first(ucfg, _POOLED_KEYS)
+    Tracker = make_tracker_cls()
+    t0 = time.time()
+    fake = FakeTensorMode(allow_non_fake_inputs=True)
+    with fake:
+        model = config.get_model(sd, "", device=torch.device("cpu"))
+        model.model_sampling.to("cpu")
+    excluded = {storage_key(t) for t in list(model.parameters()) + list(model.buffers())}
+    for p in model.diffusion_model.parameters():
+        p.requires_grad_(p.ndim >= 2)
+    tracker = Tracker(excluded)
+    tracker.allow_fused = True
+    batch = int(latent[0])
+    try:
+        with _EagerRope(), torch.enable_grad(), fake, tracker:
+            x = torch.zeros([int(v) for v in latent], dtype=torch.float32, device="cpu", requires_grad=True)
+            sigma = torch.full((batch,), 0.5, dtype=torch.float32, device="cpu")
+            ctx = torch.zeros((batch, int(text_tokens), ctx_dim), dtype=torch.float32, device="cpu")
+            kwargs = {"noise": x, "cross_attn": ctx, "device": x.device, "width": x.shape[-1] * 8,
+                      "height": x.shape[-2] * 8}
+            if pooled_dim:
+                kwargs["pooled_output"] = torch.zeros((batch, pooled_dim), dtype=torch.float32, device="cpu")
+            conds = model.extra_conds(**kwargs)
+            extra = {k: _plain_fake(v.cond if hasattr(v, "cond") else v, "cpu") for k, v in conds.items()}
+            c_cross = extra.pop("c_crossattn", ctx)
+
+            def forward(inp):
+                return model.apply_model(inp, sigma, c_crossattn=c_cross, **extra)
+
+            out = torch.utils.checkpoint.checkpoint(forward, x, use_reentrant=False)
+            loss = out.float().square().mean()
+            (grad,) = torch.autograd.grad(loss, [x])
+            del out, loss, grad, x, ctx, conds, kwargs
+    finally:
+        for p in model.diffusion_model.parameters():
+            p.requires_grad_(False)
+    result = {"working_bytes": int(tracker.peak.bytes), "peak_op": tracker.peak.op, "class": type(config).__name__,
+              "seconds": round(time.time() - t0, 2)}
+    model = tracker = extra = None  # noqa: F841  (free the fake model before the next request)
+    gc.collect()
+    return result
 
 
 def worker_main(comfy_root: str) -> int:
@@ -397,6 +494,9 @@ def worker_main(comfy_root: str) -> int:
             req = json.loads(line)
             if req.get("op") == "detect":
                 res = {"ok": True, **detect(req["tensors"], req.get("metadata"))}
+            elif req.get("op") == "trace_train":
+                res = {"ok": True, **trace_train(req["tensors"], req["latent"], req.get("text_tokens", 256),
+                                                 req.get("metadata"))}
             elif req.get("op") == "trace":
                 res = {"ok": True, **trace(req["tensors"], req["latent"], req.get("text_tokens", 256),
                                            req.get("metadata"))}
@@ -552,6 +652,12 @@ class LiveTracer:
               wait_s: float | None = None) -> dict | None:
         return self._ask("trace", tensors, wait_s, latent=[int(v) for v in latent], text_tokens=int(text_tokens),
                          metadata=_jsonable(dict(metadata or {})))
+
+
+    def trace_train(self, tensors: list, latent: list, text_tokens: int, metadata: Mapping | None = None,
+                    wait_s: float | None = None) -> dict | None:
+        return self._ask("trace_train", tensors, wait_s, latent=[int(v) for v in latent],
+                         text_tokens=int(text_tokens), metadata=_jsonable(dict(metadata or {})))
 
 
 def tensor_list(inventory) -> list:

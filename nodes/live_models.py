@@ -130,10 +130,23 @@ def _live_tracing(wait_s: float):
             return None
         return int(res["working_bytes"]), f"ComfyUI {t.comfy_version}'s own {res.get('class', found['class'])} code"
 
+    def trace_train(path: str, latent: LatentShape, batch: int, text_tokens: int):
+        found = _detection(t, path, left())
+        if not found or found.get("kind") != "diffusion":
+            return None
+        inv = inspect_file(path)
+        res = t.trace_train(tensor_list(inv), _latent_list(latent, batch, found), text_tokens, inv.metadata,
+                            wait_s=left())
+        if res is None:
+            return None
+        return int(res["working_bytes"]), f"ComfyUI {t.comfy_version}'s own {res.get('class', found['class'])} code"
+
     id_token = families.LIVE_IDENTIFY.set(identify)
     tr_token = memory.LIVE_TRACER.set(trace)
+    train_token = memory.LIVE_TRAIN_TRACER.set(trace_train)
     try:
         yield t
     finally:
+        memory.LIVE_TRAIN_TRACER.reset(train_token)
         memory.LIVE_TRACER.reset(tr_token)
         families.LIVE_IDENTIFY.reset(id_token)

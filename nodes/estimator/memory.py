@@ -208,6 +208,9 @@ def _formula_bytes(arch: Mapping[str, object], batch: int, tokens: int, text_tok
 # -> (working bytes, provenance) traced with ComfyUI's own model code at these exact shapes, or None
 # (not traced: the table / formula below answers). Outside ComfyUI it stays unset (the command line).
 LIVE_TRACER: contextvars.ContextVar[Callable | None] = contextvars.ContextVar("vram_budget_live_tracer", default=None)
+# The same for one training step (forward + backward, TrainLoraNode's default checkpoint_depth 1).
+LIVE_TRAIN_TRACER: contextvars.ContextVar[Callable | None] = contextvars.ContextVar("vram_budget_live_train_tracer",
+                                                                                   default=None)
 
 
 def diffusion_working(

@@ -159,3 +159,16 @@ def test_server_reads_a_loaded_images_size_from_its_input_folder(comfy_server):
     prompt["1"]["inputs"]["image"] = "../../etc/passwd"  # outside the input folder: never read, an assumption
     status, data = comfy_server.request("POST", "/vram_budget/estimate", {"prompt": prompt})
     assert status == 200 and "assumed 1024" in json.dumps(data["budget"])
+
+
+def test_live_training_trace_recomputes_the_whole_model_like_checkpoint_depth_1(tracer, tmp_path):
+    tensors = tensors_of(tmp_path, "flux1-dev.safetensors", spec_flux("BF16"))
+    infer = tracer.trace(tensors, [1, 16, 64, 64], 256)
+    train = tracer.trace_train(tensors, [1, 16, 64, 64], 256)
+    assert train is not None, tracer.last_error
+    # every block's saved activations at once, against one block's transients for inference
+    assert train["working_bytes"] > 20 * infer["working_bytes"]
+    # the first-principles formula the command line uses (8h + 2·ffn elements per token and block)
+    h, ffn, blocks, tokens = 3072, 12288, 19 + 38, 32 * 32 + 256
+    formula = tokens * blocks * (8 * h + 2 * ffn) * 2
+    assert 0.5 < train["working_bytes"] / formula < 2.0, (train, formula)

@@ -50,3 +50,21 @@ def test_train_lora_workflow_has_the_training_terms_itemised(comfy_server, files
     adapter = next(i for i in stage["items"] if i["label"].startswith("LoRA adapter"))
     assert "exact from the file" in adapter["assumption"]
     assert any("leak, not the budget" in n for n in budget["notes"])
+
+
+def test_train_lora_activations_are_traced_live_at_checkpoint_depth_1(comfy_server, files):
+    import json
+    import time
+
+    prompt = copy.deepcopy(TRAIN)
+    prompt["1"]["inputs"]["unet_name"] = "flux_train_test.safetensors"
+    prompt["2"]["inputs"].update(width=512, height=512)
+    deadline, acts = time.time() + 300, None
+    while time.time() < deadline:
+        _, stage = _stage(comfy_server, prompt, "train")
+        acts = next(i for i in stage["items"] if i["label"].startswith("activations"))
+        if "traced live" in acts["assumption"]:
+            break
+        time.sleep(3)
+    assert "traced live" in acts["assumption"], json.dumps(stage)[:2000]
+    assert acts["bytes"] > 2 * 10**9
