@@ -377,6 +377,18 @@ def _plain_fake(value, device: str = "cuda"):
     return value
 
 
+def _checkpointed(forward):
+    import torch.utils.checkpoint
+
+    def fwd(args, kwargs):
+        return forward(*args, **kwargs)
+
+    def checkpointing_fwd(*args, **kwargs):
+        return torch.utils.checkpoint.checkpoint(fwd, args, kwargs, use_reentrant=False)
+
+    return checkpointing_fwd
+
+
 class _EagerRope:
     """comfy-kitchen's fused RoPE ops have no autograd formula: for a backward, bind every
     ``apply_rope`` / ``apply_rope1`` of ComfyUI's model code to comfy-kitchen's eager backend (the
@@ -405,11 +417,28 @@ class _EagerRope:
         return False
 
 
-def trace_train(tensors: list, latent: list, text_tokens: int, metadata: Mapping | None = None) -> dict:
+def modules_at_depth(model, depth: int, result=None, current: int = 0) -> list:
+    """ComfyUI's find_modules_at_depth (comfy_extras/nodes_train.py:431-466, 0.18.2): containers
+    (ModuleList / Sequential / ModuleDict) do not count as a level; depth 1 is the model itself."""
+    import torch.nn as nn
+
+    result = [] if result is None else result
+    if not isinstance(model, (nn.ModuleList, nn.Sequential, nn.ModuleDict)) and hasattr(model, "forward"):
+        current += 1
+        if current == depth:
+            result.append(model)
+            return result
+    for child in model.children():
+        modules_at_depth(child, depth, result, current)
+    return result
+
+
+def trace_train(tensors: list, latent: list, text_tokens: int, metadata: Mapping | None = None,
+                depth: int = 1) -> dict:
     """Activations of one TrainLoraNode step (forward + backward) at ``latent``, as ComfyUI 0.18.2 runs
-    it with its default gradient_checkpointing on, checkpoint_depth 1: the whole diffusion model in
-    one torch.utils.checkpoint(use_reentrant=False) (nodes_train.py:431-466, :521), so the backward
-    recomputes the full forward with every adapted layer's input saved, then backpropagates.
+    it with gradient_checkpointing on at ``checkpoint_depth`` ``depth``: each module at that depth
+    wrapped in torch.utils.checkpoint(use_reentrant=False) (nodes_train.py:431-466, :505-525; the
+    default depth 1 is the whole diffusion model, recomputed at once in the backward).
 
     Every weight of 2+ dims is marked trainable (ComfyUI adapts them all), but only the gradient of
     the input is requested: no weight-sized gradient is made, and the peak is the recomputed saved
@@ -419,7 +448,6 @@ def trace_train(tensors: list, latent: list, text_tokens: int, metadata: Mapping
     import gc
 
     import torch
-    import torch.utils.checkpoint
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     config, sd = diffusion_config(meta_state_dict(tensors), metadata)
@@ -438,6 +466,8 @@ def trace_train(tensors: list, latent: list, text_tokens: int, metadata: Mapping
     excluded = {storage_key(t) for t in list(model.parameters()) + list(model.buffers())}
     for p in model.diffusion_model.parameters():
         p.requires_grad_(p.ndim >= 2)
+    for m in modules_at_depth(model.diffusion_model, max(1, int(depth))):  # nodes_train.py patch()
+        m.forward = _checkpointed(m.forward)
     tracker = Tracker(excluded)
     tracker.allow_fused = True
     batch = int(latent[0])
@@ -454,10 +484,7 @@ def trace_train(tensors: list, latent: list, text_tokens: int, metadata: Mapping
             extra = {k: _plain_fake(v.cond if hasattr(v, "cond") else v, "cpu") for k, v in conds.items()}
             c_cross = extra.pop("c_crossattn", ctx)
 
-            def forward(inp):
-                return model.apply_model(inp, sigma, c_crossattn=c_cross, **extra)
-
-            out = torch.utils.checkpoint.checkpoint(forward, x, use_reentrant=False)
+            out = model.apply_model(x, sigma, c_crossattn=c_cross, **extra)
             loss = out.float().square().mean()
             (grad,) = torch.autograd.grad(loss, [x])
             del out, loss, grad, x, ctx, conds, kwargs
@@ -496,7 +523,7 @@ def worker_main(comfy_root: str) -> int:
                 res = {"ok": True, **detect(req["tensors"], req.get("metadata"))}
             elif req.get("op") == "trace_train":
                 res = {"ok": True, **trace_train(req["tensors"], req["latent"], req.get("text_tokens", 256),
-                                                 req.get("metadata"))}
+                                                 req.get("metadata"), req.get("depth", 1))}
             elif req.get("op") == "trace":
                 res = {"ok": True, **trace(req["tensors"], req["latent"], req.get("text_tokens", 256),
                                            req.get("metadata"))}
@@ -655,9 +682,9 @@ class LiveTracer:
 
 
     def trace_train(self, tensors: list, latent: list, text_tokens: int, metadata: Mapping | None = None,
-                    wait_s: float | None = None) -> dict | None:
+                    wait_s: float | None = None, depth: int = 1) -> dict | None:
         return self._ask("trace_train", tensors, wait_s, latent=[int(v) for v in latent],
-                         text_tokens=int(text_tokens), metadata=_jsonable(dict(metadata or {})))
+                         text_tokens=int(text_tokens), depth=int(depth), metadata=_jsonable(dict(metadata or {})))
 
 
 def tensor_list(inventory) -> list:

@@ -130,13 +130,13 @@ def _live_tracing(wait_s: float):
             return None
         return int(res["working_bytes"]), f"ComfyUI {t.comfy_version}'s own {res.get('class', found['class'])} code"
 
-    def trace_train(path: str, latent: LatentShape, batch: int, text_tokens: int):
+    def trace_train(path: str, latent: LatentShape, batch: int, text_tokens: int, depth: int = 1):
         found = _detection(t, path, left())
         if not found or found.get("kind") != "diffusion":
             return None
         inv = inspect_file(path)
         res = t.trace_train(tensor_list(inv), _latent_list(latent, batch, found), text_tokens, inv.metadata,
-                            wait_s=left())
+                            wait_s=left(), depth=depth)
         if res is None:
             return None
         return int(res["working_bytes"]), f"ComfyUI {t.comfy_version}'s own {res.get('class', found['class'])} code"

@@ -684,13 +684,14 @@ def _train_activations(model: ModelInfo, stage: Stage, t: dict) -> tuple[int | N
     batch = max(1, latent.batch)
     per_block_ckpt = bool(t.get("gradient_checkpointing")) and int(t.get("checkpoint_depth") or 1) >= 2
     tracer = memory.LIVE_TRAIN_TRACER.get()
-    if tracer is not None and model.path and not per_block_ckpt and dtype_bytes == 2:
-        live = tracer(model.path, latent, batch, memory.text_tokens_for(model.family))
+    ckpt_depth = int(t.get("checkpoint_depth") or 1)
+    if tracer is not None and model.path and t.get("gradient_checkpointing") and dtype_bytes == 2:
+        live = tracer(model.path, latent, batch, memory.text_tokens_for(model.family), ckpt_depth)
         if live is not None:
             value, provenance = live
             return int(value), (f"batch {batch}, {tokens:,} tokens; traced live with {provenance}: forward + backward "
-                                "with the whole model recomputed in the backward (checkpoint_depth 1, "
-                                "nodes_train.py:431-466, :521)")
+                                f"with the modules at checkpoint_depth {ckpt_depth} recomputed in the backward "
+                                "(nodes_train.py:431-466, :505-525)")
     if per_block_ckpt:  # block inputs kept, one block's internals recomputed at a time
         acts = batch * tokens * (depth * hidden * dtype_bytes + per_block)
         how = f"per-block checkpointing (depth {t.get('checkpoint_depth')}): {depth} block inputs + one block"

@@ -172,3 +172,5 @@ def test_live_training_trace_recomputes_the_whole_model_like_checkpoint_depth_1(
     h, ffn, blocks, tokens = 3072, 12288, 19 + 38, 32 * 32 + 256
     formula = tokens * blocks * (8 * h + 2 * ffn) * 2
     assert 0.5 < train["working_bytes"] / formula < 2.0, (train, formula)
+    per_block = tracer.trace_train(tensors, [1, 16, 64, 64], 256, depth=2)  # each block checkpointed
+    assert per_block is not None and per_block["working_bytes"] < train["working_bytes"] / 2
