@@ -9,8 +9,9 @@ from __future__ import annotations
 import logging
 import time
 
-from . import comfy_bridge
+from . import comfy_bridge, run_log
 from .estimator.budget import Device, estimate_prompt
+from .live_models import live_hooks
 from .estimator.errors import VramBudgetError
 from .estimator.gpus import CARDS
 from .estimator.report import format_report
@@ -18,6 +19,10 @@ from .estimator.report import format_report
 THIS_GPU = "this GPU (detected)"
 log = logging.getLogger("vram_budget")
 
+
+# How long the node waits for a first-time trace of a model it has not seen (a trace runs once per
+# model and shape, then comes from the cache); past it the shipped table answers this run.
+LIVE_WAIT_S = 15.0
 
 class BudgetWontFitError(VramBudgetError):
     pass
@@ -51,7 +56,9 @@ class VRAMBudget:
                 "gpu": ([THIS_GPU] + [c.name for c in CARDS], {"default": THIS_GPU,
                         "tooltip": "Estimate for this GPU, or for a card you might rent"}),
                 "vram_budget_gb": ("FLOAT", {"default": 0.0, "min": 0.0, "max": 4096.0, "step": 0.5,
-                                   "tooltip": "Override the memory to plan for (GiB); 0 = the detected GPU"}),
+                                   "display_name": "vram_budget_gib",
+                                   "tooltip": "Memory to plan for, in GiB (1 GiB = 1024³ bytes, the unit PyTorch "
+                                              "prints); 0 = the detected GPU"}),
                 "stop_if_wont_fit": ("BOOLEAN", {"default": False,
                                      "tooltip": "Fail the prompt before any model loads if ComfyUI would run out of "
                                                 "memory even with its offloading (never for a workflow that only "
@@ -61,6 +68,10 @@ class VRAMBudget:
                 "stop_if_slower_than": ("FLOAT", {"default": 0.0, "min": 0.0, "max": 100.0, "step": 0.5,
                                         "tooltip": "With stop_if_wont_fit: also stop when streaming weights would make "
                                                    "sampling more than this many times slower (0 = never)"}),
+                "free_memory_after_run": ("BOOLEAN", {"default": False,
+                                          "tooltip": "When this run ends, unload every model from the GPU (ComfyUI's "
+                                                     "own /free, as its \"Unload models\" command does), so other "
+                                                     "programs get the VRAM back. The next run loads them again."}),
             },
             "hidden": {"prompt": "PROMPT", "extra_pnginfo": "EXTRA_PNGINFO", "unique_id": "UNIQUE_ID"},
         }
@@ -70,14 +81,15 @@ class VRAMBudget:
         return float("nan")  # free memory changes between runs: always re-estimate
 
     def run(self, gpu=THIS_GPU, vram_budget_gb=0.0, stop_if_wont_fit=False, memory_mode="auto",
-            stop_if_slower_than=0.0, prompt=None, extra_pnginfo=None, unique_id=None):
+            stop_if_slower_than=0.0, free_memory_after_run=False, prompt=None, extra_pnginfo=None, unique_id=None):
         started = time.perf_counter()
         try:
             device = live_device(memory_mode, vram_budget_gb, gpu)
             source = prompt if prompt else (extra_pnginfo or {}).get("workflow")
             if not source:
                 raise VramBudgetError("no prompt to estimate (the hidden PROMPT input is empty)")
-            budget = estimate_prompt(source, device, comfy_bridge.model_resolver(), capacities=None)
+            with live_hooks(wait_s=LIVE_WAIT_S):  # ComfyUI's own detection / tracing (live_models.py)
+                budget = estimate_prompt(source, device, comfy_bridge.model_resolver(), capacities=None)
             text = format_report(budget)
             summary = budget.to_dict()
         except VramBudgetError as exc:
@@ -87,10 +99,41 @@ class VRAMBudget:
             text, budget, summary = f"VRAM Budget: internal error ({type(exc).__name__}: {exc})", None, {"error": str(exc)}
         elapsed_ms = (time.perf_counter() - started) * 1000
         log.info("[VRAM Budget] estimated in %.1f ms\n%s", elapsed_ms, text)
+        if budget is not None:
+            record_prediction(summary, device, gpu == THIS_GPU and not vram_budget_gb, unique_id)
         reason = budget.stop_reason(stop_if_slower_than) if (stop_if_wont_fit and budget is not None) else ""
         if reason:
             raise BudgetWontFitError(f"VRAM Budget stopped this prompt before any model loaded: {reason}.\n\n" + text)
-        return {"ui": {"text": [text], "vram_budget": [summary]}, "result": (text,)}
+        if free_memory_after_run:
+            request_unload_after_run()
+        return {"ui": {"text": [text], "vram_budget": [summary], "verdict_line": [verdict_line(text)]},
+                "result": (text,)}
+
+
+def record_prediction(summary: dict, device: Device, this_gpu: bool, node_id) -> None:
+    """Hand the prediction to the run log: it is set against the measured peak when the prompt ends."""
+    live = this_gpu and device.source == "live"
+    run_log.predict(run_log.prediction_from_budget(summary, node_id, device.context_bytes, live))
+
+
+def verdict_line(report: str) -> str:
+    """The report's "Verdict: ..." line (shown large and coloured on the node), else its first line."""
+    lines = report.splitlines()
+    return next((ln for ln in lines if ln.startswith("Verdict:")), lines[0] if lines else "")
+
+
+def request_unload_after_run() -> bool:
+    """Ask ComfyUI to unload all models once the running prompt ends: the "unload_models" flag that
+    POST /free sets (server.py, PromptQueue.set_flag); the prompt worker acts on it right after the
+    prompt (main.py, q.get_flags())."""
+    try:
+        from server import PromptServer  # noqa: PLC0415
+
+        PromptServer.instance.prompt_queue.set_flag("unload_models", True)
+        return True
+    except Exception:  # noqa: BLE001  (no server: a script or a test)
+        log.warning("[VRAM Budget] free_memory_after_run: no ComfyUI server to ask")
+        return False
 
 
 NODE_CLASS_MAPPINGS = {"VRAMBudget": VRAMBudget}

@@ -10,6 +10,10 @@ GET  /vram_budget/last_oom     the newest OOM execution_error in ComfyUI's histo
 POST /vram_budget/parse_oom    {"message", "exception_type", "node_type"?} -> diagnosis (oom.py)
 POST /vram_budget/estimate     {"prompt": API prompt, "workflow"?: UI workflow, "card"?: name} -> Budget
 GET  /vram_budget/cards        the estimator's card catalogue (the panel's "estimate for" choice)
+GET  /vram_budget/readout      the top-bar readout: used / total of the compute device, the peak of
+                               the running (or last) prompt, the newest measured-vs-predicted run
+GET  /vram_budget/runs         ?limit=N (1-200): measured against predicted, newest first (run_log.py)
+GET  /vram_budget/runs/export  the whole run log as JSON lines (a download)
 
 Every answer is JSON; every error is {"error": message} with a 4xx status (501 while the
 estimator is missing), never a stack trace. Work that can take more than a millisecond runs in
@@ -41,7 +45,9 @@ import time
 from typing import Any, Callable
 
 from . import comfy_bridge as bridge
+from . import run_log
 from .estimator.oom import parse_oom
+from .model_names import ModelNames
 from .estimator.units import GiB, MiB, fmt_gib
 
 try:
@@ -183,10 +189,24 @@ def oom_record(data: dict) -> dict | None:
 
 # ----------------------------------------------------------------------------------------------
 # Reading ComfyUI (through comfy_bridge) into the status document.
+# Which file each loaded model came from when ComfyUI does not record it (model_names.py); fed by
+# the run tracker's prompt start/end hook, set up in register().
+MODEL_NAMES: ModelNames | None = None
+
+
+def _model_file(m: bridge.LoadedModelInfo) -> tuple[str | None, str | None]:
+    if m.file:
+        return m.file, "comfyui"
+    found = MODEL_NAMES.name_for(m.key) if MODEL_NAMES is not None else None
+    return (found, "workflow") if found else (None, None)
+
+
 def _model_dict(m: bridge.LoadedModelInfo) -> dict:
     fully = m.loaded >= m.size if m.size else True
+    file, file_source = _model_file(m)
     return {
-        "id": m.key, "index": m.index, "name": m.name, "file": m.file, "type": m.type, "device": m.device,
+        "id": m.key, "index": m.index, "name": m.name, "file": file, "file_source": file_source, "type": m.type,
+        "device": m.device,
         "device_type": m.device_type, "size": m.size, "loaded": m.loaded, "fully_loaded": bool(fully),
         "currently_used": m.currently_used, "dynamic": m.dynamic,
         "unload_frees": model_unload_frees(m.device_type, m.loaded),
@@ -366,6 +386,86 @@ def find_last_oom(queue) -> dict | None:
     if found and (_LAST_OOM is None or (found.get("timestamp") or 0) >= (_LAST_OOM.get("timestamp") or 0)):
         _LAST_OOM = found
     return _LAST_OOM
+
+
+# ----------------------------------------------------------------------------------------------
+# The top-bar readout and the measured-vs-predicted runs (run_log.py)
+RUNS_MAX_LIMIT = 200
+
+
+def build_readout(tracker: run_log.RunTracker | None) -> dict:
+    """Used / total of the compute device (like nvidia-smi: total - driver free), or of system RAM
+    when ComfyUI runs on the CPU; the peak of the running or last prompt when CUDA says it."""
+    compute = next((d for d in bridge.cuda_devices() if d.is_compute_device), None)
+    if compute is not None and compute.driver_free is not None:
+        used = max(0, compute.total - compute.driver_free)
+        out = {"kind": "cuda", "name": compute.name, "index": compute.index, "total": compute.total, "used": used,
+               "torch_reserved": compute.torch_reserved, "peak_used": None, "torch_peak": None}
+        peak = tracker.probe.current_peak() if tracker is not None else None
+        if peak is not None:  # PyTorch's peak + what is outside PyTorch now (context, other processes)
+            out["torch_peak"] = peak
+            out["peak_used"] = min(compute.total, peak + max(0, used - compute.torch_reserved))
+    else:
+        ram = bridge.ram_state()
+        out = {"kind": "cpu", "name": "RAM", "index": None, "total": ram["total"], "used": ram["used"],
+               "torch_reserved": None, "peak_used": None, "torch_peak": None}
+    out["running"] = tracker.current if tracker is not None else None
+    last = tracker.records(1) if tracker is not None else []
+    out["last_run"] = last[0] if last else None
+    out["runs_recorded"] = tracker.runs_recorded if tracker is not None else 0
+    return out
+
+
+def parse_limit(value: str | None, default: int = 20) -> int:
+    if value is None or value == "":
+        return default
+    try:
+        limit = int(value)
+    except ValueError:
+        raise ValueError(f"\"limit\" must be an integer from 1 to {RUNS_MAX_LIMIT}") from None
+    if not 1 <= limit <= RUNS_MAX_LIMIT:
+        raise ValueError(f"\"limit\" must be an integer from 1 to {RUNS_MAX_LIMIT}")
+    return limit
+
+
+def _loaded_snapshot() -> list:
+    return [(m.key, m.type, m.file) for m in bridge.loaded_models()]
+
+
+def make_tracker(server) -> run_log.RunTracker:
+    """The run tracker of a live server: PyTorch's peak on ComfyUI's device, the log in ComfyUI's
+    user directory, each record pushed to the browsers as the "vram_budget.run" event."""
+    global MODEL_NAMES
+    try:
+        import folder_paths  # noqa: PLC0415
+
+        logfile = run_log.RunLogFile(run_log.log_path(folder_paths.get_user_directory()))
+    except Exception:  # noqa: BLE001  (no user directory: keep the records in memory only)
+        logfile = None
+    MODEL_NAMES = ModelNames(_loaded_snapshot)
+
+    def push(record: dict) -> None:
+        try:
+            server.send_sync("vram_budget.run", record)
+        except Exception:  # noqa: BLE001
+            pass
+
+    return run_log.RunTracker(run_log.PeakProbe(lambda: bridge._mm().get_torch_device()), logfile,
+                              on_record=push, on_start=MODEL_NAMES.started, on_end=MODEL_NAMES.ended,
+                              notes=measurement_notes)
+
+
+def measurement_notes() -> list[str]:
+    """What the measurement leaves out on this ComfyUI (Dynamic VRAM's weights are not PyTorch's)."""
+    try:
+        dynamic = bridge.dynamic_vram_status().enabled
+    except Exception:  # noqa: BLE001
+        return []
+    return [DYNAMIC_NOTE] if dynamic else []
+
+
+DYNAMIC_NOTE = ("Dynamic VRAM: the weights comfy-aimdo streams live outside PyTorch's allocator, so the measured "
+                "peak leaves them out")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -594,6 +694,10 @@ def register(server) -> bool:
     server._vram_budget_routes = True
     routes = server.routes
     queue = lambda: server.prompt_queue  # noqa: E731 (created before custom nodes load, but read late)
+    tracker = make_tracker(server)
+    if run_log.install(server, tracker):
+        run_log.TRACKER = tracker
+    tracker = run_log.TRACKER
 
     @routes.get(PREFIX + "/status")
     @_guard
@@ -691,10 +795,32 @@ def register(server) -> bool:
     async def vram_cards(request):
         return _json({"cards": card_list(), "default": DEFAULT_CARD})
 
+    @routes.get(PREFIX + "/readout")
+    @_guard
+    async def vram_readout(request):
+        return _json(await _in_executor(build_readout, tracker))
+
+    @routes.get(PREFIX + "/runs")
+    @_guard
+    async def vram_runs(request):
+        limit = parse_limit(request.query.get("limit"))
+        runs = await _in_executor(tracker.records, limit) if tracker is not None else []
+        return _json({"runs": runs, "log": run_log.LOG_SUBDIR + "/" + run_log.LOG_NAME,
+                      "measuring": "cuda" if tracker is not None and tracker.probe.current_peak() is not None
+                      else "cpu"})
+
+    @routes.get(PREFIX + "/runs/export")
+    @_guard
+    async def vram_runs_export(request):
+        data = await _in_executor(tracker.logfile.read_bytes) if tracker is not None and tracker.logfile else b""
+        return web.Response(body=data, content_type="application/x-ndjson", headers={
+            "Content-Disposition": 'attachment; filename="vram_budget_runs.jsonl"', "Cache-Control": "no-store"})
+
     # Last: unknown paths and wrong methods under the prefix answer JSON, not aiohttp's text.
     @routes.route("*", PREFIX + "/{tail:.*}")
     async def vram_fallback(request):
-        known = {"status": "GET", "last_oom": "GET", "cards": "GET", "unload": "POST", "unload_all": "POST", "free_cache": "POST",
+        known = {"status": "GET", "last_oom": "GET", "cards": "GET", "readout": "GET", "runs": "GET",
+                 "runs/export": "GET", "unload": "POST", "unload_all": "POST", "free_cache": "POST",
                  "parse_oom": "POST", "estimate": "POST"}
         tail = request.match_info.get("tail", "")
         if tail in known:

@@ -54,7 +54,9 @@ class WanPlanner:
                                             "tooltip": "What to keep when the target does not fit: frames (cut the "
                                                        "size), resolution (cut the length), or balanced (both in turn)"}),
                 "vram_budget_gb": ("FLOAT", {"default": 0.0, "min": 0.0, "max": 4096.0, "step": 0.5,
-                                             "tooltip": "Memory to plan for (GiB); 0 = this GPU (or the card below)"}),
+                                             "display_name": "vram_budget_gib",
+                                             "tooltip": "Memory to plan for, in GiB (1 GiB = 1024³ bytes, the unit "
+                                                        "PyTorch prints); 0 = this GPU (or the card below)"}),
             },
             "optional": {
                 "model": ("MODEL", {"tooltip": "A loaded Wan model: variant, size and weight dtype are read from it"}),

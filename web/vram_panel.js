@@ -112,6 +112,8 @@ const state = {
   cards: null,
   lastOom: null, // {diagnosis, node_id, node_type, timestamp, ...}
   oomFresh: false,
+  runs: null, // measured against predicted, newest first (GET /vram_budget/runs, "vram_budget.run" events)
+  runsMeasuring: null, // "cuda" | "cpu"
 };
 
 let panel = null; // {root, sections, timer, mounted, lastKeys}
@@ -187,15 +189,19 @@ function renderDevices(status) {
 function modelRow(m, status) {
   const busyHere = state.pending.has(`unload:${m.id}`);
   const frees = m.unload_frees > 0 ? `frees ${gib(m.unload_frees)}` : "stays in RAM";
-  const title = m.file ? [h("span.vrb-model-name", m.name), h("span.vrb-model-file", ` · ${m.file}`)] : h("span.vrb-model-name", m.name);
+  // By file name (ComfyUI's record, or the loader of the run that loaded it); the class name after it.
+  const fileTip = m.file_source === "workflow" ? "file named by the loader of the run that loaded it" : "file ComfyUI loaded it from";
+  const title = m.file
+    ? [h("span.vrb-model-name", { title: fileTip }, m.file), h("span.vrb-model-file", ` · ${m.name}`)]
+    : h("span.vrb-model-name", m.name);
   const loadedText = m.fully_loaded ? "fully loaded" : `partly loaded: ${gib(m.loaded)} of ${gib(m.size)} on the device`;
   return h("div.vrb-model", { dataset: { modelId: m.id } },
     h("div.vrb-row",
-      h("div.vrb-model-title", { title: m.file ? `${m.name} · ${m.file}` : m.name }, title),
+      h("div.vrb-model-title", { title: m.file ? `${m.file} · ${m.name}` : m.name }, title),
       h("button.vrb-btn.vrb-btn-small", {
         type: "button",
         disabled: busyHere || status.busy,
-        title: status.busy ? "busy, try after the prompt" : `Unload ${m.name}: ${frees}`,
+        title: status.busy ? "busy, try after the run" : `Unload ${m.file || m.name}: ${frees}`,
         onclick: () => unloadOne(m),
       }, busyHere ? "…" : "Unload")),
     h("div.vrb-model-meta",
@@ -225,7 +231,7 @@ function renderActions(status) {
   const freeSub = onCpu
     ? `frees up to ${gib(wf.free_cache?.ram_up_to ?? 0)} of RAM`
     : `frees ${gib(wf.free_cache?.vram ?? 0)} of VRAM + up to ${gib(wf.free_cache?.ram_up_to ?? 0)} of RAM`;
-  const busyNote = status.busy ? h("div.vrb-muted.vrb-small", `A prompt is running (${status.queue_remaining} in queue): buttons act after it.`) : null;
+  const busyNote = status.busy ? h("div.vrb-muted.vrb-small", `A run is in progress (${status.queue_remaining} running or waiting): buttons act after it.`) : null;
   const result = state.action
     ? h(`div.vrb-result.vrb-result-${state.action.tone}`, h("span", state.action.text),
       h("button.vrb-icon-btn.vrb-dismiss", { type: "button", title: "Dismiss", onclick: () => { setAction(null); renderAll(); } }, h("i.pi.pi-times")))
@@ -330,6 +336,82 @@ function renderBudget() {
   return out;
 }
 
+// ---------------------------------------------------------------------------------------------
+// measured against predicted
+const STATUS_LABEL = { success: "done", error: "failed", interrupted: "stopped", unknown: "ended" };
+const RUNS_SHOWN = 5;
+
+function runBars(run) {
+  const predicted = run.predicted?.peak_bytes;
+  const measured = run.measured?.reserved_peak_bytes;
+  if (predicted == null || measured == null) return null;
+  const top = Math.max(predicted, measured, run.predicted?.high_bytes || 0) || 1;
+  const bar = (cls, bytes, label) => h("div.vrb-run-bar",
+    h("span.vrb-run-bar-label", label),
+    h("div.vrb-run-track", h(`div.vrb-run-fill.${cls}`, { style: { width: `${pct(bytes, top)}%` } })),
+    h("span.vrb-run-bar-value", gib(bytes)));
+  return h("div.vrb-run-bars", bar("vrb-run-predicted", predicted, "predicted"), bar("vrb-run-measured", measured, "measured"));
+}
+
+function runRow(run) {
+  const when = run.ended ? new Date(run.ended * 1000).toLocaleTimeString() : "";
+  const verdict = run.predicted?.verdict;
+  return h("div.vrb-run", { dataset: { promptId: run.prompt_id } },
+    h("div.vrb-row.vrb-small",
+      h("span.vrb-muted", [when, STATUS_LABEL[run.status] || run.status, run.seconds != null ? `${run.seconds.toFixed(1)} s` : null].filter(Boolean).join(" · ")),
+      verdict ? h(`span.vrb-badge.vrb-badge-${verdictClass(verdict)}`, VERDICT_LABEL[verdict] || verdict) : null),
+    h(`div.vrb-run-summary${run.predicted ? "" : ".vrb-muted.vrb-run-unpredicted"}`, run.summary),
+    runBars(run),
+    (run.notes || []).map((n) => h("div.vrb-muted.vrb-small", n)));
+}
+
+async function exportRuns() {
+  try {
+    const response = await api.fetchApi("/vram_budget/runs/export", { cache: "no-store" });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    const url = URL.createObjectURL(await response.blob());
+    const a = h("a", { href: url, download: "vram_budget_runs.jsonl" });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  } catch (err) {
+    toast("error", "VRAM Budget", `Could not export the run log: ${err?.message || err}`);
+  }
+}
+
+function renderRuns() {
+  const runs = state.runs || [];
+  const head = h("div.vrb-section-title", "Measured against predicted",
+    h("button.vrb-btn.vrb-btn-small.vrb-btn-inline", { type: "button", "data-action": "export_runs", title: "Download the run log (JSON lines, newest last)", onclick: exportRuns },
+      h("i.pi.pi-download.vrb-inline-icon"), "Export log"));
+  const how = state.runsMeasuring === "cpu"
+    ? "ComfyUI runs on the CPU here: runs are logged with their prediction, but there is no GPU peak to measure."
+    : "After every run: PyTorch's real peak (max_memory_reserved) next to the VRAM Budget node's prediction, both without the CUDA context.";
+  if (state.runs == null) return [head, h("div.vrb-empty", "Reading the run log…")];
+  if (!runs.length) return [head, h("div.vrb-empty", "No run yet. Add the VRAM Budget node to a workflow and run it."), h("div.vrb-muted.vrb-small", how)];
+  return [head, h("div.vrb-runs", runs.slice(0, RUNS_SHOWN).map(runRow)), h("div.vrb-muted.vrb-small", how)];
+}
+
+async function loadRuns() {
+  try {
+    const { ok, data } = await call("runs?limit=20");
+    if (ok) {
+      state.runs = data.runs || [];
+      state.runsMeasuring = data.measuring || null;
+    }
+  } catch {
+    /* the next run event fills it */
+  }
+}
+
+function onRunRecorded(event) {
+  const run = event?.detail;
+  if (!run?.prompt_id) return;
+  state.runs = [run, ...(state.runs || []).filter((r) => r.prompt_id !== run.prompt_id)].slice(0, 50);
+  renderAll();
+}
+
 function renderOom() {
   const head = h("div.vrb-section-title", "Last out-of-memory error");
   const rec = state.lastOom;
@@ -398,8 +480,9 @@ function renderAll(force = false) {
     actions: JSON.stringify([s.would_free, s.busy, s.queue_remaining, s.cuda, state.action, [...state.pending]]),
     budget: JSON.stringify([state.budget, state.card, state.cards?.length, s.cuda]),
     oom: JSON.stringify([state.lastOom?.timestamp, state.lastOom?.diagnosis?.headline, state.oomFresh]),
+    runs: JSON.stringify([state.runs?.map((r) => r.prompt_id), state.runsMeasuring]),
   };
-  const builders = { devices: () => renderDevices(s), models: () => renderModels(s), actions: () => renderActions(s), budget: renderBudget, oom: renderOom };
+  const builders = { devices: () => renderDevices(s), models: () => renderModels(s), actions: () => renderActions(s), budget: renderBudget, runs: renderRuns, oom: renderOom };
   for (const [key, build] of Object.entries(builders)) {
     if (force || panel.lastKeys[key] !== keys[key]) {
       fill(key, build());
@@ -612,6 +695,7 @@ function buildRoot() {
       section("models"),
       section("actions"),
       section("budget"),
+      section("runs"),
       section("oom")));
   return { root, sections };
 }
@@ -633,7 +717,7 @@ function render(el) {
   renderAll(true);
   poll(panel.generation);
   api.addEventListener("graphChanged", onGraphChanged);
-  Promise.all([loadCards(), loadLastOom()]).then(() => { renderAll(); scheduleEstimate(0); });
+  Promise.all([loadCards(), loadLastOom(), loadRuns()]).then(() => { renderAll(); scheduleEstimate(0); });
 }
 
 function destroy() {
@@ -659,6 +743,7 @@ app.registerExtension({
   ],
   async setup() {
     api.addEventListener("execution_error", onExecutionError);
+    api.addEventListener("vram_budget.run", onRunRecorded);
     const manager = app.extensionManager;
     const tab = {
       id: TAB_ID,
@@ -682,4 +767,4 @@ function preview(status) {
   renderAll(true);
 }
 
-window.__vramBudget = { state, render, destroy, onExecutionError, preview };
+window.__vramBudget = { state, render, destroy, onExecutionError, onRunRecorded, preview };

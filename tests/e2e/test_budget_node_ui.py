@@ -32,35 +32,39 @@ def test_budget_node_shows_its_report_in_the_editor(e2e_server_factory, browser,
     page.goto(server.url)
     page.wait_for_function("() => window.comfyAPI?.app?.app?.graph && window.LiteGraph?.registered_node_types?.VRAMBudget",
                            timeout=120_000)
+    # a new node is compact by default
+    fresh = page.evaluate("() => Array.from(window.LiteGraph.createNode('VRAMBudget').size)")
+    assert fresh == [460, 390], fresh
     # Frontend 1.41 may still restore its default workflow right after start-up and replace a graph
     # loaded too early: load until the Flux graph stays.
-    loaded = page.evaluate(
+    node_id = page.evaluate(
         """async (wf) => {
             const app = window.comfyAPI.app.app;
-            const hasFlux = () => (app.rootGraph ?? app.graph).nodes.some(n => n.type === "UNETLoader");
+            const budget = () => {
+                const nodes = (app.rootGraph ?? app.graph).nodes;
+                const found = nodes.filter(n => n.type === "VRAMBudget");
+                return nodes.some(n => n.type === "UNETLoader") && found.length === 1 ? found[0] : null;
+            };
             for (let i = 0; i < 10; i++) {
-                if (!hasFlux()) await app.loadGraphData(wf);
+                if (!budget()) await app.loadGraphData(wf);
                 await new Promise(r => setTimeout(r, 1000));
-                if (hasFlux()) return true;
+                const node = budget();
+                if (node) {
+                    node.widgets.find(w => w.name === "gpu").value = "RTX 4090";
+                    app.graph.setDirtyCanvas(true, true);
+                    return node.id;
+                }
             }
-            return false;
+            return null;
         }""",
         workflow,
     )
-    assert loaded, "the Flux example did not stay loaded in the editor"
-    node_id = page.evaluate(
-        """() => {
-            const app = window.comfyAPI.app.app;
-            const node = window.LiteGraph.createNode("VRAMBudget");
-            node.pos = [40, 640];
-            (app.rootGraph ?? app.graph).add(node);
-            const gpu = node.widgets.find(w => w.name === "gpu");
-            gpu.value = "RTX 4090";
-            node.size = [760, 560];
-            app.graph.setDirtyCanvas(true, true);
-            return node.id;
-        }"""
-    )
+    # the example stayed loaded and holds exactly one VRAM Budget node (every example does)
+    assert node_id is not None, "the Flux example did not stay loaded, or does not hold one VRAM Budget node"
+    # the inputs keep their names (saved workflows) and say GiB on the node
+    node = f"(window.comfyAPI.app.app.rootGraph ?? window.comfyAPI.app.app.graph).getNodeById({node_id})"
+    labels = page.evaluate(f"() => Object.fromEntries({node}.widgets.map(w => [w.name, w.label ?? w.name]))")
+    assert labels["vram_budget_gb"] == "vram_budget_gib" and "free_memory_after_run" in labels, labels
     page.evaluate("async () => { await window.comfyAPI.app.app.queuePrompt(0, 1); }")
     # the report is rendered on the node by web/vram_budget_node.js (onExecuted -> monospace DOM widget)
     page.wait_for_function(
@@ -78,6 +82,18 @@ def test_budget_node_shows_its_report_in_the_editor(e2e_server_factory, browser,
     # 16-bit Flux (22.2 GiB) + activations exceed a 4090: ComfyUI loads it partially and finishes
     assert "Sample: Flux.1 dev" in text and "RTX 4090" in text and "RUNS, SLOWER" in text and "streamed" in text
     assert page.locator("pre.vram-budget-report").first.is_visible()
+    # the coloured verdict line over the report, readable at 60 % zoom (>= 12 px on screen)
+    verdict = page.locator(".vram-budget-verdict").first
+    assert verdict.is_visible() and verdict.get_attribute("data-verdict") == "runs_slower"
+    assert verdict.inner_text().startswith("RUNS, SLOWER")
+    page.evaluate(f"() => {{ const c = window.comfyAPI.app.app.canvas; const n = {node};"
+                  " c.ds.scale = 0.6; c.ds.offset = [130 / 0.6 - n.pos[0], 110 / 0.6 - n.pos[1]]; c.setDirty(true, true); }")
+    page.wait_for_timeout(800)
+    height = page.evaluate("""() => { const el = document.querySelector('.vram-budget-verdict');
+        const r = document.createRange(); r.selectNodeContents(el.firstChild); return r.getBoundingClientRect().height; }""")
+    assert height >= 12, height
+    page.screenshot(path=str(artifacts / f"budget_node_60pct_{e2e_comfy[2]}.png"), clip={"x": 0, "y": 0, "width": 700, "height": 500})
+    page.evaluate(f"() => {{ {node}.pos = [60, 740]; {node}.setSize([760, 560]); }}")  # clear of the KSampler
     page.evaluate("() => { const c = window.comfyAPI.app.app.canvas; c.ds.scale = 0.8; c.ds.offset = [60, -160];"
                   " c.setDirty(true, true); }")
     page.wait_for_timeout(800)
