@@ -7,7 +7,7 @@ POST /vram_budget/unload       {"model": index | id}: unload one model, only whi
 POST /vram_budget/unload_all   ComfyUI's own /free mechanism (unload_models flag), measured
 POST /vram_budget/free_cache   the same plus the node-output cache (free_memory flag), measured
 GET  /vram_budget/last_oom     the newest OOM execution_error in ComfyUI's history, diagnosed
-POST /vram_budget/parse_oom    {"message", "exception_type", "node_type"?} -> diagnosis (oom.py)
+POST /vram_budget/parse_oom    {"message", "exception_type", "node_type"?, "prompt"?, "install"?} -> diagnosis (oom.py)
 POST /vram_budget/estimate     {"prompt": API prompt, "workflow"?: UI workflow, "card"?: name} -> Budget
 GET  /vram_budget/cards        the estimator's card catalogue (the panel's "estimate for" choice)
 GET  /vram_budget/readout      the top-bar readout: used / total of the compute device, the peak of
@@ -37,6 +37,7 @@ inside a running ComfyUI, once.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import re
@@ -46,7 +47,7 @@ from typing import Any, Callable
 
 from . import comfy_bridge as bridge
 from . import run_log
-from .estimator.oom import parse_oom
+from .estimator.oom import context_for_prompt, guess_install, parse_oom
 from .model_names import ModelNames
 from .estimator.units import GiB, MiB, fmt_gib
 
@@ -162,8 +163,20 @@ def validate_workflow(workflow: Any) -> None:
         raise ValueError(f"\"workflow\" has more than {MAX_PROMPT_NODES} nodes")
 
 
-def oom_record(data: dict) -> dict | None:
-    """An execution_error payload -> the panel's last-OOM record, or None when it is no OOM."""
+def oom_context(prompt: Any):
+    """What the failed workflow was (model families, batch, frames, tiling...) so that the help
+    leaves out remedies that cannot apply to it (oom.context_for_prompt; never raises)."""
+    if not isinstance(prompt, dict):
+        return None
+    try:
+        return context_for_prompt(prompt, bridge.model_resolver(), install=guess_install(sys.argv))
+    except Exception:  # noqa: BLE001 - the help without context is still the help
+        return None
+
+
+def oom_record(data: dict, prompt: Any = None) -> dict | None:
+    """An execution_error payload (and the prompt that failed, when known) -> the panel's
+    last-OOM record, or None when it is no OOM."""
     if not isinstance(data, dict):
         return None
     message = data.get("exception_message")
@@ -174,7 +187,7 @@ def oom_record(data: dict) -> dict | None:
             or "allocation on device" in message.lower()):
         return None
     node_type = data.get("node_type") if isinstance(data.get("node_type"), str) else None
-    diagnosis = parse_oom(message, etype, node_type=node_type)
+    diagnosis = parse_oom(message, etype, node_type=node_type, context=oom_context(prompt))
     if not diagnosis.is_oom:
         return None
     return {
@@ -366,19 +379,31 @@ def flag_action(queue, free_cache: bool) -> tuple[int, dict]:
 _LAST_OOM: dict | None = None
 
 
+def _parse_with_context(message, etype, node_type, prompt, install):
+    context = oom_context(prompt) if prompt is not None else None
+    if install is not None:
+        context = context_for_prompt(prompt or {}, None, install=install) if context is None else \
+            dataclasses.replace(context, install=install)
+    return parse_oom(message, etype, node_type, context=context)
+
+
 def find_last_oom(queue) -> dict | None:
     """Newest OOM execution_error in the prompt history (kept in memory if history is cleared)."""
     global _LAST_OOM
     found = None
+    def status_and_prompt(item):  # history item: {"prompt": (number, id, prompt, extra, outputs), "status": ...}
+        entry = item.get("prompt")
+        return item.get("status"), entry[2] if isinstance(entry, (list, tuple)) and len(entry) > 2 else None
+
     try:
-        history = queue.get_history(max_items=LAST_OOM_SCAN, map_function=lambda item: item.get("status"))
+        history = queue.get_history(max_items=LAST_OOM_SCAN, map_function=status_and_prompt)
     except TypeError:  # a ComfyUI whose get_history has no map_function
-        history = {k: v.get("status") for k, v in queue.get_history(max_items=LAST_OOM_SCAN).items()}
-    for status in reversed(list(history.values())):
+        history = {k: status_and_prompt(v) for k, v in queue.get_history(max_items=LAST_OOM_SCAN).items()}
+    for status, prompt in reversed(list(history.values())):
         messages = (status or {}).get("messages") or []
         for message in reversed(messages):
             if isinstance(message, (list, tuple)) and len(message) == 2 and message[0] == "execution_error":
-                found = oom_record(message[1])
+                found = oom_record(message[1], prompt)
                 if found:
                     break
         if found:
@@ -753,8 +778,14 @@ def register(server) -> bool:
         node_type = body.get("node_type")
         if node_type is not None and not isinstance(node_type, str):
             raise ValueError("\"node_type\" must be a string or null")
+        prompt = body.get("prompt")
+        if prompt is not None and not isinstance(prompt, dict):
+            raise ValueError("\"prompt\" must be an API prompt object or null")
+        install = body.get("install")
+        if install is not None and install not in ("portable", "desktop", "linux"):
+            raise ValueError("\"install\" must be portable, desktop or linux")
         # off the event loop: ComfyUI's server must never wait on a parse
-        diagnosis = await _in_executor(parse_oom, message, etype, node_type)
+        diagnosis = await _in_executor(_parse_with_context, message, etype, node_type, prompt, install)
         return _json(diagnosis.to_dict())
 
     @routes.post(PREFIX + "/estimate")

@@ -459,3 +459,26 @@ def test_estimates_have_their_own_bounded_pool_and_a_time_limit(monkeypatch):
         assert routes._estimates_in_flight == 0
 
     asyncio.run(main())
+
+
+def test_parse_oom_fits_its_help_to_the_workflow_that_failed(server):
+    sdxl = {
+        "1": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": "sd_xl_base_1.0.safetensors"}},
+        "2": {"class_type": "CLIPTextEncode", "inputs": {"clip": ["1", 1], "text": "a cat"}},
+        "3": {"class_type": "EmptyLatentImage", "inputs": {"width": 1024, "height": 1024, "batch_size": 1}},
+        "4": {"class_type": "KSampler", "inputs": {"model": ["1", 0], "positive": ["2", 0], "negative": ["2", 0],
+                                                   "latent_image": ["3", 0], "steps": 20, "cfg": 7.0}},
+        "5": {"class_type": "VAEDecode", "inputs": {"samples": ["4", 0], "vae": ["1", 2]}},
+        "6": {"class_type": "SaveImage", "inputs": {"images": ["5", 0]}},
+    }
+    status, bare = server.request("POST", "/vram_budget/parse_oom", {"message": FACTS_OOM})
+    assert status == 200
+    status, fitted = server.request("POST", "/vram_budget/parse_oom",
+                                    {"message": FACTS_OOM, "prompt": sdxl, "install": "desktop"})
+    assert status == 200, fitted
+    text = json.dumps(fitted)
+    assert "Flux" not in text and "smaller batch" not in text.lower()  # an SDXL job at batch 1
+    assert "Settings" in text  # where the flag goes on ComfyUI Desktop
+    assert json.dumps(bare) != text
+    status, bad = server.request("POST", "/vram_budget/parse_oom", {"message": FACTS_OOM, "install": "mars"})
+    assert status == 400
