@@ -615,6 +615,17 @@ class LiveTracer:
             raise TimeoutError(f"no answer from the trace worker within {timeout_s:.0f} s")
         return json.loads(out[0])
 
+    def warm(self) -> bool:
+        """Start the worker now if it is not running (False when it cannot start)."""
+        try:
+            with self._worker_lock:
+                if self._proc is None or self._proc.poll() is not None:
+                    self._start()
+            return True
+        except (OSError, ValueError, RuntimeError, TimeoutError) as exc:
+            self.last_error = str(exc)
+            return False
+
     def close(self) -> None:
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:

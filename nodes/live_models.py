@@ -66,6 +66,21 @@ def tracer() -> LiveTracer | None:
         return _tracer
 
 
+_prewarmed = False
+
+
+def prewarm() -> None:
+    """Start the trace worker in the background once (its ~10 s start then does not fall on the
+    first estimate). Called when the UI first asks for the readout; cheap after that."""
+    global _prewarmed
+    if _prewarmed:
+        return
+    _prewarmed = True
+    t = tracer()
+    if t is not None:
+        threading.Thread(target=t.warm, name="vram-budget-trace-warm", daemon=True).start()
+
+
 def _detection(t: LiveTracer, path: str, wait_s: float) -> dict | None:
     try:
         inv = inspect_file(path)

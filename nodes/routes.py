@@ -829,6 +829,9 @@ def register(server) -> bool:
     @routes.get(PREFIX + "/readout")
     @_guard
     async def vram_readout(request):
+        from .live_models import prewarm  # noqa: PLC0415
+
+        prewarm()  # the UI is open: start the trace worker now, not on the first estimate
         return _json(await _in_executor(build_readout, tracker))
 
     @routes.get(PREFIX + "/runs")

@@ -174,3 +174,17 @@ def test_live_training_trace_recomputes_the_whole_model_like_checkpoint_depth_1(
     assert 0.5 < train["working_bytes"] / formula < 2.0, (train, formula)
     per_block = tracer.trace_train(tensors, [1, 16, 64, 64], 256, depth=2)  # each block checkpointed
     assert per_block is not None and per_block["working_bytes"] < train["working_bytes"] / 2
+
+
+def test_warm_starts_the_worker_once(comfy_install, tmp_path):
+    path, python, version = comfy_install
+    t = LiveTracer(str(path), python=python, cache_path=str(tmp_path / "c.json"), timeout_s=300)
+    try:
+        assert t.warm() is True and t._proc is not None and t._proc.poll() is None
+        first = t._proc.pid
+        assert t.warm() is True and t._proc.pid == first  # already running: nothing new
+        assert t.comfy_version == version
+    finally:
+        t.close()
+    broken = LiveTracer(str(tmp_path), python=python, timeout_s=60)  # not a ComfyUI folder
+    assert broken.warm() is False and "ComfyUI" in (broken.last_error or "")
