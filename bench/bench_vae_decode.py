@@ -1,11 +1,19 @@
 """Benchmark: VAE Decode (Auto Tiled) vs ComfyUI's VAEDecode and VAEDecodeTiled, on CPU.
 
     COMFYUI_PATH=/work/comfy/a /work/comfy/venv-a/bin/python bench/bench_vae_decode.py [--rounds 5] [--quick]
+    ... bench/bench_vae_decode.py --scenario third [--side 96] [--third-rounds 2]   (issue 12, item 7 only;
+        about 4 minutes on 2 idle CPU cores at 768 px)
 
 Everything runs in ComfyUI's own code (the pack is loaded the way ComfyUI loads custom nodes) on
 real, full-width VAEs with random weights (seeded; see tests/comfy/test_vae_decode.py).
 
-Two questions, two scenarios:
+0. A third of the memory (issue 12, item 7): the one-go decode's live-tensor peak is measured
+   (simulated card, below), then the node gets a third of it as a TYPED memory_budget_gb (safety
+   margin left at its default: a typed budget is the budget) on a simulated card of that size, and
+   runs interleaved with VAEDecode in one go. Target: median at most 1.5x the one-go median,
+   without a simulated out-of-memory error. Prints the tiles chosen and the planner's prediction.
+
+Two more questions, three more scenarios:
 
 1. Memory is plentiful: is the node as fast as VAEDecode? (target: median within 3 %). Variants
    run interleaved round after round (so load from other processes hits all of them alike);
@@ -220,17 +228,59 @@ def fmt_row(name: str, runs: list[dict], ref_median: float | None) -> str:
             f"sim OOMs {ooms}{extra}{err}")
 
 
-def scenario(title: str, variants: dict, rounds: int, capacity: int | None, ref: str) -> dict:
-    print(f"\n{title}", flush=True)
+def scenario(title: str, variants: dict, rounds: int, capacity: int | None, ref: str,
+             capacities: dict | None = None) -> dict:
+    if title:
+        print(f"\n{title}", flush=True)
     runs: dict[str, list[dict]] = {k: [] for k in variants}
     for i in range(rounds):
         order = list(variants) if i % 2 == 0 else list(reversed(variants))  # interleaved, alternating order
         for name in order:
-            runs[name].append(run_variant(variants[name], capacity))
+            runs[name].append(run_variant(variants[name], (capacities or {}).get(name, capacity)))
     ref_med = statistics.median(r["seconds"] for r in runs[ref])
     for name in variants:
         print(fmt_row(name, runs[name], ref_med), flush=True)
     return {name: runs[name] for name in variants}
+
+
+def third_of_memory(nodes, VD, VM, side: int, rounds: int) -> dict:
+    """Scenario 0: VAEDecode in one go vs the node with a third of the one go's memory, typed."""
+    import torch  # noqa: PLC0415
+
+    flux = random_vae("flux")
+    z = torch.randn((1, 16, side, side), generator=torch.Generator().manual_seed(4))
+    node = VD.VAEDecodeAutoTiled()
+    plain = lambda: nodes.VAEDecode().decode(flux, {"samples": z})[0]  # noqa: E731
+    warm = run_variant(plain, None)  # warm-up, and the one go's live-tensor peak
+    budget = warm["sim_peak"] / 3
+    plan = VM.plan_decode("vae-kl16", (1, 16, None, side, side), int(budget), 0, 4)
+    print(f"\n0. A third of the one-go memory: Flux VAE, latent {side}x{side} ({side * 8} px), {rounds} interleaved rounds"
+          f"\n   one go's live-tensor peak {warm['sim_peak'] / GiB:.3f} GiB -> memory_budget_gb = {budget / GiB:.3f} "
+          f"(typed; safety margin at its default {VD.DEFAULT_MARGIN_GB} GiB), simulated card of that size"
+          f"\n   planner: {plan.summary()}", flush=True)
+    texts: list[str] = []
+
+    def tiled():
+        out = node.decode({"samples": z}, flux, memory_budget_gb=budget / GiB)[0]
+        texts.append(node.last_text if hasattr(node, "last_text") else "")
+        return out
+
+    runs = scenario("", {"VAEDecode (one go)": plain, "VAE Decode (Auto Tiled), 1/3 memory": tiled}, rounds, None,
+                    "VAEDecode (one go)", capacities={"VAE Decode (Auto Tiled), 1/3 memory": int(budget)})
+    one = statistics.median(r["seconds"] for r in runs["VAEDecode (one go)"])
+    few = statistics.median(r["seconds"] for r in runs["VAE Decode (Auto Tiled), 1/3 memory"])
+    ooms = sum(r["sim_ooms"] for r in runs["VAE Decode (Auto Tiled), 1/3 memory"])
+    verdict = "PASS" if few <= 1.5 * one and ooms == 0 else "FAIL"
+    # per round (the two ran back to back): steadier than the medians when other processes load the CPU
+    paired = [t["seconds"] / o["seconds"] for o, t in zip(runs["VAEDecode (one go)"],
+                                                          runs["VAE Decode (Auto Tiled), 1/3 memory"])]
+    print(f"   node said: {texts[-1] if texts else '?'}"
+          f"\n   per-round ratios {', '.join(f'{r:.3f}' for r in paired)} (median {statistics.median(paired):.3f})"
+          f"\n   one go median {one:.2f} s, tiled median {few:.2f} s: ratio {few / one:.3f} "
+          f"(planner predicted {plan.time_ratio:.2f}); {plan.tiles} tiles of {plan.tile_label()}; "
+          f"simulated OOMs {ooms}; target <= 1.5: {verdict}", flush=True)
+    return {"runs": runs, "ratio": few / one, "paired": paired, "predicted": plan.time_ratio, "tiles": plan.tiles,
+            "tile": plan.tile_label(), "budget_bytes": int(budget)}
 
 
 def main(argv=None) -> int:
@@ -240,6 +290,11 @@ def main(argv=None) -> int:
     ap.add_argument("--pressure-rounds", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="small shapes, 2 rounds (smoke test)")
     ap.add_argument("--json", help="also write the raw runs here")
+    ap.add_argument("--scenario", choices=("all", "third"), default="all",
+                    help="third: only scenario 0 (a third of the one-go memory)")
+    ap.add_argument("--side", type=int, default=96,
+                    help="latent side of scenario 0 (96 = 768 px, the issue's case; 64 = 512 px)")
+    ap.add_argument("--third-rounds", type=int, default=2)
     args = ap.parse_args(argv)
     if not args.comfy:
         ap.error("set COMFYUI_PATH or --comfy")
@@ -257,7 +312,11 @@ def main(argv=None) -> int:
     auto = lambda vae, z, **kw: node.decode({"samples": z}, vae, **kw)[0]  # noqa: E731
     plain = lambda vae, z: nodes.VAEDecode().decode(vae, {"samples": z})[0]  # noqa: E731
     tiled_default = lambda vae, z: nodes.VAEDecodeTiled().decode(vae, {"samples": z}, 512, 64, 64, 8)[0]  # noqa: E731
-    results = {}
+    results = {"third": third_of_memory(nodes, VD, VM, args.side, args.third_rounds)}
+    if args.scenario == "third":
+        if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=1, default=str))
+        return 0
 
     # 1. plentiful memory
     flux = random_vae("flux")

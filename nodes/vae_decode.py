@@ -1,13 +1,16 @@
 """VAE Decode (Auto Tiled) and VAE Encode (Auto Tiled).
 
 Decide up front instead of failing first: estimate the decode's working memory for this VAE and
-latent (nodes/estimator/vae_memory.py, traced from ComfyUI's own VAE code), compare it with what is
-free once ComfyUI has unloaded what it can, then call ComfyUI's own ``vae.decode`` when it fits or
-``vae.decode_tiled`` with the largest tile that fits. ComfyUI's ``VAEDecode`` instead tries the
-full decode, and only after an out-of-memory error retries with small default tiles.
+latent (nodes/estimator/vae_memory.py, traced from ComfyUI's own VAE code), compare it with the
+budget (typed in ``memory_budget_gb``, used as it is; else what is free once ComfyUI has unloaded
+what it can, minus ``safety_margin_gb``), then call ComfyUI's own ``vae.decode`` when it fits, else
+decode the tiles with the shortest predicted time that fit: images in ONE pass of ComfyUI's tiler
+(``comfy.utils.tiled_scale``, as ``VAE.decode_tiled_`` runs it three times over), video through
+``vae.decode_tiled``. ComfyUI's ``VAEDecode`` instead tries the full decode, and only after an
+out-of-memory error retries with small default tiles.
 
 Last resort: an out-of-memory error anyway (the estimate is a model, other programs share the
-card) frees PyTorch's cache, halves the tile and tries again, down to a floor. The latent tensor
+card) frees PyTorch's cache, halves the tile's longer side and tries again, down to a floor. The latent tensor
 is never modified or dropped; retries run outside the ``except`` block so the failed attempt's
 tensors (held by the traceback) are freed first. If even the floor fails, the error says that
 ComfyUI still holds the sampled latent in its cache and how to rerun only the decode.
@@ -25,7 +28,7 @@ from dataclasses import dataclass, replace
 from . import comfy_bridge as bridge
 from .estimator import vae_memory as vm
 from .estimator.errors import PlanError
-from .estimator.units import GiB
+from .estimator.units import GiB, fmt_gib
 
 log = logging.getLogger("vram_budget")
 
@@ -132,26 +135,42 @@ def _choose(op, model, plan_shape, free, margin, dtype_bytes, mode, key):
             return plan, True
         if past.failures and free <= past.free_bytes * 1.05:
             # it ran out of memory with bigger pieces at this much free memory: start where it worked
-            cap = max(past.plan.tile_h or 0, past.plan.tile_w or 0) if past.plan.tiled else None
-            planner = vm.plan_decode if op == "decode" else vm.plan_encode
-            if cap is None:  # a smaller batch chunk worked
-                plan = replace(past.plan, free_bytes=free, margin=margin,
-                               reason=f"an earlier run ran out of memory with more per call: {past.plan.summary()}")
-            else:
-                plan = planner(model, plan_shape, free, margin, dtype_bytes, mode, comfy_version=version, max_tile=cap)
-                if past.plan.tile_t is not None and plan.tile_t is not None and plan.tile_t > past.plan.tile_t:
-                    plan = past.plan
-                plan = replace(plan, free_bytes=free, margin=margin,
-                               reason=f"an earlier run ran out of memory above {past.plan.tile_label()} tiles; " + plan.reason)
+            plan = replace(past.plan, free_bytes=free, margin=margin,
+                           reason=f"an earlier run ran out of memory with larger pieces: {past.plan.summary()}")
+            if past.plan.tiled and plan.required > plan.budget:  # less memory now: no piece above what worked
+                planner = vm.plan_decode if op == "decode" else vm.plan_encode
+                plan = planner(model, plan_shape, free, margin, dtype_bytes, mode, comfy_version=version,
+                               max_peak=past.plan.predicted_peak)
             return plan, True
     planner = vm.plan_decode if op == "decode" else vm.plan_encode
     return planner(model, plan_shape, free, margin, dtype_bytes, mode, comfy_version=version), False
 
 
+def _decode_one_pass(vae, latent, plan: vm.DecodePlan):
+    """Image tiles in ONE pass of ComfyUI's tiler: VAE.decode_tiled_ (0.18.2 comfy/sd.py:877-889,
+    0.8.0 sd.py:724-736) with its three passes (tile_x/2 x 2*tile_y, 2*tile_x x tile_y/2, tile_x x
+    tile_y, averaged: three times the work) reduced to the last one; same decode function, output
+    dtype, feathered blending and process_output."""
+    import torch  # noqa: PLC0415
+
+    import comfy.utils  # noqa: PLC0415
+
+    bridge.prepare_vae(vae, plan.required)  # loaded as decode_tiled would (load_models_gpu)
+    kw = plan.decode_tiled_kwargs()
+    out_dtype = vae.vae_output_dtype() if hasattr(vae, "vae_output_dtype") else torch.float32  # 0.8.0: .float()
+    decode_fn = lambda a: vae.first_stage_model.decode(a.to(vae.vae_dtype).to(vae.device)).to(dtype=out_dtype)  # noqa: E731
+    pixels = comfy.utils.tiled_scale(latent, decode_fn, kw["tile_x"], kw["tile_y"], kw["overlap"],
+                                     upscale_amount=vae.upscale_ratio, output_device=vae.output_device,
+                                     pbar=comfy.utils.ProgressBar(plan.tiles))
+    return vae.process_output(pixels).movedim(1, -1)
+
+
 def _run_decode_plan(vae, latent, plan: vm.DecodePlan):
     import torch  # noqa: PLC0415
 
-    if plan.tiled:
+    if plan.tiled and plan.shape.frames is None:
+        return _decode_one_pass(vae, latent, plan)
+    if plan.tiled:  # video: decode_tiled_3d is one pass already
         return vae.decode_tiled(latent, **plan.decode_tiled_kwargs())
     if plan.batch_chunk >= latent.shape[0]:
         return vae.decode(latent)
@@ -183,6 +202,19 @@ def _rerun_help(op: str) -> str:
                 "To keep it across restarts, connect the latent to a Save Latent node.")
     return ("The input images are unchanged and cached by ComfyUI: free GPU memory (close other programs that use "
             "the GPU) and press Queue again; only this encode runs again.")
+
+
+def budget_for(memory_budget_gb: float, safety_margin_gb: float, measured_free: int,
+               where: str = "the VAE's device") -> tuple[int, int, str]:
+    """(free bytes, margin bytes, where the budget comes from). A typed memory_budget_gb IS the
+    budget; the margin only keeps memory free out of what was measured free (issue 12: a typed
+    0.5 GiB minus the 0.5 GiB default margin left nothing and a 768 px decode ran in 177 tiles)."""
+    typed = float(memory_budget_gb or 0.0)
+    if typed > 0:
+        return int(typed * GiB), 0, f"memory_budget_gb = {typed:g}"
+    margin = int(max(0.0, float(safety_margin_gb or 0.0)) * GiB)
+    return int(measured_free), margin, (f"{fmt_gib(measured_free)} free on {where} after ComfyUI unloaded what it "
+                                        f"could - {fmt_gib(margin)} margin")
 
 
 def run_auto(op: str, vae, tensor, memory_budget_gb: float = 0.0, safety_margin_gb: float = DEFAULT_MARGIN_GB,
@@ -230,16 +262,10 @@ def run_auto(op: str, vae, tensor, memory_budget_gb: float = 0.0, safety_margin_
         dims = tuple(x.shape)
 
     model = _model_for(vae, info, op, comfy_shape, plan_shape)
-    margin = int(max(0.0, float(safety_margin_gb)) * GiB)
     full_need = vm.with_headroom(vm.op_bytes(model, op, plan_shape, info.dtype_bytes))
     # Load the VAE as ComfyUI's decode would, letting it unload other models to make room.
-    measured_free = bridge.prepare_vae(vae, full_need + margin)
-    if memory_budget_gb and memory_budget_gb > 0:
-        free = int(float(memory_budget_gb) * GiB)
-        budget_source = f"memory_budget_gb = {memory_budget_gb:g}"
-    else:
-        free = measured_free
-        budget_source = f"free on {info.device} after ComfyUI unloaded what it could"
+    measured_free = bridge.prepare_vae(vae, full_need + int(max(0.0, float(safety_margin_gb or 0.0)) * GiB))
+    free, margin, budget_source = budget_for(memory_budget_gb, safety_margin_gb, measured_free, info.device)
 
     key = _remember_key(op, info, dims, mode_id)
     plan, remembered = _choose(op, model, plan_shape, free, margin, info.dtype_bytes, mode_id, key)
@@ -290,25 +316,30 @@ def run_auto(op: str, vae, tensor, memory_budget_gb: float = 0.0, safety_margin_
     return out, AutoResult(plan, text, tuple(attempts), seconds, comfy_fallback, remembered, budget_source)
 
 
-def _announce(node_id, title: str, result: AutoResult) -> None:
+def _announce(node_id, title: str, result: AutoResult) -> str:
     log.info("[VRAM Budget] %s: %s. %s; budget: %s", title, result.text, result.plan.reason, result.budget_source)
     bridge.send_node_text(node_id, result.text)
+    return result.text
 
 
 # ----------------------------------------------------------------------------------------------
 # Nodes (V1)
-def _optional_inputs() -> dict:
+def _optional_inputs(op: str = "decode") -> dict:
+    # Input names stay *_gb (saved workflows keep working); display_name shows the unit PyTorch prints.
     return {
         "memory_budget_gb": ("FLOAT", {
-            "default": 0.0, "min": 0.0, "max": 4096.0, "step": 0.1,
-            "tooltip": "Memory the decode may use, in GiB. 0 = what is free on the VAE's device after ComfyUI "
-                       "unloaded what it could (system RAM for the CPU). Set it to simulate a smaller card."}),
+            "default": 0.0, "min": 0.0, "max": 4096.0, "step": 0.1, "display_name": "memory_budget_gib",
+            "tooltip": f"Memory the {op} may use, in GiB, used as it is (no margin taken off). 0 = what is free "
+                       "on the VAE's device after ComfyUI unloaded what it could (system RAM for the CPU), minus "
+                       "the safety margin. Set it to simulate a smaller card."}),
         "safety_margin_gb": ("FLOAT", {
-            "default": DEFAULT_MARGIN_GB, "min": 0.0, "max": 256.0, "step": 0.1,
-            "tooltip": "Kept free besides the predicted peak, in GiB."}),
+            "default": DEFAULT_MARGIN_GB, "min": 0.0, "max": 256.0, "step": 0.1, "display_name": "safety_margin_gib",
+            "tooltip": "Kept free besides the predicted peak, in GiB, out of the measured free memory "
+                       "(memory_budget_gb = 0 only: a typed budget is the budget)."}),
         "mode": (list(MODE_CHOICES), {
             "default": "auto",
-            "tooltip": "auto: one go when it fits, else the largest tiles that fit. force tiled: always tiles. "
+            "tooltip": "auto: one go when it fits, else the fastest tiles that fit (few, large ones). "
+                       "force tiled: always tiles (an image no larger than one tile still runs in one go). "
                        "never tiled: one go (ComfyUI's own fallback still tiles after an out-of-memory error)."}),
     }
 
@@ -327,10 +358,10 @@ class VAEDecodeAutoTiled:
 
     RETURN_TYPES = ("IMAGE",)
     OUTPUT_TOOLTIPS = ("The decoded image (video: all frames, as VAE Decode returns them).",)
-    FUNCTION = "decode"
+    FUNCTION = "decode_ui"
     CATEGORY = "latent"
     DESCRIPTION = ("Decodes latents like VAE Decode, in one go when the decode fits in free memory and with the "
-                   "largest tiles that fit when it does not: it predicts the memory first instead of failing first. "
+                   "fastest tiles that fit when it does not: it predicts the memory first instead of failing first. "
                    "Shows on the node which path ran and why.")
 
     def decode(self, samples, vae, memory_budget_gb=0.0, safety_margin_gb=DEFAULT_MARGIN_GB, mode="auto", unique_id=None):
@@ -341,8 +372,14 @@ class VAEDecodeAutoTiled:
                                   "VAE Decode (Auto Tiled)")
         if len(images.shape) == 5:  # combine batches, as VAEDecode does
             images = images.reshape(-1, images.shape[-3], images.shape[-2], images.shape[-1])
-        _announce(unique_id, "VAE Decode (Auto Tiled)", result)
+        self.last_text = _announce(unique_id, "VAE Decode (Auto Tiled)", result)
         return (images,)
+
+    def decode_ui(self, **inputs):
+        """ComfyUI's entry (FUNCTION): decode() plus which path ran and why, as the node's ui text
+        (shown on the node by web/vram_budget_node.js; kept after the run, unlike progress text)."""
+        (images,) = self.decode(**inputs)
+        return {"ui": {"text": [self.last_text]}, "result": (images,)}
 
 
 class VAEEncodeAutoTiled:
@@ -353,12 +390,13 @@ class VAEEncodeAutoTiled:
                 "pixels": ("IMAGE", {"tooltip": "The image(s) or video frames to encode."}),
                 "vae": ("VAE", {"tooltip": "The VAE model used for encoding."}),
             },
-            "optional": _optional_inputs(),
+            "optional": _optional_inputs("encode"),
             "hidden": {"unique_id": "UNIQUE_ID"},
         }
 
     RETURN_TYPES = ("LATENT",)
-    FUNCTION = "encode"
+    OUTPUT_TOOLTIPS = ("The encoded latent (video: all frames, as VAE Encode returns it).",)
+    FUNCTION = "encode_ui"
     CATEGORY = "latent"
     DESCRIPTION = ("Encodes images like VAE Encode, in one go when it fits in free memory and with the largest "
                    "tiles that fit when it does not (large image-to-video inputs).")
@@ -366,8 +404,13 @@ class VAEEncodeAutoTiled:
     def encode(self, pixels, vae, memory_budget_gb=0.0, safety_margin_gb=DEFAULT_MARGIN_GB, mode="auto", unique_id=None):
         latent, result = run_auto("encode", vae, pixels, memory_budget_gb, safety_margin_gb, mode, unique_id,
                                   "VAE Encode (Auto Tiled)")
-        _announce(unique_id, "VAE Encode (Auto Tiled)", result)
+        self.last_text = _announce(unique_id, "VAE Encode (Auto Tiled)", result)
         return ({"samples": latent},)
+
+    def encode_ui(self, **inputs):
+        """ComfyUI's entry (FUNCTION): encode() plus its ui text, as decode_ui."""
+        (latent,) = self.encode(**inputs)
+        return {"ui": {"text": [self.last_text]}, "result": (latent,)}
 
 
 NODE_CLASS_MAPPINGS = {

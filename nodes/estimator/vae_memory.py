@@ -5,8 +5,10 @@ What it answers
   of the VAE weights (activations, the output while it is on the device, attention logsumexp).
 - ``vae_encode_bytes(family, pixels, tile=None, ...)``: the same for encode.
 - ``plan_decode(family, latent, free_bytes, margin, dtype_bytes, mode)`` -> ``DecodePlan``: decode
-  in one go when it fits, else the LARGEST tile (then temporal chunk) whose peak fits the budget,
-  as arguments for ComfyUI's own ``VAE.decode_tiled``. ``plan_encode`` does the same for encode.
+  in one go when it fits, else the tiles (rows x columns x latent frames) with the SHORTEST
+  predicted time whose peak fits the budget, run in one pass of ComfyUI's own tiler
+  (``comfy.utils.tiled_scale_multidim``; see "Decode tiles" below). ``plan_encode``: the largest
+  square tile that fits, for ComfyUI's ``VAE.encode_tiled``.
 - ``vae_weights_bytes(family, dtype_bytes)``: parameter count x dtype (fallback only; real files
   are read by files.py).
 
@@ -27,6 +29,24 @@ segment's slope (that slope is the decoded output accumulating on the device: ab
 byte per output byte, see ``linear_summary``). For images ``g`` is one number.
 Not seen by the trace: the caching allocator's rounding and fragmentation and library workspaces
 (cuDNN); ``HEADROOM`` covers them in the planner. No GPU was available to calibrate that figure.
+
+Decode tiles (issue 12, item 7)
+ComfyUI's own 2-D ``VAE.decode_tiled`` runs THREE passes over the image (tiles of tile_x/2 x
+2*tile_y, 2*tile_x x tile_y/2 and tile_x x tile_y) and averages them (0.18.2 comfy/sd.py:877-889,
+0.8.0 sd.py:724-736): at least three times the work of one go whatever the tile. The planner's
+image tiles run in ONE pass of the same tiler instead (the node calls ``comfy.utils.tiled_scale``
+as ``decode_tiled_`` does, once), with a 64 px overlap (VAEDecodeTiled's default overlap, and
+what ComfyUI's own 3-D fallback uses: 256 px tiles, overlap tile // 4, sd.py decode()); video
+tiles go through ``VAE.decode_tiled`` (``decode_tiled_3d``: one pass already).
+Time model: time ~ decoded output pixels (x output frames), overlaps included, + a fixed cost per
+decoder call (``TILE_OVERHEAD_PX``). Along one axis of ``size`` split into ``n`` tiles with
+overlap ``ov``, ComfyUI's tiler decodes ``size + (n - 1) * ov`` (every tile is ``tile`` long but
+the last, which ends at the edge; utils.py tiled_scale_multidim positions). The planner takes,
+of the tile shapes that fit, the one with the least predicted time: few, large, often
+full-width tiles. One rule keeps it monotone: walking the shapes from the smallest peak up, a
+shape only counts if it is faster than, and needs no more calls than, the last one that counted
+(so more memory never gives more or smaller tiles; rarely, a faster shape with more calls is
+passed over). Peak of a tile: its area x the traced bytes per pixel at its frame count.
 """
 from __future__ import annotations
 
@@ -54,6 +74,26 @@ MIN_TILE_PX = 128
 # Tile sizes step by this many output pixels (8 latent px for 8x VAEs; ComfyUI's 2-D tiler halves
 # and doubles the tile for two of its three passes, so latent tiles stay even).
 TILE_STEP_PX = 64
+
+
+# Overlap between decode tiles, output pixels (VAEDecodeTiled's default; ComfyUI's 3-D fallback:
+# 256 px tiles with tile // 4). One figure for every tile size: measured on the Flux VAE (CPU, 384 px
+# image), one pass with a 64 px overlap scored 42.7-43.7 dB PSNR against one go, 32 px 39.4-40.0 dB,
+# ComfyUI's three passes of 192 px tiles with a 24 px overlap 39.2 dB.
+OVERLAP_PX = 64
+# Fixed cost of one decoder call in the time model, as output pixels decoded in the same time.
+# A judgement for GPUs (a few hundred kernel launches plus a poorly filled card for small tiles,
+# ~5-10 ms, about a 128x128 px decode on a 4090-class card; not measured: no GPU here). On the CPU
+# it is ~0: bench_vae_decode.py, Flux VAE 512 px in 6 tiles took 1.403x the one-go time, the
+# decoded-area ratio is 1.406x. It leans the choice towards fewer, larger tiles.
+TILE_OVERHEAD_PX = 128 * 128
+# Tile counts considered per axis (bounds the search for absurd sizes; the smallest tile is always tried)
+MAX_AXIS_TILES = 64
+
+
+def spatial_overlap(spatial: int, floor: int) -> int:
+    """Overlap (latent px) between decode tiles: OVERLAP_PX, less than half the smallest tile (`floor`)."""
+    return max(1, min(max(1, OVERLAP_PX // spatial), floor // 2))
 
 
 def tile_grid(op: str, spatial: int) -> tuple[int, int]:
@@ -106,7 +146,16 @@ FAMILIES: dict[str, VaeFamily] = {f.id: f for f in (
     VaeFamily("vae-hunyuan", "HunyuanVideo VAE", 16, 8, 4, "AutoencoderKL (conv3d)"),
     # sd.py:464-485
     VaeFamily("vae-ltxv", "LTX-Video VAE", 128, 32, 8, "comfy.ldm.lightricks...VideoVAE"),
+    # 0.18.2 sd.py:537-560: the default KL branch (ch 128, ch_mult 1-2-4-4) with a 32-channel latent
+    # and a batch-norm latent layer: downscale ×2 (16) and 4× the channels (2×2 patches packed)
+    VaeFamily("vae-flux2", "Flux.2 VAE (32 ch, packed to 128)", 128, 16, None, "AutoencoderKL (batch-norm latent)"),
 )}
+# Families whose decoder / encoder is another traced family's: (traced family, why). Bytes per pixel
+# come from that family's points; the geometry (channels, compression) stays the family's own.
+TRACED_AS = {
+    "vae-flux2": ("vae-kl16", "Flux.2's VAE is Flux.1's KL decoder (ch 128, mult 1-2-4-4, sd.py:537-560) with a "
+                              "32-channel latent: the same activations per pixel"),
+}
 
 
 def get_family(vae_family: str) -> VaeFamily:
@@ -251,20 +300,23 @@ def profiles() -> tuple[str, ...]:
 @lru_cache(maxsize=64)
 def _model_for_profile(vae_family: str, version: str) -> VaeMemoryModel | None:
     family = get_family(vae_family)
+    traced_id, why = TRACED_AS.get(vae_family, (vae_family, ""))
+    traced = get_family(traced_id)
     prof = _load_profiles()[version]
-    entry = prof["families"].get(vae_family)
+    entry = prof["families"].get(traced_id)
     if not entry or not entry.get("points"):
         return None
     dec: dict[int, list] = {}
     enc: dict[int, list] = {}
     for p in entry["points"]:
-        frames, px = _point_pixels(family, p)
+        frames, px = _point_pixels(traced, p)
         rows = enc if p["op"] == "encode" else dec
         rows.setdefault(int(p["dtype_bytes"]), []).append((0 if frames is None else int(frames), p["peak_bytes"] / px))
     return VaeMemoryModel(
         family, {d: _table(r) for d, r in dec.items()}, {d: _table(r) for d, r in enc.items()},
         int(entry.get("params", 0)),
-        f"traced on ComfyUI {version} (torch {prof.get('torch', '?')}, {prof.get('date', '?')})")
+        f"traced on ComfyUI {version} (torch {prof.get('torch', '?')}, {prof.get('date', '?')})"
+        + (f"; {traced.label}'s points ({why})" if why else ""))
 
 
 def memory_model(vae_family: str | VaeMemoryModel, comfy_version: str | None = None) -> VaeMemoryModel:
@@ -328,7 +380,8 @@ def _passes_2d(th: int, tw: int) -> tuple[tuple[int, int], ...]:
     return ((th * 2, max(1, tw // 2)), (max(1, th // 2), tw * 2), (th, tw))
 
 
-def _peak(model: VaeMemoryModel, op: str, shape: Shape, dtype_bytes: int, tile, tile_t: int | None) -> int:
+def _peak(model: VaeMemoryModel, op: str, shape: Shape, dtype_bytes: int, tile, tile_t: int | None,
+          passes: int = 3) -> int:
     fam = model.family
     px_per_unit = fam.spatial**2 if op == "decode" else 1
     if tile is None and tile_t is None:  # one call on the whole batch
@@ -337,7 +390,8 @@ def _peak(model: VaeMemoryModel, op: str, shape: Shape, dtype_bytes: int, tile, 
     th, tw = _tile_dims(tile, shape.height, shape.width)
     # tiled: ComfyUI's tiler runs one batch item at a time (utils.tiled_scale_multidim)
     if shape.frames is None:
-        area = max(min(h, shape.height) * min(w, shape.width) for h, w in _passes_2d(th, tw))
+        tiles = _passes_2d(th, tw) if passes == 3 else ((th, tw),)
+        area = max(min(h, shape.height) * min(w, shape.width) for h, w in tiles)
         frames = None
     else:
         area = min(th, shape.height) * min(tw, shape.width)
@@ -347,17 +401,20 @@ def _peak(model: VaeMemoryModel, op: str, shape: Shape, dtype_bytes: int, tile, 
 
 def vae_decode_bytes(vae_family: str | VaeMemoryModel, latent_shape: Any, tile: int | tuple[int, int] | None = None,
                      overlap: int | None = None, tile_t: int | None = None, *, dtype_bytes: int = 2,
-                     comfy_version: str | None = None) -> int:
+                     comfy_version: str | None = None, passes: int = 3) -> int:
     """Working bytes (above the weights) of decoding `latent_shape` with ComfyUI.
 
     latent_shape: (batch, channels, frames | None, height, width) in latent units (or a
     workload.LatentShape). tile / tile_t: spatial tile (latent px, int or (h, w)) and temporal tile
     (latent frames) of ``VAE.decode_tiled``; None = one call on the whole latent. The overlap does
     not change a tile's size (ComfyUI's tiles are `tile` long and step by tile - overlap), only
-    how many there are; it is accepted for symmetry with ``decode_tiled``.
+    how many there are; it is accepted for symmetry with ``decode_tiled``. passes: 3 for image
+    tiles through ComfyUI's ``decode_tiled`` (its largest pass tile counts), 1 for the one-pass
+    tiles of the auto-tiled node.
     """
     del overlap
-    return _peak(memory_model(vae_family, comfy_version), "decode", as_latent(latent_shape), dtype_bytes, tile, tile_t)
+    return _peak(memory_model(vae_family, comfy_version), "decode", as_latent(latent_shape), dtype_bytes, tile, tile_t,
+                 passes)
 
 
 def vae_encode_bytes(vae_family: str | VaeMemoryModel, pixel_shape: Any, tile: int | tuple[int, int] | None = None,
@@ -429,8 +486,10 @@ class DecodePlan:
     """How to run one VAE decode (or encode) within a memory budget.
 
     Units: latent pixels / latent frames for decode, pixels / pixel frames for encode.
-    ``tiled`` False: call ``vae.decode`` on ``batch_chunk`` items at a time. True: call
-    ``vae.decode_tiled(**plan.decode_tiled_kwargs())`` (one call; ComfyUI tiles batch items in turn).
+    ``tiled`` False: call ``vae.decode`` on ``batch_chunk`` items at a time. True, decode: images
+    in one pass of ``comfy.utils.tiled_scale`` with ``decode_tiled_kwargs()``, video through
+    ``vae.decode_tiled(**plan.decode_tiled_kwargs())``; encode: ``vae.encode_tiled`` (ComfyUI
+    tiles batch items in turn).
     """
 
     op: str  # "decode" | "encode"
@@ -445,6 +504,8 @@ class DecodePlan:
     overlap_t: int | None = None
     tiles: int = 1  # decoder calls
     work: float = 1.0  # decoded volume incl. overlaps and passes / latent volume (1.0 = one full pass)
+    time_ratio: float = 1.0  # predicted time / one go's (work + TILE_OVERHEAD_PX per call)
+    passes: int = 1  # passes of ComfyUI's tiler (3: its 2-D decode_tiled / encode_tiled; 1: one pass)
     predicted_peak: int = 0  # working bytes of the largest call
     required: int = 0  # predicted_peak with HEADROOM
     full_peak: int = 0  # working bytes of decoding everything in one call
@@ -493,16 +554,17 @@ class DecodePlan:
 
     def summary(self) -> str:
         """One line for the node's text and the log."""
-        free = fmt_gib(self.free_bytes)
+        budget = f"budget {fmt_gib(max(0, self.budget))}"
+        flag = "" if self.fits else " (may not fit)"
         if not self.tiled:
             what = "decoded in one go" if self.op == "decode" else "encoded in one go"
             if self.batch_chunk < self.shape.batch:
                 what += f", {self.batch_chunk} of {self.shape.batch} at a time"
-            return f"{what}: needs {fmt_gib(self.required)}, {free} free" + ("" if self.fits else " (may not fit)")
+            return f"{what}: needs {fmt_gib(self.required)}, {budget}{flag}"
         verb = "decoded" if self.op == "decode" else "encoded"
-        return (f"{verb} in {self.tiles} tiles of {self.tile_label()}, {free} free, "
-                f"full {self.op} needed {fmt_gib(with_headroom(self.full_peak, self.headroom))}"
-                + ("" if self.fits else " (may not fit)"))
+        return (f"{verb} in {self.tiles} tiles of {self.tile_label()} (about {self.time_ratio:.1f}x the one-go time): "
+                f"needs {fmt_gib(self.required)}, {budget}; one go needs "
+                f"{fmt_gib(with_headroom(self.full_peak, self.headroom))}{flag}")
 
 
 def with_headroom(peak: int, headroom: float = HEADROOM) -> int:
@@ -519,6 +581,8 @@ def op_bytes(vae_family: str | VaeMemoryModel, op: str, shape: Shape, dtype_byte
     return _peak(memory_model(vae_family, comfy_version), op, shape, dtype_bytes, tile, tile_t)
 
 
+# ----------------------------------------------------------------------------------------------
+# Encode tiles: the largest square tile that fits, for ComfyUI's encode_tiled (three 2-D passes)
 def _spatial_candidates(shape: Shape, min_tile: int, step: int) -> list[int]:
     """Square tile sizes smaller than the latent's larger side, largest first, down to min_tile."""
     longest = max(shape.height, shape.width)
@@ -530,21 +594,33 @@ def _spatial_candidates(shape: Shape, min_tile: int, step: int) -> list[int]:
     return sizes
 
 
+def _volume(op: str, fam: VaeFamily, shape: Shape) -> int:
+    """Output pixel-frames (decode) or input pixel-frames (encode) of one batch item in one go."""
+    if op == "decode":
+        frames = 1 if shape.frames is None else fam.pixel_frames(shape.frames)
+        return shape.height * shape.width * fam.spatial**2 * frames
+    return shape.height * shape.width * (shape.frames or 1)
+
+
+def _time_ratio(op: str, fam: VaeFamily, shape: Shape, volume_per_item: float, calls: int) -> float:
+    """Predicted time / one go's: (volume + TILE_OVERHEAD_PX per call) / (one go's volume + one call)."""
+    one_go = shape.batch * _volume(op, fam, shape)
+    return (shape.batch * volume_per_item + calls * TILE_OVERHEAD_PX) / (one_go + TILE_OVERHEAD_PX)
+
+
 def _tiled_plan(base: DecodePlan, model: VaeMemoryModel, dtype_bytes: int, tile: int, tile_t: int | None,
                 headroom: float) -> DecodePlan:
+    """Encode: square `tile` through ComfyUI's encode_tiled (2-D: three passes; video: one)."""
     shape = base.shape
     video = shape.frames is not None
     th, tw = min(tile, shape.height), min(tile, shape.width)
-    ov = default_overlap(tile, video)
-    if base.op == "encode":  # pixel tiles: keep the overlap on the latent grid (whole latent pixels)
-        sp = model.family.spatial
-        ov = max(sp, ov // sp * sp)
+    sp = model.family.spatial
+    ov = max(sp, default_overlap(tile, video) // sp * sp)  # pixel tiles: whole latent pixels of overlap
     if video:
-        # tile_t >= frames: one temporal tile (decode_tiled then decodes all frames per tile)
         tt = shape.frames if tile_t is None else max(2, min(int(tile_t), shape.frames))
         ovt = min(default_overlap_t(tt), tt - 1) if tt < shape.frames else None
-        n_t = tiled_steps(shape.frames, tt, ovt or 1)
-        n = n_t * tiled_steps(shape.height, tile, ov) * tiled_steps(shape.width, tile, ov)
+        n = (tiled_steps(shape.frames, tt, ovt or 1) * tiled_steps(shape.height, tile, ov)
+             * tiled_steps(shape.width, tile, ov))
         work = (_axis_work(shape.frames, tt, ovt or 1) * _axis_work(shape.height, tile, ov)
                 * _axis_work(shape.width, tile, ov))
         peak = _peak(model, base.op, shape, dtype_bytes, (tile, tile), tt)
@@ -553,20 +629,195 @@ def _tiled_plan(base: DecodePlan, model: VaeMemoryModel, dtype_bytes: int, tile:
         n = sum(tiled_steps(shape.height, h, ov) * tiled_steps(shape.width, w, ov) for h, w in _passes_2d(tile, tile))
         work = sum(_axis_work(shape.height, h, ov) * _axis_work(shape.width, w, ov) for h, w in _passes_2d(tile, tile))
         peak = _peak(model, base.op, shape, dtype_bytes, (tile, tile), None)
-    return replace(base, tiled=True, batch_chunk=1, tile_h=th, tile_w=tw, overlap=ov, tile_t=tt if video else None,
-                   overlap_t=ovt, tiles=n * shape.batch, work=round(work, 3), predicted_peak=peak,
-                   required=with_headroom(peak, headroom))
+    ratio = _time_ratio(base.op, model.family, shape, work * _volume(base.op, model.family, shape), n * shape.batch)
+    return replace(base, tiled=True, batch_chunk=1, tile_h=th, tile_w=tw, overlap=ov, tile_t=tt, overlap_t=ovt,
+                   tiles=n * shape.batch, work=round(work, 3), time_ratio=ratio, passes=1 if video else 3,
+                   predicted_peak=peak, required=with_headroom(peak, headroom))
 
 
 def _axis_work(size: int, tile: int, overlap: int) -> float:
-    """Decoded length along one axis with tiles (incl. overlaps) / size."""
+    """Encoded length along one axis with tiles (incl. overlaps) / size."""
     if size <= tile:
         return 1.0
     return tiled_steps(size, tile, overlap) * tile / size
 
 
+def _encode_tiles(base: DecodePlan, model: VaeMemoryModel, dtype_bytes: int, floor: int, step: int, budget: int,
+                  headroom: float, why: str, max_peak: int | None) -> DecodePlan:
+    """Largest square tile whose peak fits; else the smallest, flagged."""
+    sizes = _spatial_candidates(base.shape, floor, step)
+    for size in sizes:
+        plan = _tiled_plan(base, model, dtype_bytes, size, None, headroom)
+        if plan.required <= budget and (max_peak is None or plan.predicted_peak <= max_peak):
+            return replace(plan, reason=f"{why}; largest tile that fits: {plan.tile_label()} needs "
+                                        f"{fmt_gib(plan.required)} ({plan.tiles} tiles)")
+    plan = _tiled_plan(base, model, dtype_bytes, sizes[-1], None, headroom)
+    return replace(plan, fits=False, reason=f"{why}; even the smallest tile ({plan.tile_label()}) needs "
+                                            f"{fmt_gib(plan.required)}: trying it anyway")
+
+
+# ----------------------------------------------------------------------------------------------
+# Decode tiles: the fastest that fit, in one pass of ComfyUI's tiler
+def _decode_layout(fam: VaeFamily, shape: Shape, th: int, tw: int, tt: int | None,
+                   ov: int) -> tuple[int | None, int, int]:
+    """(overlap_t, decoder calls, decoded output pixel-frames) of ONE batch item in tiles of th x tw
+    latent px (overlap ov) x tt latent frames (clipped to the latent), as tiled_scale_multidim runs them."""
+    n_h, n_w = tiled_steps(shape.height, th, ov), tiled_steps(shape.width, tw, ov)
+    # along an axis split in n, the tiler decodes size + (n - 1) * overlap (the last tile ends at the edge)
+    area = (shape.height + (n_h - 1) * ov) * (shape.width + (n_w - 1) * ov) * fam.spatial**2
+    if shape.frames is None:
+        return None, n_h * n_w, area
+    if tt is None or tt >= shape.frames:
+        return None, n_h * n_w, area * fam.pixel_frames(shape.frames)
+    ovt = default_overlap_t(tt)
+    n_t = tiled_steps(shape.frames, tt, ovt)
+    last = shape.frames - (n_t - 1) * (tt - ovt)
+    frames = (n_t - 1) * fam.pixel_frames(tt) + fam.pixel_frames(last)
+    return ovt, n_h * n_w * n_t, area * frames
+
+
+def _one_pass_plan(base: DecodePlan, model: VaeMemoryModel, dtype_bytes: int, th: int, tw: int, tt: int | None,
+                   headroom: float, ov: int) -> DecodePlan:
+    """Decode: tiles of th x tw latent px (overlap ov, x tt latent frames), one pass."""
+    shape, fam = base.shape, model.family
+    th, tw = min(th, shape.height), min(tw, shape.width)
+    if shape.frames is not None:
+        tt = shape.frames if tt is None or tt >= shape.frames else max(2, int(tt))
+    else:
+        tt = None
+    ovt, calls, volume = _decode_layout(fam, shape, th, tw, tt, ov)
+    peak = _peak(model, "decode", shape, dtype_bytes, (th, tw), tt, passes=1)
+    return replace(base, tiled=True, batch_chunk=1, tile_h=th, tile_w=tw, overlap=ov, tile_t=tt, overlap_t=ovt,
+                   tiles=calls * shape.batch, work=volume / _volume("decode", fam, shape),
+                   time_ratio=_time_ratio("decode", fam, shape, volume, calls * shape.batch), passes=1,
+                   predicted_peak=peak, required=with_headroom(peak, headroom))
+
+
+def decode_tile_plan(vae_family: str | VaeMemoryModel, latent: Any, tile_h: int, tile_w: int, tile_t: int | None = None,
+                     *, dtype_bytes: int = 2, comfy_version: str | None = None, headroom: float = HEADROOM,
+                     min_tile: int | None = None) -> DecodePlan:
+    """The one-pass decode plan for given tiles (latent px / latent frames): its calls, overlaps,
+    peak and predicted time. What the planner weighs for every candidate."""
+    model = memory_model(vae_family, comfy_version)
+    shape = as_latent(latent)
+    full = _peak(model, "decode", shape, dtype_bytes, None, None)
+    base = DecodePlan(op="decode", family=model.family.id, shape=shape, tiled=False, batch_chunk=shape.batch,
+                      full_peak=full, spatial=model.family.spatial, dtype_bytes=dtype_bytes,
+                      comfy_version=comfy_version, headroom=headroom, model=model)
+    floor = tile_grid("decode", model.family.spatial)[1] if min_tile is None else int(min_tile)
+    return _one_pass_plan(base, model, dtype_bytes, tile_h, tile_w, tile_t, headroom,
+                          spatial_overlap(model.family.spatial, floor))
+
+
+def _lengths(size: int, floor: int, overlap_of) -> list[int]:
+    """Candidate tile lengths along one axis, longest first: the whole axis, then for each tile
+    count the shortest length that gives it (a longer one with the same count only costs memory),
+    down to `floor`. overlap_of(length): the overlap at that length (non-decreasing)."""
+    out = [size]
+    if size <= floor:
+        return out
+    most = tiled_steps(size, floor, overlap_of(floor))
+    for count in range(2, min(most, MAX_AXIS_TILES) + 1):
+        length = max(floor, -(-(size - overlap_of(out[-1])) // count) + overlap_of(out[-1]))
+        while length > floor and tiled_steps(size, length - 1, overlap_of(length - 1)) <= count:
+            length -= 1
+        while tiled_steps(size, length, overlap_of(length)) > count:
+            length += 1
+        if length < out[-1]:
+            out.append(length)
+    if out[-1] != floor:
+        out.append(floor)
+    return out
+
+
+def _fastest_tiles(base: DecodePlan, model: VaeMemoryModel, dtype_bytes: int, floor: int, budget: int,
+                   headroom: float, max_peak: int | None) -> DecodePlan | None:
+    """The tiles (rows x columns x frames, never the whole latent) with the least predicted time
+    among those whose peak fits, under one rule that keeps the planner monotone: a candidate only
+    counts if it is faster AND needs no more decoder calls than every candidate with a smaller
+    peak (so more memory never gives more or smaller tiles). None when no tile fits."""
+    shape, fam = base.shape, model.family
+    px = fam.spatial**2
+    ov = spatial_overlap(fam.spatial, floor)
+    rows = _lengths(shape.height, floor, lambda _n: ov)
+    cols = _lengths(shape.width, floor, lambda _n: ov)
+    chunks = [None] if shape.frames is None else _lengths(shape.frames, 2, default_overlap_t)
+    fitting = []
+    for tt in chunks:
+        g = model.per_pixel("decode", dtype_bytes, tt)
+        whole_frames = tt is None or tt == shape.frames
+        for th in rows:
+            for tw in cols:
+                if whole_frames and th == shape.height and tw == shape.width:
+                    continue  # that is one go, not a tile
+                peak = math.ceil(th * tw * px * g)
+                if with_headroom(peak, headroom) > budget or (max_peak is not None and peak > max_peak):
+                    continue
+                _ovt, calls, volume = _decode_layout(fam, shape, th, tw, tt, ov)
+                fitting.append((peak, volume + calls * TILE_OVERHEAD_PX, calls, -th, -tw, -(tt or 0)))
+    best = None
+    for cand in sorted(fitting):  # smallest peak first: the staircase of ever faster, never more calls
+        if best is None or (cand[1] < best[1] and cand[2] <= best[2]):
+            best = cand
+    if best is None:
+        return None
+    return _one_pass_plan(base, model, dtype_bytes, -best[3], -best[4], -best[5] or None, headroom, ov)
+
+
+def _one_go(base: DecodePlan, per_item: int, budget: int, headroom: float, budget_txt: str) -> DecodePlan | None:
+    """One call on the whole batch, else as many items per call as fit (peak is linear in the batch)."""
+    shape, op = base.shape, base.op
+    per_item_need = with_headroom(per_item, headroom)
+    if with_headroom(base.full_peak, headroom) <= budget:
+        k = shape.batch
+    else:
+        k = int(min(shape.batch - 1, budget // per_item_need)) if per_item_need > 0 else shape.batch
+        while k > 0 and with_headroom(per_item * k, headroom) > budget:
+            k -= 1
+    if k < 1:
+        return None
+    peak = per_item * k if k < shape.batch else base.full_peak
+    reason = (f"full {op} fits: needs {fmt_gib(with_headroom(peak, headroom))} ({fmt_gib(peak)} traced "
+              f"+ {headroom:.0%}), budget {budget_txt}")
+    if k < shape.batch:
+        reason += f"; {k} of {shape.batch} items per call"
+    return _one_go_plan(base, k, peak, headroom, reason)
+
+
+def _one_go_plan(base: DecodePlan, k: int, peak: int, headroom: float, reason: str, fits: bool = True) -> DecodePlan:
+    fam = base.model.family
+    calls = math.ceil(base.shape.batch / k)
+    return replace(base, tiled=False, batch_chunk=k, predicted_peak=peak, required=with_headroom(peak, headroom),
+                   time_ratio=_time_ratio(base.op, fam, base.shape, _volume(base.op, fam, base.shape), calls),
+                   fits=fits, reason=reason)
+
+
+def _decode_tiles(base: DecodePlan, model: VaeMemoryModel, dtype_bytes: int, floor: int, budget: int,
+                  headroom: float, why: str, max_peak: int | None, per_item: int, budget_txt: str) -> DecodePlan:
+    """Decode: the fastest tiles that fit; an image no larger than one tile in one go; else the
+    smallest tiles, flagged."""
+    shape = base.shape
+    plan = _fastest_tiles(base, model, dtype_bytes, floor, budget, headroom, max_peak)
+    if plan is not None:
+        return replace(plan, reason=f"{why}; fastest tiles that fit: {plan.tile_label()}, {plan.tiles} tiles, need "
+                                    f"{fmt_gib(plan.required)}, about {plan.time_ratio:.1f}x the one-go time")
+    th, tw = min(floor, shape.height), min(floor, shape.width)
+    tt = None if shape.frames is None else min(2, shape.frames)
+    if (th, tw) == (shape.height, shape.width) and tt in (None, shape.frames):
+        one_tile = f"the {'latent' if shape.frames is not None else 'image'} is no larger than one tile ({floor * base.spatial} px)"
+        plan = _one_go(base, per_item, budget, headroom, budget_txt) if max_peak is None else None
+        if plan is not None:
+            return replace(plan, reason=f"{why}, but {one_tile}: decoded in one pass; {plan.reason}")
+        return _one_go_plan(base, 1, per_item, headroom, fits=False,
+                            reason=f"{why}; {one_tile} and needs {fmt_gib(with_headroom(per_item, headroom))} per item: "
+                                   f"nothing smaller to try, trying it in one go anyway")
+    plan = _one_pass_plan(base, model, dtype_bytes, th, tw, tt, headroom, spatial_overlap(model.family.spatial, floor))
+    return replace(plan, fits=False, reason=f"{why}; even the smallest tiles ({plan.tile_label()}) need "
+                                            f"{fmt_gib(plan.required)}: trying them anyway")
+
+
 def _plan(op: str, vae_family: str | VaeMemoryModel, shape: Shape, free_bytes: int, margin: int, dtype_bytes: int,
-          mode: str, comfy_version: str | None, min_tile: int, headroom: float, max_tile: int | None) -> DecodePlan:
+          mode: str, comfy_version: str | None, min_tile: int, headroom: float, max_peak: int | None) -> DecodePlan:
     if mode not in MODES:
         raise PlanError(f"VAE {op} mode must be one of {', '.join(MODES)}, got '{mode}'")
     if min(shape.batch, shape.height, shape.width) <= 0 or (shape.frames is not None and shape.frames <= 0):
@@ -579,107 +830,102 @@ def _plan(op: str, vae_family: str | VaeMemoryModel, shape: Shape, free_bytes: i
     if min_tile is not None:
         floor = int(min_tile)
     full_peak = _peak(model, op, shape, dtype_bytes, None, None)
-    one_item = Shape(1, shape.frames, shape.height, shape.width)
-    per_item = _peak(model, op, one_item, dtype_bytes, None, None)
+    per_item = _peak(model, op, Shape(1, shape.frames, shape.height, shape.width), dtype_bytes, None, None)
     base = DecodePlan(op=op, family=fam.id, shape=shape, tiled=False, batch_chunk=shape.batch, full_peak=full_peak,
                       predicted_peak=full_peak, required=with_headroom(full_peak, headroom), free_bytes=free_bytes,
                       margin=margin, mode=mode, spatial=fam.spatial if op == "decode" else 1,
                       dtype_bytes=dtype_bytes, comfy_version=comfy_version, headroom=headroom, model=model)
     need_full = with_headroom(full_peak, headroom)
-    budget_txt = f"{fmt_gib(free_bytes)} free - {fmt_gib(margin)} margin = {fmt_gib(budget)}"
+    budget_txt = fmt_gib(budget) if margin == 0 else f"{fmt_gib(free_bytes)} free - {fmt_gib(margin)} margin = {fmt_gib(budget)}"
 
     # 1. one go, the whole batch or as many items per call as fit
-    if mode != "force_tiled" and max_tile is None:
-        per_item_need = with_headroom(per_item, headroom)
-        if need_full <= budget:
-            k = shape.batch
-        else:  # as many items per call as fit (peak is linear in the batch)
-            k = int(min(shape.batch - 1, budget // per_item_need)) if per_item_need > 0 else shape.batch
-            while k > 0 and with_headroom(per_item * k, headroom) > budget:
-                k -= 1
-        if k >= 1:
-            peak = per_item * k if k < shape.batch else full_peak
-            reason = (f"full {op} fits: needs {fmt_gib(with_headroom(peak, headroom))} ({fmt_gib(peak)} traced "
-                      f"+ {headroom:.0%}), budget {budget_txt}")
-            if k < shape.batch:
-                reason += f"; {k} of {shape.batch} items per call"
-            return replace(base, batch_chunk=k, predicted_peak=peak, required=with_headroom(peak, headroom), reason=reason)
+    if mode != "force_tiled" and (max_peak is None or per_item <= max_peak):
+        plan = _one_go(base, per_item, budget if max_peak is None else min(budget, with_headroom(max_peak, headroom)),
+                       headroom, budget_txt)
+        if plan is not None:
+            return plan
         if mode == "never_tiled":
-            return replace(base, batch_chunk=1, predicted_peak=per_item, required=with_headroom(per_item, headroom),
-                           fits=False, reason=f"tiling disabled: one item needs {fmt_gib(with_headroom(per_item, headroom))}, "
-                                              f"budget {budget_txt}; trying anyway")
-
-    # 2. spatial tiles, all frames per tile, largest first
-    sizes = _spatial_candidates(shape, floor, step)
-    if max_tile is not None:
-        sizes = [s for s in sizes if s <= max_tile] or [sizes[-1]]
-    why = (f"full {op} needs {fmt_gib(need_full)}, budget {budget_txt}" if mode == "auto"
-           else "tiling forced" if mode == "force_tiled" else f"tiles capped at {max_tile}")
-    for size in sizes:
-        plan = _tiled_plan(base, model, dtype_bytes, size, None, headroom)
-        if plan.required <= budget:
-            return replace(plan, reason=f"{why}; largest tile that fits: {plan.tile_label()} needs "
-                                        f"{fmt_gib(plan.required)} ({plan.tiles} tiles)")
-    # 3. video decode: smallest spatial tile, fewer frames per tile (encode streams frames: its
-    #    peak hardly depends on the frame count, so spatial tiles are all it needs)
-    smallest = sizes[-1]
-    if op == "decode" and shape.frames is not None and shape.frames > 2:
-        for tt in range(shape.frames - 1, 1, -1):
-            plan = _tiled_plan(base, model, dtype_bytes, smallest, tt, headroom)
-            if plan.required <= budget:
-                return replace(plan, reason=f"{why}; even {smallest} px tiles with all frames do not fit; "
-                                            f"{plan.tile_label()} needs {fmt_gib(plan.required)}")
-    # 4. nothing fits: the smallest plan, flagged (ComfyUI's numbers may still let it through)
-    tt_min = 2 if op == "decode" and shape.frames is not None and shape.frames > 2 else None
-    plan = _tiled_plan(base, model, dtype_bytes, smallest, tt_min, headroom)
-    return replace(plan, fits=False, reason=f"{why}; even the smallest tile ({plan.tile_label()}) needs "
-                                            f"{fmt_gib(plan.required)}: trying it anyway")
+            return _one_go_plan(base, 1, per_item, headroom, fits=False,
+                                reason=f"tiling disabled: one item needs {fmt_gib(with_headroom(per_item, headroom))}, "
+                                       f"budget {budget_txt}; trying anyway")
+    why = (f"full {op} needs {fmt_gib(need_full)}, budget {budget_txt}" if mode != "force_tiled" and max_peak is None
+           else "tiling forced" if max_peak is None
+           else f"pieces capped at {fmt_gib(max_peak)} (an earlier run ran out of memory with larger ones)")
+    if op == "decode":
+        return _decode_tiles(base, model, dtype_bytes, floor, budget, headroom, why, max_peak, per_item, budget_txt)
+    return _encode_tiles(base, model, dtype_bytes, floor, step, budget, headroom, why, max_peak)
 
 
 def plan_decode(vae_family: str | VaeMemoryModel, latent: Any, free_bytes: int, margin: int = 0, dtype_bytes: int = 2,
                 mode: str = "auto", *, comfy_version: str | None = None, min_tile: int | None = None,
-                headroom: float = HEADROOM, max_tile: int | None = None) -> DecodePlan:
+                headroom: float = HEADROOM, max_peak: int | None = None) -> DecodePlan:
     """Decide how to decode `latent` ((batch, channels, frames|None, height, width), latent units).
 
-    mode "auto": one go when it fits (whole batch, else as many items per call as fit), else the
-    largest square spatial tile (steps of TILE_STEP_PX, at least MIN_TILE_PX or `min_tile` latent
-    px) whose peak plus
-    HEADROOM fits ``free_bytes - margin``; for video all frames per tile first, then, at the
-    smallest tile, the largest temporal chunk. "force_tiled" skips the one-go step, "never_tiled"
-    never tiles. ``max_tile`` caps the tile (after an out-of-memory at a larger one).
-    Monotone: more free memory never gives a smaller tile, batch chunk or temporal chunk.
+    mode "auto": one go when it fits in ``free_bytes - margin`` (whole batch, else as many items
+    per call as fit), else the tiles with the least predicted time (decoded area incl. overlaps +
+    TILE_OVERHEAD_PX per call) whose peak plus HEADROOM fits: rows x columns (at least
+    MIN_TILE_PX or `min_tile` latent px a side unless the side is the whole latent) x, for video,
+    latent frames; one pass of ComfyUI's tiler. A latent no larger than one tile is decoded in one
+    go. "force_tiled" skips the one-go step, "never_tiled" never tiles. ``max_peak`` caps the
+    pieces' traced peak (after an out-of-memory error with larger ones).
+    Monotone: more free memory never gives more decoder calls, a longer predicted time or (tiled)
+    a smaller tile peak.
     """
     return _plan("decode", vae_family, as_latent(latent), free_bytes, margin, dtype_bytes, mode, comfy_version,
-                 min_tile, headroom, max_tile)
+                 min_tile, headroom, max_peak)
 
 
 def plan_encode(vae_family: str | VaeMemoryModel, pixels: Any, free_bytes: int, margin: int = 0, dtype_bytes: int = 2,
                 mode: str = "auto", *, comfy_version: str | None = None, min_tile: int | None = None,
-                headroom: float = HEADROOM, max_tile: int | None = None) -> DecodePlan:
-    """Same as plan_decode for encode; pixels = (batch, frames|None, height, width); tiles in pixels
-    (64 px steps, at least 128 px), temporal tiles in pixel frames."""
+                headroom: float = HEADROOM, max_peak: int | None = None) -> DecodePlan:
+    """Like plan_decode for encode; pixels = (batch, frames|None, height, width); the largest
+    square tile that fits (pixels, 64 px steps, at least 128 px) for ComfyUI's encode_tiled."""
     return _plan("encode", vae_family, as_pixels(pixels), free_bytes, margin, dtype_bytes, mode, comfy_version,
-                 min_tile, headroom, max_tile)
+                 min_tile, headroom, max_peak)
+
+
+def _smaller_decode(plan: DecodePlan, model: VaeMemoryModel, floor: int) -> DecodePlan | None:
+    """Decode after an out-of-memory error: halve the longer tile side (the whole latent when it
+    ran in one go) down to `floor`, then (video) the frames per tile down to 2."""
+    shape = plan.shape
+    th, tw = (plan.tile_h, plan.tile_w) if plan.tiled else (shape.height, shape.width)
+    tt = plan.tile_t if plan.tiled else shape.frames
+    if max(th, tw) > floor:
+        if th >= tw:
+            th = max(floor, -(-th // 2))
+        else:
+            tw = max(floor, -(-tw // 2))
+    elif tt is not None and tt > 2:
+        tt = max(2, tt // 2)
+    else:
+        return None
+    nxt = _one_pass_plan(replace(plan, mode="auto"), model, plan.dtype_bytes, th, tw, tt, plan.headroom,
+                         spatial_overlap(model.family.spatial, floor))
+    where = f"with {plan.tile_label()} tiles" if plan.tiled else "in one go"
+    return replace(nxt, reason=f"out of memory {where}: trying {nxt.tiles} tiles of {nxt.tile_label()}")
 
 
 def smaller_plan(plan: DecodePlan, *, min_tile: int | None = None) -> DecodePlan | None:
     """The next thing to try after `plan` ran out of memory, or None when nothing smaller exists.
 
-    full with k items -> k // 2 items -> tiles of half the latent's longer side -> half the tile,
-    down to min_tile -> (video) half the temporal chunk, down to 2 frames."""
+    full with k items -> k // 2 items -> decode: halve the longer tile side (from the whole
+    latent) down to min_tile, then (video) halve the temporal chunk down to 2 frames; encode:
+    square tiles of half the longer side, halved down to min_tile."""
     shape = plan.shape
     model = plan.model or memory_model(plan.family, plan.comfy_version)
+    plan = replace(plan, model=model)
     dtype_bytes, headroom = plan.dtype_bytes, plan.headroom
     step, floor = tile_grid(plan.op, model.family.spatial)
     if min_tile is not None:
         floor = int(min_tile)
+    if not plan.tiled and plan.batch_chunk > 1:
+        k = plan.batch_chunk // 2
+        peak = _peak(model, plan.op, Shape(k, shape.frames, shape.height, shape.width), dtype_bytes, None, None)
+        return _one_go_plan(plan, k, peak, headroom, f"out of memory with {plan.batch_chunk} items per call: trying {k}")
+    if plan.op == "decode":
+        return _smaller_decode(plan, model, floor)
     base = replace(plan, mode="auto")
     if not plan.tiled:
-        if plan.batch_chunk > 1:
-            k = plan.batch_chunk // 2
-            peak = _peak(model, plan.op, Shape(k, shape.frames, shape.height, shape.width), dtype_bytes, None, None)
-            return replace(plan, batch_chunk=k, predicted_peak=peak, required=with_headroom(peak, headroom),
-                           reason=f"out of memory with {plan.batch_chunk} items per call: trying {k}")
         longest = max(shape.height, shape.width)
         size = max(floor, (longest // 2) // step * step)
         if size >= longest:
@@ -689,9 +935,6 @@ def smaller_plan(plan: DecodePlan, *, min_tile: int | None = None) -> DecodePlan
     tile = max(plan.tile_h or 0, plan.tile_w or 0)
     if tile > floor:
         nxt = _tiled_plan(base, model, dtype_bytes, max(floor, tile // 2), plan.tile_t, headroom)
-        return replace(nxt, reason=f"out of memory with {plan.tile_label()} tiles: trying {nxt.tile_label()}")
-    if plan.op == "decode" and shape.frames is not None and plan.tile_t is not None and plan.tile_t > 2:
-        nxt = _tiled_plan(base, model, dtype_bytes, tile, max(2, plan.tile_t // 2), headroom)
         return replace(nxt, reason=f"out of memory with {plan.tile_label()} tiles: trying {nxt.tile_label()}")
     return None
 

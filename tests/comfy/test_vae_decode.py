@@ -10,9 +10,12 @@ x 3 latent frames: 160 s under load).
 
 PSNR bounds. Tiling changes the result for a reason, not by accident: GroupNorm statistics and the
 mid-block attention see one tile instead of the whole image, and tiles meet in feathered overlaps.
-Measured here (CPU, these seeds): Flux VAE 64x64 latent, 384 px tiles: 46.5 dB (47.0 dB in tile
-interiors); 32x32 latent, 192 px tiles: 39.2 dB. Wan 2.1 32x32x2 latent, 192 px tiles: 39.6 dB
-(42.5 interiors); 24x24x2, 128 px tiles: 35.6 dB. The bounds (38 dB Flux, 33 dB Wan) sit below
+Measured here (CPU, these seeds), with ComfyUI's three-pass decode_tiled and square tiles (before
+issue 12): Flux VAE 64x64 latent, 384 px tiles: 46.5 dB (47.0 dB in tile interiors); 32x32
+latent, 192 px tiles: 39.2 dB. Wan 2.1 32x32x2 latent, 192 px tiles: 39.6 dB (42.5 interiors);
+24x24x2, 128 px tiles: 35.6 dB. With the planner's one-pass tiles (64 px overlap, ComfyUI 0.18.2):
+Flux 64x64, 2 tiles of 512x288 px: 49.5 dB (52.4 interiors); Wan 32x32x2, 2 tiles of 256x160 px:
+44.0 dB (44.7 interiors). The bounds (38 dB Flux, 33 dB Wan) sit below
 the smallest-tile figures; each test also decodes nothing new to get a reference for "wrong": the
 same full decode shifted by 8 px (one latent pixel, what a misplaced tile does) scores ~20-25 dB,
 and the tiled result must beat that by 10-15 dB. Tile interiors must not be worse than the whole.
@@ -32,6 +35,7 @@ torch.set_num_threads(2)
 _INFERENCE = torch.inference_mode(); _INFERENCE.__enter__()  # ComfyUI runs every node under inference mode (execution.py)
 VD = sys.modules[PACK.__name__ + ".nodes.vae_decode"]
 VM = sys.modules[PACK.__name__ + ".nodes.estimator.vae_memory"]
+VERSION = sys.modules[PACK.__name__ + ".nodes.comfy_bridge"].comfy_version()  # the node plans with this profile
 GiB = 1024 ** 3
 
 def random_sd(module_factory, seed, out_keys=()):
@@ -181,17 +185,17 @@ node = PACK.NODE_CLASS_MAPPINGS["VAEDecodeAutoTiled"]()
 margin = 0.25
 t0 = time.perf_counter(); (full,) = node.decode({"samples": z}, vae, memory_budget_gb=64.0, safety_margin_gb=margin); t_full = time.perf_counter() - t0
 text_full = CAP.lines[-1]
-# a budget that holds 60 % of what a full decode needs
-need = VM.with_headroom(VM.op_bytes("vae-kl16", "decode", VM.Shape(1, None, 64, 64), dtype_bytes=4))
-budget_gb = margin + 0.6 * need / GiB
-plan = VM.plan_decode("vae-kl16", (1, 16, None, 64, 64), int(budget_gb * GiB), int(margin * GiB), 4)
+# a budget that holds 60 % of what a full decode needs (typed: the margin is not taken off it)
+need = VM.with_headroom(VM.op_bytes("vae-kl16", "decode", VM.Shape(1, None, 64, 64), dtype_bytes=4, comfy_version=VERSION))
+budget_gb = 0.6 * need / GiB
+plan = VM.plan_decode("vae-kl16", (1, 16, None, 64, 64), int(budget_gb * GiB), 0, 4, comfy_version=VERSION)
 t0 = time.perf_counter(); (tiled,) = node.decode({"samples": z}, vae, memory_budget_gb=budget_gb, safety_margin_gb=margin); t_tiled = time.perf_counter() - t0
 text_tiled = CAP.lines[-1]
 (ref,) = __import__("nodes").VAEDecode().decode(vae, {"samples": z})
 mask = interior_mask(512, 512, plan.tile_h, plan.tile_w, plan.overlap, 8)
 print(json.dumps({
   "shape": list(full.shape), "tiled_shape": list(tiled.shape), "text_full": text_full, "text_tiled": text_tiled,
-  "plan": [plan.tiled, plan.tile_h, plan.overlap, plan.tiles], "same_as_vaedecode": bool(torch.equal(full, ref)),
+  "plan": [plan.tiled, plan.tile_h, plan.tile_w, plan.overlap, plan.tiles], "same_as_vaedecode": bool(torch.equal(full, ref)),
   "psnr": psnr(full, tiled), "psnr_interior": psnr(full, tiled, mask.unsqueeze(0).unsqueeze(-1).expand_as(full)),
   "interior_fraction": mask.float().mean().item(), "latent_untouched": bool(torch.equal(z, z_before)),
   "psnr_shifted": psnr(full, torch.roll(full, 8, dims=2)),
@@ -205,8 +209,9 @@ print(json.dumps({
     assert out["shape"] == [1, 512, 512, 3] == out["tiled_shape"]
     assert out["same_as_vaedecode"], "a decode that fits must be exactly VAEDecode's"
     assert "decoded in one go" in out["text_full"]
-    tiled, tile, overlap, tiles = out["plan"]
-    assert tiled and 16 <= tile < 64 and f"{tiles} tiles of {tile * 8}x{tile * 8} px" in out["text_tiled"], out["text_tiled"]
+    tiled, th, tw, overlap, tiles = out["plan"]
+    assert tiled and (th, tw) != (64, 64) and min(th, tw) >= 16, out["plan"]
+    assert f"{tiles} tiles of {th * 8}x{tw * 8} px" in out["text_tiled"], out["text_tiled"]
     assert out["latent_untouched"]
     assert out["clamped"] < 0.01 and out["std"] > 0.02  # a real picture-like signal, not a flat or clipped one
     assert out["psnr"] < 80, "tiling must change something (else it did not tile)"
@@ -225,15 +230,15 @@ node = PACK.NODE_CLASS_MAPPINGS["VAEDecodeAutoTiled"]()
 margin = 0.25
 t0 = time.perf_counter(); (full,) = node.decode({"samples": z}, vae, memory_budget_gb=64.0, safety_margin_gb=margin); t_full = time.perf_counter() - t0
 text_full = CAP.lines[-1]
-need = VM.with_headroom(VM.op_bytes("vae-wan2.1", "decode", VM.Shape(1, 2, 32, 32), dtype_bytes=4))
-budget_gb = margin + 0.7 * need / GiB
-plan = VM.plan_decode("vae-wan2.1", (1, 16, 2, 32, 32), int(budget_gb * GiB), int(margin * GiB), 4)
+need = VM.with_headroom(VM.op_bytes("vae-wan2.1", "decode", VM.Shape(1, 2, 32, 32), dtype_bytes=4, comfy_version=VERSION))
+budget_gb = 0.7 * need / GiB  # typed: the margin is not taken off it
+plan = VM.plan_decode("vae-wan2.1", (1, 16, 2, 32, 32), int(budget_gb * GiB), 0, 4, comfy_version=VERSION)
 t0 = time.perf_counter(); (tiled,) = node.decode({"samples": z}, vae, memory_budget_gb=budget_gb, safety_margin_gb=margin); t_tiled = time.perf_counter() - t0
 text_tiled = CAP.lines[-1]
 mask = interior_mask(256, 256, plan.tile_h, plan.tile_w, plan.overlap, 8)
 print(json.dumps({
   "shape": list(full.shape), "tiled_shape": list(tiled.shape), "text_full": text_full, "text_tiled": text_tiled,
-  "plan": [plan.tiled, plan.tile_h, plan.overlap, plan.tile_t, plan.tiles], "kwargs": plan.decode_tiled_kwargs(),
+  "plan": [plan.tiled, plan.tile_h, plan.tile_w, plan.overlap, plan.tile_t, plan.tiles], "kwargs": plan.decode_tiled_kwargs(),
   "psnr": psnr(full, tiled), "psnr_interior": psnr(full, tiled, mask.unsqueeze(0).unsqueeze(-1).expand_as(full)),
   "interior_fraction": mask.float().mean().item(), "t_full": t_full, "t_tiled": t_tiled,
   "psnr_shifted": psnr(full, torch.roll(full, 8, dims=2)),
@@ -246,15 +251,68 @@ print(json.dumps({
           f"full {out['t_full']:.1f} s, tiled {out['t_tiled']:.1f} s")
     assert out["shape"] == [5, 256, 256, 3] == out["tiled_shape"]  # [B*T, H, W, C]
     assert "decoded in one go" in out["text_full"]
-    tiled, tile, overlap, tile_t, tiles = out["plan"]
-    assert tiled and tile == 24 and tiles == 4 and tile_t == 2, out["plan"]  # 2x2 tiles of 192 px, all frames each
+    tiled, th, tw, overlap, tile_t, tiles = out["plan"]
+    assert tiled and tiles <= 3 and tile_t == 2, out["plan"]  # a few large tiles, all frames each
     assert out["kwargs"]["tile_t"] is None  # all frames per tile: no temporal seams
-    assert "4 tiles of 192x192 px" in out["text_tiled"], out["text_tiled"]
+    assert f"{tiles} tiles of {th * 8}x{tw * 8} px" in out["text_tiled"], out["text_tiled"]
     assert out["clamped"] < 0.02
     assert out["psnr"] < 80
     assert out["psnr"] >= 33.0
     assert out["psnr_interior"] >= out["psnr"] - 0.5
     assert out["psnr"] >= out["psnr_shifted"] + 10
+
+
+def test_typed_budget_is_the_budget_and_tiles_run_in_one_pass(run_in_comfy):
+    """Issue 12 item 7: a typed memory_budget_gb is the budget (the default 0.5 GiB safety margin is
+    not taken off it: 0.5 typed left nothing, and a 768 px decode ran in 177 tiles of 128 px); the
+    fastest tiles that fit run in ONE pass of ComfyUI's tiler (not decode_tiled's three); a latent
+    no larger than one tile decodes in one go, with no tiling call at all."""
+    out = run_in_comfy(HELPERS + r'''
+vae = flux_vae()
+fsm = vae.first_stage_model
+orig, orig_tiled = fsm.decode, vae.decode_tiled
+calls, tiled_calls = [], []
+def counting(x, *a, **k):
+    calls.append(list(x.shape[-2:]))
+    return orig(x, *a, **k)
+def counting_tiled(*a, **k):
+    tiled_calls.append(k)
+    return orig_tiled(*a, **k)
+fsm.decode = counting
+vae.decode_tiled = counting_tiled
+node = PACK.NODE_CLASS_MAPPINGS["VAEDecodeAutoTiled"]()
+z = torch.randn((1, 16, 48, 48), generator=torch.Generator().manual_seed(20))
+need = VM.with_headroom(VM.op_bytes("vae-kl16", "decode", VM.Shape(1, None, 48, 48), dtype_bytes=4, comfy_version=VERSION))
+budget_gb = need / 3 / GiB  # a third of the one go's need, well below the 0.5 GiB default margin
+plan = VM.plan_decode("vae-kl16", (1, 16, None, 48, 48), int(budget_gb * GiB), 0, 4, comfy_version=VERSION)
+(img,) = node.decode({"samples": z}, vae, memory_budget_gb=budget_gb)  # safety margin left at its default
+first = {"calls": list(calls), "tiled_calls": len(tiled_calls), "line": CAP.lines[-1]}
+calls.clear(); tiled_calls.clear()
+small = torch.randn((1, 16, 16, 16), generator=torch.Generator().manual_seed(21))
+(img2,) = node.decode({"samples": small}, vae, memory_budget_gb=64.0, mode="force tiled")
+second = {"calls": list(calls), "tiled_calls": len(tiled_calls), "line": CAP.lines[-1]}
+fsm.decode = orig
+(ref2,) = __import__("nodes").VAEDecode().decode(vae, {"samples": small})
+print(json.dumps({"first": first, "second": second, "shape": list(img.shape), "same_small": bool(torch.equal(img2, ref2)),
+                  "plan": [plan.tiled, plan.fits, plan.tiles, plan.tile_h, plan.tile_w, plan.time_ratio],
+                  "budget": VM.fmt_gib(int(budget_gb * GiB)), "default_margin": VD.DEFAULT_MARGIN_GB, "budget_gb": budget_gb}))
+''', timeout=900)
+    first, second = out["first"], out["second"]
+    tiled, fits, tiles, th, tw, ratio = out["plan"]
+    print(f"\nFlux VAE 48x48 latent, memory_budget_gb {out['budget_gb']:.3f} typed: {first['line']}")
+    assert out["budget_gb"] < out["default_margin"]  # the old code took the margin off: nothing was left
+    assert tiled and fits and tiles <= 6 and ratio <= 2.5, out["plan"]
+    assert out["shape"] == [1, 384, 384, 3]
+    # one pass of the tiler: exactly the planned decoder calls, none larger than the tile, no decode_tiled
+    assert first["tiled_calls"] == 0 and len(first["calls"]) == tiles, first
+    assert all(h <= th and w <= tw for h, w in first["calls"]), first["calls"]
+    assert f"decoded in {tiles} tiles of {th * 8}x{tw * 8} px" in first["line"], first["line"]
+    assert f"budget {out['budget']}" in first["line"] and "may not fit" not in first["line"]
+    assert f"budget: memory_budget_gb = {out['budget_gb']:g}" in first["line"], first["line"]
+    # a latent no larger than one tile (128 px): one go, even when tiling is forced
+    assert second["tiled_calls"] == 0 and second["calls"] == [[16, 16]], second
+    assert "decoded in one go" in second["line"] and "no larger than one tile" in second["line"], second["line"]
+    assert out["same_small"], "one go must be exactly VAEDecode's result"
 
 
 def test_oom_retry_memory_and_kept_latent(run_in_comfy):
