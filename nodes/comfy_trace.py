@@ -311,48 +311,65 @@ def _first(cfg: Mapping, keys) -> int | None:
     return None
 
 
-def trace(tensors: list, latent: list, text_tokens: int, metadata: Mapping | None = None) -> dict:
-    """Working memory of one forward of the detected model at ``latent`` ([B, C, (T,) H, W])."""
-    import gc
-
+def _fake_model(tensors: list, metadata: Mapping | None, device: str):
+    """(model_config, model) built at full size from ComfyUI's classes in a FakeTensorMode on
+    ``device``, bf16 weights (a full load: model_management.unet_dtype; TrainLoraNode's default
+    training_dtype), plus the fake mode and the parameter/buffer storages to leave out."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     config, sd = diffusion_config(meta_state_dict(tensors), metadata)
     if config is None:
         raise ValueError("ComfyUI does not detect a diffusion model in this file")
-    config.set_inference_dtype(torch.bfloat16, None)  # a full bf16 load (model_management.unet_dtype)
+    config.set_inference_dtype(torch.bfloat16, None)
+    fake = FakeTensorMode(allow_non_fake_inputs=True)
+    with fake:
+        model = config.get_model(sd, "", device=torch.device(device))
+        model.model_sampling.to(device)
+    excluded = {storage_key(t) for t in list(model.parameters()) + list(model.buffers())}
+    return config, model, fake, excluded
+
+
+def _sampler_inputs(config, model, latent: list, text_tokens: int, device: str, requires_grad: bool = False):
+    """(x, sigma, c_crossattn, extra conds) as the sampler hands them to apply_model: fp32 latents,
+    sigmas and text-encoder output, conds from the model's own extra_conds (call inside the fake mode)."""
+    import torch
+
     ucfg = config.unet_config
     ctx_dim = _first(ucfg, _CONTEXT_KEYS) or 4096
     pooled_dim = _first(ucfg, _POOLED_KEYS)
+    batch = int(latent[0])
+    x = torch.zeros([int(v) for v in latent], dtype=torch.float32, device=device, requires_grad=requires_grad)
+    sigma = torch.full((batch,), 0.5, dtype=torch.float32, device=device)
+    ctx = torch.zeros((batch, int(text_tokens), ctx_dim), dtype=torch.float32, device=device)
+    kwargs = {"noise": x, "cross_attn": ctx, "device": x.device, "width": x.shape[-1] * 8, "height": x.shape[-2] * 8}
+    if pooled_dim:
+        kwargs["pooled_output"] = torch.zeros((batch, pooled_dim), dtype=torch.float32, device=device)
+    conds = model.extra_conds(**kwargs)
+    # small conds (guidance from torch.FloatTensor([3.5])) become fake *constants*, which the fake
+    # mode would compute for real on the device: give every cond a plain fake tensor instead
+    extra = {k: _plain_fake(v.cond if hasattr(v, "cond") else v, device) for k, v in conds.items()}
+    c_cross = extra.pop("c_crossattn", ctx)
+    # the caller holds the conds as the sampler does (ComfyUI keeps them for every step)
+    return x, sigma, c_cross, extra, (ctx, conds, kwargs)
+
+
+def trace(tensors: list, latent: list, text_tokens: int, metadata: Mapping | None = None) -> dict:
+    """Working memory of one forward of the detected model at ``latent`` ([B, C, (T,) H, W])."""
+    import gc
+
+    import torch
+
+    config, model, fake, excluded = _fake_model(tensors, metadata, "cuda")
     Tracker = make_tracker_cls()
     t0 = time.time()
-    fake = FakeTensorMode(allow_non_fake_inputs=True)
-    with fake:
-        model = config.get_model(sd, "", device=torch.device("cuda"))
-        model.model_sampling.to("cuda")
-    excluded: set[int] = set()
-    for t in list(model.parameters()) + list(model.buffers()):
-        excluded.add(storage_key(t))
     tracker = Tracker(excluded)
     hooks = module_name_hooks(model.diffusion_model, tracker)
-    batch = int(latent[0])
     try:
         with torch.inference_mode(), fake, tracker:
-            x = torch.zeros([int(v) for v in latent], dtype=torch.float32, device="cuda")
-            sigma = torch.full((batch,), 0.5, dtype=torch.float32, device="cuda")
-            ctx = torch.zeros((batch, int(text_tokens), ctx_dim), dtype=torch.float32, device="cuda")
-            kwargs = {"noise": x, "cross_attn": ctx, "device": x.device, "width": x.shape[-1] * 8,
-                      "height": x.shape[-2] * 8}
-            if pooled_dim:
-                kwargs["pooled_output"] = torch.zeros((batch, pooled_dim), dtype=torch.float32, device="cuda")
-            conds = model.extra_conds(**kwargs)
-            # small conds (guidance from torch.FloatTensor([3.5])) become fake *constants*, which the
-            # fake mode would compute for real on "cuda": give every cond a plain fake tensor instead
-            extra = {k: _plain_fake(v.cond if hasattr(v, "cond") else v) for k, v in conds.items()}
-            c_cross = extra.pop("c_crossattn", ctx)
+            x, sigma, c_cross, extra, held = _sampler_inputs(config, model, latent, text_tokens, "cuda")
             out = model.apply_model(x, sigma, c_crossattn=c_cross, **extra)
-            del out, x, ctx, extra, conds, kwargs
+            del out, x, extra, held
     finally:
         for h in hooks:
             h.remove()
@@ -448,52 +465,30 @@ def trace_train(tensors: list, latent: list, text_tokens: int, metadata: Mapping
     import gc
 
     import torch
-    from torch._subclasses.fake_tensor import FakeTensorMode
 
-    config, sd = diffusion_config(meta_state_dict(tensors), metadata)
-    if config is None:
-        raise ValueError("ComfyUI does not detect a diffusion model in this file")
-    config.set_inference_dtype(torch.bfloat16, None)  # training_dtype bf16, TrainLoraNode's default
-    ucfg = config.unet_config
-    ctx_dim = _first(ucfg, _CONTEXT_KEYS) or 4096
-    pooled_dim = _first(ucfg, _POOLED_KEYS)
-    Tracker = make_tracker_cls()
-    t0 = time.time()
-    fake = FakeTensorMode(allow_non_fake_inputs=True)
-    with fake:
-        model = config.get_model(sd, "", device=torch.device("cpu"))
-        model.model_sampling.to("cpu")
-    excluded = {storage_key(t) for t in list(model.parameters()) + list(model.buffers())}
+    config, model, fake, excluded = _fake_model(tensors, metadata, "cpu")
     for p in model.diffusion_model.parameters():
         p.requires_grad_(p.ndim >= 2)
     for m in modules_at_depth(model.diffusion_model, max(1, int(depth))):  # nodes_train.py patch()
         m.forward = _checkpointed(m.forward)
+    Tracker = make_tracker_cls()
+    t0 = time.time()
     tracker = Tracker(excluded)
     tracker.allow_fused = True
-    batch = int(latent[0])
     try:
         with _EagerRope(), torch.enable_grad(), fake, tracker:
-            x = torch.zeros([int(v) for v in latent], dtype=torch.float32, device="cpu", requires_grad=True)
-            sigma = torch.full((batch,), 0.5, dtype=torch.float32, device="cpu")
-            ctx = torch.zeros((batch, int(text_tokens), ctx_dim), dtype=torch.float32, device="cpu")
-            kwargs = {"noise": x, "cross_attn": ctx, "device": x.device, "width": x.shape[-1] * 8,
-                      "height": x.shape[-2] * 8}
-            if pooled_dim:
-                kwargs["pooled_output"] = torch.zeros((batch, pooled_dim), dtype=torch.float32, device="cpu")
-            conds = model.extra_conds(**kwargs)
-            extra = {k: _plain_fake(v.cond if hasattr(v, "cond") else v, "cpu") for k, v in conds.items()}
-            c_cross = extra.pop("c_crossattn", ctx)
-
+            x, sigma, c_cross, extra, held = _sampler_inputs(config, model, latent, text_tokens, "cpu",
+                                                             requires_grad=True)
             out = model.apply_model(x, sigma, c_crossattn=c_cross, **extra)
             loss = out.float().square().mean()
             (grad,) = torch.autograd.grad(loss, [x])
-            del out, loss, grad, x, ctx, conds, kwargs
+            del out, loss, grad, x, extra, held
     finally:
         for p in model.diffusion_model.parameters():
             p.requires_grad_(False)
     result = {"working_bytes": int(tracker.peak.bytes), "peak_op": tracker.peak.op, "class": type(config).__name__,
               "seconds": round(time.time() - t0, 2)}
-    model = tracker = extra = None  # noqa: F841  (free the fake model before the next request)
+    model = tracker = None  # noqa: F841  (free the fake model before the next request)
     gc.collect()
     return result
 
