@@ -13,7 +13,7 @@ every stage with a working-memory figure (Budget.incomplete empty) and at least 
 Prints a markdown table per workflow, the totals, and the missing things ranked by how many
 workflows they block: model files, stages without working memory, node types not understood.
 
-    python3 bench/coverage.py [--corpus DIR ...] [--no-templates] [--gpu 'RTX 4090'] [--json OUT.json]
+    python3 bench/coverage.py [--corpus DIR ...] [--no-templates] [--templates-site SITE_PACKAGES] [--gpu 'RTX 4090'] [--json OUT.json]
 """
 from __future__ import annotations
 
@@ -112,9 +112,9 @@ def runs_on_018(workflow) -> bool:
     return all(t in known or t in frontend or (isinstance(t, str) and UUID.match(t)) for t in types_)
 
 
-def official():
+def official(site: Path | None = None):
     api_nodes = set(load_specs().get("api", ()))
-    for t in templates.local_model_templates(api_nodes):
+    for t in templates.local_model_templates(api_nodes, site):
         yield t.name, t.workflow
 
 
@@ -204,11 +204,14 @@ def main(argv=None) -> int:
     p.add_argument("--gpu", help="card, as vram-budget estimate --gpu (default RTX 4090)")
     p.add_argument("--top", type=int, default=30, help="how many entries each ranking shows")
     p.add_argument("--json", type=Path, help="also write every result to this JSON file")
+    p.add_argument("--templates-site", type=Path,
+                   help="read the template packages installed in this site-packages folder instead of this "
+                        "interpreter's (e.g. a ComfyUI venv's: the templates that release pins and ships)")
     args = p.parse_args(argv)
     device = cli_device(args.gpu)
     results = []
     if not args.no_templates:
-        for n, wf in official():
+        for n, wf in official(args.templates_site):
             result = run_one(n, "templates", wf, device)
             result.in_018 = runs_on_018(wf)
             results.append(result)
@@ -222,7 +225,7 @@ def main(argv=None) -> int:
         if len(results) == before:
             print(f"no workflow JSON in {', '.join(map(str, args.corpus or [CORPUS]))}: community skipped",
                   file=sys.stderr)
-    versions = templates.package_versions()
+    versions = templates.package_versions(args.templates_site)
     print(f"# Estimate coverage ({device.name}; templates: "
           f"{', '.join(f'{k} {v}' for k, v in versions.items()) or 'none installed'})\n")
     print_table(results)

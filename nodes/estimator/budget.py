@@ -319,6 +319,12 @@ CHECKPOINT_SPLITS = {
     "sd3": {"model": (8_100_000_000, DIFFUSION, "sd3", "SD3.5 MMDiT"),
             "clip": (123_060_480 + 694_659_841 + 4_762_310_656, TEXT_ENCODER, "t5-xxl", "CLIP-L + CLIP-G + T5-XXL"),
             "vae": (83_819_683, VAE, "vae-kl16", "SD3 VAE")},
+    # LTX-Video 2B checkpoints (ltx-video-2b-v0.9*.safetensors): the transformer (1,923,405,472 params:
+    # ComfyUI 0.18.2's LTXV at full size, traced weight_bytes 3,846,810,944 at bf16) + the causal video
+    # VAE (419,193,649 params, traced: data/vae_memory.json vae-ltxv); no text encoder (T5-XXL loads
+    # separately). 4 bytes x both = 9.37 GB, the published size of v0.9 (stored in fp32).
+    "ltxv": {"model": (1_923_405_472, DIFFUSION, "ltxv", "LTX-Video 2B transformer"),
+             "vae": (419_193_649, VAE, "vae-ltxv", "LTX-Video VAE")},
     # Lumina 2 all-in-one (NetaYume): Lumina 2 DiT 2.6B + Gemma 2 2B (2.61B) + the Flux VAE
     "lumina2": {"model": (2_600_000_000, DIFFUSION, "lumina2", "Lumina 2 DiT"),
                 "clip": (2_614_341_888, TEXT_ENCODER, "gemma", "Gemma 2 2B"),

@@ -334,7 +334,8 @@ PUBLISHED: tuple[CatalogueEntry, ...] = (
     _pub("z_image_turbo_bf16.safetensors", "z-image", _DM, "12.3 GB", "BF16", "Comfy-Org/z_image_turbo split_files/diffusion_models", kind=DIFFUSION, label="Z-Image Turbo (6B)"),
     _pub("qwen_3_4b.safetensors", "qwen3", _TE, 8_044_982_048, "BF16", "Comfy-Org/z_image_turbo discussion #28 (exact size; listing 8.04 GB)", params=P_QWEN3_4B),
     # LTX-Video / LTX-2 (Lightricks, via the Manager list)
-    _pub("ltx-video-2b-v0.9.safetensors", "ltxv", _CK, "9.37 GB", "BF16", _MGR, assumed=True, kind=CHECKPOINT),
+    # 9.37 GB = 4 bytes x (1.923B transformer + 0.419B VAE): v0.9 is stored in fp32 (budget.CHECKPOINT_SPLITS)
+    _pub("ltx-video-2b-v0.9.safetensors", "ltxv", _CK, "9.37 GB", "F32", _MGR + " (F32: the size is 4 bytes x the traced parameter count)", params=1_923_405_472 + 419_193_649, kind=CHECKPOINT),
     _pub("ltx-video-2b-v0.9.5.safetensors", "ltxv", _CK, "6.34 GB", "BF16", _MGR, assumed=True, kind=CHECKPOINT),
     _pub("ltx-2-19b-dev.safetensors", "unknown", _CK, "43.3 GB", "BF16", _MGR, kind=CHECKPOINT, label="LTX-2 19B dev"),
     _pub("ltx-2-19b-distilled.safetensors", "unknown", _CK, "43.3 GB", "BF16", _MGR, kind=CHECKPOINT, label="LTX-2 19B distilled"),

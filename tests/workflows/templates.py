@@ -40,8 +40,13 @@ class Template:
     path: Path
 
 
-def template_dirs() -> list[Path]:
-    """The ``templates/`` folder of every installed template package (importlib.resources)."""
+def template_dirs(site: Path | None = None) -> list[Path]:
+    """The ``templates/`` folder of every installed template package (importlib.resources), or of
+    those installed in ``site`` (another environment's site-packages, e.g. the venv of the ComfyUI
+    release whose requirements.txt pins the templates it ships)."""
+    if site is not None:
+        return [site / package / "templates" for package in TEMPLATE_PACKAGES
+                if (site / package / "templates").is_dir()]
     dirs = []
     for package in TEMPLATE_PACKAGES:
         try:
@@ -53,11 +58,16 @@ def template_dirs() -> list[Path]:
     return dirs
 
 
-def package_versions() -> dict[str, str]:
-    """Installed distribution -> version, for the template packages that are installed."""
+def package_versions(site: Path | None = None) -> dict[str, str]:
+    """Installed distribution -> version, for the template packages that are installed (in ``site``
+    when given)."""
+    wanted = {p.replace("_", "-") for p in TEMPLATE_PACKAGES + ("comfyui_workflow_templates", "comfyui_workflow_templates_core")}
+    if site is not None:
+        found = {d.metadata["Name"].lower().replace("_", "-"): d.version
+                 for d in importlib.metadata.distributions(path=[str(site)])}
+        return {name: found[name] for name in sorted(wanted) if name in found}
     versions = {}
-    for package in TEMPLATE_PACKAGES + ("comfyui_workflow_templates", "comfyui_workflow_templates_core"):
-        dist = package.replace("_", "-")
+    for dist in sorted(wanted):
         try:
             versions[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
@@ -76,9 +86,9 @@ def _index(dirs: Iterable[Path]) -> dict[str, dict]:
     return meta
 
 
-def load_templates() -> list[Template]:
+def load_templates(site: Path | None = None) -> list[Template]:
     """Every UI-format template workflow (the index files and non-workflow JSON are skipped)."""
-    dirs = template_dirs()
+    dirs = template_dirs(site)
     meta = _index(dirs)
     seen, out = set(), []
     for folder in dirs:
@@ -120,6 +130,6 @@ def model_files(workflow: dict) -> set[str]:
     return names
 
 
-def local_model_templates(api_nodes: set[str]) -> list[Template]:
+def local_model_templates(api_nodes: set[str], site: Path | None = None) -> list[Template]:
     """Templates that run local models: not cloud API ones, and naming at least one model file."""
-    return [t for t in load_templates() if not is_api_template(t, api_nodes) and model_files(t.workflow)]
+    return [t for t in load_templates(site) if not is_api_template(t, api_nodes) and model_files(t.workflow)]
