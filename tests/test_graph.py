@@ -142,6 +142,21 @@ def test_subgraph_ids_promoted_widget_and_outputs():
     assert [m.name for m in w.stages[0].models] == ["clip_l.safetensors", "t5xxl_fp16.safetensors"]
 
 
+def test_subgraph_promoted_widgets_in_proxy_widgets_order():
+    """Newer frontends save an instance's widgets_values in properties.proxyWidgets order, which need not
+    be the subgraph inputs' order (the official Flux.2 template: text, width, height, seed)."""
+    data = json.loads((FIX / "ui" / "subgraph_flux.json").read_text())
+    instance = next(n for n in data["nodes"] if n["id"] == 20)
+    instance["inputs"] = [s for s in instance["inputs"] if s["name"] != "steps"]
+    instance["properties"]["proxyWidgets"] = [["22", "seed"], ["22", "control_after_generate"], ["-1", "steps"]]
+    instance["widgets_values"] = [123456, 9]
+    sample = read_workflow(data).stages_of(SAMPLE)[0]
+    assert sample.steps == 9  # not 123456 (the first value) nor the inner widget's 20
+    instance["properties"]["proxyWidgets"] = [["-1", "steps"], ["22", "seed"]]
+    instance["widgets_values"] = [7, 123456]
+    assert read_workflow(data).stages_of(SAMPLE)[0].steps == 7
+
+
 def test_bypass_mute_reroute_primitives():
     w = read(FIX / "ui" / "bypass_mute_reroute.json")
     assert kinds(w) == [TEXT_ENCODE, TEXT_ENCODE, SAMPLE, VAE_DECODE]  # the muted sampler does not run

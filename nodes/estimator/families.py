@@ -68,6 +68,11 @@ FAMILIES: dict[str, Family] = {
         model_channels=320, hidden_size=320, channel_mult=(1, 2, 4, 4), transformer_depth=(1, 1, 1, 0), depth=16,
         heads=None, head_dim=64, context_dim=1024, in_channels=4, out_channels=4, latent_channels=4,
         spatial_compression=8)),
+    # Lotus depth / normal (jingheya/lotus): an SD 2 UNet with a 4-wide task embedding (supported_models.LotusD)
+    "lotus-d": Family(DIFFUSION, "Lotus (SD 2 UNet)", dict(
+        model_channels=320, hidden_size=320, channel_mult=(1, 2, 4, 4), transformer_depth=(1, 1, 1, 0), depth=16,
+        heads=None, head_dim=64, context_dim=1024, in_channels=4, out_channels=4, latent_channels=4,
+        spatial_compression=8, adm_in_channels=4)),
     "sdxl": Family(DIFFUSION, "Stable Diffusion XL", dict(
         model_channels=320, hidden_size=320, channel_mult=(1, 2, 4), transformer_depth=(0, 2, 10), depth=70,
         heads=None, head_dim=64, context_dim=2048, adm_in_channels=2816, in_channels=4, out_channels=4,
@@ -114,6 +119,16 @@ FAMILIES: dict[str, Family] = {
         hidden_size=4096, depth=48, heads=32, head_dim=128, in_channels=128, out_channels=128, patch_size=(1, 1, 1),
         context_dim=3840, cross_attention_dim=4096, latent_channels=128, spatial_compression=32,
         temporal_compression=8)),
+    # ACE-Step v1 3.5B (music; ComfyUI's ACEStep, ldm/ace/model.py ACEStepTransformer2DModel defaults):
+    # latent [B, 8, 16, L] (EmptyAceStepLatentAudio: L = seconds * 44100 / 512 / 8), patch 16 x 1 -> L tokens.
+    "ace-step-v1": Family(DIFFUSION, "ACE-Step v1 (3.5B)", dict(
+        hidden_size=2560, depth=24, heads=20, head_dim=128, in_channels=8, out_channels=8, patch_size=(16, 1),
+        latent_channels=8, context_dim=768)),
+    # Hunyuan3D 2.1 shape DiT (ComfyUI's Hunyuan3Dv2_1): latent [B, 64, N] (EmptyLatentHunyuan3Dv2:
+    # N = resolution tokens), one token per latent vector; conditioned on DINOv2 image tokens.
+    "hunyuan3d-2.1": Family(DIFFUSION, "Hunyuan3D 2.1 shape DiT", dict(
+        hidden_size=2048, depth=21, heads=16, head_dim=128, in_channels=64, out_channels=64, patch_size=(1, 1),
+        latent_channels=64, context_dim=1024)),
     # text encoders (HF config.json of each)
     "clip-l": Family(TEXT_ENCODER, "CLIP-L (text)", dict(hidden_size=768, layers=12, heads=12, head_dim=64,
                                                          ffn_dim=3072, vocab=49408, max_tokens=77)),
@@ -717,6 +732,10 @@ def _sd_unet(v: _View) -> _Found:
     elif adm == 2560:
         family, variant = "sdxl", "refiner"
         ev.append("label_emb width 2560 (SDXL refiner)")
+    elif context == 1024 and adm == 4:
+        # ComfyUI's LotusD (model_detection.py:1047 of 0.18.2): SD 2 UNet, adm_in_channels 4 (the task embedding)
+        family = "lotus-d"
+        ev.append("label_emb.0.0.weight width 4 with context 1024 (Lotus depth/normal, SD 2 UNet)")
     elif context == 1024:
         family = "sd2"
         ev.append("cross-attention context width 1024 (SD 2.x, OpenCLIP ViT-H)")

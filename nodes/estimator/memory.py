@@ -43,7 +43,7 @@ DEFAULT_TE_TOKENS = {"t5-xxl": 512, "umt5-xxl": 512, "mistral": 512, "gemma3": 1
 # traced entry of its own).
 WORKING_MEMORY_ALIAS = {
     "flux1-schnell": "flux1-dev", "flux1-fill": "flux1-dev", "flux1-kontext": "flux1-dev", "chroma": "flux1-dev",
-    "wan2.2-14b": "wan2.1-14b", "sd2": "sd15",
+    "wan2.2-14b": "wan2.1-14b", "sd2": "sd15", "lotus-d": "sd15",
     # ComfyUI 0.18.2 families (issue 10); LTX-2's video stream is LTX-Video 13B's size (its audio stream,
     # ~1/10 of the tokens, is not traced)
     "flux2": "flux2-dev", "sd3": "sd3.5-medium", "ltxv": "ltxv-2b", "ltx2": "ltxv-13b",
@@ -143,7 +143,7 @@ def family_group(family: str) -> str:
         return "flux"
     if family.startswith("wan"):
         return "wan"
-    if family in ("sdxl", "sd15", "sd2"):
+    if family in ("sdxl", "sd15", "sd2", "lotus-d"):
         return "unet"
     return family
 

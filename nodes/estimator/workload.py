@@ -47,6 +47,11 @@ class LatentShape:
     temporal_compression: int | None = None
     source_node: str = ""
     source_type: str = ""
+    # "" for images and videos; "audio" ([B, C, H, W] spectrogram-like latents: ACE-Step [B, 8, 16, L],
+    # LTX-2 audio [B, 8, T, 16]) or "3d" (Hunyuan3D [B, 64, N]: height 1, width N latent vectors)
+    media: str = ""
+    # LTX-2: the audio latent that travels with this video latent (LTXVConcatAVLatent)
+    audio: "LatentShape | None" = None
 
     @property
     def is_video(self) -> bool:

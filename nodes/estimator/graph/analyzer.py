@@ -688,8 +688,10 @@ class _Analyzer:
             ins = self.linked_inputs_of_type(node, "LATENT")
             samples = ins[0][1] if ins else None
         if node.type in R.audio_decoders:
-            self.stage_note("audio decode; no image/video shape")
-            shape = None
+            shape = self.latent(samples)
+            if shape is None or shape.media != "audio":
+                self.stage_note("audio decode; the audio latent's size is not fixed by the graph")
+                shape = None
         else:
             shape = self.latent(samples)
             if shape is None:

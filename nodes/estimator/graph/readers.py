@@ -366,6 +366,13 @@ class _UiReader:
         if isinstance(values, Mapping) and isinstance(name, str) and name in values:
             return ("value", values[name])
         if isinstance(values, list) and values:
+            # Frontends that write properties.proxyWidgets ([[inner node id or "-1", widget], ...], "-1"
+            # = a subgraph input) save widgets_values in that order; the seed's control widget has no value.
+            proxy = [e for e in _lst(_dct(instance.get("properties")).get("proxyWidgets"))
+                     if isinstance(e, list) and len(e) == 2
+                     and e[1] not in ("control_after_generate", "control_before_generate")]
+            if len(proxy) == len(values) and ["-1", name] in [[str(a), b] for a, b in proxy]:
+                return ("value", values[[[str(a), b] for a, b in proxy].index(["-1", name])])
             widget_inputs = self._promoted_widget_inputs(scope)
             if len(widget_inputs) == len(values) and name in widget_inputs:
                 return ("value", values[widget_inputs.index(name)])

@@ -30,7 +30,6 @@ TE_LOADERS = {  # (file widgets, gguf, implicit clip type when the node has no `
 }
 SIMPLE_LOADERS = {  # class_type -> (name widget, role, folder, output type)
     "VAELoader": ("vae_name", "vae", "vae", "VAE"),
-    "LTXVAudioVAELoader": ("ckpt_name", "vae", "checkpoints", "VAE"),
     "CLIPVisionLoader": ("clip_name", "clip_vision", "clip_vision", "CLIP_VISION"),
     "ControlNetLoader": ("control_net_name", "controlnet", "controlnet", "CONTROL_NET"),
     "DiffControlNetLoader": ("control_net_name", "controlnet", "controlnet", "CONTROL_NET"),
@@ -86,10 +85,12 @@ LATENT_CREATORS: dict[str, tuple[int | None, int, int | None, int | None]] = {
 }
 VAE_DEPENDENT_CREATORS = {"WanFirstLastFrameToVideo", "Wan22FunControlToVideo"}
 NON_IMAGE_LATENTS = {  # creators of latents the LatentShape cannot describe
-    "EmptyLatentAudio": "audio", "EmptyAceStepLatentAudio": "audio", "EmptyAceStep1.5LatentAudio": "audio",
-    "LTXVEmptyLatentAudio": "audio", "EmptyLatentHunyuan3Dv2": "3D",
+    "EmptyLatentAudio": "audio", "EmptyAceStep1.5LatentAudio": "audio",
     "StableCascade_EmptyLatentImage": "Stable Cascade",
 }
+# LTX-2's audio VAE (comfy/ldm/lightricks/vae/audio_vae.py:231-267 of 0.18.2): 16 kHz mel spectrogram,
+# hop 160, latent /4 -> 25 latents per second; 8 channels x 16 frequency bins (64 mel bins / 4).
+LTX2_AUDIO_LATENTS_PER_S, LTX2_AUDIO_CHANNELS, LTX2_AUDIO_BINS = 25, 8, 16
 # Conditioning nodes whose LATENT output is the VAE encoding of their `pixels` input.
 PIXEL_LATENT_CONDITIONING = {"InpaintModelConditioning", "InstructPixToPixConditioning"}
 # Nodes that VAE-encode an image inside (conditioning / latent helpers): class -> image inputs.
@@ -161,6 +162,14 @@ def _image_size_value(a, node, link, depth, sub):
 
 # -------------------------------------------------------------------------------------- refs
 @loader
+def _ltxv_audio_vae(a, node, slot, type_, visiting):
+    """LTXVAudioVAELoader: the audio VAE (+ vocoder) part of an LTX-2 checkpoint."""
+    if type_ != "VAE":
+        return []
+    ref = a._loader_ref(node, "ckpt_name", role="vae", folder="checkpoints", part="audio_vae")
+    return [ref] if ref else []
+
+
 def _ltxav_text_encoder(a, node, slot, type_, visiting):
     """Gemma + the LTX-2 checkpoint's text projection."""
     if type_ != "CLIP":
@@ -255,13 +264,48 @@ def _trim_video_latent(a, node, slot, depth):
 
 def _ltxv_concat_av(a, node, slot, depth):
     src = _up(a, node, "video_latent", depth)
-    if src is not None:
-        a.note(f"{a.label(node)}: audio+video latent; the video part's shape is used")
+    audio = _up(a, node, "audio_latent", depth)
+    if src is not None and audio is not None and audio.media == "audio":
+        return _replace(src, audio=audio)
     return src
 
 
 def _ltxv_separate_av(a, node, slot, depth):
-    return _up(a, node, "av_latent", depth) if slot == 0 else None
+    src = _up(a, node, "av_latent", depth)
+    if src is None:
+        return None
+    return _replace(src, audio=None) if slot == 0 else src.audio
+
+
+def _ace_latent(a, node, slot, depth):
+    """EmptyAceStepLatentAudio (comfy_extras/nodes_ace.py:81-83): zeros([B, 8, 16, int(seconds*44100/512/8)])."""
+    seconds = a.number(node, "seconds", 120.0, integer=False)
+    batch = a.number(node, "batch_size", 1) or 1
+    if seconds is None:
+        return None
+    return LatentShape(batch=batch, channels=8, height=16, width=int(seconds * 44100 / 512 / 8), spatial_compression=1,
+                       media="audio", source_node=node.id, source_type=node.type)
+
+
+def _hunyuan3d_latent(a, node, slot, depth):
+    """EmptyLatentHunyuan3Dv2 (comfy_extras/nodes_hunyuan3d.py:31-32): zeros([B, 64, resolution])."""
+    tokens = a.number(node, "resolution", 3072)
+    batch = a.number(node, "batch_size", 1) or 1
+    if tokens is None:
+        return None
+    return LatentShape(batch=batch, channels=64, height=1, width=tokens, spatial_compression=1, media="3d",
+                       source_node=node.id, source_type=node.type)
+
+
+def _ltxv_audio_latent(a, node, slot, depth):
+    """LTXVEmptyLatentAudio (comfy_extras/nodes_lt_audio.py:141-168): zeros([B, 8, ceil(frames / fps * 25), 16])."""
+    frames, fps = a.number(node, "frames_number", 97), a.number(node, "frame_rate", 25)
+    batch = a.number(node, "batch_size", 1) or 1
+    if frames is None or not fps:
+        return None
+    latents = math.ceil(frames / fps * LTX2_AUDIO_LATENTS_PER_S)
+    return LatentShape(batch=batch, channels=LTX2_AUDIO_CHANNELS, height=latents, width=LTX2_AUDIO_BINS,
+                       spatial_compression=1, media="audio", source_node=node.id, source_type=node.type)
 
 
 def _svd_img2vid(a, node, slot, depth):  # nodes_video_model.py: zeros([video_frames, 4, H/8, W/8])
@@ -623,7 +667,7 @@ PACK = Pack(
     value_primitives=VALUE_PRIMITIVES,
     virtual_nodes=VIRTUAL_NODES,
     output_nodes=OUTPUT_NODE_TYPES,
-    refs={"LTXAVTextEncoderLoader": _ltxav_text_encoder, "ComfySwitchNode": _switch_refs},
+    refs={"LTXAVTextEncoderLoader": _ltxav_text_encoder, "LTXVAudioVAELoader": _ltxv_audio_vae, "ComfySwitchNode": _switch_refs},
     values={"ComfySwitchNode": _switch_value, "ComfyMathExpression": _math_value,
             "StringConcatenate": _concat_value, "CustomCombo": _combo_value, "GetImageSize": _image_size_value},
     latents={**{t: _sampler_latent for t in SAMPLERS},
@@ -632,6 +676,8 @@ PACK = Pack(
              "LatentBatch": _latent_batch, "LatentFromBatch": _latent_from_batch,
              "TrimVideoLatent": _trim_video_latent, "LTXVConcatAVLatent": _ltxv_concat_av,
              "LTXVSeparateAVLatent": _ltxv_separate_av, "SVD_img2vid_Conditioning": _svd_img2vid,
+             "EmptyAceStepLatentAudio": _ace_latent, "EmptyLatentHunyuan3Dv2": _hunyuan3d_latent,
+             "LTXVEmptyLatentAudio": _ltxv_audio_latent,
              "ComfySwitchNode": _switch_latent},
     images=IMAGES,
     sigmas={"BasicScheduler": _basic_scheduler, "SplitSigmas": _split_sigmas,
