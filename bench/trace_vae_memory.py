@@ -7,6 +7,11 @@ Run it with ComfyUI's python (torch + ComfyUI's requirements), once per ComfyUI 
 
 It merges one profile per ComfyUI version into ``nodes/estimator/data/vae_memory.json``, which
 ``nodes/estimator/vae_memory.py`` fits when it loads (the JSON holds measurements, the fit is code).
+``--families a,b`` traces only those and merges them into the version's existing profile (every
+other family stays; ``--replace`` rewrites the whole profile). A family id that
+``vae_memory.py``'s FAMILIES table does not define yet goes under ``pending_families`` instead of
+``families`` (the estimator and its tests read every ``families`` entry through that table);
+``--promote id`` moves it over, without ComfyUI, once the table has it.
 
 How a figure is taken
 - Each VAE is built by ``comfy.sd.VAE(sd=state_dict, dtype=...)`` exactly as ComfyUI builds it
@@ -220,6 +225,24 @@ def _ltxv_module():
     return lambda: ltx.VideoVAE(version=0)
 
 
+def _hunyuan15_module():
+    from comfy.ldm.models.autoencoder import AutoencodingEngine  # noqa: PLC0415
+
+    # 0.18.2 comfy/sd.py:631-647: "decoder.conv_in.conv.weight" with 32 input channels (HunyuanVideo
+    # 1.5's hunyuanvideo15_vae_fp16.safetensors) -> AutoencodingEngine over vae_refiner.Encoder/Decoder
+    # with refiner_vae left at its default True (CarriedConv3d, the "conv_in.conv" key; the decoder
+    # runs 2 latent frames per step with a conv carry, the encoder 1 + 8-frame groups). The other
+    # 32-channel branch, sd.py:524-539 ("decoder.conv_in.weight", refiner_vae False, not_video), is
+    # HunyuanImage 2.1's refiner VAE.
+    ddconfig = {"block_out_channels": [128, 256, 512, 1024, 1024], "in_channels": 3, "out_channels": 3,
+                "num_res_blocks": 2, "ffactor_spatial": 16, "ffactor_temporal": 4, "downsample_match_channel": True,
+                "upsample_match_channel": True, "z_channels": 32}
+    return lambda: AutoencodingEngine(
+        regularizer_config={'target': "comfy.ldm.models.autoencoder.EmptyRegularizer"},
+        encoder_config={'target': "comfy.ldm.hunyuan_video.vae_refiner.Encoder", 'params': ddconfig},
+        decoder_config={'target': "comfy.ldm.hunyuan_video.vae_refiner.Decoder", 'params': ddconfig})
+
+
 MODULES = {
     "vae-kl4": lambda: _kl_module(4, legacy=True),
     "vae-kl16": lambda: _kl_module(16, legacy=False),
@@ -227,6 +250,7 @@ MODULES = {
     "vae-wan2.2": _wan22_module,
     "vae-hunyuan": _hunyuan_module,
     "vae-ltxv": _ltxv_module,
+    "vae-hunyuan15": _hunyuan15_module,
 }
 
 
@@ -312,6 +336,9 @@ def cases_for(family: str, quick: bool):
         c, res, frames = 16, [(60, 104), (90, 160)], ([1, 2, 3, 5, 9] if not quick else [1, 3])
     elif family == "vae-ltxv":
         c, res, frames = 128, [(15, 26), (22, 40)], ([1, 2, 3, 5, 7] if not quick else [1, 2])
+    elif family == "vae-hunyuan15":
+        c, res = 32, [(45, 80), (30, 53)]  # 1280x720, 848x480 at 16x
+        frames = [1, 2, 3, 5, 9, 13, 21, 31] if not quick else [1, 3]
     else:
         raise ValueError(family)
     for (h, w) in res:
@@ -324,7 +351,8 @@ def cases_for(family: str, quick: bool):
         cases.append(("decode_tile", (1, c, t, tile // 2, tile * 2)))
     cases.append(("decode_tile", (1, c, frames[-1], tile, tile)))
     cases.append(("decode_tile", (1, c, frames[1], h, w)))
-    sc, tc = {"vae-wan2.1": (8, 4), "vae-wan2.2": (16, 4), "vae-hunyuan": (8, 4), "vae-ltxv": (32, 8)}[family]
+    sc, tc = {"vae-wan2.1": (8, 4), "vae-wan2.2": (16, 4), "vae-hunyuan": (8, 4), "vae-ltxv": (32, 8),
+              "vae-hunyuan15": (16, 4)}[family]
     for t in frames[:5]:
         px_t = max(1, (t - 1) * tc + 1)
         cases.append(("encode", (1, 3, px_t, h * sc, w * sc)))
@@ -347,6 +375,48 @@ def dump_json(data: dict) -> str:
     return render(data, 0) + "\n"
 
 
+# Families the estimator does not know yet are written under this key of the profile, not under
+# "families": nodes/estimator/vae_memory.py (and tests/test_vae_memory.py) read every entry of
+# "families" through its FAMILIES table, so an unknown id there would break them. ``--promote``
+# moves an entry over (no ComfyUI needed) once FAMILIES has the id.
+PENDING = "pending_families"
+ESTIMATOR = REPO / "nodes" / "estimator" / "vae_memory.py"
+
+
+def estimator_families() -> set[str]:
+    """Family ids nodes/estimator/vae_memory.py defines (read from its source: no import)."""
+    import re  # noqa: PLC0415
+
+    return set(re.findall(r'VaeFamily\(\s*"([^"]+)"', ESTIMATOR.read_text()))
+
+
+def write_data(out_path: Path, data: dict) -> None:
+    data["profiles"] = dict(sorted(data["profiles"].items(), key=lambda kv: tuple(int(x) for x in kv[0].split("."))))
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(dump_json(data))
+
+
+def promote(out_path: Path, names: list[str]) -> int:
+    """Move traced entries from PENDING to "families" in every profile (no ComfyUI, no torch)."""
+    data = json.loads(out_path.read_text())
+    known = estimator_families()
+    moved = 0
+    for version, prof in data["profiles"].items():
+        for name in names:
+            if name not in prof.get(PENDING, {}):
+                continue
+            if name not in known:
+                print(f"{name}: not in {ESTIMATOR.name} FAMILIES yet; left in {PENDING}")
+                continue
+            prof.setdefault("families", {})[name] = prof[PENDING].pop(name)
+            moved += 1
+            print(f"{version}: {name} -> families")
+        if PENDING in prof and not prof[PENDING]:
+            del prof[PENDING]
+    write_data(out_path, data)
+    return 0 if moved else 1
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--comfy", default=os.environ.get("COMFYUI_PATH"), help="ComfyUI source tree (COMFYUI_PATH)")
@@ -357,7 +427,13 @@ def main(argv=None) -> int:
     ap.add_argument("--deadline-s", type=int, default=1500)
     ap.add_argument("--quick", action="store_true", help="a few small shapes (smoke test)")
     ap.add_argument("--dry-run", action="store_true", help="print, do not write the JSON")
+    ap.add_argument("--replace", action="store_true",
+                    help="replace this version's whole profile (default: merge the traced families into it)")
+    ap.add_argument("--promote", default="",
+                    help="comma-separated families to move from 'pending_families' to 'families' (no trace)")
     args = ap.parse_args(argv)
+    if args.promote:
+        return promote(Path(args.out).resolve(), args.promote.split(","))
     if not args.comfy:
         ap.error("set COMFYUI_PATH or --comfy")
     comfy_path = str(Path(args.comfy).resolve())
@@ -421,17 +497,35 @@ def main(argv=None) -> int:
         "method": "meta-device trace of comfy.sd.VAE(sd=...) first_stage_model.decode/encode; live storage bytes "
                   "per aten op (TorchDispatchMode + StorageWeakRef); attention as a fused kernel "
                   "(output + fp32 logsumexp); weights excluded",
-        "families": families,
+        "families": {},
     }
     if args.dry_run:
         return 0
     data = {"schema": 1, "profiles": {}}
     if out_path.is_file():
         data = json.loads(out_path.read_text())
-    data.setdefault("profiles", {})[version] = profile
-    data["profiles"] = dict(sorted(data["profiles"].items(), key=lambda kv: tuple(int(x) for x in kv[0].split("."))))
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(dump_json(data))
+    old = data.setdefault("profiles", {}).get(version)
+    if old is not None and not args.replace:
+        # merge: the families traced now replace their own entries; every other family (and the
+        # profile's provenance, which dates its first trace) stays as it was
+        for family, entry in families.items():
+            entry["date"] = profile["date"]
+            entry["torch"] = profile["torch"]
+        profile = {**old, "families": dict(old.get("families", {})),
+                   PENDING: dict(old.get(PENDING, {}))}
+    known = estimator_families()
+    for family, entry in families.items():
+        section = "families" if family in known else PENDING
+        profile.setdefault(section, {})[family] = entry
+        other = PENDING if section == "families" else "families"
+        profile.get(other, {}).pop(family, None)
+        if section == PENDING:
+            print(f"[{family}] not in nodes/estimator/vae_memory.py FAMILIES: written to '{PENDING}' "
+                  f"(move it with --promote {family} once the estimator knows it)")
+    if not profile.get(PENDING):
+        profile.pop(PENDING, None)
+    data["profiles"][version] = profile
+    write_data(out_path, data)
     print(f"wrote profile {version} to {out_path}")
     return 0
 
