@@ -32,7 +32,8 @@ How it works (details and caveats: docs/working-memory.md):
 - ComfyUI 0.18.2 families (issue 10: Flux.2, Z-Image, Lumina 2, Qwen-Image-Edit, Chroma, SD3.5, HiDream,
   HunyuanVideo 1.5, HunyuanImage 2.1, LTX-Video, Wan I2V / FLF / VACE / Fun control / camera, Cosmos
   Predict2, Kandinsky 5 and their LLM text encoders; ``_arches_018`` / ``_te_arches_018``) take their
-  conditioning from the model's own ``extra_conds`` (see ``_model_conds``). Run them with ComfyUI 0.18.2's
+  conditioning from the model's own ``extra_conds`` (see ``_model_conds``); so do Lotus-D, ACE-Step v1,
+  Hunyuan3D 2.1 and LTX-2. Run them with ComfyUI 0.18.2's
   interpreter and ``--resume``: an entry traced by another ComfyUI than the file's gets its own provenance.
 
 Every case runs under a SIGALRM deadline and the JSON is rewritten after every case; then each
@@ -428,6 +429,33 @@ KANDINSKY5_LITE = {
 }
 
 
+# model_detection.py:1047-1051 (the LotusD dict of the SD UNet branch, unet_config_from_diffusers_unet's list;
+# supported_models.LotusD: SD 2 UNet, linear in/out projections, adm_in_channels 4 = the [1, 4] task
+# embedding of model_base.Lotus.extra_conds). jingheya/lotus-depth-d-v1-1 unet/config.json: block_out_channels
+# (320, 640, 1280, 1280), attention_head_dim (5, 10, 20, 20) = 64-wide heads, cross_attention_dim 1024,
+# class_embed_type "projection" with projection_class_embeddings_input_dim 4.
+LOTUS_D = {
+    'use_checkpoint': False, 'image_size': 32, 'out_channels': 4, 'use_spatial_transformer': True, 'legacy': False,
+    'adm_in_channels': 4, 'in_channels': 4, 'model_channels': 320, 'num_res_blocks': [2, 2, 2, 2],
+    'transformer_depth': [1, 1, 1, 1, 1, 1, 0, 0], 'channel_mult': [1, 2, 4, 4], 'transformer_depth_middle': 1,
+    'use_linear_in_transformer': True, 'context_dim': 1024, 'num_head_channels': 64,
+    'transformer_depth_output': [1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0], 'use_temporal_attention': False,
+    'use_temporal_resblock': False}
+
+# model_detection.py:330-344 (ACE-Step branch, genre_embedder.weight present): the values ComfyUI fixes, then
+# dit_config.update(metadata["config"]["transformer"]) with the checkpoint's own config. ACE-Step/ACE-Step-v1-3.5B
+# ace_step_transformer/config.json: inner_dim 2560 = 20 heads x 128, num_layers 24, mlp_ratio 2.5, patch
+# (16, 1), text_embedding_dim 768 (UMT5-base), speaker 512, lyric_encoder_vocab_size 6693, lyric_hidden_size
+# 1024, ssl_encoder_depths [8, 8]. The two values that differ from ACEStepTransformer2DModel's defaults
+# (ldm/ace/model.py:150-172: 28 layers, vocab 6681) are taken from that config (a 28-layer build would not
+# load a 24-block file's lyric embedding of 6693 rows).
+ACE_STEP_V1 = {
+    "audio_model": "ace", "attention_head_dim": 128, "in_channels": 8, "inner_dim": 2560, "max_height": 16,
+    "max_position": 32768, "max_width": 32768, "mlp_ratio": 2.5, "num_attention_heads": 20,
+    "num_layers": 24, "lyric_encoder_vocab_size": 6693, "ssl_encoder_depths": [8, 8],
+}
+
+
 @dataclass(frozen=True)
 class Case:
     arch: str
@@ -642,8 +670,42 @@ def _arches_018() -> dict[str, Arch]:
         return {**clip_vision(257)(c), "camera_conditions": torch.zeros(
             (1, 24, _latent_T(c.frames), c.height, c.width), device="cuda")}
 
+    def ace_conds(c: Case) -> dict:
+        # TextEncodeAceStepAudio (comfy_extras/nodes_ace.py) -> AceT5Model.encode_token_weights
+        # (text_encoders/ace.py:142-150): UMT5-base hidden states of the tags [1, N, 768] as the context and
+        # the lyric token ids [1, M] (int64) as conditioning_lyrics; ACEStep.extra_conds (model_base.py:1647)
+        # adds speaker_embeds [B, 512] and lyrics_strength. text_tokens = N + M, traced with N = 64 tags.
+        tags = 64
+        return {"cross_attn": torch.zeros((1, tags, 768), device="cuda"),
+                "conditioning_lyrics": torch.zeros((1, c.text_tokens - tags), dtype=torch.long, device="cuda")}
+
+    def ace_len(c: Case) -> int:
+        # EmptyAceStepLatentAudio (comfy_extras/nodes_ace.py:81-84): length = int(seconds * 44100 / 512 / 8);
+        # Case.frames carries the seconds.
+        return int(c.frames * 44100 / 512 / 8)
+
     squares = ((1024, 1024), (1328, 1328))
     return {
+        "lotus-d": Arch(
+            "lotus-d", "diffusion", lambda: _dit_model(LOTUS_D, "LotusD"), lambda c: flat(c, 8, 4),
+            lambda c: (c.height // 8) * (c.width // 8),
+            "tokens = (H/8)*(W/8) latent pixels (SD 2 UNet, VAE /8); text_tokens = 2 (LotusConditioning's fixed "
+            "[1, 2, 1024] null prompt, comfy_extras/nodes_lotus.py); y = the [1, 4] task embedding",
+            img("lotus-d", ((512, 512), (1024, 1024)), (2,)) + img("lotus-d", ((768, 768), (1536, 1536)), (2,), (1,)),
+            context_dim=1024, comfy_class="LotusD", conds=lambda c: {}, config=LOTUS_D),
+        "ace-step-v1": Arch(
+            "ace-step-v1", "diffusion", lambda: _dit_model(ACE_STEP_V1, "ACEStep"),
+            lambda c: [c.batch, 8, 16, ace_len(c)], ace_len,
+            "tokens = latent length L = int(seconds * 44100 / 512 / 8) (~10.77 per second; latent [B, 8, 16, L], "
+            "patch (16, 1) -> L tokens of 2560); frames = seconds of audio; text_tokens = UMT5-base tag tokens + "
+            "lyric tokens (the cross-attention context is 1 speaker + tags + lyrics), traced with 64 tag tokens and "
+            "up to 512 lyric tokens. Not in the fit: the lyric encoder (a Conformer with relative-position "
+            "attention, N x N scores, independent of the audio length) peaks on its own at 0.074 GiB for 512 lyric "
+            "tokens and 0.207 GiB for 1024 (batch 1, roughly quadratic); the working memory is the larger of the two",
+            _grid([dict(arch="ace-step-v1", batch=1, frames=s, text_tokens=320) for s in (30, 60, 120, 240)]
+                  + [dict(arch="ace-step-v1", batch=2, frames=s, text_tokens=320) for s in (60, 240)]
+                  + [dict(arch="ace-step-v1", batch=1, frames=240, text_tokens=576)]),
+            context_dim=768, comfy_class="ACEStep", conds=ace_conds, config=ACE_STEP_V1),
         "wan2.1-14b-camera": wan("wan2.1-14b-camera", WAN_14B_CAMERA, "WAN21_Camera",
                                  "c_concat 16 reference channels + 257 CLIP-vision tokens + the camera "
                                  "embedding [1, 24, T, H, W] fp32 (pixel resolution)", camera),
