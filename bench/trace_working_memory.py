@@ -456,6 +456,17 @@ ACE_STEP_V1 = {
 }
 
 
+# model_detection.py:561-571 (Hunyuan 3D 2.1 branch: t_embedder.mlp.2 + blocks.0.attn1.k_norm present): in_channels
+# = x_embedder.weight columns, hidden_size = its rows, depth = number of blocks, context_dim 1024, 16 heads,
+# no qkv bias, guidance_cond_proj_dim None. tencent/Hunyuan3D-2.1 hunyuan3d-dit-v2-1/config.yaml: in_channels 64,
+# hidden_size 2048, depth 21, num_heads 16, context_dim 1024 (DINOv2-L), qk_norm, num_moe_layers 6 with 8 experts
+# / top 2 (HunYuanDiTPlain's defaults, ldm/hunyuan3dv2_1/hunyuandit.py:541-555).
+HUNYUAN3D_21 = {
+    "image_model": "hunyuan3d2_1", "in_channels": 64, "context_dim": 1024, "hidden_size": 2048, "mlp_ratio": 4.0,
+    "num_heads": 16, "depth": 21, "qkv_bias": False, "guidance_cond_proj_dim": None,
+}
+
+
 @dataclass(frozen=True)
 class Case:
     arch: str
@@ -693,6 +704,18 @@ def _arches_018() -> dict[str, Arch]:
             "[1, 2, 1024] null prompt, comfy_extras/nodes_lotus.py); y = the [1, 4] task embedding",
             img("lotus-d", ((512, 512), (1024, 1024)), (2,)) + img("lotus-d", ((768, 768), (1536, 1536)), (2,), (1,)),
             context_dim=1024, comfy_class="LotusD", conds=lambda c: {}, config=LOTUS_D),
+        "hunyuan3d-2.1": Arch(
+            "hunyuan3d-2.1", "diffusion", lambda: _dit_model(HUNYUAN3D_21, "Hunyuan3Dv2_1"),
+            lambda c: [c.batch, 64, c.frames], lambda c: c.frames,
+            "tokens = the latent length (EmptyLatentHunyuan3Dv2 'resolution', default 3072; latent [B, 64, N], one "
+            "token per column, plus 1 timestep token); frames = N; text_tokens = 1370 DINOv2-L tokens "
+            "(CLIPVisionEncode at 518 px: 37 x 37 patches + CLS, last_hidden_state). HunYuanDiTPlain.forward splits "
+            "the context into cond/uncond halves, so a call always has an even batch: batch 2 = one sample with CFG; "
+            "MoE layers traced with balanced routing",
+            _grid([dict(arch="hunyuan3d-2.1", batch=b, frames=n, text_tokens=1370)
+                   for n in (3072, 4096, 8192) for b in (2, 4)]),
+            context_dim=1024, comfy_class="Hunyuan3Dv2_1", conds=lambda c: {}, config=HUNYUAN3D_21,
+            patch=Hunyuan3DBalancedRouting),
         "ace-step-v1": Arch(
             "ace-step-v1", "diffusion", lambda: _dit_model(ACE_STEP_V1, "ACEStep"),
             lambda c: [c.batch, 8, 16, ace_len(c)], ace_len,
@@ -898,6 +921,42 @@ class HiDreamBalancedRouting:
 
     def __exit__(self, *exc):
         self.cls.forward = self.saved
+        return False
+
+
+class Hunyuan3DBalancedRouting:
+    """Hunyuan3D 2.1's MoE feed-forward (ldm/hunyuan3dv2_1/hunyuandit.py MoEBlock.moe_infer) sorts the
+    token/expert pairs and walks ``bincount(...).cumsum(0)``: slice bounds taken from the data, which a
+    fake tensor cannot have. This keeps every allocation of the original (the zeroed ``expert_cache``,
+    the int64 argsort and ``idxs // top_k``, the gathered rows ``x[exp_token_idx]``, the expert's output
+    scaled in place and ``index_add_``-ed back) with each expert receiving tokens x top_k / experts rows
+    (balanced routing, as for HiDream); a skewed routing gives one expert more rows."""
+
+    def __enter__(self):
+        import torch
+        from comfy.ldm.hunyuan3dv2_1 import hunyuandit as hd
+
+        def moe_infer(moe, x, flat_expert_indices, flat_expert_weights):
+            expert_cache = torch.zeros_like(x)
+            idxs = flat_expert_indices.argsort()
+            tokens_per_expert = torch.zeros((moe.num_experts,), dtype=torch.int64, device=x.device)  # bincount().cumsum()
+            token_idxs = idxs // moe.moe_top_k
+            rows = idxs.shape[0] // moe.num_experts
+            for i, expert in enumerate(moe.experts):
+                exp_token_idx = token_idxs[i * rows:(i + 1) * rows]
+                expert_out = expert(x[exp_token_idx])
+                expert_out.mul_(flat_expert_weights[idxs[i * rows:(i + 1) * rows]])
+                expert_cache.index_add_(0, exp_token_idx, expert_out)
+                del expert_out
+            del tokens_per_expert
+            return expert_cache
+
+        self.cls, self.saved = hd.MoEBlock, hd.MoEBlock.moe_infer
+        self.cls.moe_infer = moe_infer
+        return self
+
+    def __exit__(self, *exc):
+        self.cls.moe_infer = self.saved
         return False
 
 
