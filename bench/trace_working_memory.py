@@ -467,6 +467,14 @@ HUNYUAN3D_21 = {
 }
 
 
+# model_detection.py:319-328 (Lightricks branch; audio_adaln_single.linear.weight present -> "ltxav"): num_layers =
+# transformer blocks, attention_head_dim = attn2.to_k rows / 32, cross_attention_dim = its columns, then the
+# checkpoint's metadata["config"]["transformer"]. Lightricks/LTX-2 (ltx-2-19b-dev) transformer config: 48 layers,
+# 32 heads x 128 (to_k [4096, 4096]), audio 32 heads x 64 (2048), caption_channels 3840 (Gemma 3 12B), audio_in /
+# video_in 128 channels: LTXAVModel's defaults (ldm/lightricks/av_model.py:381-407), which the metadata repeats.
+LTX2_19B = {"image_model": "ltxav", "num_layers": 48, "attention_head_dim": 128, "cross_attention_dim": 4096}
+
+
 @dataclass(frozen=True)
 class Case:
     arch: str
@@ -695,6 +703,25 @@ def _arches_018() -> dict[str, Arch]:
         # Case.frames carries the seconds.
         return int(c.frames * 44100 / 512 / 8)
 
+    def ltx2_video(c: Case) -> list:
+        # EmptyLTXVLatentVideo (comfy_extras/nodes_lt.py): [B, 128, (L-1)//8+1, H/32, W/32].
+        return [c.batch, 128, _latent_T(c.frames, 8), c.height // 32, c.width // 32]
+
+    def ltx2_audio(c: Case) -> list:
+        # LTXVEmptyLatentAudio (comfy_extras/nodes_lt_audio.py:147-160): [B, z 8, ceil(L / fps * latents_per_second),
+        # mel_bins / 4]; the LTX-2 audio VAE (16 kHz, mel_hop_length 160, 64 mel bins, z_channels 8,
+        # ldm/lightricks/vae/audio_vae.py:231-267) gives 25 latents per second and 16 frequency bins; fps 25.
+        return [c.batch, 8, math.ceil(c.frames / 25 * 25), 16]
+
+    def ltx2_conds(c: Case) -> dict:
+        # LTXVConcatAVLatent makes the latent a NestedTensor (video, audio); CFGGuider.sample packs it with
+        # comfy.utils.pack_latents into [B, 1, V + A] and passes latent_shapes to extra_conds (samplers.py:1008-1010,
+        # 784-794), and _apply_model unpacks it before the diffusion model (model_base.py:207-208).
+        # LTXAVTEModel returns the projected Gemma states [1, N, 3840] with unprocessed_ltxav_embeds
+        # (text_encoders/lt.py:164-190); LTXAV.extra_conds runs the video / audio connectors on it.
+        return {"latent_shapes": [ltx2_video(c), ltx2_audio(c)], "unprocessed_ltxav_embeds": True,
+                "frame_rate": 25}
+
     squares = ((1024, 1024), (1328, 1328))
     return {
         "lotus-d": Arch(
@@ -716,6 +743,18 @@ def _arches_018() -> dict[str, Arch]:
                    for n in (3072, 4096, 8192) for b in (2, 4)]),
             context_dim=1024, comfy_class="Hunyuan3Dv2_1", conds=lambda c: {}, config=HUNYUAN3D_21,
             patch=Hunyuan3DBalancedRouting),
+        "ltx2-19b": Arch(
+            "ltx2-19b", "diffusion", lambda: _dit_model(LTX2_19B, "LTXAV"),
+            lambda c: [c.batch, 1, math.prod(ltx2_video(c)[1:]) + math.prod(ltx2_audio(c)[1:])],
+            lambda c: math.prod(ltx2_video(c)[2:]),
+            "tokens = video tokens ((L-1)//8+1)*(H/32)*(W/32) (LTX-2 VAE /32 spatial /8 temporal, patch 1); the "
+            "audio stream adds ceil(L / fps * 25) audio tokens (= L at 25 fps; latent [B, 8, Ta, 16] -> Ta tokens "
+            "of 128 channels, 2048 wide), traced at 25 fps next to the video tokens in every block; text_tokens = "
+            "max(1024, Gemma 3 prompt tokens) (the connectors pad with learnable registers to 1024), fed as "
+            "LTXAVTEModel's unprocessed [1, N, 3840] through LTXAV.extra_conds",
+            vid("ltx2-19b", ((768, 512, 97), (1280, 720, 121)), (1024,))
+            + vid("ltx2-19b", ((768, 512, 193),), (1024,), (1,)),
+            context_dim=3840, comfy_class="LTXAV", conds=ltx2_conds, config=LTX2_19B),
         "ace-step-v1": Arch(
             "ace-step-v1", "diffusion", lambda: _dit_model(ACE_STEP_V1, "ACEStep"),
             lambda c: [c.batch, 8, 16, ace_len(c)], ace_len,
