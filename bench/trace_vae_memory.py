@@ -43,6 +43,7 @@ import argparse
 import contextlib
 import datetime
 import json
+import math
 import os
 import platform
 import signal
@@ -66,6 +67,51 @@ def setup_comfy(comfy_path: str):
 
     logging.disable(logging.WARNING)  # torchaudio warnings etc.
     import comfy.sd  # noqa: F401, PLC0415
+
+    stub_torchaudio()  # after comfy.sd: transformers probes for torchaudio while it imports
+
+
+TORCHAUDIO_STUBBED = False
+
+
+def stub_torchaudio():
+    """ComfyUI's venv may lack torchaudio (an optional requirement). The audio VAEs import it for
+    their ENCODE side only (LTX-2 AudioVAE's waveform -> mel, ACE's vocoder mel front end, resampling);
+    their decode never calls it. A stand-in module lets the classes build; calling it raises."""
+    global TORCHAUDIO_STUBBED
+    try:
+        import torchaudio  # noqa: F401, PLC0415
+        return
+    except ImportError:
+        pass
+    import types  # noqa: PLC0415
+
+    import torch  # noqa: PLC0415
+
+    def missing(*args, **kwargs):
+        raise RuntimeError("torchaudio is not installed (stand-in): this trace covers decode only")
+
+    class MelScale(torch.nn.Module):  # built by ACE's vocoder (music_log_mel.py), used by its encode
+        def __init__(self, *args, **kwargs):
+            super().__init__()
+
+        forward = missing
+
+    ta = types.ModuleType("torchaudio")
+    ta.functional = types.ModuleType("torchaudio.functional")
+    ta.functional.resample = missing
+    ta.transforms = types.ModuleType("torchaudio.transforms")
+    ta.transforms.MelScale = MelScale
+    ta.transforms.MelSpectrogram = missing
+    sys.modules.update({"torchaudio": ta, "torchaudio.functional": ta.functional,
+                        "torchaudio.transforms": ta.transforms})
+    # modules comfy.sd already imported with their `import torchaudio` failed (try/except)
+    import comfy.ldm.ace.vae.music_dcae_pipeline as ace_pipeline  # noqa: PLC0415
+    import comfy.ldm.ace.vae.music_log_mel as ace_mel  # noqa: PLC0415
+
+    ace_pipeline.torchaudio = ta
+    ace_mel.MelScale = MelScale
+    TORCHAUDIO_STUBBED = True
 
 
 def comfy_version(comfy_path: str) -> str:
@@ -110,7 +156,9 @@ def make_tracker():
 
         def track(self, tensors):
             for t in tensors:
-                if isinstance(t, torch.Tensor):
+                # only the device's storages: host tensors (Hunyuan3D's query grid before it is
+                # moved, LTX's output buffer on the intermediate device) are not VRAM
+                if isinstance(t, torch.Tensor) and t.device.type == "meta":
                     storage = t.untyped_storage()
                     key = storage._cdata
                     if key not in self.live and key not in self.outside:
@@ -243,6 +291,129 @@ def _hunyuan15_module():
         decoder_config={'target': "comfy.ldm.hunyuan_video.vae_refiner.Decoder", 'params': ddconfig})
 
 
+def _ltx2_module():
+    import comfy.ldm.lightricks.vae.causal_video_autoencoder as ltx  # noqa: PLC0415
+
+    # 0.18.2 comfy/sd.py:609-621: up_blocks.0 conv1 with 1024 channels and an
+    # "encoder.down_blocks.1.conv.conv.bias" key -> version 2 (LTX-Video 0.9.5+/13B and LTX-2); the
+    # file's metadata "config"/"vae" replaces the default when present. The version-2 default
+    # (causal_video_autoencoder.py:1260-1294): decoder conv_in 128 -> 1024, 4 x 5 res blocks, three
+    # residual depth-to-space x2 stages, timestep conditioning (noise injection at decode), which is
+    # the layout of ltx-2-19b's VAE decoder (conv_in 128->1024, 5 res blocks per stage,
+    # 1024->512->256->128, timestep-conditioned).
+    return lambda: ltx.VideoVAE(version=2)
+
+
+def _ace_module():
+    import comfy.ldm.ace.vae.music_dcae_pipeline as ace  # noqa: PLC0415
+
+    # 0.18.2 comfy/sd.py:731-745 ("vocoder.backbone.channel_layers.0.0.bias"): MusicDCAE (DC-AE on a
+    # stereo mel + the ADaMoS/HiFi vocoder) with source_sample_rate 44100
+    return lambda: ace.MusicDCAE(source_sample_rate=44100)
+
+
+def _hunyuan3d_module():
+    import comfy.ldm.hunyuan3d.vae as h3d  # noqa: PLC0415
+
+    # 0.18.2 comfy/sd.py:708-728 ("geo_decoder.cross_attn_decoder.ln_1.bias", Hunyuan3D 2.0 & 2.1):
+    # ShapeVAE() with its defaults
+    return lambda: h3d.ShapeVAE()
+
+
+# LTX-2's audio VAE is not a comfy.sd.VAE: LTXVAudioVAELoader (0.18.2 comfy_extras/nodes_lt_audio.py:10-31)
+# builds comfy.ldm.lightricks.vae.audio_vae.AudioVAE(sd, metadata) from the checkpoint's "audio_vae."
+# and "vocoder." keys, with the architecture from the file's metadata config ("audio_vae",
+# "vocoder"). The file is not here: the autoencoder config is CausalAudioAutoencoder's default
+# (causal_audio_autoencoder.py get_default_config: ch 128, ch_mult 1-2-4, 8 latent channels, 64
+# mel bins, 16 kHz, hop 160, pixel norm, causal in time), the vocoder ComfyUI's HiFi-GAN Vocoder
+# ("resblock 1") with LTX-2's 24 kHz upsampling (6-5-2-2-2, kernels 16-15-8-4-4; ComfyUI's default
+# is 5-4-2-2-2 for 16 kHz), as published LTX-2 ports (ltx-core, SGLang, FastVideo) configure them.
+LTX2_AUDIO_CONFIG = {
+    "audio_vae": None,  # None: CausalAudioAutoencoder's default config
+    "vocoder": {"resblock_kernel_sizes": [3, 7, 11], "upsample_rates": [6, 5, 2, 2, 2],
+                "upsample_kernel_sizes": [16, 15, 8, 4, 4], "resblock_dilation_sizes": [[1, 3, 5]] * 3,
+                "upsample_initial_channel": 1024, "stereo": True, "resblock": "1", "use_bias_at_final": True,
+                "use_tanh_at_final": True},
+}
+
+
+class _Ltx2AudioVae:
+    """The calls LTXVAudioVAEDecode makes (AudioVAE.decode minus its model loading), on meta."""
+
+    def __init__(self, dtype):
+        import torch  # noqa: PLC0415
+        from comfy.ldm.lightricks.vae.audio_vae import AudioVAE  # noqa: PLC0415
+        from comfy.ldm.lightricks.vae.causal_audio_autoencoder import CausalAudioAutoencoder  # noqa: PLC0415
+
+        cfg = dict(LTX2_AUDIO_CONFIG)
+        if cfg["audio_vae"] is None:
+            cfg["audio_vae"] = CausalAudioAutoencoder.get_default_config(None)
+        with torch.device("meta"):
+            self.audio_vae = AudioVAE({}, {"config": json.dumps(cfg)}).to(dtype)
+        self.first_stage_model = self
+        self.latent_channels = self.audio_vae.latent_channels
+        self.process_input = lambda a: a
+
+    def parameters(self):
+        return self.audio_vae.parameters()
+
+    def decode(self, latents):
+        a = self.audio_vae
+        mel = a.autoencoder.decode(a.normalizer.denormalize(latents), target_shape=a.target_shape_from_latents(latents.shape))
+        return a.run_vocoder(mel)
+
+    def spacial_compression_decode(self):
+        return None
+
+    def temporal_compression_decode(self):
+        return None
+
+
+CUSTOM = {"vae-ltx2-audio": _Ltx2AudioVae}
+
+
+def fsm_of(vae):
+    """The model class ComfyUI runs (AudioVAE for the custom LTX-2 audio wrapper)."""
+    return getattr(vae.first_stage_model, "audio_vae", vae.first_stage_model)
+
+# What a family's latent is, for families whose figure is not per output pixel (written into the entry)
+FAMILY_INFO = {
+    "vae-ltx2": {"latent_kind": "video", "same_class_as": "vae-ltxv",
+                 "config": "VideoVAE(version=2): 0.18.2 sd.py:609-621, causal_video_autoencoder.py:1260-1294"},
+    "vae-hunyuan15": {"latent_kind": "video"},
+    "vae-ltx2-audio": {
+        "latent_kind": "audio", "latent_shape": "[B, 8, T, 16] (channels, latent frames, mel bins / 4)",
+        "spatial_compression": None, "temporal_compression": None,
+        "latents_per_second": 25.0, "seconds_per_latent_frame": 0.04,
+        "mel_frames": "4*T - 3 (causal), 16 kHz, hop 160", "output": "stereo waveform, 24 kHz",
+        "scales_with": "T (latent frames = ceil(seconds * 25))",
+        "config": "AudioVAE(sd, metadata): comfy/ldm/lightricks/vae/audio_vae.py; config in LTX2_AUDIO_CONFIG",
+    },
+    "vae-ace": {
+        "latent_kind": "audio", "latent_shape": "[B, 8, 16, L]", "latents_per_second": 44100 / 512 / 8,
+        "spatial_compression": None, "temporal_compression": None, "samples_per_latent_frame": 4096,
+        "seconds_per_latent_frame": 512 * 8 / 44100, "output": "stereo waveform, 44.1 kHz",
+        "scales_with": "L (= seconds * 44100 / 512 / 8); decoded one batch item at a time (music_dcae_pipeline.py decode)",
+        "config": "MusicDCAE(source_sample_rate=44100): 0.18.2 sd.py:731-745",
+    },
+    "vae-hunyuan3d": {
+        "latent_kind": "3d", "latent_shape": "[B, 64, tokens] (EmptyLatentHunyuan3Dv2 resolution, default 3072)",
+        "spatial_compression": None, "temporal_compression": None,
+        "decode_options": "VAEDecodeHunyuan3D num_chunks (default 8000) and octree_resolution (default 256), "
+                          "comfy_extras/nodes_hunyuan3d.py:109-119; points record them as num_chunks / octree_resolution",
+        "scales_with": "(octree_resolution + 1)^3 (query grid on the device, the logits of every chunk until "
+                       "the final cat and its float32 copy) + num_chunks x batch (one chunk's cross-attention) "
+                       "+ tokens (the latent transformer)",
+        "config": "ShapeVAE(): 0.18.2 sd.py:708-728",
+    },
+}
+
+# LTX's decoder sizes its chunks from the card's total memory (0.18.2 causal_video_autoencoder.py:
+# 327-345: 32 MiB at <= 6 GiB, 128 MiB at >= 24 GiB, linear between); the meta device has no total,
+# so the trace fixes it (bigger chunks, bigger peak: 24 GiB+ cards are the upper bound).
+LTX_CHUNK_BYTES = 128 * 1024**2
+
+
 MODULES = {
     "vae-kl4": lambda: _kl_module(4, legacy=True),
     "vae-kl16": lambda: _kl_module(16, legacy=False),
@@ -251,6 +422,10 @@ MODULES = {
     "vae-hunyuan": _hunyuan_module,
     "vae-ltxv": _ltxv_module,
     "vae-hunyuan15": _hunyuan15_module,
+    "vae-ltx2-audio": None,  # CUSTOM
+    "vae-ltx2": _ltx2_module,
+    "vae-ace": _ace_module,
+    "vae-hunyuan3d": _hunyuan3d_module,
 }
 
 
@@ -259,6 +434,9 @@ def build_vae(family: str, dtype):
     import comfy.sd  # noqa: PLC0415
     import torch  # noqa: PLC0415
 
+    if family in CUSTOM:
+        vae = CUSTOM[family](dtype)
+        return vae, sum(p.numel() for p in vae.parameters())
     sd = _meta_state_dict(MODULES[family]())
     with torch.device("meta"):
         vae = comfy.sd.VAE(sd=sd, dtype=dtype)
@@ -277,27 +455,59 @@ def _alarm(signum, frame):
     raise CaseTimeout()
 
 
-def trace_case(vae, op: str, shape: tuple, dtype, per_case_s: int) -> dict:
-    """Peak live bytes of one decode/encode call on `shape` (decode: latent, encode: pixels)."""
+@contextlib.contextmanager
+def ltx_chunk_size(nbytes: int):
+    """LTX's decoder asks the device's total memory for its chunk size; meta has none."""
+    import comfy.ldm.lightricks.vae.causal_video_autoencoder as ltx  # noqa: PLC0415
+
+    saved = ltx.get_max_chunk_size
+    ltx.get_max_chunk_size = lambda device: nbytes
+    try:
+        yield
+    finally:
+        ltx.get_max_chunk_size = saved
+
+
+def trace_case(vae, op: str, shape: tuple, dtype, per_case_s: int, options: dict | None = None) -> dict:
+    """Peak live bytes of one decode/encode call on `shape` (decode: latent, encode: pixels).
+
+    options: keyword arguments of the decode call (ComfyUI's vae_options, e.g. Hunyuan3D's
+    num_chunks / octree_resolution)."""
     import torch  # noqa: PLC0415
 
     LiveBytes = make_tracker()
     fsm = vae.first_stage_model
+    options = dict(options or {})
+    chunked_io = getattr(fsm, "comfy_has_chunked_io", False)
     mode = LiveBytes()
     t0 = time.time()
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(per_case_s)
     out_bytes = 0
+    pre = None
+    if chunked_io:
+        # VAE.decode pre-allocates the output on output_device (the CPU) and the decoder writes
+        # into it chunk by chunk; VAE.encode hands the encoder the pixels on the CPU with
+        # device=... (0.18.2 sd.py:956-963, 1043-1044): neither is on the card, both exist before
+        # the mode starts here, so neither counts.
+        pre = torch.empty(shape, dtype=dtype, device="meta")
+        if op in ("decode", "decode_tile"):
+            options["output_buffer"] = torch.empty(fsm.decode_output_shape(shape), dtype=dtype, device="meta")
     try:
-        with torch.inference_mode(), fused_attention(None), mode:
+        with torch.inference_mode(), fused_attention(None), ltx_chunk_size(LTX_CHUNK_BYTES), mode:
             # the input on the device is ComfyUI's too (samples.to(vae_dtype).to(device))
-            x = torch.empty(shape, dtype=dtype, device="meta")
+            x = pre if pre is not None else torch.empty(shape, dtype=dtype, device="meta")
             if op == "decode":
-                y = fsm.decode(x)
+                y = fsm.decode(x, **options)
             elif op == "decode_tile":
-                y = fsm.decode(x).float()
+                y = fsm.decode(x, **options)
+                if not chunked_io:  # the tiler's float32 cast happens on the device
+                    y = y.float()
             elif op == "encode":
-                y = fsm.encode(vae.process_input(x))
+                if chunked_io:
+                    y = fsm.encode(vae.process_input(x), device=x.device)
+                else:
+                    y = fsm.encode(vae.process_input(x))
             else:
                 raise ValueError(op)
             out_shape = tuple(y.shape)
@@ -305,8 +515,10 @@ def trace_case(vae, op: str, shape: tuple, dtype, per_case_s: int) -> dict:
             del y, x
     finally:
         signal.alarm(0)
-    return {"op": op, "shape": list(shape), "out_shape": list(out_shape), "peak_bytes": int(mode.peak),
-            "out_bytes": int(out_bytes), "aten_ops": mode.ops, "seconds": round(time.time() - t0, 3)}
+    rec = {"op": op, "shape": list(shape), "out_shape": list(out_shape), "peak_bytes": int(mode.peak),
+           "out_bytes": int(out_bytes), "aten_ops": mode.ops, "seconds": round(time.time() - t0, 3)}
+    rec.update({k: v for k, v in options.items() if isinstance(v, (int, float, str))})
+    return rec
 
 
 def cases_for(family: str, quick: bool):
@@ -324,6 +536,19 @@ def cases_for(family: str, quick: bool):
         for s in (sizes[:4] if not quick else sizes):
             cases.append(("encode", (1, 3, s * 8, s * 8)))
         return cases
+    if family == "vae-ltx2-audio":  # [B, 8, T, 16], T = ceil(seconds * 25)
+        return [("decode", (1, 8, math.ceil(sec * 25), 16)) for sec in ([5, 10, 20, 60] if not quick else [5])]
+    if family == "vae-ace":  # [B, 8, 16, L], L = seconds * 44100 / 512 / 8
+        secs = [30, 60, 120, 240] if not quick else [30]
+        cases = [("decode", (1, 8, 16, math.ceil(sec * 44100 / 512 / 8))) for sec in secs]
+        if not quick:
+            cases.append(("decode", (2, 8, 16, math.ceil(60 * 44100 / 512 / 8))))
+        return cases
+    if family == "vae-hunyuan3d":  # [B, 64, tokens] with VAEDecodeHunyuan3D's options
+        settings = [(3072, 256, 8000), (3072, 256, 32000), (3072, 128, 8000), (3072, 384, 20000), (4096, 256, 8000)]
+        if quick:
+            settings = [(3072, 64, 8000)]
+        return [("decode", (1, 64, tok), {"octree_resolution": res, "num_chunks": n}) for tok, res, n in settings]
     if family == "vae-wan2.1":
         c, res = 16, [(60, 104), (90, 160)]  # 832x480, 1280x720
         frames = [1, 2, 3, 5, 9, 13, 21] if not quick else [1, 3]
@@ -336,6 +561,8 @@ def cases_for(family: str, quick: bool):
         c, res, frames = 16, [(60, 104), (90, 160)], ([1, 2, 3, 5, 9] if not quick else [1, 3])
     elif family == "vae-ltxv":
         c, res, frames = 128, [(15, 26), (22, 40)], ([1, 2, 3, 5, 7] if not quick else [1, 2])
+    elif family == "vae-ltx2":
+        c, res, frames = 128, [(15, 26), (22, 40)], ([1, 2, 3, 5, 7, 13, 16] if not quick else [1, 2])
     elif family == "vae-hunyuan15":
         c, res = 32, [(45, 80), (30, 53)]  # 1280x720, 848x480 at 16x
         frames = [1, 2, 3, 5, 9, 13, 21, 31] if not quick else [1, 3]
@@ -345,14 +572,14 @@ def cases_for(family: str, quick: bool):
         for t in frames:
             cases.append(("decode", (1, c, t, h, w)))
     h, w = res[0]
-    tile = 32 if family != "vae-ltxv" else 8
+    tile = 32 if family not in ("vae-ltxv", "vae-ltx2") else 8
     for t in frames[:4]:
         cases.append(("decode_tile", (1, c, t, tile, tile)))
         cases.append(("decode_tile", (1, c, t, tile // 2, tile * 2)))
     cases.append(("decode_tile", (1, c, frames[-1], tile, tile)))
     cases.append(("decode_tile", (1, c, frames[1], h, w)))
     sc, tc = {"vae-wan2.1": (8, 4), "vae-wan2.2": (16, 4), "vae-hunyuan": (8, 4), "vae-ltxv": (32, 8),
-              "vae-hunyuan15": (16, 4)}[family]
+              "vae-hunyuan15": (16, 4), "vae-ltx2": (32, 8)}[family]
     for t in frames[:5]:
         px_t = max(1, (t - 1) * tc + 1)
         cases.append(("encode", (1, 3, px_t, h * sc, w * sc)))
@@ -456,18 +683,25 @@ def main(argv=None) -> int:
                 print(f"[{family}] build failed: {exc}", flush=True)
                 break
             entry.update({
-                "params": int(params), "class": f"{type(vae.first_stage_model).__module__}.{type(vae.first_stage_model).__name__}",
+                "params": int(params), "class": f"{type(fsm_of(vae)).__module__}.{type(fsm_of(vae)).__name__}",
                 "latent_channels": int(vae.latent_channels),
-                "spatial_compression": int(vae.spacial_compression_decode()),
+                "spatial_compression": vae.spacial_compression_decode(),
                 "temporal_compression": vae.temporal_compression_decode(),
             })
             last_error = None
-            for op, shape in cases_for(family, args.quick):
+            entry.update(FAMILY_INFO.get(family, {}))
+            if family == "vae-ltx2":
+                entry["chunk_bytes"] = LTX_CHUNK_BYTES
+            if TORCHAUDIO_STUBBED and FAMILY_INFO.get(family, {}).get("latent_kind") == "audio":
+                entry["torchaudio"] = "not installed: a stand-in let the model build (decode does not use it; encode not traced)"
+            for case in cases_for(family, args.quick):
+                op, shape = case[0], case[1]
+                options = case[2] if len(case) > 2 else None
                 if time.time() > deadline:
                     entry["skipped"].append(f"{op} {shape} {dname}: global deadline")
                     continue
                 try:
-                    rec = trace_case(vae, op, shape, dtype, args.per_case_s)
+                    rec = trace_case(vae, op, shape, dtype, args.per_case_s, options)
                 except CaseTimeout:
                     entry["skipped"].append(f"{op} {shape} {dname}: over {args.per_case_s} s")
                     print(f"[{family}] {op} {shape} {dname}: timeout", flush=True)
@@ -484,7 +718,7 @@ def main(argv=None) -> int:
                 last_error = None
                 rec["dtype_bytes"] = dbytes
                 entry["points"].append(rec)
-                print(f"[{family}] {op:11s} {dname} {str(tuple(shape)):28s} peak {rec['peak_bytes'] / 2**30:7.3f} GiB"
+                print(f"[{family}] {op:11s} {dname} {str(tuple(shape)):28s} {options or ''} peak {rec['peak_bytes'] / 2**30:7.3f} GiB"
                       f"  out {rec['out_bytes'] / 2**30:6.3f} GiB  ({rec['seconds']:.1f} s, {rec['aten_ops']} ops)", flush=True)
             del vae
         families[family] = entry
