@@ -249,3 +249,17 @@ def test_missing_model_is_said_not_crashed():
 def test_no_fixes_listed_when_it_fits():
     budget = estimate(flux_workload(weight_dtype="fp8_e4m3fn"), dev("H100"))
     assert budget.verdict == "fits" and budget.remedies == () and budget.plan is None
+
+
+def test_a_lora_named_without_its_base_is_priced_for_the_model_it_patches():
+    """'my_style.safetensors' says nothing of its base model; the graph applies it to Flux.1 dev, so it
+    gets Flux.1's typical rank-32 size (marked as such) instead of leaving the estimate incomplete."""
+    budget = estimate(flux_workload(loras=("my_style.safetensors",)), dev("RTX 4090"))
+    assert budget.complete and not budget.missing
+    item = next(i for s in budget.stages for i in s.items if "my_style" in i.label)
+    assert 100e6 < item.bytes < 1e9  # rank 32 over Flux.1's linears: ~0.3 GB at 16 bit
+    assert "applied to Flux.1" in item.model.evidence[0] and "rank not in the name, 32 assumed" in item.model.evidence[0]
+    # no diffusion model to patch: still a missing file, never 0 bytes with a confident verdict
+    alone = Workload(stages=(Stage(SAMPLE, "3", "KSampler", models=(ModelRef("lora", "my_style.safetensors", "loras",
+                                                                             strength=1.0),)),))
+    assert [m.name for m in estimate(alone, dev("RTX 4090")).missing] == ["my_style.safetensors"]

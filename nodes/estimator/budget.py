@@ -427,10 +427,26 @@ def estimate(
             except ModelFileError as exc:
                 info = ModelInfo(kind=UNKNOWN, family="unknown", label=ref.name, params=0, weights_bytes=0, source="error")
                 note = f"{exc}: its size is unknown (the estimate is a lower bound)"
+            if info.source == "missing" and ref.role == "lora" and key in lora_base:
+                base = info_for(lora_base[key])
+                if base.kind == DIFFUSION and base.family != "unknown":
+                    from .name_infer import lora_on  # noqa: PLC0415
+
+                    guess, _why = lora_on(ref.name, base.family, base.label)
+                    if guess is not None:
+                        info, note = guess, None
             infos[key] = info
             if note:
                 notes.append(note)
         return _part(infos[key], ref)
+
+    # A LoRA whose name does not say its base model: the model it patches in the graph does.
+    lora_base: dict[str, ModelRef] = {}
+    for stage in workload.stages:
+        bases = [r for r in stage.models if r.role == "diffusion" or (r.role == "checkpoint" and r.part == "model")]
+        for r in stage.models:
+            if r.role == "lora" and bases:
+                lora_base.setdefault(_ref_key(r), bases[0])
 
     stage_budgets: list[StageBudget] = []
     seen_text: dict[tuple, int] = {}

@@ -43,6 +43,7 @@ P_AE = 83_819_683  # Flux VAE (16-channel KL, no quant convs)
 P_CLIP_VISION_H = 632_076_800  # OpenCLIP ViT-H/14 vision tower, HF layout
 P_FLUX1_FILL = P_FLUX1_DEV + (384 - 64) * 3072  # img_in takes 384 packed channels (16 latent + 16 masked + 64 mask, x4)
 P_FLUX1_CONTROL = P_FLUX1_DEV + (128 - 64) * 3072  # Canny/Depth dev: img_in takes 128 (16 latent + 16 control, x4)
+P_KANDINSKY5_LITE = 2_007_706_640  # ComfyUI 0.18.2 Kandinsky5 at full size: traced weight_bytes 4,015,413,280 / 2
 P_CLIP_G = 694_659_841  # OpenCLIP bigG text model (budget.CHECKPOINT_SPLITS)
 P_QWEN3_4B = 4_022_468_096  # Qwen3-4B config.json (36 layers, 2560, tied embeddings); the file is 2 x this + header
 P_LLAMA31_8B = 8_030_261_248  # Llama-3.1-8B config.json (32 layers, 4096, untied embeddings)
@@ -378,6 +379,11 @@ PUBLISHED: tuple[CatalogueEntry, ...] = (
           ("sam3.1_multiplex_fp16", 1_717_986_918, "utility_image_segment_sam3", "SAM 3.1"),
           ("sdpose_wholebody_fp16", 1_932_735_283, "utility_sdpose_ood_image_to_pose", "SDPose whole-body"))),
     _pub("hunyuan_3d_v2.1.safetensors", "unknown", _CK, 4_939_212_390, "F16", f"{_TPL} (template 3d_hunyuan3d-v2.1)", assumed=True, kind=CHECKPOINT, label="Hunyuan3D 2.1"),
+    # Lotus depth (SD 2 UNet, supported_models.LotusD): the size a public model-restore script checks
+    # downloads against (Comfy-Org/lotus; F16: 2 bytes x 0.87B params)
+    _pub("lotus-depth-d-v1-1.safetensors", "lotus-d", _DM, 1_735_197_352, "F16",
+         "Comfy-Org/lotus lotus-depth-d-v1-1.safetensors (1,735,197,352 B as recorded by a public restore script's size check)",
+         kind=DIFFUSION, label="Lotus depth (SD 2 UNet)"),
     _pub("qwen3.5_4b_bf16.safetensors", "unknown", _TE, 9_341_553_869, "BF16", f"{_TPL} (template llm_qwen3_5_text_gen)", kind=TEXT_ENCODER, label="Qwen3.5 4B"),
     _pub("qwen3vl_4b_fp8_scaled.safetensors", "unknown", _TE, 5_261_334_938, "F8_E4M3", f"{_TPL} (template llm_qwen3vl_text_gen)", quantization=_S8, kind=TEXT_ENCODER, label="Qwen3-VL 4B"),
     _pub("yue2_3b_int8_convrot.safetensors", "unknown", _CK, 3_972_844_749, "I8", f"{_TPL} (template audio_yue2_text2music)", quantization="int8", kind=CHECKPOINT, label="YuE 2 3B"),

@@ -119,11 +119,16 @@ FAMILIES: dict[str, Family] = {
         hidden_size=4096, depth=48, heads=32, head_dim=128, in_channels=128, out_channels=128, patch_size=(1, 1, 1),
         context_dim=3840, cross_attention_dim=4096, latent_channels=128, spatial_compression=32,
         temporal_compression=8)),
-    # ACE-Step v1 3.5B (music; ComfyUI's ACEStep, ldm/ace/model.py ACEStepTransformer2DModel defaults):
+    # Kandinsky 5.0 Lite (bench/trace_working_memory.py KANDINSKY5_LITE: model_dim 1792, 32 visual blocks,
+    # FFN 7168, axes 16+24+24 -> head_dim 64, 28 heads; HunyuanVideo VAE latent, patch 1x2x2; Qwen2.5-VL 3584 context)
+    "kandinsky5-lite": Family(DIFFUSION, "Kandinsky 5.0 Lite (2B)", dict(
+        hidden_size=1792, depth=32, heads=28, head_dim=64, ffn_dim=7168, in_channels=16, out_channels=16,
+        patch_size=(1, 2, 2), context_dim=3584, latent_channels=16, spatial_compression=8, temporal_compression=4)),
+    # ACE-Step v1 3.5B (music; ComfyUI's ACEStep, config from model_detection.py:330-350 of 0.18.2):
     # latent [B, 8, 16, L] (EmptyAceStepLatentAudio: L = seconds * 44100 / 512 / 8), patch 16 x 1 -> L tokens.
     "ace-step-v1": Family(DIFFUSION, "ACE-Step v1 (3.5B)", dict(
-        hidden_size=2560, depth=24, heads=20, head_dim=128, in_channels=8, out_channels=8, patch_size=(16, 1),
-        latent_channels=8, context_dim=768)),
+        hidden_size=2560, depth=24, heads=20, head_dim=128, ffn_dim=6400, in_channels=8, out_channels=8,
+        patch_size=(16, 1), latent_channels=8, context_dim=768)),  # model_detection.py:330-350 (mlp_ratio 2.5)
     # Hunyuan3D 2.1 shape DiT (ComfyUI's Hunyuan3Dv2_1): latent [B, 64, N] (EmptyLatentHunyuan3Dv2:
     # N = resolution tokens), one token per latent vector; conditioned on DINOv2 image tokens.
     "hunyuan3d-2.1": Family(DIFFUSION, "Hunyuan3D 2.1 shape DiT", dict(

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
@@ -71,6 +72,9 @@ _DIFFUSION = (
        "wan2.1-14b", "Wan 2.1 14B", cat.P_WAN14_T2V, f"{_C} P_WAN14_T2V (computed)"),
     _r(r"hunyuan[_-]?video[_-]?1[._]?5|hunyuanvideo15", "hunyuan-video-1.5", "HunyuanVideo 1.5", cat.P_HUNYUAN_VIDEO_15, f"{_C} P_HUNYUAN_VIDEO_15 (model card)"),
     _r(r"hunyuan[_-]?video|hyvid", "hunyuan-video", "HunyuanVideo (13B)", cat.P_HUNYUAN_VIDEO, f"{_C} P_HUNYUAN_VIDEO (25.6 GB bf16 listing / 2)"),
+    _r(r"kandinsky[_-]?5[_-]?lite|kandinsky5lite", "kandinsky5-lite", "Kandinsky 5.0 Lite (2B)", cat.P_KANDINSKY5_LITE,
+       f"{_C} P_KANDINSKY5_LITE (ComfyUI's Kandinsky5 traced at full size)"),
+    _r(r"lotus[_-]?(?:depth|normal)", "lotus-d", "Lotus (SD 2 UNet)"),
     _r(r"ltx[_-]?2", "ltx2", "LTX-2"),
     _r(r"ltx[_-]?video|ltxv", "ltxv", "LTX-Video"),
     _r(r"qwen[_-]?image", "qwen-image", "Qwen-Image (20B)", cat.P_QWEN_IMAGE, f"{_C} P_QWEN_IMAGE (40.9 GB bf16 listing / 2)"),
@@ -232,6 +236,8 @@ def lora_linear_sum(family: str, variant: str | None = None) -> tuple[int, str] 
     arch = FAMILIES.get(family, FAMILIES["unknown"]).arch
     if family.startswith(("flux1", "chroma")) or family == "hunyuan-video":
         return _double_single_sum(arch, mods=not family.startswith("chroma"))
+    if family == "flux2":  # Flux.2: the modulation is shared by all blocks (not adapted per block)
+        return _double_single_sum(arch, mods=False)
     if family.startswith("wan"):
         h, f, n = arch["hidden_size"], arch["ffn_dim"], arch["depth"]
         img = 4 * h if (family == "wan2.1-14b" and variant == "i2v") else 0
@@ -378,8 +384,22 @@ def _stored_bytes(params: int, prec: Precision, rule: Rule | None, of_family: bo
     return nbytes, ""
 
 
-def _lora(name, path, base, prec: Precision, kind_why) -> tuple[ModelInfo | None, str]:
-    rule = _family(LORA, path)
+def lora_on(name: str, family: str, label: str) -> tuple[ModelInfo | None, str]:
+    """A LoRA whose name does not say its base model, applied to a model of ``family`` (the graph says
+    which): the typical size for that family, as for a name that does say it."""
+    path = name.replace("\\", "/").strip().lower()
+    base, _, ext = path.rsplit("/", 1)[-1].rpartition(".")
+    prec = precision(base, ext if ext in _EXTENSIONS else "safetensors") or Precision(16, "BF16", None, "")
+    rule = _r(re.escape(family), family, label.split(" (size from")[0])
+    info, said = _lora(name, path, base, prec, "loaded as lora", rule=rule)
+    if info is not None:
+        said = f"applied to {rule.label} in this workflow; " + said
+        info = replace(info, evidence=(said,) + info.evidence[1:2], notes=(said,))
+    return info, said
+
+
+def _lora(name, path, base, prec: Precision, kind_why, rule=None) -> tuple[ModelInfo | None, str]:
+    rule = rule or _family(LORA, path)
     if rule is None:
         return None, "a LoRA for a base model the name does not identify: size unknown"
     variant = _variant(path)
