@@ -155,6 +155,11 @@ def test_subgraph_promoted_widgets_in_proxy_widgets_order():
     instance["properties"]["proxyWidgets"] = [["-1", "steps"], ["22", "seed"]]
     instance["widgets_values"] = [7, 123456]
     assert read_workflow(data).stages_of(SAMPLE)[0].steps == 7
+    # the Flux.2 Klein edit templates: the inner seed is promoted but saves no value of its own
+    instance["properties"]["proxyWidgets"] = [["22", "cfg"], ["-1", "steps"], ["22", "seed"]]
+    instance["widgets_values"] = [5]
+    instance["inputs"].append({"name": "cfg", "type": "FLOAT", "widget": {"name": "cfg"}, "link": None})
+    assert read_workflow(data).stages_of(SAMPLE)[0].steps == 5
 
 
 def test_bypass_mute_reroute_primitives():

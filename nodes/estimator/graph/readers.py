@@ -371,8 +371,11 @@ class _UiReader:
             proxy = [e for e in _lst(_dct(instance.get("properties")).get("proxyWidgets"))
                      if isinstance(e, list) and len(e) == 2
                      and e[1] not in ("control_after_generate", "control_before_generate")]
-            if len(proxy) == len(values) and ["-1", name] in [[str(a), b] for a, b in proxy]:
-                return ("value", values[[[str(a), b] for a, b in proxy].index(["-1", name])])
+            proxy = [[str(a), b] for a, b in proxy]
+            own = [e for e in proxy if e[0] == "-1"]  # promoted inner widgets may carry no value of their own
+            for order in (proxy, own):
+                if len(order) == len(values) and ["-1", name] in order:
+                    return ("value", values[order.index(["-1", name])])
             widget_inputs = self._promoted_widget_inputs(scope)
             if len(widget_inputs) == len(values) and name in widget_inputs:
                 return ("value", values[widget_inputs.index(name)])
