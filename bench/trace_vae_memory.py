@@ -99,7 +99,14 @@ def stub_torchaudio():
 
     ta = types.ModuleType("torchaudio")
     ta.functional = types.ModuleType("torchaudio.functional")
-    ta.functional.resample = missing
+    def resample(waveform, orig_freq, new_freq, *args, **kwargs):
+        # ACE's decode "resamples" every item after the first from 44100 to 44100 Hz
+        # (music_dcae_pipeline.py decode); torchaudio returns the input when the rates match
+        if orig_freq == new_freq:
+            return waveform
+        return missing()
+
+    ta.functional.resample = resample
     ta.transforms = types.ModuleType("torchaudio.transforms")
     ta.transforms.MelScale = MelScale
     ta.transforms.MelSpectrogram = missing
@@ -219,10 +226,33 @@ def use_pytorch_attention(module):
 
 # ----------------------------------------------------------------------------------------------
 # VAEs, built the way comfy.sd.VAE builds them from a file
-def _meta_state_dict(make_module):
+@contextlib.contextmanager
+def host_linspace(enabled: bool):
+    """ACE's vocoder reads its drop-path rates with ``torch.linspace(...)[i].item()`` while it is
+    built (music_vocoder.py); ``.item()`` has no value on meta. Those few scalars are made on the
+    host; everything else is still built on meta."""
     import torch  # noqa: PLC0415
 
-    with torch.device("meta"):
+    if not enabled:
+        yield
+        return
+    saved = torch.linspace
+
+    def linspace(*args, **kwargs):
+        kwargs.setdefault("device", "cpu")
+        return saved(*args, **kwargs)
+
+    torch.linspace = linspace
+    try:
+        yield
+    finally:
+        torch.linspace = saved
+
+
+def _meta_state_dict(make_module, host_scalars: bool = False):
+    import torch  # noqa: PLC0415
+
+    with torch.device("meta"), host_linspace(host_scalars):
         module = make_module()
     return module.state_dict()
 
@@ -437,8 +467,9 @@ def build_vae(family: str, dtype):
     if family in CUSTOM:
         vae = CUSTOM[family](dtype)
         return vae, sum(p.numel() for p in vae.parameters())
-    sd = _meta_state_dict(MODULES[family]())
-    with torch.device("meta"):
+    host_scalars = family == "vae-ace"
+    sd = _meta_state_dict(MODULES[family](), host_scalars)
+    with torch.device("meta"), host_linspace(host_scalars):
         vae = comfy.sd.VAE(sd=sd, dtype=dtype)
     fsm = vae.first_stage_model
     use_pytorch_attention(fsm)
