@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.machinery
 import importlib.util
 import json
 import logging
@@ -104,6 +105,40 @@ def _node_info(nodes, internal_base, name):
     }
 
 
+def _stub_torchaudio() -> None:
+    """ComfyUI's venv may lack torchaudio (an optional requirement); then comfy_extras/nodes_audio.py,
+    nodes_lt_audio.py, ... fail to import and their nodes (LTXAVTextEncoderLoader, LTXVAudioVAELoader,
+    VAEEncodeAudio, ...) would be missing from the specs. Only their definitions are read here, so a
+    stand-in whose every attribute is a placeholder class is enough; nothing calls it."""
+    try:
+        import torchaudio  # noqa: F401, PLC0415
+        return
+    except ImportError:
+        pass
+    import types  # noqa: PLC0415
+
+    class _Placeholder:
+        def __init__(self, *args, **kwargs):
+            raise RuntimeError("torchaudio stand-in (bench/gen_widget_specs.py): not callable")
+
+    def module(name: str) -> types.ModuleType:
+        mod = types.ModuleType(name)
+
+        def attribute(attr: str):
+            if attr.startswith("__"):
+                raise AttributeError(attr)
+            if attr.islower():  # a submodule (functional, transforms) or a function
+                return sys.modules.setdefault(f"{name}.{attr}", module(f"{name}.{attr}"))
+            return _Placeholder
+
+        mod.__getattr__ = attribute
+        mod.__path__ = []  # a package: `import torchaudio.functional` works
+        mod.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
+        return mod
+
+    sys.modules["torchaudio"] = module("torchaudio")
+
+
 def _relevant(name: str, spec: dict) -> bool:
     types = set(spec["in"].values()) | set(spec["out"])
     return bool(types & RELEVANT_TYPES) or spec.get("out_node") or name in VALUE_NODES
@@ -124,6 +159,7 @@ def main(argv=None) -> int:
     import comfy.cli_args  # noqa: E402  (ComfyUI's own modules)
     comfy.cli_args.args.cpu = True  # no GPU here: model_management would probe CUDA at import
     import utils.install_util  # noqa: F401,E402  ComfyUI's utils package before comfy/utils.py shadows it
+    _stub_torchaudio()
     import nodes  # noqa: E402
     asyncio.run(nodes.init_extra_nodes(init_custom_nodes=False, init_api_nodes=True))
     try:

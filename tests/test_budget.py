@@ -263,3 +263,23 @@ def test_a_lora_named_without_its_base_is_priced_for_the_model_it_patches():
     alone = Workload(stages=(Stage(SAMPLE, "3", "KSampler", models=(ModelRef("lora", "my_style.safetensors", "loras",
                                                                              strength=1.0),)),))
     assert [m.name for m in estimate(alone, dev("RTX 4090")).missing] == ["my_style.safetensors"]
+
+
+def test_a_loader_without_a_file_name_leaves_the_estimate_incomplete():
+    """An empty (or unresolvable) file widget is an unpriced model, never a silently dropped one."""
+    from vram_budget.nodes.estimator.graph import read_workflow
+
+    prompt = {
+        "1": {"class_type": "UNETLoader", "inputs": {"unet_name": "", "weight_dtype": "default"}},
+        "2": {"class_type": "EmptySD3LatentImage", "inputs": {"width": 1024, "height": 1024, "batch_size": 1}},
+        "3": {"class_type": "KSampler", "inputs": {"model": ["1", 0], "positive": ["4", 0], "negative": ["4", 0],
+                                                   "latent_image": ["2", 0], "seed": 1, "steps": 4, "cfg": 1.0,
+                                                   "sampler_name": "euler", "scheduler": "simple", "denoise": 1.0}},
+        "4": {"class_type": "CLIPTextEncode", "inputs": {"clip": ["5", 0], "text": "x"}},
+        "5": {"class_type": "CLIPLoader", "inputs": {"clip_name": "t5xxl_fp16.safetensors", "type": "flux"}},
+    }
+    budget = estimate(read_workflow(prompt), dev("RTX 4090"))
+    assert not budget.complete
+    (missing,) = budget.missing
+    assert (missing.role, missing.folder) == ("diffusion", "diffusion_models")
+    assert "no file" in missing.name and "node 1" in missing.name and "names no file" in missing.problem

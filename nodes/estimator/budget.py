@@ -266,6 +266,9 @@ def _ref_key(ref: ModelRef) -> str:
 def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, str | None]:
     """ModelInfo for a workflow's model reference and a note on where it came from (None if exact, or
     inferred from the name: report.py lists those in one note)."""
+    if ref.unset:
+        return (ModelInfo(kind=UNKNOWN, family="unknown", label=ref.name, params=0, weights_bytes=0, source="unset"),
+                None)
     path = None
     if resolver is not None:
         try:
@@ -325,11 +328,23 @@ CHECKPOINT_SPLITS = {
     # separately). 4 bytes x both = 9.37 GB, the published size of v0.9 (stored in fp32).
     "ltxv": {"model": (1_923_405_472, DIFFUSION, "ltxv", "LTX-Video 2B transformer"),
              "vae": (419_193_649, VAE, "vae-ltxv", "LTX-Video VAE")},
+    # LTX-2 19B checkpoints (ltx-2-19b-*.safetensors): LTXAV with its text connectors (19,585,135,392 params:
+    # ComfyUI 0.18.2's LTXAV traced at full size, weight_bytes 39,170,270,784), the video VAE (VideoVAE
+    # version 2, 1,246,913,522, data/vae_memory.json vae-ltx2), the audio VAE + vocoder (108,840,948,
+    # vae-ltx2-audio) and the Gemma projection LTXAVTextEncoderLoader reads (text_encoders/lt.py:129:
+    # Linear(3840*49, 3840) = 722,534,400). 2 bytes x the sum = 43.33 GB, the published 43.3 GB.
+    "ltx2": {"model": (19_585_135_392, DIFFUSION, "ltx2", "LTX-2 19B transformer"),
+             "vae": (1_246_913_522, VAE, "vae-ltx2", "LTX-2 video VAE"),
+             "audio_vae": (108_840_948, VAE, "vae-ltx2-audio", "LTX-2 audio VAE"),
+             "clip": (722_534_400, TEXT_ENCODER, "gemma3", "LTX-2 text projection")},
     # Lumina 2 all-in-one (NetaYume): Lumina 2 DiT 2.6B + Gemma 2 2B (2.61B) + the Flux VAE
     "lumina2": {"model": (2_600_000_000, DIFFUSION, "lumina2", "Lumina 2 DiT"),
                 "clip": (2_614_341_888, TEXT_ENCODER, "gemma", "Gemma 2 2B"),
                 "vae": (83_819_683, VAE, "vae-kl16", "Flux VAE")},
 }
+
+
+FP8_MODEL_ONLY_SPLITS = {"ltx2"}  # Lightricks' ltx-2-19b-dev-fp8: transformer fp8, VAEs and projection bf16
 
 
 def _part(info: ModelInfo, ref: ModelRef) -> ModelInfo:
@@ -341,14 +356,26 @@ def _part(info: ModelInfo, ref: ModelRef) -> ModelInfo:
     if split is None:
         return info
     params, kind, family, label = split
-    total = sum(p for p, *_ in CHECKPOINT_SPLITS[info.family].values())
+    parts = CHECKPOINT_SPLITS[info.family]
+    total = sum(p for p, *_ in parts.values())
     nbytes = int(info.weights_bytes * params / total)
+    how = "catalogue checkpoint split by published parameter counts"
+    dtype, quant = info.dtype, info.quantization
+    if info.family in FP8_MODEL_ONLY_SPLITS and (quant or "").startswith(("fp8", "scaled fp8")):
+        # these fp8 all-in-one files quantize the diffusion model only: the other parts keep 2 bytes a
+        # param and the model takes the rest of the file
+        rest = sum(p for name, (p, *_r) in parts.items() if name != "model")
+        if ref.part == "model":
+            nbytes = max(params, info.weights_bytes - 2 * rest)
+        else:
+            nbytes, dtype, quant = 2 * params, "BF16", None
+        how += "; in this fp8 file the diffusion model is fp8 and the other parts 16-bit"
     from .families import FAMILIES  # noqa: PLC0415
 
     arch = FAMILIES[family].arch if family in FAMILIES else {}
     return ModelInfo(kind=kind, family=family, label=f"{label} (from {info.label})", params=params,
-                     weights_bytes=nbytes, dtype=info.dtype, quantization=info.quantization, arch=arch,
-                     evidence=("catalogue checkpoint split by published parameter counts",), source=info.source)
+                     weights_bytes=nbytes, dtype=dtype, quantization=quant, arch=arch,
+                     evidence=(how,), source=info.source)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -359,7 +386,7 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
     stored = info.weights_bytes
     params = info.params
     dtype = info.dtype or "?"
-    if info.source in ("missing",):
+    if info.source in ("missing", "unset"):
         return 0, "size unknown: not counted (the estimate is a lower bound)"
     if info.kind == DIFFUSION:
         if ref.weight_dtype in FP8_WIDGETS:
@@ -571,10 +598,12 @@ def _gaps(workload: Workload, infos: Mapping[str, ModelInfo], stage_budgets) -> 
             info = infos.get(key)
             if info is None or key in seen or (ref.role == "lora" and ref.strength == 0):
                 continue
-            if info.source in ("missing", "error") or (info.kind == UNKNOWN and not info.weights_bytes):
+            if info.source in ("missing", "error", "unset") or (info.kind == UNKNOWN and not info.weights_bytes):
                 seen.add(key)
                 problem = ("not found in the model folders and not in the catalogue" if info.source == "missing"
-                           else "could not be read" if info.source == "error" else "architecture not recognised")
+                           else "could not be read" if info.source == "error"
+                           else "the loader names no file this estimate can see" if info.source == "unset"
+                           else "architecture not recognised")
                 missing.append(Missing(ref.name, ref.folder, ref.role, problem))
     incomplete = []
     for sb in stage_budgets:  # a stage that needs working memory and has none was not priced

@@ -338,9 +338,9 @@ PUBLISHED: tuple[CatalogueEntry, ...] = (
     # 9.37 GB = 4 bytes x (1.923B transformer + 0.419B VAE): v0.9 is stored in fp32 (budget.CHECKPOINT_SPLITS)
     _pub("ltx-video-2b-v0.9.safetensors", "ltxv", _CK, "9.37 GB", "F32", _MGR + " (F32: the size is 4 bytes x the traced parameter count)", params=1_923_405_472 + 419_193_649, kind=CHECKPOINT),
     _pub("ltx-video-2b-v0.9.5.safetensors", "ltxv", _CK, "6.34 GB", "BF16", _MGR, assumed=True, kind=CHECKPOINT),
-    _pub("ltx-2-19b-dev.safetensors", "unknown", _CK, "43.3 GB", "BF16", _MGR, kind=CHECKPOINT, label="LTX-2 19B dev"),
-    _pub("ltx-2-19b-distilled.safetensors", "unknown", _CK, "43.3 GB", "BF16", _MGR, kind=CHECKPOINT, label="LTX-2 19B distilled"),
-    _pub("ltx-2-19b-dev-fp8.safetensors", "unknown", _CK, "27.1 GB", "F8_E4M3", _MGR, quantization=_S8, kind=CHECKPOINT, label="LTX-2 19B dev"),
+    _pub("ltx-2-19b-dev.safetensors", "ltx2", _CK, "43.3 GB", "BF16", _MGR, kind=CHECKPOINT, label="LTX-2 19B dev"),
+    _pub("ltx-2-19b-distilled.safetensors", "ltx2", _CK, "43.3 GB", "BF16", _MGR, kind=CHECKPOINT, label="LTX-2 19B distilled"),
+    _pub("ltx-2-19b-dev-fp8.safetensors", "ltx2", _CK, "27.1 GB", "F8_E4M3", _MGR, quantization=_S8, kind=CHECKPOINT, label="LTX-2 19B dev"),
     _pub("ltx-2-19b-distilled-lora-384.safetensors", "lora", _LO, "7.67 GB", "BF16", _MGR, assumed=True),
     _pub("ltx-2-19b-ic-lora-canny-control.safetensors", "lora", _LO, "654 MB", "BF16", _MGR, assumed=True),
     _pub("ltx-2-19b-ic-lora-depth-control.safetensors", "lora", _LO, "654 MB", "BF16", _MGR, assumed=True),

@@ -34,9 +34,11 @@ DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
 # Flux.2 pads its conditioning to 512 (model_base.Flux2.extra_conds), HiDream's T5 and Llama to 128
 # (text_encoders/hidream.py:14-15), LTX-2's Gemma 3 to 1024 (text_encoders/lt.py:76); the LLM-encoded
 # families without padding (Z-Image, Lumina 2, HunyuanVideo 1.5) assume a 256-token templated prompt.
+# Lotus: LotusConditioning's fixed [1, 2, 1024] (comfy_extras/nodes_lotus.py); ACE-Step: tags + lyrics, the
+# traced 64 + 256 assumed; Hunyuan3D 2.1: 1370 DINOv2-L image tokens (518 px: 37 x 37 patches + CLS).
 DEFAULT_TEXT_TOKENS = {"flux": 256, "wan": 512, "sd3": 77, "qwen-image": 256, "hunyuan-video": 256, "ltxv": 128,
                        "flux2": 512, "hidream": 128, "z-image": 256, "lumina2": 256, "hunyuan-video-1.5": 256,
-                       "ltx2": 1024}
+                       "ltx2": 1024, "lotus-d": 2, "ace-step-v1": 320, "hunyuan3d-2.1": 1370}
 DEFAULT_TE_TOKENS = {"t5-xxl": 512, "umt5-xxl": 512, "mistral": 512, "gemma3": 1024}
 
 # Aliases: families that share an architecture's working-memory profile (used when the family has no
@@ -44,9 +46,8 @@ DEFAULT_TE_TOKENS = {"t5-xxl": 512, "umt5-xxl": 512, "mistral": 512, "gemma3": 1
 WORKING_MEMORY_ALIAS = {
     "flux1-schnell": "flux1-dev", "flux1-fill": "flux1-dev", "flux1-kontext": "flux1-dev", "chroma": "flux1-dev",
     "wan2.2-14b": "wan2.1-14b", "sd2": "sd15", "lotus-d": "sd15",
-    # ComfyUI 0.18.2 families (issue 10); LTX-2's video stream is LTX-Video 13B's size (its audio stream,
-    # ~1/10 of the tokens, is not traced)
-    "flux2": "flux2-dev", "sd3": "sd3.5-medium", "ltxv": "ltxv-2b", "ltx2": "ltxv-13b",
+    # ComfyUI 0.18.2 families (issue 10); LTX-2 traced with its audio stream (at 25 fps, one audio token a frame)
+    "flux2": "flux2-dev", "sd3": "sd3.5-medium", "ltxv": "ltxv-2b", "ltx2": "ltx2-19b",
 }
 
 # One family id, several traced configurations: the arch numbers read from the file (families.py)

@@ -29,6 +29,7 @@ class ModelRef:
     device: str | None = None  # loader `device` widget ("cpu" keeps a text encoder off the GPU)
     gguf: bool = False  # loaded by a ComfyUI-GGUF loader
     offload_bytes: int = 0  # ComfyUI-MultiGPU DisTorch virtual VRAM: weights kept on a donor device (RAM)
+    unset: bool = False  # the loader names no file the reader can see (empty widget, unresolved link)
 
 
 @dataclass(frozen=True)

@@ -202,8 +202,10 @@ class _Analyzer:
     def _loader_ref(self, node: _Node, widget: str, **fields) -> ModelRef | None:
         name = self.value(node, widget)
         if not isinstance(name, str) or not name:
+            # kept as an unpriced model: a loader whose file is unknown is never 0 bytes
             self.note(f"{self.label(node)}: no file name in '{widget}'")
-            return None
+            return ModelRef(name=f"(no file in {self.label(node)} '{widget}')", loader_node=node.id,
+                            loader_type=node.type, unset=True, **fields)
         return ModelRef(name=name, loader_node=node.id, loader_type=node.type, **fields)
 
     def _refs_of(self, node: _Node, slot: int, type_: str, visiting: frozenset) -> list[ModelRef]:
