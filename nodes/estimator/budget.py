@@ -960,6 +960,17 @@ def vae_working(family: str, latent: LatentShape, decode: bool = True, tiled: di
     from . import vae_memory  # noqa: PLC0415
 
     op = "decode" if decode else "encode"
+    if latent.media:
+        shape = ((latent.batch, latent.channels or 8, latent.height, latent.width) if latent.media == "audio"
+                 else (latent.batch, latent.channels or 64, latent.width))
+        if not decode or family not in vae_memory.MEDIA_FAMILIES:
+            return 0, f"{latent.media} VAE {op} working memory unknown for {family}", [
+                f"VAE {op} working memory unknown: no traced {latent.media} {op} for {family}"]
+        try:
+            value, how = vae_memory.media_decode_bytes(family, shape, dtype_bytes=dtype_bytes)
+        except VramBudgetError as exc:
+            return 0, str(exc), [f"VAE decode working memory unknown: {exc}"]
+        return value, how, []
     sc = latent.spatial_compression or 8
     tc = latent.temporal_compression or 4
     shape = (latent.batch, latent.channels or 16, latent.frames, latent.height, latent.width)

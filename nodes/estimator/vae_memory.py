@@ -149,7 +149,17 @@ FAMILIES: dict[str, VaeFamily] = {f.id: f for f in (
     # 0.18.2 sd.py:537-560: the default KL branch (ch 128, ch_mult 1-2-4-4) with a 32-channel latent
     # and a batch-norm latent layer: downscale ×2 (16) and 4× the channels (2×2 patches packed)
     VaeFamily("vae-flux2", "Flux.2 VAE (32 ch, packed to 128)", 128, 16, None, "AutoencoderKL (batch-norm latent)"),
+    # 0.18.2 sd.py:631-647: HunyuanVideo 1.5 / Capybara (32 ch, 16x spatial, 4x temporal)
+    VaeFamily("vae-hunyuan15", "HunyuanVideo 1.5 VAE", 32, 16, 4, "AutoencodingEngine (HunyuanVideo 1.5)"),
+    # 0.18.2 sd.py:609-621: LTX-2's video VAE, VideoVAE version 2 (LTX-Video's class, another config)
+    VaeFamily("vae-ltx2", "LTX-2 video VAE", 128, 32, 8, "comfy.ldm.lightricks...VideoVAE (version 2)"),
 )}
+# Audio and 3D VAEs: no pixels; their decode cost grows with the latent's length (bench/trace_vae_memory.py
+# records it per family: "scales_with"). (label, latent axes whose product is the length, what it is)
+MEDIA_FAMILIES = {
+    "vae-ltx2-audio": ("LTX-2 audio VAE + vocoder", (2,), "latent frames (25 a second)"),
+    "vae-ace": ("ACE-Step music DCAE + vocoder", (3,), "latent columns (~10.8 a second)"),
+}
 # Families whose decoder / encoder is another traced family's: (traced family, why). Bytes per pixel
 # come from that family's points; the geometry (channels, compression) stays the family's own.
 TRACED_AS = {
@@ -303,7 +313,8 @@ def _model_for_profile(vae_family: str, version: str) -> VaeMemoryModel | None:
     traced_id, why = TRACED_AS.get(vae_family, (vae_family, ""))
     traced = get_family(traced_id)
     prof = _load_profiles()[version]
-    entry = prof["families"].get(traced_id)
+    # families traced before the estimator knew them sit under pending_families until promoted
+    entry = prof["families"].get(traced_id) or prof.get("pending_families", {}).get(traced_id)
     if not entry or not entry.get("points"):
         return None
     dec: dict[int, list] = {}
@@ -397,6 +408,33 @@ def _peak(model: VaeMemoryModel, op: str, shape: Shape, dtype_bytes: int, tile, 
         area = min(th, shape.height) * min(tw, shape.width)
         frames = shape.frames if tile_t is None else min(int(tile_t), shape.frames)
     return math.ceil(area * px_per_unit * model.per_pixel(op, dtype_bytes, frames))
+
+
+def media_decode_bytes(vae_family: str, latent_shape: tuple, dtype_bytes: int = 2) -> tuple[int, str]:
+    """(working bytes, how) of an audio VAE decode: the traced peaks of batch-1 decodes at several lengths,
+    interpolated piecewise-linearly in the latent's length (the last slope beyond the longest), times
+    the batch (ComfyUI decodes the batch in one call). latent_shape: the latent's full shape."""
+    label, axes, unit = MEDIA_FAMILIES[vae_family]
+    rows = []
+    for version in reversed(profiles()):  # the newest profile that traced the family
+        prof = _load_profiles()[version]
+        entry = prof["families"].get(vae_family) or prof.get("pending_families", {}).get(vae_family)
+        rows = sorted((math.prod(p["shape"][a] for a in axes), p["peak_bytes"]) for p in (entry or {}).get("points", ())
+                      if p["op"] == "decode" and p["shape"][0] == 1 and int(p["dtype_bytes"]) == dtype_bytes)
+        if rows:
+            break
+    if not rows:
+        raise VramBudgetError(f"no traced decode data for {vae_family} at {dtype_bytes} bytes")
+    length = math.prod(int(latent_shape[a]) for a in axes)
+    if length <= rows[0][0]:  # shorter than any trace: the shortest one's peak (an upper bound)
+        peak = rows[0][1]
+    else:
+        i = next((k for k in range(1, len(rows)) if rows[k][0] >= length), len(rows) - 1)
+        (x0, y0), (x1, y1) = rows[i - 1] if i else (0, 0), rows[i]
+        peak = y1 if x1 == x0 else y0 + (y1 - y0) * (length - x0) / (x1 - x0)
+    batch = int(latent_shape[0])
+    return int(peak * batch), (f"{label}: {length} {unit} × batch {batch}; traced decode peaks "
+                               f"({len(rows)} lengths, {dtype_bytes}-byte weights) interpolated in the length")
 
 
 def vae_decode_bytes(vae_family: str | VaeMemoryModel, latent_shape: Any, tile: int | tuple[int, int] | None = None,
