@@ -428,12 +428,13 @@ FAMILY_INFO = {
     },
     "vae-hunyuan3d": {
         "latent_kind": "3d", "latent_shape": "[B, 64, tokens] (EmptyLatentHunyuan3Dv2 resolution, default 3072)",
+        "latent_channels": 64,  # comfy.sd.VAE's ShapeVAE branch leaves its default latent_channels (4)
         "spatial_compression": None, "temporal_compression": None,
         "decode_options": "VAEDecodeHunyuan3D num_chunks (default 8000) and octree_resolution (default 256), "
                           "comfy_extras/nodes_hunyuan3d.py:109-119; points record them as num_chunks / octree_resolution",
         "scales_with": "(octree_resolution + 1)^3 (query grid on the device, the logits of every chunk until "
                        "the final cat and its float32 copy) + num_chunks x batch (one chunk's cross-attention) "
-                       "+ tokens (the latent transformer)",
+                       "+ tokens (the latent transformer; 3072 -> 4096 tokens adds under 1%)",
         "config": "ShapeVAE(): 0.18.2 sd.py:708-728",
     },
 }
