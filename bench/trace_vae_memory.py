@@ -646,7 +646,9 @@ def estimator_families() -> set[str]:
     """Family ids nodes/estimator/vae_memory.py defines (read from its source: no import)."""
     import re  # noqa: PLC0415
 
-    return set(re.findall(r'VaeFamily\(\s*"([^"]+)"', ESTIMATOR.read_text()))
+    text = ESTIMATOR.read_text()
+    media = text.split("MEDIA_FAMILIES = {", 1)[1].split("\n}", 1)[0] if "MEDIA_FAMILIES = {" in text else ""
+    return set(re.findall(r'VaeFamily\(\s*"([^"]+)"', text)) | set(re.findall(r'^\s*"(vae-[^"]+)":', media, re.M))
 
 
 def write_data(out_path: Path, data: dict) -> None:

@@ -337,6 +337,19 @@ CHECKPOINT_SPLITS = {
              "vae": (1_246_913_522, VAE, "vae-ltx2", "LTX-2 video VAE"),
              "audio_vae": (108_840_948, VAE, "vae-ltx2-audio", "LTX-2 audio VAE"),
              "clip": (722_534_400, TEXT_ENCODER, "gemma3", "LTX-2 text projection")},
+    # ACE-Step v1 3.5B (ace_step_v1_3.5b.safetensors, 7,698,728,878 B published): the transformer (3,322,438,608
+    # params: ComfyUI 0.18.2's ACEStep traced, weight_bytes 6,644,877,216), the music DCAE + vocoder
+    # (259,817,564: vae-ace traced) and the rest, the UMT5-base text encoder (the published size / 2 - both)
+    "ace-step-v1": {"model": (3_322_438_608, DIFFUSION, "ace-step-v1", "ACE-Step v1 transformer"),
+                    "clip": (7_698_728_878 // 2 - 3_322_438_608 - 259_817_564, TEXT_ENCODER, "t5-base",
+                             "UMT5-base (ACE-Step)"),
+                    "vae": (259_817_564, VAE, "vae-ace", "ACE-Step music DCAE + vocoder")},
+    # Hunyuan3D 2.1 (hunyuan_3d_v2.1.safetensors): the DiT (3,050,762,768: Hunyuan3Dv2_1 traced, weight_bytes
+    # 6,101,525,536), the shape VAE (327,614,977: vae-hunyuan3d traced) and its DINOv2 image encoder
+    "hunyuan3d-2.1": {"model": (3_050_762_768, DIFFUSION, "hunyuan3d-2.1", "Hunyuan3D 2.1 DiT"),
+                      "vae": (327_614_977, VAE, "vae-hunyuan3d", "Hunyuan3D shape VAE"),
+                      # ImageOnlyCheckpointLoader's CLIP_VISION: DINOv2-L (facebook/dinov2-large, 304M params)
+                      "clip_vision": (304_368_640, CLIP_VISION, "clip-vision", "DINOv2-L image encoder")},
     # Lumina 2 all-in-one (NetaYume): Lumina 2 DiT 2.6B + Gemma 2 2B (2.61B) + the Flux VAE
     "lumina2": {"model": (2_600_000_000, DIFFUSION, "lumina2", "Lumina 2 DiT"),
                 "clip": (2_614_341_888, TEXT_ENCODER, "gemma", "Gemma 2 2B"),
@@ -354,6 +367,9 @@ def _part(info: ModelInfo, ref: ModelRef) -> ModelInfo:
         return info.parts[ref.part]
     split = CHECKPOINT_SPLITS.get(info.family, {}).get(ref.part)
     if split is None:
+        if ref.part == "clip_vision":  # an image encoder inside a checkpoint this table cannot split: unpriced
+            return ModelInfo(kind=UNKNOWN, family="unknown", label=f"{info.label}: image encoder", params=0,
+                             weights_bytes=0, source="missing")
         return info
     params, kind, family, label = split
     parts = CHECKPOINT_SPLITS[info.family]
@@ -613,6 +629,8 @@ def _gaps(workload: Workload, infos: Mapping[str, ModelInfo], stage_budgets) -> 
             incomplete.append(f"{sb.title}: {why}")
         elif kind == TEXT_ENCODE and not any(it.model is not None for it in sb.items if it.category == "weights"):
             incomplete.append(f"{sb.title}: no text encoder identified")
+        elif kind == CLIP_VISION_ENCODE and not any(it.model is not None for it in sb.items if it.category == "weights"):
+            incomplete.append(f"{sb.title}: no image encoder identified")
         elif kind == TRAIN and not any(it.category == "working" and "activations" in it.label for it in sb.items):
             why = next((n for n in sb.notes if "not estimated" in n), "training terms unknown")
             incomplete.append(f"{sb.title}: {why}")
@@ -802,7 +820,7 @@ def _placed_elsewhere(ref: ModelRef) -> str | None:
 
 
 def _roles_to_parts(roles: Iterable[str]) -> set[str]:
-    mapping = {"diffusion": "model", "text_encoder": "clip", "vae": "vae"}
+    mapping = {"diffusion": "model", "text_encoder": "clip", "vae": "vae", "clip_vision": "clip_vision"}
     return {mapping[r] for r in roles if r in mapping}
 
 
@@ -942,7 +960,8 @@ def _vae_stage(stage: Stage, device: Device, info_for) -> StageBudget:
     free_for_work = device.capacity_bytes - weights - device.context_bytes
     work_bytes, assumption, work_notes = vae_working(vae.family, stage.latent, decode=decode, tiled=stage.tiled,
                                                      auto_tiled=stage.auto_tiled, free_bytes=free_for_work,
-                                                     dtype_bytes=vae_dtype_bytes(vae.family, device))
+                                                     dtype_bytes=vae_dtype_bytes(vae.family, device),
+                                                     options=stage.decode_options)
     items.append(Item("decode activations" if decode else "encode activations", work_bytes, "working", assumption))
     if stage.tiled or stage.auto_tiled:
         title += " (tiled)" if stage.tiled else " (auto tiled)"
@@ -950,7 +969,8 @@ def _vae_stage(stage: Stage, device: Device, info_for) -> StageBudget:
 
 
 def vae_working(family: str, latent: LatentShape, decode: bool = True, tiled: dict | None = None,
-                auto_tiled: bool = False, free_bytes: int = 0, dtype_bytes: int = 2) -> tuple[int, str, list[str]]:
+                auto_tiled: bool = False, free_bytes: int = 0, dtype_bytes: int = 2,
+                options: dict | None = None) -> tuple[int, str, list[str]]:
     """(working bytes, assumption, notes) of a VAE decode/encode as the workflow runs it.
 
     Plain VAEDecode: one call on the whole latent. VAEDecodeTiled: its widgets converted as
@@ -967,7 +987,13 @@ def vae_working(family: str, latent: LatentShape, decode: bool = True, tiled: di
             return 0, f"{latent.media} VAE {op} working memory unknown for {family}", [
                 f"VAE {op} working memory unknown: no traced {latent.media} {op} for {family}"]
         try:
-            value, how = vae_memory.media_decode_bytes(family, shape, dtype_bytes=dtype_bytes)
+            if family == "vae-hunyuan3d":
+                opts = options or {}
+                value, how = vae_memory.hunyuan3d_decode_bytes(latent.batch, int(opts.get("octree_resolution", 256)),
+                                                               int(opts.get("num_chunks", 8000)), dtype_bytes=dtype_bytes,
+                                                               tokens=latent.width)
+            else:
+                value, how = vae_memory.media_decode_bytes(family, shape, dtype_bytes=dtype_bytes)
         except VramBudgetError as exc:
             return 0, str(exc), [f"VAE decode working memory unknown: {exc}"]
         return value, how, []

@@ -369,7 +369,7 @@ PUBLISHED: tuple[CatalogueEntry, ...] = (
     # Templates index: templates that download only this file (over 1 GiB, so the rounding is under 5 %)
     _pub("NetaYumev35_pretrained_all_in_one.safetensors", "lumina2", _CK, 10_630_044_058, "BF16", f"{_TPL} (template image_netayume_lumina_t2i)", assumed=True, kind=CHECKPOINT, label="NetaYume Lumina"),
     _pub("ace_step_1.5_turbo_aio.safetensors", "unknown", _CK, 10_737_418_240, "BF16", f"{_TPL} (template audio_ace_step_1_5_checkpoint)", assumed=True, kind=CHECKPOINT, label="ACE-Step 1.5 turbo (all-in-one)"),
-    _pub("ace_step_v1_3.5b.safetensors", "unknown", _CK, 7_698_728_878, "BF16", f"{_TPL} (template audio_ace_step_1_m2m_editing)", assumed=True, kind=CHECKPOINT, label="ACE-Step v1 3.5B"),
+    _pub("ace_step_v1_3.5b.safetensors", "ace-step-v1", _CK, 7_698_728_878, "BF16", f"{_TPL} (template audio_ace_step_1_m2m_editing)", assumed=True, kind=CHECKPOINT, label="ACE-Step v1 3.5B"),
     _pub("gemma4_e4b_it_fp8_scaled.safetensors", "unknown", _TE, 9_019_431_322, "F8_E4M3", f"{_TPL} (template llm_gemma4_text_gen)", quantization=_S8, kind=TEXT_ENCODER, label="Gemma 4 E4B"),
     *(_pub(f"{n}.safetensors", "unknown", _CK, size, "F16", f"{_TPL} (template {t})", kind=CHECKPOINT, label=label)
       for n, size, t, label in (
@@ -378,12 +378,19 @@ PUBLISHED: tuple[CatalogueEntry, ...] = (
           ("hunyuan3d-dit-v2_fp16", 4_939_212_390, "3d_hunyuan3d_image_to_model", "Hunyuan3D 2.0"),
           ("sam3.1_multiplex_fp16", 1_717_986_918, "utility_image_segment_sam3", "SAM 3.1"),
           ("sdpose_wholebody_fp16", 1_932_735_283, "utility_sdpose_ood_image_to_pose", "SDPose whole-body"))),
-    _pub("hunyuan_3d_v2.1.safetensors", "unknown", _CK, 4_939_212_390, "F16", f"{_TPL} (template 3d_hunyuan3d-v2.1)", assumed=True, kind=CHECKPOINT, label="Hunyuan3D 2.1"),
+    # the index gives 4.6 GiB, as for Hunyuan3D 2.0; the traced DiT + VAE (budget.CHECKPOINT_SPLITS) are 3.38B
+    # params: the loaded figures come from those counts
+    _pub("hunyuan_3d_v2.1.safetensors", "hunyuan3d-2.1", _CK, 4_939_212_390, "F16", f"{_TPL} (template 3d_hunyuan3d-v2.1)", assumed=True, kind=CHECKPOINT, label="Hunyuan3D 2.1"),
     # Lotus depth (SD 2 UNet, supported_models.LotusD): the size a public model-restore script checks
     # downloads against (Comfy-Org/lotus; F16: 2 bytes x 0.87B params)
     _pub("lotus-depth-d-v1-1.safetensors", "lotus-d", _DM, 1_735_197_352, "F16",
          "Comfy-Org/lotus lotus-depth-d-v1-1.safetensors (1,735,197,352 B as recorded by a public restore script's size check)",
          kind=DIFFUSION, label="Lotus depth (SD 2 UNet)"),
+    # HunyuanVideo 1.5 VAE (also Capybara's): 2 bytes x 1,262,735,363 params (ComfyUI 0.18.2's module traced
+    # at full size, data/vae_memory.json vae-hunyuan15) = 2.525 GB, the published 2.52 GB
+    _pub("hunyuanvideo15_vae_fp16.safetensors", "vae-hunyuan15", _VA, "2.52 GB", "F16",
+         f"Comfy-Org/HunyuanVideo_1.5_repackaged split_files/vae ({_HF} figure as quoted by public download scripts)",
+         params=1_262_735_363, kind=VAE, label="HunyuanVideo 1.5 VAE"),
     _pub("qwen3.5_4b_bf16.safetensors", "unknown", _TE, 9_341_553_869, "BF16", f"{_TPL} (template llm_qwen3_5_text_gen)", kind=TEXT_ENCODER, label="Qwen3.5 4B"),
     _pub("qwen3vl_4b_fp8_scaled.safetensors", "unknown", _TE, 5_261_334_938, "F8_E4M3", f"{_TPL} (template llm_qwen3vl_text_gen)", quantization=_S8, kind=TEXT_ENCODER, label="Qwen3-VL 4B"),
     _pub("yue2_3b_int8_convrot.safetensors", "unknown", _CK, 3_972_844_749, "I8", f"{_TPL} (template audio_yue2_text2music)", quantization="int8", kind=CHECKPOINT, label="YuE 2 3B"),

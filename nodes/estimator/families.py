@@ -180,6 +180,10 @@ FAMILIES: dict[str, Family] = {
                                                   temporal_compression=4, base_channels=160)),
     "vae-hunyuan": Family(VAE, "HunyuanVideo VAE", dict(latent_channels=16, spatial_compression=8,
                                                         temporal_compression=4, base_channels=128)),
+    "vae-hunyuan15": Family(VAE, "HunyuanVideo 1.5 VAE", dict(latent_channels=32, spatial_compression=16,
+                                                             temporal_compression=4)),
+    "vae-ltx2": Family(VAE, "LTX-2 video VAE", dict(latent_channels=128, spatial_compression=32, temporal_compression=8)),
+    "vae-ltx2-audio": Family(VAE, "LTX-2 audio VAE", dict(latent_channels=8)),
     "vae-ltxv": Family(VAE, "LTX-Video VAE", dict(latent_channels=128, spatial_compression=32,
                                                   temporal_compression=8)),
     # adapters and others

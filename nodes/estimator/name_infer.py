@@ -111,6 +111,7 @@ _VAE = (
     _r(r"wan[\s_.-]?2[._]?2.*vae|wan2_2_vae", "vae-wan2.2", "Wan 2.2 VAE"),
     _r(r"wan|qwen[_-]?image(?:[_-]layered)?[_-]vae", "vae-wan2.1", "Wan 2.1 VAE"),
     _r(r"flux[._-]?2", "vae-flux2", "Flux.2 VAE"),
+    _r(r"hunyuan[_-]?video[_-]?1[._]?5|hunyuanvideo15", "vae-hunyuan15", "HunyuanVideo 1.5 VAE"),
     _r(r"hunyuan[_-]?video[_-]?vae|hunyuan_video", "vae-hunyuan", "HunyuanVideo VAE"),
     _r(r"(?<![a-z])ae(?![a-z])|flux|sd3", "vae-kl16", "Flux/SD3 VAE (16 ch)"),
     _r(r"sdxl|sd_xl|ft[_-]mse|sd[_-]?1[._]?5|kl[_-]f8", "vae-kl4", "SD/SDXL VAE (4 ch)"),

@@ -156,9 +156,13 @@ FAMILIES: dict[str, VaeFamily] = {f.id: f for f in (
 )}
 # Audio and 3D VAEs: no pixels; their decode cost grows with the latent's length (bench/trace_vae_memory.py
 # records it per family: "scales_with"). (label, latent axes whose product is the length, what it is)
+# (label, latent axes whose product is the length, what the length counts, batch decoded in one call)
 MEDIA_FAMILIES = {
-    "vae-ltx2-audio": ("LTX-2 audio VAE + vocoder", (2,), "latent frames (25 a second)"),
-    "vae-ace": ("ACE-Step music DCAE + vocoder", (3,), "latent columns (~10.8 a second)"),
+    "vae-ltx2-audio": ("LTX-2 audio VAE + vocoder", (2,), "latent frames (25 a second)", True),
+    # music_dcae_pipeline.py decode: one batch item at a time
+    "vae-ace": ("ACE-Step music DCAE + vocoder", (3,), "latent columns (~10.8 a second)", False),
+    # ShapeVAE decode (VAEDecodeHunyuan3D): see hunyuan3d_decode_bytes
+    "vae-hunyuan3d": ("Hunyuan3D shape VAE", (2,), "latent vectors", True),
 }
 # Families whose decoder / encoder is another traced family's: (traced family, why). Bytes per pixel
 # come from that family's points; the geometry (channels, compression) stays the family's own.
@@ -414,7 +418,7 @@ def media_decode_bytes(vae_family: str, latent_shape: tuple, dtype_bytes: int = 
     """(working bytes, how) of an audio VAE decode: the traced peaks of batch-1 decodes at several lengths,
     interpolated piecewise-linearly in the latent's length (the last slope beyond the longest), times
     the batch (ComfyUI decodes the batch in one call). latent_shape: the latent's full shape."""
-    label, axes, unit = MEDIA_FAMILIES[vae_family]
+    label, axes, unit, batched = MEDIA_FAMILIES[vae_family]
     rows = []
     for version in reversed(profiles()):  # the newest profile that traced the family
         prof = _load_profiles()[version]
@@ -433,8 +437,46 @@ def media_decode_bytes(vae_family: str, latent_shape: tuple, dtype_bytes: int = 
         (x0, y0), (x1, y1) = rows[i - 1] if i else (0, 0), rows[i]
         peak = y1 if x1 == x0 else y0 + (y1 - y0) * (length - x0) / (x1 - x0)
     batch = int(latent_shape[0])
-    return int(peak * batch), (f"{label}: {length} {unit} × batch {batch}; traced decode peaks "
+    times = batch if batched else 1
+    if not batched and batch > 1:  # one item at a time, but the decoded items pile up: the traced batch growth
+        pts = [p for p in _media_points(vae_family) if p["op"] == "decode" and int(p["dtype_bytes"]) == dtype_bytes]
+        ones = {tuple(p["shape"][1:]): p["peak_bytes"] for p in pts if p["shape"][0] == 1}
+        extra = [(p["peak_bytes"] / ones[tuple(p["shape"][1:])] - 1) / (p["shape"][0] - 1)
+                 for p in pts if p["shape"][0] > 1 and tuple(p["shape"][1:]) in ones]
+        times = 1 + (batch - 1) * max(extra or [0.0])
+    return int(peak * times), (f"{label}: {length} {unit} × batch {batch}"
+                               f"{'' if batched else ' (decoded one item at a time)'}; traced decode peaks "
                                f"({len(rows)} lengths, {dtype_bytes}-byte weights) interpolated in the length")
+
+
+def _media_points(vae_family: str) -> list[dict]:
+    for version in reversed(profiles()):
+        prof = _load_profiles()[version]
+        entry = prof["families"].get(vae_family) or prof.get("pending_families", {}).get(vae_family)
+        if entry and entry.get("points"):
+            return entry["points"]
+    return []
+
+
+def hunyuan3d_decode_bytes(batch: int, octree_resolution: int, num_chunks: int, dtype_bytes: int = 2,
+                           tokens: int = 3072) -> tuple[int, str]:
+    """VAEDecodeHunyuan3D's ShapeVAE decode: a + b·num_chunks + c·(octree_resolution + 1)³ per batch item (the
+    query grid, every chunk's logits and their float32 copy grow with the grid; one chunk's cross-attention
+    with num_chunks), solved from three traced points and held to the rest by tests/test_vae_memory.py."""
+    pts = {(p["octree_resolution"], p["num_chunks"], p["shape"][2]): p["peak_bytes"]
+           for p in _media_points("vae-hunyuan3d")
+           if p["op"] == "decode" and p["shape"][0] == 1 and int(p["dtype_bytes"]) == dtype_bytes}
+    try:
+        y0, y1, y2, y3 = pts[(256, 8000, 3072)], pts[(256, 32000, 3072)], pts[(128, 8000, 3072)], pts[(256, 8000, 4096)]
+    except KeyError:
+        raise VramBudgetError(f"no traced Hunyuan3D shape VAE decode at {dtype_bytes} bytes") from None
+    b = (y1 - y0) / (32000 - 8000)
+    c = (y0 - y2) / (257**3 - 129**3)
+    d = max(0.0, (y3 - y0) / (4096 - 3072))  # the latent transformer's tokens (under 1 %)
+    a = y0 - b * 8000 - c * 257**3 - d * 3072
+    per_item = a + b * num_chunks + c * (octree_resolution + 1) ** 3 + d * tokens
+    return int(per_item * batch), (f"Hunyuan3D shape VAE: octree {octree_resolution} ((r+1)³ query points), "
+                                   f"{num_chunks} points a chunk, batch {batch}; fitted to traced decodes")
 
 
 def vae_decode_bytes(vae_family: str | VaeMemoryModel, latent_shape: Any, tile: int | tuple[int, int] | None = None,

@@ -84,6 +84,7 @@ class Stage:
     cfg_batched: bool | None = None  # None: ComfyUI decides by free memory; True/False: the node says
     context_frames: int | None = None  # context windows: the model sees this many pixel frames at once
     train: dict | None = None  # TrainLoraNode widgets: batch_size, rank, optimizer, lora_dtype, checkpointing...
+    decode_options: dict | None = None  # VAEDecodeHunyuan3D: num_chunks, octree_resolution
     notes: tuple[str, ...] = ()
 
 

@@ -492,7 +492,7 @@ class _Analyzer:
             return handler(self, node, link, depth)
         if t in R.vae_decoders:
             shape = self.latent(self.link(node, "samples"), depth + 1)
-            if shape is None:
+            if shape is None or shape.media:
                 return None
             frames = shape.pixel_frames if shape.pixel_frames else None
             return _ImageSize(shape.pixel_width, shape.pixel_height, (frames or 1) * shape.batch)

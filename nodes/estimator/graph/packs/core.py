@@ -277,6 +277,15 @@ def _ltxv_separate_av(a, node, slot, depth):
     return _replace(src, audio=None) if slot == 0 else src.audio
 
 
+def _decode_hunyuan3d(a, node):
+    """VAEDecodeHunyuan3D (comfy_extras/nodes_hunyuan3d.py): latent -> voxels, num_chunks query points at a
+    time on an (octree_resolution + 1)³ grid."""
+    stage = a.decode_stage(node)
+    options = {"num_chunks": a.number(node, "num_chunks", 8000) or 8000,
+               "octree_resolution": a.number(node, "octree_resolution", 256) or 256}
+    return _replace(stage, decode_options=options)
+
+
 def _ace_latent(a, node, slot, depth):
     """EmptyAceStepLatentAudio (comfy_extras/nodes_ace.py:81-83): zeros([B, 8, 16, int(seconds*44100/512/8)])."""
     seconds = a.number(node, "seconds", 120.0, integer=False)
@@ -652,9 +661,9 @@ PACK = Pack(
     simple_loaders=SIMPLE_LOADERS,
     lora_loaders=LORA_LOADERS,
     samplers=SAMPLERS,
-    vae_decoders={"VAEDecode", "VAEDecodeTiled"},
+    vae_decoders={"VAEDecode", "VAEDecodeTiled", "VAEDecodeHunyuan3D"},
     audio_decoders={"VAEDecodeAudio", "VAEDecodeAudioTiled", "LTXVAudioVAEDecode"},
-    skipped_decoders={"VAEDecodeHunyuan3D"},  # latent -> voxels: not an image/video decode
+    skipped_decoders=set(),
     vae_encoders={"VAEEncode", "VAEEncodeTiled", "VAEEncodeForInpaint"},
     text_encoders_no_stage={"CLIPSetLastLayer"},
     stage_kinds={"CLIPVisionEncode": "clip_vision_encode", "TextGenerate": "text_encode",
@@ -685,6 +694,7 @@ PACK = Pack(
     guiders={"BasicGuider": _basic_guider, "CFGGuider": _cfg_guider, "DualCFGGuider": _dual_cfg_guider},
     stages={"KSampler": _ksampler, "KSamplerAdvanced": _ksampler_advanced, "SamplerCustom": _sampler_custom,
             "SamplerCustomAdvanced": _sampler_custom_advanced, "VAEDecodeTiled": _decode_tiled,
+            "VAEDecodeHunyuan3D": _decode_hunyuan3d,
             "VAEEncodeTiled": _encode_tiled, "TextGenerate": _text_generate, "TextGenerateLTX2Prompt": _text_generate,
             "TrainLoraNode": _train_lora},
 )
