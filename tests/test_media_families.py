@@ -1,0 +1,140 @@
+"""Audio, audio-video and 3D workflows (issue 10): ACE-Step v1, LTX-2 19B and Hunyuan3D 2.1 read from real
+ComfyUI node graphs (API prompts as the frontend sends them) and priced stage by stage: latent shapes as
+ComfyUI's nodes make them, checkpoints split into their traced parts, working memory from the traced tables.
+No ComfyUI needed: the model files are priced from the catalogue by name."""
+from __future__ import annotations
+
+import math
+
+from vram_budget.nodes.estimator import memory, vae_memory
+from vram_budget.nodes.estimator.budget import Device, estimate
+from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.graph import read_workflow
+from vram_budget.nodes.estimator.units import GB
+from vram_budget.nodes.estimator.workload import SAMPLE, VAE_DECODE
+
+RTX_4090 = Device.from_card(find_card("RTX 4090"))
+
+
+def _sampler(model, positive, negative, latent, cfg):
+    return {"class_type": "KSampler", "inputs": {
+        "model": model, "positive": positive, "negative": negative, "latent_image": latent, "seed": 1,
+        "steps": 20, "cfg": cfg, "sampler_name": "euler", "scheduler": "simple", "denoise": 1.0}}
+
+
+def ace_prompt(seconds=120.0, batch=1):
+    """The official audio_ace_step_1_t2a_song template's graph (comfy_extras/nodes_ace.py)."""
+    return {
+        "1": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": "ace_step_v1_3.5b.safetensors"}},
+        "2": {"class_type": "TextEncodeAceStepAudio", "inputs": {"clip": ["1", 1], "tags": "j-pop, piano",
+                                                                 "lyrics": "[verse]\nla la la", "lyrics_strength": 1.0}},
+        "3": {"class_type": "ConditioningZeroOut", "inputs": {"conditioning": ["2", 0]}},
+        "4": {"class_type": "EmptyAceStepLatentAudio", "inputs": {"seconds": seconds, "batch_size": batch}},
+        "5": _sampler(["1", 0], ["2", 0], ["3", 0], ["4", 0], 5.0),
+        "6": {"class_type": "VAEDecodeAudio", "inputs": {"samples": ["5", 0], "vae": ["1", 2]}},
+        "7": {"class_type": "SaveAudio", "inputs": {"audio": ["6", 0], "filename_prefix": "x"}},
+    }
+
+
+def test_ace_step_latent_stages_and_parts():
+    budget = estimate(read_workflow(ace_prompt(120.0, batch=2)), RTX_4090)
+    assert budget.complete, (budget.missing, budget.incomplete)
+    sample = next(s for s in budget.stages if s.stage.kind == SAMPLE)
+    lat = sample.stage.latent
+    # nodes_ace.py:82: length = int(seconds * 44100 / 512 / 8)
+    assert (lat.batch, lat.channels, lat.height, lat.width, lat.media) == (2, 8, 16, int(120 * 44100 / 512 / 8), "audio")
+    assert memory.latent_tokens("ace-step-v1", {"patch_size": (16, 1)}, lat) == lat.width  # patch 16 x 1
+    weights = {i.model.family: i.bytes for i in sample.items if i.model is not None}
+    assert weights == {"ace-step-v1": 2 * 3_322_438_608}  # the transformer part only, at 16 bit
+    decode = next(s for s in budget.stages if s.stage.kind == VAE_DECODE)
+    work = next(i for i in decode.items if i.category == "working")
+    single, _ = vae_memory.media_decode_bytes("vae-ace", (1, 8, 16, lat.width))
+    assert single < work.bytes < 1.05 * single  # the DCAE decodes one item at a time: a batch of 2 ~ one
+    assert "one item at a time" in work.assumption
+    longer = estimate(read_workflow(ace_prompt(240.0)), RTX_4090)
+    assert (next(s for s in longer.stages if s.stage.kind == VAE_DECODE).working_bytes
+            > 1.9 * next(s for s in estimate(read_workflow(ace_prompt(120.0)), RTX_4090).stages
+                         if s.stage.kind == VAE_DECODE).working_bytes)
+
+
+def hunyuan3d_prompt(tokens=4096, num_chunks=8000, octree=256):
+    """The official 3d_hunyuan3d-v2.1 template's graph (comfy_extras/nodes_hunyuan3d.py)."""
+    return {
+        "1": {"class_type": "ImageOnlyCheckpointLoader", "inputs": {"ckpt_name": "hunyuan_3d_v2.1.safetensors"}},
+        "2": {"class_type": "LoadImage", "inputs": {"image": "chair.png"}},
+        "3": {"class_type": "CLIPVisionEncode", "inputs": {"clip_vision": ["1", 1], "image": ["2", 0], "crop": "center"}},
+        "4": {"class_type": "Hunyuan3Dv2Conditioning", "inputs": {"clip_vision_output": ["3", 0]}},
+        "5": {"class_type": "EmptyLatentHunyuan3Dv2", "inputs": {"resolution": tokens, "batch_size": 1}},
+        "6": {"class_type": "ModelSamplingAuraFlow", "inputs": {"model": ["1", 0], "shift": 1.0}},
+        "7": _sampler(["6", 0], ["4", 0], ["4", 1], ["5", 0], 5.0),
+        "8": {"class_type": "VAEDecodeHunyuan3D", "inputs": {"samples": ["7", 0], "vae": ["1", 2],
+                                                            "num_chunks": num_chunks, "octree_resolution": octree}},
+        "9": {"class_type": "VoxelToMesh", "inputs": {"voxel": ["8", 0], "algorithm": "surface net", "threshold": 0.6}},
+        "10": {"class_type": "SaveGLB", "inputs": {"mesh": ["9", 0], "filename_prefix": "x"}},
+    }
+
+
+def test_hunyuan3d_decode_is_priced_from_its_chunk_and_octree_settings():
+    budget = estimate(read_workflow(hunyuan3d_prompt()), RTX_4090)
+    assert budget.complete, (budget.missing, budget.incomplete)
+    kinds = [s.stage.kind for s in budget.stages]
+    assert kinds == ["clip_vision_encode", SAMPLE, VAE_DECODE]
+    vision = budget.stages[0]
+    assert [i.model.label for i in vision.items if i.model is not None] == ["DINOv2-L image encoder (from Hunyuan3D 2.1 checkpoint)"]
+    lat = budget.stages[1].stage.latent
+    assert (lat.channels, lat.height, lat.width, lat.media) == (64, 1, 4096, "3d")
+    decode = budget.stages[2]
+    assert decode.stage.decode_options == {"num_chunks": 8000, "octree_resolution": 256}
+    default = decode.working_bytes
+    assert default == vae_memory.hunyuan3d_decode_bytes(1, 256, 8000, tokens=4096)[0]
+    more = estimate(read_workflow(hunyuan3d_prompt(num_chunks=32000)), RTX_4090).stages[2].working_bytes
+    finer = estimate(read_workflow(hunyuan3d_prompt(octree=384)), RTX_4090).stages[2].working_bytes
+    assert more > 2 * default and finer > 1.5 * default
+
+
+def ltx2_prompt(ckpt="ltx-2-19b-dev.safetensors", frames=97, fps=25):
+    """LTX-2 audio + video as the official video_ltx2_t2v template wires it (comfy_extras/nodes_lt*.py)."""
+    return {
+        "1": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": ckpt}},
+        "2": {"class_type": "LTXAVTextEncoderLoader", "inputs": {"text_encoder": "gemma_3_12B_it_fp4_mixed.safetensors",
+                                                                 "ckpt_name": ckpt, "device": "default"}},
+        "3": {"class_type": "CLIPTextEncode", "inputs": {"clip": ["2", 0], "text": "a puppet sings"}},
+        "4": {"class_type": "CLIPTextEncode", "inputs": {"clip": ["2", 0], "text": "blurry"}},
+        "5": {"class_type": "LTXVAudioVAELoader", "inputs": {"ckpt_name": ckpt}},
+        "6": {"class_type": "EmptyLTXVLatentVideo", "inputs": {"width": 768, "height": 512, "length": frames,
+                                                               "batch_size": 1}},
+        "7": {"class_type": "LTXVEmptyLatentAudio", "inputs": {"frames_number": frames, "frame_rate": fps,
+                                                               "batch_size": 1, "audio_vae": ["5", 0]}},
+        "8": {"class_type": "LTXVConcatAVLatent", "inputs": {"video_latent": ["6", 0], "audio_latent": ["7", 0]}},
+        "9": _sampler(["1", 0], ["3", 0], ["4", 0], ["8", 0], 4.0),
+        "10": {"class_type": "LTXVSeparateAVLatent", "inputs": {"av_latent": ["9", 0]}},
+        "11": {"class_type": "VAEDecode", "inputs": {"samples": ["10", 0], "vae": ["1", 2]}},
+        "12": {"class_type": "LTXVAudioVAEDecode", "inputs": {"samples": ["10", 1], "audio_vae": ["5", 0]}},
+        "13": {"class_type": "SaveImage", "inputs": {"images": ["11", 0], "filename_prefix": "x"}},
+        "14": {"class_type": "SaveAudio", "inputs": {"audio": ["12", 0], "filename_prefix": "x"}},
+    }
+
+
+def test_ltx2_audio_travels_with_the_video_and_each_part_is_priced():
+    budget = estimate(read_workflow(ltx2_prompt(frames=121, fps=24)), Device.from_card(find_card("RTX 5090")))
+    assert budget.complete, (budget.missing, budget.incomplete)
+    sample = next(s for s in budget.stages if s.stage.kind == SAMPLE)
+    assert sample.stage.latent.audio.height == math.ceil(121 / 24 * 25)  # nodes_lt_audio.py: 25 latents a second
+    assert memory.working_memory_key("ltx2", {}) == "ltx2-19b"
+    parts = {i.model.family: i.bytes for s in budget.stages for i in s.items if i.model is not None}
+    assert parts["ltx2"] == 2 * 19_585_135_392 and parts["vae-ltx2"] == 2 * 1_246_913_522
+    assert parts["vae-ltx2-audio"] == 2 * 108_840_948
+    assert "gemma3" in {i.model.family for s in budget.stages for i in s.items if i.model is not None}
+    decodes = {s.stage.node_type: s for s in budget.stages if s.stage.kind == VAE_DECODE}
+    audio = decodes["LTXVAudioVAEDecode"]
+    assert audio.stage.latent.media == "audio" and audio.working_bytes > 0
+    assert decodes["VAEDecode"].stage.latent.media == ""  # the video half, without the audio
+
+
+def test_ltx2_fp8_checkpoint_keeps_its_other_parts_16_bit():
+    """ltx-2-19b-dev-fp8 (27.1 GB): the VAEs and the text projection stay 16-bit, the transformer takes the rest."""
+    budget = estimate(read_workflow(ltx2_prompt("ltx-2-19b-dev-fp8.safetensors")), Device.from_card(find_card("RTX 5090")))
+    infos = {i.model.family: i.model for s in budget.stages for i in s.items if i.model is not None}
+    rest = 1_246_913_522 + 108_840_948 + 722_534_400
+    assert infos["ltx2"].weights_bytes == int(27.1 * GB) - 2 * rest
+    assert infos["vae-ltx2"].weights_bytes == 2 * 1_246_913_522 and infos["vae-ltx2"].quantization is None
