@@ -25,6 +25,7 @@ The tracker is the one bench/trace_working_memory.py uses to build the shipped t
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -293,7 +294,144 @@ def detect(tensors: list, metadata: Mapping | None = None) -> dict:
             return {"kind": "text_encoder", "class": getattr(te, "name", str(te))}
     except Exception:  # noqa: BLE001
         pass
+    vae = vae_from(sd)
+    if vae is not None:
+        return {"kind": "vae", **_vae_facts(vae)}
     return {"kind": "unknown"}
+
+
+# ------------------------------------------------------------------------------------------- VAEs
+def vae_from(sd: dict):
+    """comfy.sd.VAE built from the file's keys and shapes as VAELoader builds it (0.18.2 sd.py VAE.__init__:
+    the branch its keys select), every tensor on the meta device; None when ComfyUI's VAE would leave most
+    of its own weights unloaded (not a VAE)."""
+    import logging
+
+    import torch
+    import comfy.sd
+
+    if not any(k.startswith(("decoder.", "encoder.", "first_stage_model.", "vae.", "audio_vae.", "geo_decoder.",
+                             "post_quant_conv", "conv_in", "conv1.", "decoder_")) for k in sd):
+        return None
+    level = logging.getLogger().level
+    logging.getLogger().setLevel(logging.ERROR)  # "missing VAE keys" on purpose-built partial files
+    try:
+        with torch.device("meta"):
+            vae = comfy.sd.VAE(sd=dict(sd), dtype=torch.bfloat16)
+    except Exception:  # noqa: BLE001 - keys ComfyUI's VAE cannot build from
+        return None
+    finally:
+        logging.getLogger().setLevel(level)
+    fsm = getattr(vae, "first_stage_model", None)
+    if fsm is None:
+        return None
+    keys = set(sd)
+    if "decoder.up_blocks.0.resnets.0.norm1.weight" in keys:  # diffusers layout: VAE.__init__ converts it
+        import comfy.diffusers_convert
+
+        keys = set(comfy.diffusers_convert.convert_vae_state_dict(dict(sd)))
+    own = set(fsm.state_dict().keys())
+    if not own or len(own & keys) < 0.5 * len(own):
+        return None
+    from comfy.ldm.modules.diffusionmodules.model import pytorch_attention
+
+    for m in fsm.modules():  # NVIDIA's default attention (model_management: pytorch attention)
+        if hasattr(m, "optimized_attention"):
+            m.optimized_attention = pytorch_attention
+    return vae
+
+
+def _vae_facts(vae) -> dict:
+    fsm = vae.first_stage_model
+
+    def call(name):
+        try:
+            value = getattr(vae, name)()
+            return int(value) if value is not None else None
+        except Exception:  # noqa: BLE001
+            return None
+
+    return {"class": type(fsm).__name__, "latent_channels": int(getattr(vae, "latent_channels", 4)),
+            "latent_dim": int(getattr(vae, "latent_dim", 2)), "spatial": call("spacial_compression_decode"),
+            "temporal": call("temporal_compression_decode"),
+            "params": int(sum(p.numel() for p in fsm.parameters()))}
+
+
+def trace_vae(tensors: list, shape: list, op: str = "decode") -> dict:
+    """Working memory of ``first_stage_model.decode`` on a latent of ``shape`` (or ``encode`` on pixels
+    [B, 3, (T,) H, W]): the call VAE.decode / VAE.encode make on the device, at these shapes, every tensor
+    on the meta device; live bytes of the storages the call creates (weights excluded), fused attention."""
+    import torch
+
+    vae = vae_from(meta_state_dict(tensors))
+    if vae is None:
+        raise ValueError("ComfyUI does not build a VAE from this file")
+    fsm = vae.first_stage_model
+    if getattr(fsm, "comfy_has_chunked_io", False):
+        raise ValueError("chunked-IO VAEs (LTX) are priced from the shipped table")
+    mode = _meta_live_bytes()()
+    t0 = time.time()
+    with torch.inference_mode(), _fused_sdpa(), mode:
+        x = torch.empty([int(v) for v in shape], dtype=torch.bfloat16, device="meta")
+        y = fsm.decode(x) if op == "decode" else fsm.encode(vae.process_input(x))
+        out_shape = list(y.shape)
+        del y, x
+    return {"working_bytes": int(mode.peak), "class": type(fsm).__name__, "out_shape": out_shape,
+            "seconds": round(time.time() - t0, 2)}
+
+
+def _meta_live_bytes():
+    """A TorchDispatchMode counting the live bytes of the storages created under it (bench/trace_vae_memory.py)."""
+    from torch.multiprocessing.reductions import StorageWeakRef
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+    import torch
+
+    class LiveBytes(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.live, self.outside, self.current, self.peak = {}, {}, 0, 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            for key in [k for k, (ref, _) in self.live.items() if ref.expired()]:
+                self.current -= self.live.pop(key)[1]
+            for t in tree_flatten((args, kwargs))[0]:  # storages from before (weights): never counted
+                if isinstance(t, torch.Tensor):
+                    key = t.untyped_storage()._cdata
+                    if key not in self.live and key not in self.outside:
+                        self.outside[key] = StorageWeakRef(t.untyped_storage())
+            out = func(*args, **kwargs)
+            for t in tree_flatten(out)[0]:
+                if isinstance(t, torch.Tensor) and t.device.type == "meta":
+                    storage = t.untyped_storage()
+                    key = storage._cdata
+                    if key not in self.live and key not in self.outside:
+                        self.live[key] = (StorageWeakRef(storage), int(storage.nbytes()))
+                        self.current += int(storage.nbytes())
+            self.peak = max(self.peak, self.current)
+            return out
+
+    return LiveBytes
+
+
+@contextlib.contextmanager
+def _fused_sdpa():
+    """SDPA as the fused GPU kernel allocates it (output + fp32 logsumexp, no N x N matrix)."""
+    import torch
+    import comfy.ops
+
+    def sdpa(q, k, v, *args, **kwargs):
+        out = torch.empty(q.shape[:-1] + (v.shape[-1],), dtype=q.dtype, device=q.device)
+        torch.empty(q.shape[:-1], dtype=torch.float32, device=q.device)
+        return out
+
+    saved = comfy.ops.scaled_dot_product_attention, torch.nn.functional.scaled_dot_product_attention
+    comfy.ops.scaled_dot_product_attention = torch.nn.functional.scaled_dot_product_attention = sdpa
+    try:
+        yield
+    finally:
+        comfy.ops.scaled_dot_product_attention, torch.nn.functional.scaled_dot_product_attention = saved
 
 
 _CONTEXT_KEYS = ("context_in_dim", "context_dim", "cond_seq_dim", "text_dim", "joint_attention_dim", "caption_channels",
@@ -519,6 +657,8 @@ def worker_main(comfy_root: str) -> int:
             elif req.get("op") == "trace_train":
                 res = {"ok": True, **trace_train(req["tensors"], req["latent"], req.get("text_tokens", 256),
                                                  req.get("metadata"), req.get("depth", 1))}
+            elif req.get("op") == "trace_vae":
+                res = {"ok": True, **trace_vae(req["tensors"], req["shape"], req.get("vae_op", "decode"))}
             elif req.get("op") == "trace":
                 res = {"ok": True, **trace(req["tensors"], req["latent"], req.get("text_tokens", 256),
                                            req.get("metadata"))}
@@ -686,6 +826,10 @@ class LiveTracer:
         return self._ask("trace", tensors, wait_s, latent=[int(v) for v in latent], text_tokens=int(text_tokens),
                          metadata=_jsonable(dict(metadata or {})))
 
+
+    def trace_vae(self, tensors: list, shape: list, op: str = "decode", wait_s: float | None = None) -> dict | None:
+        """The VAE's decode (latent ``shape``) or encode (pixels [B, 3, (T,) H, W]) working memory."""
+        return self._ask("trace_vae", tensors, wait_s, shape=[int(v) for v in shape], vae_op=op)
 
     def trace_train(self, tensors: list, latent: list, text_tokens: int, metadata: Mapping | None = None,
                     wait_s: float | None = None, depth: int = 1) -> dict | None:

@@ -21,7 +21,7 @@ import threading
 import time
 
 from .comfy_trace import LiveTracer, tensor_list
-from .estimator import families, memory
+from .estimator import families, memory, vae_memory
 from .estimator.files import inspect_file
 from .estimator.graph.base import INPUT_MEDIA
 from .estimator.media import input_reader
@@ -156,6 +156,14 @@ def _live_tracing(wait_s: float):
             return None
         return int(res["working_bytes"]), f"ComfyUI {t.comfy_version}'s own {res.get('class', found['class'])} code"
 
+    def trace_vae(path: str, op: str, shape: list):
+        inv = inspect_file(path)
+        res = t.trace_vae(tensor_list(inv), shape, op, wait_s=left())
+        if res is None:
+            return None
+        return int(res["working_bytes"]), f"ComfyUI {t.comfy_version}'s own {res.get('class', 'VAE')} code"
+
+    vae_token = vae_memory.LIVE_VAE_TRACER.set(trace_vae)
     id_token = families.LIVE_IDENTIFY.set(identify)
     tr_token = memory.LIVE_TRACER.set(trace)
     train_token = memory.LIVE_TRAIN_TRACER.set(trace_train)
@@ -165,3 +173,4 @@ def _live_tracing(wait_s: float):
         memory.LIVE_TRAIN_TRACER.reset(train_token)
         memory.LIVE_TRACER.reset(tr_token)
         families.LIVE_IDENTIFY.reset(id_token)
+        vae_memory.LIVE_VAE_TRACER.reset(vae_token)

@@ -958,6 +958,10 @@ def _vae_stage(stage: Stage, device: Device, info_for) -> StageBudget:
         return _finish(stage, title, items + _overhead_items(device), notes)
     weights = sum(i.bytes for i in items)
     free_for_work = device.capacity_bytes - weights - device.context_bytes
+    live = _live_vae(vae, stage.latent, decode)
+    if live is not None:
+        items.append(Item("decode activations" if decode else "encode activations", live[0], "working", live[1]))
+        return _finish(stage, title, items + _overhead_items(device), notes)
     work_bytes, assumption, work_notes = vae_working(vae.family, stage.latent, decode=decode, tiled=stage.tiled,
                                                      auto_tiled=stage.auto_tiled, free_bytes=free_for_work,
                                                      dtype_bytes=vae_dtype_bytes(vae.family, device),
@@ -966,6 +970,30 @@ def _vae_stage(stage: Stage, device: Device, info_for) -> StageBudget:
     if stage.tiled or stage.auto_tiled:
         title += " (tiled)" if stage.tiled else " (auto tiled)"
     return _finish(stage, title, items + _overhead_items(device), notes + work_notes)
+
+
+def _live_vae(vae: ModelInfo, latent: LatentShape, decode: bool) -> tuple[int, str] | None:
+    """Inside ComfyUI: a VAE the traced table does not know, traced with ComfyUI's own VAE code at this
+    latent's shape (one call on the whole latent, as VAEDecode / VAEEncode make it first)."""
+    from . import vae_memory  # noqa: PLC0415
+
+    tracer = vae_memory.LIVE_VAE_TRACER.get()
+    if tracer is None or not vae.path or latent.media or vae.family in vae_memory.FAMILIES \
+            or vae.family in vae_memory.MEDIA_FAMILIES:
+        return None
+    frames = [latent.frames] if latent.frames else []
+    if decode:
+        shape = [latent.batch, latent.channels or int(vae.arch.get("latent_channels") or 4), *frames,
+                 latent.height, latent.width]
+    else:
+        sc = latent.spatial_compression or int(vae.arch.get("spatial_compression") or 8)
+        shape = [latent.batch, 3, *([latent.pixel_frames] if latent.pixel_frames else []),
+                 latent.pixel_height or latent.height * sc, latent.pixel_width or latent.width * sc]
+    res = tracer(vae.path, "decode" if decode else "encode", shape)
+    if res is None:
+        return None
+    value, provenance = res
+    return int(value), f"one {'decode' if decode else 'encode'} call on {shape}; traced live with {provenance}"
 
 
 def vae_working(family: str, latent: LatentShape, decode: bool = True, tiled: dict | None = None,

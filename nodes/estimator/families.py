@@ -304,7 +304,21 @@ def describe(path: str | os.PathLike) -> ModelInfo:
         found = hook(os.fspath(path), inv)
         if found and found.get("kind") == "diffusion":
             info = from_comfy_detection(info, found)
+        elif found and found.get("kind") == "vae":
+            info = from_comfy_vae(info, found)
     return info
+
+
+def from_comfy_vae(info: ModelInfo, found: Mapping) -> ModelInfo:
+    """A VAE file this module does not know, as comfy.sd.VAE builds it (the branch its keys select)."""
+    cls = str(found.get("class") or "unknown")
+    arch = {"comfy_class": cls, "latent_channels": found.get("latent_channels"),
+            "spatial_compression": found.get("spatial"), "temporal_compression": found.get("temporal")}
+    return replace(info, kind=VAE, family=f"comfy-vae:{cls}", label=f"{cls} VAE (ComfyUI's detection)",
+                   arch=MappingProxyType({k: v for k, v in arch.items() if v is not None}),
+                   params=int(found.get("params") or info.params),
+                   evidence=(f"comfy.sd.VAE builds {cls} from these keys",),
+                   notes=tuple(n for n in info.notes if "unknown architecture" not in n))
 
 
 _ARCH_KEYS = {"hidden_size": ("hidden_size", "dim", "model_channels", "inner_dim"),

@@ -50,12 +50,13 @@ passed over). Peak of a tile: its area x the traced bytes per pixel at its frame
 """
 from __future__ import annotations
 
+import contextvars
 import json
 import math
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from .errors import PlanError, VramBudgetError
 from .units import fmt_gib
@@ -170,6 +171,13 @@ TRACED_AS = {
     "vae-flux2": ("vae-kl16", "Flux.2's VAE is Flux.1's KL decoder (ch 128, mult 1-2-4-4, sd.py:537-560) with a "
                               "32-channel latent: the same activations per pixel"),
 }
+
+
+# Inside ComfyUI, the adapter can set a live tracer for VAEs the traced table does not know:
+# (VAE file path, "decode" | "encode", shape) -> (working bytes, provenance) or None. Shapes: the latent
+# [B, C, (T,) H, W] for decode, the pixels [B, 3, (T,) H, W] for encode.
+LIVE_VAE_TRACER: contextvars.ContextVar[Callable | None] = contextvars.ContextVar("vram_budget_live_vae_tracer",
+                                                                                  default=None)
 
 
 def get_family(vae_family: str) -> VaeFamily:

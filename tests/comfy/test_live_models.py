@@ -188,3 +188,78 @@ def test_warm_starts_the_worker_once(comfy_install, tmp_path):
         t.close()
     broken = LiveTracer(str(tmp_path), python=python, timeout_s=60)  # not a ComfyUI folder
     assert broken.warm() is False and "ComfyUI" in (broken.last_error or "")
+
+
+def _comfy_module_spec(comfy_install, module_expr: str) -> dict:
+    """{key: (dtype, shape)} of a ComfyUI module built on the meta device with ComfyUI's own Python: the key
+    names and shapes a real file of that model has."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path, python, _version = comfy_install
+    nodes_dir = Path(__file__).resolve().parents[2] / "nodes"
+    code = (f"import sys, json; sys.path.insert(0, {str(nodes_dir)!r}); import comfy_trace; "
+            f"comfy_trace.import_comfy({str(path)!r}); import torch, importlib\n"
+            f"with torch.device('meta'):\n    m = {module_expr}\n"
+            "print(json.dumps({k: ['BF16', list(t.shape)] for k, t in m.state_dict().items()}))")
+    out = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=str(path), timeout=300,
+                         env={**__import__("os").environ, "CUDA_VISIBLE_DEVICES": ""})
+    assert out.returncode == 0, out.stderr[-2000:]
+    return {k: (d, tuple(s)) for k, (d, s) in json.loads(out.stdout.strip().splitlines()[-1]).items()}
+
+
+def test_vaes_are_identified_and_traced_by_comfyuis_own_vae_code(tracer, tmp_path, comfy_install):
+    """comfy.sd.VAE builds the class the file's keys select; its decode is traced at the prompt's shape.
+    For a family the shipped table has (Flux's KL VAE) the live figure equals the table's exactly; a family
+    it lacks (Mochi's video VAE) is still named, with its compression, and priced."""
+    from helpers_models import spec_vae_kl
+
+    from vram_budget.nodes.estimator import vae_memory
+
+    kl = tensors_of(tmp_path, "ae.safetensors", spec_vae_kl(z=16, scale=1, quant_conv=False, dtype="F32"))
+    found = tracer.detect(kl)
+    assert (found["kind"], found["class"], found["latent_channels"], found["spatial"]) == (
+        "vae", "AutoencodingEngine", 16, 8), found
+    live = tracer.trace_vae(kl, [1, 16, 128, 128])
+    assert live is not None, tracer.last_error
+    assert live["working_bytes"] == vae_memory.vae_decode_bytes("vae-kl16", (1, 16, None, 128, 128))
+    assert tracer.trace_vae(kl, [2, 16, 128, 128])["working_bytes"] > live["working_bytes"]
+
+    mochi = tensors_of(tmp_path, "mochi_vae.safetensors",
+                       _comfy_module_spec(comfy_install, "importlib.import_module('comfy.ldm.genmo.vae.model').VideoVAE()"))
+    found = tracer.detect(mochi)
+    assert (found["kind"], found["class"], found["latent_channels"]) == ("vae", "VideoVAE", 12), found
+    assert (found["spatial"], found["temporal"]) == (8, 6), found
+    small = tracer.trace_vae(mochi, [1, 12, 3, 30, 52])
+    big = tracer.trace_vae(mochi, [1, 12, 6, 30, 52])
+    assert small is not None and big is not None, tracer.last_error
+    assert big["working_bytes"] > small["working_bytes"] > 0
+
+
+def test_server_prices_a_vae_the_table_lacks_with_comfyuis_own_decode(comfy_server, comfy_install):
+    """Mochi's video VAE (no shipped table): the estimate names it by comfy.sd.VAE, traces its decode at the
+    prompt's latent, and is complete."""
+    name = "mochi_vae_test.safetensors"
+    write_safetensors(comfy_server.base / "models" / "vae" / name,
+                      _comfy_module_spec(comfy_install, "importlib.import_module('comfy.ldm.genmo.vae.model').VideoVAE()"),
+                      sparse=True)
+    prompt = {
+        "1": {"class_type": "VAELoader", "inputs": {"vae_name": name}},
+        "2": {"class_type": "EmptyMochiLatentVideo", "inputs": {"width": 416, "height": 240, "length": 19,
+                                                                "batch_size": 1}},
+        "3": {"class_type": "VAEDecode", "inputs": {"samples": ["2", 0], "vae": ["1", 0]}},
+        "4": {"class_type": "SaveImage", "inputs": {"images": ["3", 0], "filename_prefix": "x"}},
+    }
+    deadline = time.time() + 240
+    budget = {}
+    while time.time() < deadline:
+        status, data = comfy_server.request("POST", "/vram_budget/estimate", {"prompt": prompt})
+        assert status == 200, data
+        budget = data["budget"]
+        if "traced live" in json.dumps(budget):
+            break
+        time.sleep(3)
+    body = json.dumps(budget)
+    assert "VideoVAE VAE (ComfyUI's detection)" in body, body[:2000]
+    assert "traced live" in body and budget["complete"] is True, body[:3000]
