@@ -386,6 +386,12 @@ PUBLISHED: tuple[CatalogueEntry, ...] = (
     _pub("lotus-depth-d-v1-1.safetensors", "lotus-d", _DM, 1_735_197_352, "F16",
          "Comfy-Org/lotus lotus-depth-d-v1-1.safetensors (1,735,197,352 B as recorded by a public restore script's size check)",
          kind=DIFFUSION, label="Lotus depth (SD 2 UNet)"),
+    # black-forest-labs/FLUX.2-small-decoder: Flux.2's encoder with a smaller decoder; its decode is priced
+    # as Flux.2's full decoder (traced), an upper bound
+    _pub("full_encoder_small_decoder.safetensors", "vae-flux2", _VA, 249_519_092, "F32",
+         "black-forest-labs/FLUX.2-small-decoder @ a3efc24: LFS pointer size 249,519,092 bytes (sha256 ea4273f0..., "
+         "as recorded by a public download script)", assumed=True, kind=VAE,
+         label="Flux.2 VAE, small decoder (decode priced as the full decoder: an upper bound)"),
     # HunyuanVideo 1.5 VAE (also Capybara's): 2 bytes x 1,262,735,363 params (ComfyUI 0.18.2's module traced
     # at full size, data/vae_memory.json vae-hunyuan15) = 2.525 GB, the published 2.52 GB
     _pub("hunyuanvideo15_vae_fp16.safetensors", "vae-hunyuan15", _VA, "2.52 GB", "F16",
