@@ -283,3 +283,16 @@ def test_a_loader_without_a_file_name_leaves_the_estimate_incomplete():
     (missing,) = budget.missing
     assert (missing.role, missing.folder) == ("diffusion", "diffusion_models")
     assert "no file" in missing.name and "node 1" in missing.name and "names no file" in missing.problem
+
+
+def test_pixel_space_vae_is_the_identity_with_comfyuis_own_reservation():
+    """VAELoader 'pixel_space' (Chroma Radiance, PixelDiT): no weights; ComfyUI reserves H·W·dtype bytes."""
+    latent = LatentShape(1, 3, 1024, 1024, pixel_width=1024, pixel_height=1024, spatial_compression=1,
+                         source_type="EmptyChromaRadianceLatentImage")
+    w = Workload(stages=(Stage(VAE_DECODE, "8", "VAEDecode", models=(ModelRef("vae", "pixel_space", "vae_approx"),),
+                               latent=latent),))
+    budget = estimate(w, dev("RTX 4090"))
+    assert budget.complete and not budget.missing
+    (stage,) = budget.stages
+    assert stage.working_bytes == 1024 * 1024 * 2
+    assert sum(i.bytes for i in stage.items if i.category == "weights") < 16

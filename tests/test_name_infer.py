@@ -237,3 +237,13 @@ def test_every_published_entry_has_a_source_and_consistent_numbers(entry):
     hits = [e for e in cat.ENTRIES + cat.PUBLISHED if e.name.lower() == entry.name.lower() and e.folder == entry.folder]
     assert hits == [entry]  # one line per file and folder
     assert cat.lookup(entry.name, entry.folder) is entry
+
+
+def test_chroma_radiance_is_not_priced_as_latent_chroma():
+    """Radiance samples pixels in 16 px patches with a per-pixel head: Chroma's latent table would call a
+    1024² image 262k tokens and a 70 GiB activation peak. Without its own table it stays unpriced."""
+    from vram_budget.nodes.estimator.name_infer import infer_info
+
+    info, _ = infer_info("chroma-radiance-x0.safetensors", "diffusion", "diffusion_models")
+    assert info is None or info.family != "chroma"
+    assert infer_info("Chroma1-HD.safetensors", "diffusion", "diffusion_models")[0].family == "chroma"

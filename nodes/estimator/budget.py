@@ -269,6 +269,10 @@ def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, 
     if ref.unset:
         return (ModelInfo(kind=UNKNOWN, family="unknown", label=ref.name, params=0, weights_bytes=0, source="unset"),
                 None)
+    if ref.role == "vae" and ref.name == "pixel_space":  # nodes.py VAELoader: PixelspaceConversionVAE, one scalar
+        return (ModelInfo(kind=VAE, family=PIXEL_SPACE_VAE, label="pixel space (no VAE: decode is the identity)",
+                          params=1, weights_bytes=4, dtype="F32", source="comfyui",
+                          evidence=("nodes.py VAELoader 'pixel_space' -> comfy/pixel_space_convert.py",)), None)
     path = None
     if resolver is not None:
         try:
@@ -357,6 +361,7 @@ CHECKPOINT_SPLITS = {
 }
 
 
+PIXEL_SPACE_VAE = "vae-pixel"
 FP8_MODEL_ONLY_SPLITS = {"ltx2"}  # Lightricks' ltx-2-19b-dev-fp8: transformer fp8, VAEs and projection bf16
 
 
@@ -1008,6 +1013,9 @@ def vae_working(family: str, latent: LatentShape, decode: bool = True, tiled: di
     from . import vae_memory  # noqa: PLC0415
 
     op = "decode" if decode else "encode"
+    if family == PIXEL_SPACE_VAE:  # 0.18.2 sd.py:746-749: ComfyUI's own memory_used_decode / _encode
+        value = latent.batch * (latent.pixel_height or latent.height) * (latent.pixel_width or latent.width) * dtype_bytes
+        return value, f"pixel space: the {op} is the identity; ComfyUI reserves H·W·dtype bytes (sd.py:748-749)", []
     if latent.media:
         shape = ((latent.batch, latent.channels or 8, latent.height, latent.width) if latent.media == "audio"
                  else (latent.batch, latent.channels or 64, latent.width))

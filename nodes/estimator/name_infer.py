@@ -84,7 +84,9 @@ _DIFFUSION = (
     _r(r"flux(?:[._-]?1)?(?![._-]?[02-9]).*(?:canny|depth)", "flux1-dev", "Flux.1 dev (12B)", cat.P_FLUX1_CONTROL, f"{_C} P_FLUX1_CONTROL (computed)"),
     _r(r"schnell", "flux1-schnell", "Flux.1 schnell (12B)", cat.P_FLUX1_SCHNELL, f"{_C} P_FLUX1_SCHNELL (computed)"),
     _r(r"flux(?:[._-]?1)?(?![._-]?[02-9])|xlabs", "flux1-dev", "Flux.1 dev (12B)", cat.P_FLUX1_DEV, f"{_C} P_FLUX1_DEV (computed)"),
-    _r(r"chroma", "chroma", "Chroma (8.9B)", cat.P_CHROMA, f"{_C} P_CHROMA (model card)"),
+    # Chroma Radiance works in pixel space (ChromaRadiance: 16 px patches and a per-pixel NeRF head): not
+    # Chroma's latent table; without a trace of its own it stays unpriced
+    _r(r"chroma(?![\w.-]*radiance)", "chroma", "Chroma (8.9B)", cat.P_CHROMA, f"{_C} P_CHROMA (model card)"),
     _r(r"hidream(?![_-]?o1)", "hidream", "HiDream-I1 (17B)", cat.P_HIDREAM, f"{_C} P_HIDREAM (34.2 GB bf16 listing / 2)"),
     _r(r"z[_-]?image", "z-image", "Z-Image (6B)", cat.P_Z_IMAGE, f"{_C} P_Z_IMAGE (12.3 GB bf16 listing / 2)"),
     _r(r"lumina|netayume", "lumina2", "Lumina Image 2.0 (2.6B)", cat.P_LUMINA2, f"{_C} P_LUMINA2 (model card)"),
