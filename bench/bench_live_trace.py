@@ -4,8 +4,8 @@
     COMFYUI_PATH=... COMFYUI_PYTHON=... python3 bench/bench_live_trace.py [--repeat 3]
 
 For each model (full-size headers written sparse, as tests do): a cold worker's start, the first
-detect and the first trace of an unseen model at the prompt's shape, then the same answers from the
-cache. Medians of --repeat runs, each with a fresh worker and an empty cache. No GPU is used.
+detect and the first trace of an unseen model at the prompt's shape (a diffusion forward, or a VAE
+decode through comfy.sd.VAE), then the same answers from the cache. Medians of --repeat runs, each with a fresh worker and an empty cache. No GPU is used.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
-from helpers_models import spec_flux, spec_wan, write_safetensors  # noqa: E402
+from helpers_models import spec_flux, spec_vae_kl, spec_wan, write_safetensors  # noqa: E402
 
 from vram_budget.nodes.comfy_trace import LiveTracer, tensor_list  # noqa: E402
 from vram_budget.nodes.estimator.files import inspect_file  # noqa: E402
@@ -27,6 +27,9 @@ from vram_budget.nodes.estimator.files import inspect_file  # noqa: E402
 CASES = {  # name: (spec, latent [B, C, (T,) H, W], text tokens)
     "Flux.1 dev 1024x1024": (lambda: spec_flux("BF16"), [1, 16, 128, 128], 512),
     "Wan 2.1 1.3B 832x480x33": (lambda: spec_wan("1.3b"), [1, 16, 9, 60, 104], 512),
+}
+VAE_CASES = {  # name: (spec, latent [B, C, (T,) H, W]) traced with comfy.sd.VAE's decode
+    "Flux VAE decode 1024x1024": (lambda: spec_vae_kl(z=16, scale=1, quant_conv=False, dtype="F32"), [1, 16, 128, 128]),
 }
 
 
@@ -40,8 +43,8 @@ def main() -> int:
         return 2
     tmp = tempfile.mkdtemp(prefix="vb-live-bench-")
     tensors = {}
-    for name, (spec, _, _) in CASES.items():
-        path = os.path.join(tmp, name.split()[0] + ".safetensors")
+    for name, (spec, *_) in {**CASES, **VAE_CASES}.items():
+        path = os.path.join(tmp, name.replace(" ", "_") + ".safetensors")
         write_safetensors(path, spec(), sparse=True)
         tensors[name] = tensor_list(inspect_file(path))
     rows: dict[str, list[float]] = {}
@@ -61,6 +64,18 @@ def main() -> int:
             t0 = time.perf_counter()
             tracer.detect(tensors[name])
             tracer.trace(tensors[name], latent, text)
+            rows.setdefault(f"cached detect + trace, {name}", []).append(time.perf_counter() - t0)
+        for name, (_, latent) in VAE_CASES.items():
+            t0 = time.perf_counter()
+            found = tracer.detect(tensors[name])
+            res = tracer.trace_vae(tensors[name], latent)
+            if res is None or found.get("kind") != "vae":
+                print(f"{name}: VAE trace failed: {tracer.last_error}", file=sys.stderr)
+                return 1
+            rows.setdefault(f"first detect + trace, {name} (unseen)", []).append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            tracer.detect(tensors[name])
+            tracer.trace_vae(tensors[name], latent)
             rows.setdefault(f"cached detect + trace, {name}", []).append(time.perf_counter() - t0)
         tracer.close()
     print(f"ComfyUI at {root}; {args.repeat} runs each, fresh worker and cache per run")
