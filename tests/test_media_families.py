@@ -138,3 +138,22 @@ def test_ltx2_fp8_checkpoint_keeps_its_other_parts_16_bit():
     rest = 1_246_913_522 + 108_840_948 + 722_534_400
     assert infos["ltx2"].weights_bytes == int(27.1 * GB) - 2 * rest
     assert infos["vae-ltx2"].weights_bytes == 2 * 1_246_913_522 and infos["vae-ltx2"].quantization is None
+
+
+def test_an_esrgan_upscale_is_a_stage_priced_as_comfyui_reserves_it():
+    """ImageUpscaleWithModel after a decode: the upscale model's weights plus what ComfyUI frees before it
+    runs (nodes_upscale_model.py:70-73: 512²·3·4 bytes·scale·384 + the input image)."""
+    prompt = {
+        "1": {"class_type": "UpscaleModelLoader", "inputs": {"model_name": "4x-UltraSharp.pth"}},
+        "2": {"class_type": "EmptyImage", "inputs": {"width": 1024, "height": 768, "batch_size": 1, "color": 0}},
+        "3": {"class_type": "ImageUpscaleWithModel", "inputs": {"upscale_model": ["1", 0], "image": ["2", 0]}},
+        "4": {"class_type": "SaveImage", "inputs": {"images": ["3", 0], "filename_prefix": "x"}},
+    }
+    budget = estimate(read_workflow(prompt), RTX_4090)
+    assert budget.complete, (budget.missing, budget.incomplete)
+    (stage,) = budget.stages
+    assert stage.stage.kind == "upscale" and stage.stage.images == ((1024, 768),)
+    assert stage.working_bytes == 512 * 512 * 3 * 4 * 4 * 384 + 1024 * 768 * 3 * 4
+    assert 60e6 < sum(i.bytes for i in stage.items if i.category == "weights") < 80e6  # 67 MB published
+    unknown = dict(prompt, **{"2": {"class_type": "LoadImage", "inputs": {"image": "nowhere.png"}}})
+    assert estimate(read_workflow(unknown), RTX_4090).stages[0].working_bytes > 0  # 1 MP assumed, said so

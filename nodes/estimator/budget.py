@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Mapping
 
@@ -30,7 +31,8 @@ from .gpus import Card, cheapest_card_that_fits
 from .model_info import CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN, VAE, ModelInfo
 from .units import GiB, MiB, fmt_gib
 from .workload import (
-    CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, TRAIN, VAE_DECODE, VAE_ENCODE, LatentShape, ModelRef, Stage, Workload,
+    CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, TRAIN, UPSCALE, VAE_DECODE, VAE_ENCODE, LatentShape, ModelRef, Stage,
+    Workload,
 )
 
 # CUDA context + cuBLAS/cuDNN handles: "the CUDA context takes a few hundred MB more before any
@@ -271,7 +273,7 @@ def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, 
                 None)
     if ref.role == "vae" and ref.name == "pixel_space":  # nodes.py VAELoader: PixelspaceConversionVAE, one scalar
         return (ModelInfo(kind=VAE, family=PIXEL_SPACE_VAE, label="pixel space (no VAE: decode is the identity)",
-                          params=1, weights_bytes=4, dtype="F32", source="comfyui",
+                          params=1, weights_bytes=4, dtype="F32", source="virtual",
                           evidence=("nodes.py VAELoader 'pixel_space' -> comfy/pixel_space_convert.py",)), None)
     path = None
     if resolver is not None:
@@ -636,6 +638,9 @@ def _gaps(workload: Workload, infos: Mapping[str, ModelInfo], stage_budgets) -> 
             incomplete.append(f"{sb.title}: no text encoder identified")
         elif kind == CLIP_VISION_ENCODE and not any(it.model is not None for it in sb.items if it.category == "weights"):
             incomplete.append(f"{sb.title}: no image encoder identified")
+        elif kind == UPSCALE and sb.working_bytes == 0:
+            why = next((n for n in sb.notes if "not estimated" in n), "working memory unknown")
+            incomplete.append(f"{sb.title}: {why}")
         elif kind == TRAIN and not any(it.category == "working" and "activations" in it.label for it in sb.items):
             why = next((n for n in sb.notes if "not estimated" in n), "training terms unknown")
             incomplete.append(f"{sb.title}: {why}")
@@ -665,7 +670,36 @@ def _stage_budget(stage: Stage, device: Device, info_for) -> StageBudget | None:
         return _simple_stage(stage, device, info_for, "CLIP vision encode")
     if stage.kind == TRAIN:
         return _train_stage(stage, device, info_for)
+    if stage.kind == UPSCALE:
+        return _upscale_stage(stage, device, info_for)
     return None
+
+
+UPSCALE_TILE = 512  # nodes_upscale_model.py:78-79: 512 px tiles, 32 px overlap, halved on OOM down to 128
+
+
+def _upscale_stage(stage: Stage, device: Device, info_for) -> StageBudget:
+    """ImageUpscaleWithModel: the model's weights and what ComfyUI frees for it before it runs
+    (comfy_extras/nodes_upscale_model.py:70-73, 0.18.2): 512²·3 px · 4 bytes · scale · 384 for one tile's
+    activations ("an estimate of how much some of these models take") plus the input image on the device;
+    the upscaled image is assembled on the CPU (comfy.utils.tiled_scale, output_device)."""
+    items, infos, notes = _weights_items(stage, device, info_for, ("upscale_model",))
+    model = next(iter(infos), None)
+    title = f"Upscale: {model.label}" if model else "Upscale"
+    if model is None or not stage.images:
+        notes.append("working memory not estimated: " + ("no upscale model identified" if model is None
+                                                         else "image size unknown"))
+        return _finish(stage, title, items + _overhead_items(device), notes)
+    scale = model.arch.get("scale") if isinstance(model.arch.get("scale"), int) else None
+    found = re.search(r"(?<![0-9a-z])([1-8])x(?![a-z0-9])|x([1-8])(?![0-9])", f"{model.label} {stage.models[0].name}".lower())
+    scale = scale or (int(found.group(1) or found.group(2)) if found else 4)
+    pixels = sum(w * h for w, h in stage.images)
+    work = int(UPSCALE_TILE * UPSCALE_TILE * 3 * 4 * scale * 384) + pixels * 3 * 4
+    items.append(Item("upscale activations (ComfyUI's reservation)", work, "working",
+                      f"{scale}x model, {len(stage.images)} image(s) of {stage.images[0][0]}×{stage.images[0][1]}: "
+                      f"512² px tiles × 3 × 4 bytes × {scale} × 384 + the input on the device "
+                      "(nodes_upscale_model.py:70-73)"))
+    return _finish(stage, title, items + _overhead_items(device), notes)
 
 
 def _train_stage(stage: Stage, device: Device, info_for) -> StageBudget:

@@ -33,7 +33,7 @@ class ModelInfo:
     quantization: str | None = None  # "fp8_e4m3fn", "scaled fp8_e4m3fn", "gguf Q4_K", None
     arch: Mapping[str, object] = field(default_factory=dict)  # hidden_size, depth, heads, in_channels, ...
     evidence: tuple[str, ...] = ()  # what decided the family: "key head.modulation (dim 5120)", "file name 'high_noise'"
-    source: str = "header"  # "header" | "catalogue" | "file size"
+    source: str = "header"  # "header" | "catalogue" | "file size" | "inferred" | "virtual" (made by ComfyUI) | "missing"
     path: str | None = None
     largest_tensor_bytes: int = 0  # at 16 bit: GGUF dequantizes one layer at a time (working memory)
     parts: Mapping[str, "ModelInfo"] = field(default_factory=dict)  # checkpoint: {"model", "clip", "vae"}

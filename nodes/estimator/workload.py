@@ -11,6 +11,7 @@ VAE_DECODE = "vae_decode"
 VAE_ENCODE = "vae_encode"
 CLIP_VISION_ENCODE = "clip_vision_encode"
 TRAIN = "train"  # TrainLoraNode: forward + backward + optimizer steps on the model
+UPSCALE = "upscale"  # ImageUpscaleWithModel: an ESRGAN-style model over 512 px tiles
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 
-from ...workload import TRAIN, LatentShape, Stage
+from ...workload import TRAIN, UPSCALE, LatentShape, Stage
 from ..base import ASSUMED_IMAGE_SIDE, INPUT_MEDIA, _ImageSize, _MathEval, _replace, _UNKNOWN
 from . import Pack, loader
 
@@ -275,6 +275,19 @@ def _ltxv_separate_av(a, node, slot, depth):
     if src is None:
         return None
     return _replace(src, audio=None) if slot == 0 else src.audio
+
+
+def _upscale_with_model(a, node):
+    """ImageUpscaleWithModel (comfy_extras/nodes_upscale_model.py:67-95): the upscale model over 512 px tiles."""
+    links = a.linked_inputs_of_type(node, "UPSCALE_MODEL")
+    models = tuple(a.refs(links[0][1], "UPSCALE_MODEL")) if links else ()
+    if not models:
+        a.stage_note("no upscale-model loader found upstream")
+    size = a.image_size(a.link(node, "image"))
+    images = ((size.width, size.height),) * max(1, size.batch or 1) if size and size.width and size.height else ()
+    if not images:
+        a.stage_note("image size unknown")
+    return Stage(kind=UPSCALE, node_id=node.id, node_type=node.type, models=models, images=images)
 
 
 def _decode_hunyuan3d(a, node):
@@ -666,7 +679,7 @@ PACK = Pack(
     skipped_decoders=set(),
     vae_encoders={"VAEEncode", "VAEEncodeTiled", "VAEEncodeForInpaint"},
     text_encoders_no_stage={"CLIPSetLastLayer"},
-    stage_kinds={"CLIPVisionEncode": "clip_vision_encode", "TextGenerate": "text_encode",
+    stage_kinds={"CLIPVisionEncode": "clip_vision_encode", "ImageUpscaleWithModel": UPSCALE, "TextGenerate": "text_encode",
                  "TextGenerateLTX2Prompt": "text_encode", "TrainLoraNode": TRAIN},
     latent_creators=LATENT_CREATORS,
     vae_dependent_creators=VAE_DEPENDENT_CREATORS,
@@ -694,7 +707,7 @@ PACK = Pack(
     guiders={"BasicGuider": _basic_guider, "CFGGuider": _cfg_guider, "DualCFGGuider": _dual_cfg_guider},
     stages={"KSampler": _ksampler, "KSamplerAdvanced": _ksampler_advanced, "SamplerCustom": _sampler_custom,
             "SamplerCustomAdvanced": _sampler_custom_advanced, "VAEDecodeTiled": _decode_tiled,
-            "VAEDecodeHunyuan3D": _decode_hunyuan3d,
+            "VAEDecodeHunyuan3D": _decode_hunyuan3d, "ImageUpscaleWithModel": _upscale_with_model,
             "VAEEncodeTiled": _encode_tiled, "TextGenerate": _text_generate, "TextGenerateLTX2Prompt": _text_generate,
             "TrainLoraNode": _train_lora},
 )
