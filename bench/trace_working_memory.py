@@ -33,7 +33,7 @@ How it works (details and caveats: docs/working-memory.md):
   HunyuanVideo 1.5, HunyuanImage 2.1, LTX-Video, Wan I2V / FLF / VACE / Fun control / camera, Cosmos
   Predict2, Kandinsky 5 and their LLM text encoders; ``_arches_018`` / ``_te_arches_018``) take their
   conditioning from the model's own ``extra_conds`` (see ``_model_conds``); so do Lotus-D, ACE-Step v1,
-  Hunyuan3D 2.1 and LTX-2. Run them with ComfyUI 0.18.2's
+  Hunyuan3D 2.0 / 2.1 and LTX-2. Run them with ComfyUI 0.18.2's
   interpreter and ``--resume``: an entry traced by another ComfyUI than the file's gets its own provenance.
 
 Every case runs under a SIGALRM deadline and the JSON is rewritten after every case; then each
@@ -467,6 +467,19 @@ HUNYUAN3D_21 = {
 }
 
 
+# model_detection.py:545-558 (Hunyuan 3D 2.0 branch: latent_in.weight present): in_channels = latent_in.weight columns,
+# hidden_size = its rows, context_in_dim = cond_in.weight columns, 16 heads, mlp_ratio 4, qkv bias, depth / single depth
+# = counted double_blocks / single_blocks, guidance_embed = guidance_in present. tencent/Hunyuan3D-2
+# hunyuan3d-dit-v2-0/config.yaml (Hunyuan3DDiT): in_channels 64, context_in_dim 1536 (DINOv2-giant), hidden_size 1024,
+# 16 heads, depth 16, depth_single_blocks 32, guidance_embed false: 16 double blocks -> supported_models.Hunyuan3Dv2
+# (depth 8 would be Hunyuan3Dv2mini). Hunyuan3D-2mv hunyuan3d-dit-v2-mv(-fast/-turbo)/config.yaml: the same DiT; the
+# guidance-distilled files set guidance_embed true (guidance_in, an MLPEmbedder 256 -> 1024, 1.3M parameters).
+HUNYUAN3D_20 = {
+    "image_model": "hunyuan3d2", "in_channels": 64, "context_in_dim": 1536, "hidden_size": 1024, "mlp_ratio": 4.0,
+    "num_heads": 16, "depth": 16, "depth_single_blocks": 32, "qkv_bias": True, "guidance_embed": False,
+}
+HUNYUAN3D_20_MV_TURBO = {**HUNYUAN3D_20, "guidance_embed": True}
+
 # model_detection.py:319-328 (Lightricks branch; audio_adaln_single.linear.weight present -> "ltxav"): num_layers =
 # transformer blocks, attention_head_dim = attn2.to_k rows / 32, cross_attention_dim = its columns, then the
 # checkpoint's metadata["config"]["transformer"]. Lightricks/LTX-2 (ltx-2-19b-dev) transformer config: 48 layers,
@@ -743,6 +756,30 @@ def _arches_018() -> dict[str, Arch]:
                    for n in (3072, 4096, 8192) for b in (2, 4)]),
             context_dim=1024, comfy_class="Hunyuan3Dv2_1", conds=lambda c: {}, config=HUNYUAN3D_21,
             patch=Hunyuan3DBalancedRouting),
+        "hunyuan3d-2.0": Arch(
+            "hunyuan3d-2.0", "diffusion", lambda: _dit_model(HUNYUAN3D_20, "Hunyuan3Dv2"),
+            lambda c: [c.batch, 64, c.frames], lambda c: c.frames,
+            "tokens = the latent length (EmptyLatentHunyuan3Dv2 'resolution', default 3072; latent [B, 64, N], one "
+            "token per column, no patching; the Flux-style single blocks see text_tokens + N); frames = N; "
+            "text_tokens = 1370 DINOv2-giant tokens (CLIPVisionEncode, crop none, 518 px: 37 x 37 patches + CLS, "
+            "last_hidden_state [1, 1370, 1536], Hunyuan3Dv2Conditioning). Batch 2 = one sample with CFG (cond and "
+            "uncond in one call)",
+            _grid([dict(arch="hunyuan3d-2.0", batch=b, frames=n, text_tokens=1370)
+                   for n in (3072, 4096, 8192) for b in (1, 2)]),
+            context_dim=1536, comfy_class="Hunyuan3Dv2", conds=lambda c: {}, config=HUNYUAN3D_20),
+        "hunyuan3d-2.0-mv": Arch(
+            "hunyuan3d-2.0-mv", "diffusion", lambda: _dit_model(HUNYUAN3D_20_MV_TURBO, "Hunyuan3Dv2"),
+            lambda c: [c.batch, 64, c.frames], lambda c: c.frames,
+            "tokens = the latent length N (as hunyuan3d-2.0); text_tokens = 1370 per view given to "
+            "Hunyuan3Dv2ConditioningMultiView (front / left / back / right: concatenated along the tokens, 5480 for "
+            "4 views). Same class and DiT as hunyuan3d-2.0; traced with the -mv-turbo file's guidance_in "
+            "(FluxGuidance), which the plain -mv file lacks (1.3M parameters, no working-memory difference)",
+            _grid([dict(arch="hunyuan3d-2.0-mv", batch=b, frames=n, text_tokens=5480)
+                   for n in (3072, 8192) for b in (1, 2)]
+                  + [dict(arch="hunyuan3d-2.0-mv", batch=2, frames=4096, text_tokens=5480),
+                     dict(arch="hunyuan3d-2.0-mv", batch=2, frames=3072, text_tokens=2740),
+                     dict(arch="hunyuan3d-2.0-mv", batch=1, frames=3072, text_tokens=4110)]),
+            context_dim=1536, comfy_class="Hunyuan3Dv2", conds=lambda c: {"guidance": 3.5}, config=HUNYUAN3D_20_MV_TURBO),
         "ltx2-19b": Arch(
             "ltx2-19b", "diffusion", lambda: _dit_model(LTX2_19B, "LTXAV"),
             lambda c: [c.batch, 1, math.prod(ltx2_video(c)[1:]) + math.prod(ltx2_audio(c)[1:])],
