@@ -125,6 +125,8 @@ def test_ltx2_audio_travels_with_the_video_and_each_part_is_priced():
     assert parts["ltx2"] == 2 * 19_585_135_392 and parts["vae-ltx2"] == 2 * 1_246_913_522
     assert parts["vae-ltx2-audio"] == 2 * 108_840_948
     assert "gemma3" in {i.model.family for s in budget.stages for i in s.items if i.model is not None}
+    text = next(s for s in budget.stages if s.stage.kind == "text_encode")
+    assert "1024 tokens" in next(i.assumption for i in text.items if i.category == "working")  # lt.py min_length
     decodes = {s.stage.node_type: s for s in budget.stages if s.stage.kind == VAE_DECODE}
     audio = decodes["LTXVAudioVAEDecode"]
     assert audio.stage.latent.media == "audio" and audio.working_bytes > 0

@@ -880,6 +880,10 @@ def _text_stage(stage: Stage, device: Device, info_for) -> StageBudget:
     # TextGenerate: the prompt runs through the model once (prefill), then one token at a time against
     # the KV cache (llama.py generate, logits of the last position only), so the prompt sets the activations
     tokens = stage.text_tokens - (stage.generate_tokens or 0) if stage.text_tokens else stage.text_tokens
+    if not stage.generate_tokens and any(r.clip_type == "ltxv" for r in stage.models) and \
+            any(i.family == "gemma3" for i in infos):
+        # LTX-2's Gemma 3 12B tokenizer pads every prompt to 1024 tokens (text_encoders/lt.py:75, min_length)
+        tokens = max(tokens or 0, 1024)
     image_tokens = sum(vl_image_tokens(i.family, w, h) for i in infos[:1] for w, h in stage.images)
     if image_tokens and tokens is not None:
         tokens += image_tokens
