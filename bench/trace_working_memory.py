@@ -33,7 +33,7 @@ How it works (details and caveats: docs/working-memory.md):
   HunyuanVideo 1.5, HunyuanImage 2.1, LTX-Video, Wan I2V / FLF / VACE / Fun control / camera, Cosmos
   Predict2, Kandinsky 5 and their LLM text encoders; ``_arches_018`` / ``_te_arches_018``) take their
   conditioning from the model's own ``extra_conds`` (see ``_model_conds``); so do Lotus-D, ACE-Step v1,
-  Hunyuan3D 2.0 / 2.1 and LTX-2. Run them with ComfyUI 0.18.2's
+  Hunyuan3D 2.0 / 2.1, LTX-2 and LongCat-Image. Run them with ComfyUI 0.18.2's
   interpreter and ``--resume``: an entry traced by another ComfyUI than the file's gets its own provenance.
 
 Every case runs under a SIGALRM deadline and the JSON is rewritten after every case; then each
@@ -480,6 +480,21 @@ HUNYUAN3D_20 = {
 }
 HUNYUAN3D_20_MV_TURBO = {**HUNYUAN3D_20, "guidance_embed": True}
 
+# model_detection.py:196-286 (Flux branch, no double_stream_modulation_img -> "flux"): hidden_size / context_in_dim
+# = txt_in.weight rows / columns, in_channels = img_in.weight columns / 4, vec_in_dim None (no vector_in),
+# guidance_embed = guidance_in present, and context_in_dim 3584 with no vector_in -> txt_ids_dims [1, 2] (:283,
+# LongCat-Image), matched by supported_models.LongCatImage (guidance_embed False). meituan-longcat/LongCat-Image
+# (diffusers LongCatImageTransformer2DModel, huggingface.co/docs/diffusers/v0.39.0/api/models/
+# longcat_image_transformer2d; model card: 6B): 10 dual-stream + 20 single-stream blocks, 24 heads x 128 = 3072,
+# joint_attention_dim 3584 (Qwen2.5-VL 7B), in_channels 64 (16-channel Flux VAE latent, 2x2 packed), no pooled
+# projection, no guidance embedding. LongCat-Image-Edit is the same transformer.
+LONGCAT_IMAGE = {
+    "image_model": "flux", "axes_dim": [16, 56, 56], "num_heads": 24, "mlp_ratio": 4.0, "theta": 10000,
+    "out_channels": 16, "qkv_bias": True, "txt_ids_dims": [1, 2], "in_channels": 16, "hidden_size": 3072,
+    "context_in_dim": 3584, "patch_size": 2, "vec_in_dim": None, "depth": 10, "depth_single_blocks": 20,
+    "guidance_embed": False, "yak_mlp": False, "txt_norm": False,
+}
+
 # model_detection.py:319-328 (Lightricks branch; audio_adaln_single.linear.weight present -> "ltxav"): num_layers =
 # transformer blocks, attention_head_dim = attn2.to_k rows / 32, cross_attention_dim = its columns, then the
 # checkpoint's metadata["config"]["transformer"]. Lightricks/LTX-2 (ltx-2-19b-dev) transformer config: 48 layers,
@@ -780,6 +795,26 @@ def _arches_018() -> dict[str, Arch]:
                      dict(arch="hunyuan3d-2.0-mv", batch=2, frames=3072, text_tokens=2740),
                      dict(arch="hunyuan3d-2.0-mv", batch=1, frames=3072, text_tokens=4110)]),
             context_dim=1536, comfy_class="Hunyuan3Dv2", conds=lambda c: {"guidance": 3.5}, config=HUNYUAN3D_20_MV_TURBO),
+        "longcat-image": Arch(
+            "longcat-image", "diffusion", lambda: _dit_model(LONGCAT_IMAGE, "LongCatImage"), lambda c: flat(c, 8, 16),
+            lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) (Flux VAE /8, patch 2; EmptySD3LatentImage); text_tokens = 512 (LongCatImageTokenizer "
+            "pads / truncates the prompt to 512 Qwen2.5-VL 7B tokens and the encoder drops the chat template, "
+            "text_encoders/longcat_image.py), context [1, 512, 3584]",
+            img("longcat-image", ((1024, 1024), (1536, 1536)), (512,)) + img("longcat-image", ((2048, 2048),), (512,), (1,)),
+            context_dim=3584, comfy_class="LongCatImage", conds=lambda c: {}, config=LONGCAT_IMAGE),
+        "longcat-image-edit": Arch(
+            "longcat-image-edit", "diffusion", lambda: _dit_model(LONGCAT_IMAGE, "LongCatImage"),
+            lambda c: flat(c, 8, 16), lambda c: 2 * (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) of the output plus (h/16)*(w/16) per reference image (TextEncodeQwenImageEdit scales "
+            "the image to 1 MP and VAE-encodes it; FluxKontextMultiReferenceLatentMethod 'index'; traced with one "
+            "reference of the output size); text_tokens = 512 (as longcat-image; LongCat's tokenizer takes no image "
+            "tokens)",
+            img("longcat-image-edit", ((1024, 1024), (1328, 1328)), (512,)),
+            context_dim=3584, comfy_class="LongCatImage",
+            conds=lambda c: {"reference_latents": [torch.zeros((1, 16, c.height // 8, c.width // 8), device="cuda")],
+                             "reference_latents_method": "index"},
+            config=LONGCAT_IMAGE, extra_area=lambda c: (c.height // 8) * (c.width // 8)),
         "ltx2-19b": Arch(
             "ltx2-19b", "diffusion", lambda: _dit_model(LTX2_19B, "LTXAV"),
             lambda c: [c.batch, 1, math.prod(ltx2_video(c)[1:]) + math.prod(ltx2_audio(c)[1:])],
