@@ -33,7 +33,7 @@ How it works (details and caveats: docs/working-memory.md):
   HunyuanVideo 1.5, HunyuanImage 2.1, LTX-Video, Wan I2V / FLF / VACE / Fun control / camera, Cosmos
   Predict2, Kandinsky 5 and their LLM text encoders; ``_arches_018`` / ``_te_arches_018``) take their
   conditioning from the model's own ``extra_conds`` (see ``_model_conds``); so do Lotus-D, ACE-Step v1,
-  Hunyuan3D 2.0 / 2.1, LTX-2 and LongCat-Image. Run them with ComfyUI 0.18.2's
+  Hunyuan3D 2.0 / 2.1, LTX-2, LongCat-Image and Anima. Run them with ComfyUI 0.18.2's
   interpreter and ``--resume``: an entry traced by another ComfyUI than the file's gets its own provenance.
 
 Every case runs under a SIGALRM deadline and the JSON is rewritten after every case; then each
@@ -495,6 +495,13 @@ LONGCAT_IMAGE = {
     "guidance_embed": False, "yak_mlp": False, "txt_norm": False,
 }
 
+# model_detection.py:592-644 (Cosmos Predict2 branch; llm_adapter.blocks.0.cross_attn.q_proj present -> "anima",
+# :595-596), matched by supported_models.Anima. circlestone-labs/Anima (model card: 2B parameters, a derivative of
+# nvidia/Cosmos-Predict2-2B-Text2Image, Qwen3 0.6B text encoder, Qwen-Image VAE): x_embedder.proj.1.weight [2048, 68]
+# -> model_channels 2048 (28 blocks, 16 heads), in_channels 16; plus ComfyUI's LLMAdapter (ldm/anima/model.py:143-160:
+# 6 blocks of 1024, T5 vocabulary 32128) that maps the Qwen3 states onto the T5 token ids.
+ANIMA = {**_COSMOS_P2, "image_model": "anima", "model_channels": 2048, "num_blocks": 28, "num_heads": 16}
+
 # model_detection.py:319-328 (Lightricks branch; audio_adaln_single.linear.weight present -> "ltxav"): num_layers =
 # transformer blocks, attention_head_dim = attn2.to_k rows / 32, cross_attention_dim = its columns, then the
 # checkpoint's metadata["config"]["transformer"]. Lightricks/LTX-2 (ltx-2-19b-dev) transformer config: 48 layers,
@@ -815,6 +822,19 @@ def _arches_018() -> dict[str, Arch]:
             conds=lambda c: {"reference_latents": [torch.zeros((1, 16, c.height // 8, c.width // 8), device="cuda")],
                              "reference_latents_method": "index"},
             config=LONGCAT_IMAGE, extra_area=lambda c: (c.height // 8) * (c.width // 8)),
+        "anima": Arch(
+            "anima", "diffusion", lambda: _dit_model(ANIMA, "Anima"),
+            lambda c: [c.batch, 16, 1, c.height // 8, c.width // 8], lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) (Qwen-Image VAE /8, patch 2, one frame; EmptyLatentImage's 4 channels become 16 in "
+            "fix_empty_latent_channels); text_tokens = max(512, T5 tokens of the prompt): AnimaTEModel returns Qwen3 "
+            "0.6B states [1, N, 1024] plus the prompt's T5 token ids, and Anima.extra_conds runs the LLM adapter once "
+            "(outside the sampling loop) and pads its output to 512 (ldm/anima/model.py:198-206); traced through "
+            "extra_conds with N = text_tokens Qwen3 and T5 tokens",
+            img("anima", ((1024, 1024), (1536, 1536)), (512,)) + img("anima", ((2048, 2048),), (512,), (1,))
+            + img("anima", ((1024, 1024),), (768,), (1,)),
+            context_dim=1024, comfy_class="Anima", config=ANIMA,
+            conds=lambda c: {"t5xxl_ids": torch.zeros((c.text_tokens,), dtype=torch.int, device="cuda"),
+                             "t5xxl_weights": torch.ones((c.text_tokens,), device="cuda")}),
         "ltx2-19b": Arch(
             "ltx2-19b", "diffusion", lambda: _dit_model(LTX2_19B, "LTXAV"),
             lambda c: [c.batch, 1, math.prod(ltx2_video(c)[1:]) + math.prod(ltx2_audio(c)[1:])],
@@ -1691,6 +1711,10 @@ def _memory_usage_factor(arch: Arch) -> float | None:
                               "wan2.2-ti2v-5b": WAN22_5B, "sdxl": SDXL_UNET, "sd15": SD15_UNET,
                               "qwen-image": QWEN_IMAGE, "hunyuan-video": HUNYUAN_VIDEO}[arch.family]
         mc = comfy.model_detection.model_config_from_unet_config(dict(cfg))
+        # sd.py calls set_inference_dtype on load; Anima's rescales the factor there (supported_models.py:1050-1054).
+        import torch
+
+        mc.set_inference_dtype(getattr(torch, _BUILD["weight_dtype"]), None)
         _FACTOR_CACHE[arch.family] = float(mc.memory_usage_factor)
     return _FACTOR_CACHE[arch.family]
 
