@@ -159,3 +159,54 @@ def test_an_esrgan_upscale_is_a_stage_priced_as_comfyui_reserves_it():
     assert 60e6 < sum(i.bytes for i in stage.items if i.category == "weights") < 80e6  # 67 MB published
     unknown = dict(prompt, **{"2": {"class_type": "LoadImage", "inputs": {"image": "nowhere.png"}}})
     assert estimate(read_workflow(unknown), RTX_4090).stages[0].working_bytes > 0  # 1 MP assumed, said so
+
+
+def test_edit_models_attend_over_their_reference_latents():
+    """Flux Kontext's ReferenceLatent and Qwen-Image-Edit's text-encode node add the reference image's tokens
+    to every model call (nodes_edit_model.py:23-26, nodes_qwen.py:80-98): the sampler's working memory grows
+    by them, counted once per conditioning (the negative carries its own copy, not a second one)."""
+    def kontext(with_reference: bool):
+        prompt = {
+            "1": {"class_type": "UNETLoader", "inputs": {"unet_name": "flux1-kontext-dev.safetensors",
+                                                         "weight_dtype": "default"}},
+            "2": {"class_type": "DualCLIPLoader", "inputs": {"clip_name1": "clip_l.safetensors",
+                                                             "clip_name2": "t5xxl_fp16.safetensors", "type": "flux"}},
+            "3": {"class_type": "VAELoader", "inputs": {"vae_name": "ae.safetensors"}},
+            "4": {"class_type": "EmptyImage", "inputs": {"width": 1024, "height": 1024, "batch_size": 1, "color": 0}},
+            "5": {"class_type": "VAEEncode", "inputs": {"pixels": ["4", 0], "vae": ["3", 0]}},
+            "6": {"class_type": "CLIPTextEncode", "inputs": {"clip": ["2", 0], "text": "make it red"}},
+            "7": {"class_type": "ReferenceLatent", "inputs": {"conditioning": ["6", 0], "latent": ["5", 0]}},
+            "8": {"class_type": "ConditioningZeroOut", "inputs": {"conditioning": ["7" if with_reference else "6", 0]}},
+            "9": {"class_type": "EmptySD3LatentImage", "inputs": {"width": 1024, "height": 1024, "batch_size": 1}},
+            "10": _sampler(["1", 0], ["7" if with_reference else "6", 0], ["8", 0], ["9", 0], 2.5),
+            "11": {"class_type": "VAEDecode", "inputs": {"samples": ["10", 0], "vae": ["3", 0]}},
+            "12": {"class_type": "SaveImage", "inputs": {"images": ["11", 0], "filename_prefix": "x"}},
+        }
+        return estimate(read_workflow(prompt), RTX_4090)
+
+    plain, edit = kontext(False), kontext(True)
+    s_plain = next(s for s in plain.stages if s.stage.kind == SAMPLE)
+    s_edit = next(s for s in edit.stages if s.stage.kind == SAMPLE)
+    assert s_plain.stage.reference_latents == () and s_edit.stage.reference_latents == ((128, 128),)
+    work = lambda s: next(i for i in s.items if i.category == "working")  # noqa: E731
+    assert "8192 latent tokens (incl. 4096 of 1 reference latent(s))" in work(s_edit).assumption
+    assert 1.8 < work(s_edit).bytes / work(s_plain).bytes < 2.2  # twice the image tokens
+
+    qwen = {
+        "1": {"class_type": "UNETLoader", "inputs": {"unet_name": "qwen_image_edit_2509_fp8_e4m3fn.safetensors",
+                                                     "weight_dtype": "default"}},
+        "2": {"class_type": "CLIPLoader", "inputs": {"clip_name": "qwen_2.5_vl_7b_fp8_scaled.safetensors",
+                                                     "type": "qwen_image"}},
+        "3": {"class_type": "VAELoader", "inputs": {"vae_name": "qwen_image_vae.safetensors"}},
+        "4": {"class_type": "EmptyImage", "inputs": {"width": 2048, "height": 1024, "batch_size": 1, "color": 0}},
+        "5": {"class_type": "TextEncodeQwenImageEditPlus", "inputs": {"clip": ["2", 0], "prompt": "x", "vae": ["3", 0],
+                                                                      "image1": ["4", 0], "image2": ["4", 0]}},
+        "6": {"class_type": "TextEncodeQwenImageEditPlus", "inputs": {"clip": ["2", 0], "prompt": "", "vae": ["3", 0],
+                                                                      "image1": ["4", 0], "image2": ["4", 0]}},
+        "7": {"class_type": "EmptySD3LatentImage", "inputs": {"width": 1024, "height": 1024, "batch_size": 1}},
+        "8": _sampler(["1", 0], ["5", 0], ["6", 0], ["7", 0], 2.5),
+        "9": {"class_type": "SaveLatent", "inputs": {"samples": ["8", 0], "filename_prefix": "x"}},
+    }
+    sample = next(s for s in estimate(read_workflow(qwen), RTX_4090).stages if s.stage.kind == SAMPLE)
+    # each image scaled to 1 MP (1448 x 728 px, multiples of 8) and VAE-encoded (/8): two per conditioning
+    assert sample.stage.reference_latents == ((91, 181), (91, 181))

@@ -967,9 +967,11 @@ def _sample_stage(stage: Stage, device: Device, info_for) -> StageBudget:
         return _finish(stage, title, items + _overhead_items(device), notes)
     cond_batch = 2 if (stage.cfg is not None and stage.cfg > 1.0 and stage.uses_negative) else 1
     batch = max(1, latent.batch)
+    refs = stage.reference_latents
     full = memory.diffusion_working(model.family, model.arch, latent, batch * cond_batch, stage.text_tokens,
-                                    path=model.path)
-    single = memory.diffusion_working(model.family, model.arch, latent, batch, stage.text_tokens, path=model.path)
+                                    path=model.path, references=refs)
+    single = memory.diffusion_working(model.family, model.arch, latent, batch, stage.text_tokens, path=model.path,
+                                      references=refs)
     label = "activations (cond + uncond batched)" if cond_batch == 2 else "activations"
     items.append(Item(label, full.bytes, "working", full.assumption))
     if (model.quantization or "").startswith("gguf") and model.largest_tensor_bytes:

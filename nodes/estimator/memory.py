@@ -222,15 +222,22 @@ def diffusion_working(
     text_tokens: int | None = None,
     compute_bytes: int = 2,
     path: str | None = None,
+    references: tuple[tuple[int, int], ...] = (),
 ) -> WorkingMemory:
     """Working memory of one model call on `batch` samples (cond+uncond batched counts 2×).
 
     ``path``: the model file, when it is on this machine; with a live tracer set (inside ComfyUI)
-    the forward is traced at these shapes and that figure is used."""
+    the forward is traced at these shapes and that figure is used. ``references``: (rows, columns) of
+    reference latents an edit model attends over next to the image (Kontext, Qwen-Image-Edit, Flux.2,
+    LongCat edit: their tokens join the image's)."""
     tokens = latent_tokens(family, arch, latent)
+    ref_tokens = 0
+    if references and family_group(family) != "unet":
+        ref_tokens = sum(latent_tokens(family, arch, LatentShape(1, latent.channels, h, w)) for h, w in references)
+        tokens += ref_tokens
     ttok = text_tokens_for(family, text_tokens)
     tracer = LIVE_TRACER.get()
-    if tracer is not None and path:
+    if tracer is not None and path and not ref_tokens:
         live = tracer(path, latent, batch, ttok)
         if live is not None:
             value, provenance = live
@@ -249,9 +256,10 @@ def diffusion_working(
         if value is not None:
             ver = traced_version(key)
             k = calibration(family)
+            refs = f" (incl. {ref_tokens} of {len(references)} reference latent(s))" if ref_tokens else ""
             return WorkingMemory(
                 int(value * k), tokens,
-                f"{shape}, batch {batch}, {tokens} latent tokens + {ttok} text tokens; fused SDPA attention, "
+                f"{shape}, batch {batch}, {tokens} latent tokens{refs} + {ttok} text tokens; fused SDPA attention, "
                 f"16-bit compute; constants traced from {ver} model code × {k} for the allocator and untraced "
                 "transients (fitted on published runs, docs/accuracy.md)",
                 "traced", traced_bytes=value,

@@ -86,6 +86,9 @@ class Stage:
     context_frames: int | None = None  # context windows: the model sees this many pixel frames at once
     train: dict | None = None  # TrainLoraNode widgets: batch_size, rank, optimizer, lora_dtype, checkpointing...
     decode_options: dict | None = None  # VAEDecodeHunyuan3D: num_chunks, octree_resolution
+    # reference latents on the sampler's conditioning (ReferenceLatent, TextEncodeQwenImageEdit[Plus]):
+    # (latent rows, latent columns) each; edit models attend over their tokens next to the image's
+    reference_latents: tuple[tuple[int, int], ...] = ()
     notes: tuple[str, ...] = ()
 
 

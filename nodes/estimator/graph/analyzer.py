@@ -335,6 +335,47 @@ class _Analyzer:
             stack.extend(upstream for _, upstream in self.linked_inputs_of_type(node, "CONDITIONING"))
         return out
 
+    def reference_latents(self, cond_links: Iterable[_Link | None]) -> tuple[tuple[int, int], ...]:
+        """The most reference latents one conditioning (positive or negative) carries: the model is
+        called on each with its own references."""
+        per_cond = [self._reference_latents_of(link) for link in cond_links if link is not None]
+        return max(per_cond, key=lambda refs: sum(h * w for h, w in refs), default=())
+
+    def _reference_latents_of(self, link: _Link) -> tuple[tuple[int, int], ...]:
+        """Reference latents an edit model sees next to the image (ComfyUI appends them to the
+        conditioning's reference_latents): ReferenceLatent's latent (nodes_edit_model.py:23-26) and
+        the images TextEncodeQwenImageEdit / ...Plus scale to 1 MP and VAE-encode (nodes_qwen.py:34-44,
+        :80-98). (latent rows, latent columns) each, found on the conditioning chain."""
+        out: list[tuple[int, int]] = []
+        seen: set = set()
+        stack = [link]
+        while stack:
+            link = stack.pop()
+            if link.node in seen or len(seen) > 10 * MAX_DEPTH:
+                continue
+            seen.add(link.node)
+            node = self.nodes.get(link.node)
+            if node is None:
+                continue
+            if node.type == "ReferenceLatent" and self.link(node, "latent") is not None:
+                shape = self.latent(self.link(node, "latent"))
+                if shape is not None and not shape.media:
+                    out.append((shape.height, shape.width))
+            elif node.type in ("TextEncodeQwenImageEdit", "TextEncodeQwenImageEditPlus") and self.link(node, "vae"):
+                geometry, _name = self._vae_geometry(self.link(node, "vae"))
+                spatial = geometry[1] if geometry else 8
+                for name in ("image", "image1", "image2", "image3"):
+                    size = self.image_size(self.link(node, name)) if self.link(node, name) is not None else None
+                    if size is None or not size.width or not size.height:
+                        continue
+                    scale = math.sqrt(1024 * 1024 / (size.width * size.height))
+                    w, h = round(size.width * scale), round(size.height * scale)
+                    if node.type == "TextEncodeQwenImageEditPlus":
+                        w, h = round(size.width * scale / 8) * 8, round(size.height * scale / 8) * 8
+                    out.append((h // spatial, w // spatial))
+            stack.extend(upstream for _, upstream in self.linked_inputs_of_type(node, "CONDITIONING"))
+        return tuple(out)
+
     # -- latents and images
     def latent(self, link: _Link | None, depth: int = 0) -> LatentShape | None:
         if link is None:
@@ -675,9 +716,15 @@ class _Analyzer:
             shape = self.latent(latent_link)
         if shape is None:
             self.stage_note("latent shape unknown")
+        refs = extra.pop("reference_latents", None)
+        if refs is None:
+            refs = self.reference_latents(cond_links)
+        if refs:
+            self.stage_note(f"{len(refs)} reference latent(s) on the conditioning: the model attends over their "
+                            "tokens too")
         return Stage(kind=SAMPLE, node_id=node.id, node_type=node.type, models=tuple(models), latent=shape, cfg=cfg,
                      uses_negative=uses_negative, steps=steps, expert=_expert_of(models), notes=tuple(notes),
-                     **extra)
+                     reference_latents=refs, **extra)
 
     def decode_stage(self, node: _Node, *, samples: _Link | None = None, vae_type: str = "VAE", **extra) -> Stage:
         vae = self.linked_inputs_of_type(node, vae_type)
