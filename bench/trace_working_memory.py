@@ -33,7 +33,7 @@ How it works (details and caveats: docs/working-memory.md):
   HunyuanVideo 1.5, HunyuanImage 2.1, LTX-Video, Wan I2V / FLF / VACE / Fun control / camera, Cosmos
   Predict2, Kandinsky 5 and their LLM text encoders; ``_arches_018`` / ``_te_arches_018``) take their
   conditioning from the model's own ``extra_conds`` (see ``_model_conds``); so do Lotus-D, ACE-Step v1,
-  Hunyuan3D 2.0 / 2.1, LTX-2, LongCat-Image and Anima. Run them with ComfyUI 0.18.2's
+  Hunyuan3D 2.0 / 2.1, LTX-2, LongCat-Image, Anima and ACE-Step 1.5. Run them with ComfyUI 0.18.2's
   interpreter and ``--resume``: an entry traced by another ComfyUI than the file's gets its own provenance.
 
 Every case runs under a SIGALRM deadline and the JSON is rewritten after every case; then each
@@ -510,6 +510,15 @@ ANIMA = {**_COSMOS_P2, "image_model": "anima", "model_channels": 2048, "num_bloc
 LTX2_19B = {"image_model": "ltxav", "num_layers": 48, "attention_head_dim": 128, "cross_attention_dim": 4096}
 
 
+# model_detection.py:696-699 (ACE-Step 1.5 branch: encoder.lyric_encoder.layers.0.input_layernorm.weight present):
+# {"audio_model": "ace1.5"} and nothing else, matched by supported_models.ACEStep15 (memory_usage_factor 4.7); the
+# model is AceStepConditionGenerationModel with its defaults (ldm/ace/ace_step15.py:1012-1039): a 24-layer DiT of
+# 2048 (16 heads / 8 KV heads x 128, MLP 6144, patch 2, sliding window 128 on the even layers), in_channels 192 =
+# 64 noisy + 64 context (LM hints or source latent) + 64 chunk mask, text_hidden_dim 1024 (Qwen3 0.6B), an 8-layer
+# lyric encoder and a 4-layer timbre encoder (2048), a 2-layer audio tokenizer / detokenizer (FSQ, 5 latents per code).
+ACE_STEP_15 = {"audio_model": "ace1.5"}
+
+
 @dataclass(frozen=True)
 class Case:
     arch: str
@@ -738,6 +747,20 @@ def _arches_018() -> dict[str, Arch]:
         # Case.frames carries the seconds.
         return int(c.frames * 44100 / 512 / 8)
 
+    def ace15_len(c: Case) -> int:
+        # EmptyAceStep15LatentAudio (comfy_extras/nodes_ace.py:104-106): [B, 64, round(seconds * 48000 / 1920)].
+        return round(c.frames * 48000 / 1920)
+
+    def ace15_conds(c: Case) -> dict:
+        # TextEncodeAceStepAudio1.5 -> ACE15TEModel.encode_token_weights (text_encoders/ace15.py:292-308): the Qwen3
+        # 0.6B last hidden states of the caption template [1, N, 1024] as the context, its embedding-layer output for the
+        # lyric template [1, M, 1024] as conditioning_lyrics, and (generate_audio_codes, on by default) 5 * ceil(duration)
+        # LM audio codes; ACEStep15.extra_conds (model_base.py:1662-1703) adds the silence reference refer_audio [1, 64, L].
+        caption = 128
+        return {"cross_attn": torch.zeros((1, caption, 1024), device="cuda"),
+                "conditioning_lyrics": torch.zeros((1, c.text_tokens - caption, 1024), device="cuda"),
+                "audio_codes": [[0] * (5 * math.ceil(c.frames))]}
+
     def ltx2_video(c: Case) -> list:
         # EmptyLTXVLatentVideo (comfy_extras/nodes_lt.py): [B, 128, (L-1)//8+1, H/32, W/32].
         return [c.batch, 128, _latent_T(c.frames, 8), c.height // 32, c.width // 32]
@@ -847,6 +870,23 @@ def _arches_018() -> dict[str, Arch]:
             vid("ltx2-19b", ((768, 512, 97), (1280, 720, 121)), (1024,))
             + vid("ltx2-19b", ((768, 512, 193),), (1024,), (1,)),
             context_dim=3840, comfy_class="LTXAV", conds=ltx2_conds, config=LTX2_19B),
+        "ace-step-1.5": Arch(
+            "ace-step-1.5", "diffusion", lambda: _dit_model(ACE_STEP_15, "ACEStep15"),
+            lambda c: [c.batch, 64, ace15_len(c)], lambda c: (ace15_len(c) + 1) // 2,
+            "tokens = ceil(L / 2) with L = round(seconds * 48000 / 1920) = 25 latents per second (EmptyAceStep1.5LatentAudio, "
+            "latent [B, 64, L]; patch 2 -> 12.5 DiT tokens of 2048 per second); frames = seconds of audio; text_tokens = "
+            "Qwen3 0.6B caption tokens + lyric tokens, traced with 128 caption tokens (the caption + metas template). The "
+            "timbre encoder (4 layers of 2048 over all L latents of the silence reference) and the detokenizer (5 latents per "
+            "audio code) run inside every call; the template's audio codes (generate_audio_codes, 5 per second of "
+            "duration) are passed; the peak is the detokenizer (B * L rows of 2048, ~0.1 MB per DiT token per sample). Not "
+            "in the fit: the sliding-window mask of the even DiT layers (ace_step15.py:226-237) builds int64 [N, N] index "
+            "differences and their abs before the bool window, ~17 * N^2 bytes at once, batch-independent: 1.06 GiB peak "
+            "at N = 7500 (600 s, batch 1, traced); it is the peak above ~480 s at batch 1 (EmptyAceStep1.5LatentAudio "
+            "allows 1000 s, N = 12500: ~2.5 GiB); the working memory is the larger of the two",
+            _grid([dict(arch="ace-step-1.5", batch=1, frames=s, text_tokens=640) for s in (30, 120, 240, 360)]
+                  + [dict(arch="ace-step-1.5", batch=2, frames=s, text_tokens=640) for s in (120, 600)]
+                  + [dict(arch="ace-step-1.5", batch=1, frames=240, text_tokens=1152)]),
+            context_dim=1024, comfy_class="ACEStep15", conds=ace15_conds, config=ACE_STEP_15, patch=Ace15FakeSafe),
         "ace-step-v1": Arch(
             "ace-step-v1", "diffusion", lambda: _dit_model(ACE_STEP_V1, "ACEStep"),
             lambda c: [c.batch, 8, 16, ace_len(c)], ace_len,
@@ -1088,6 +1128,71 @@ class Hunyuan3DBalancedRouting:
 
     def __exit__(self, *exc):
         self.cls.moe_infer = self.saved
+        return False
+
+
+class Ace15FakeSafe:
+    """Three data-dependent reads of ACE-Step 1.5 that a fake tensor cannot take (FSQ's codebook size, below);
+    ACEStep15.extra_conds asks
+    ``torch.count_nonzero(cross_attn) == 0`` (a zeroed negative prompt swaps in null_condition_emb; a real prompt is
+    non-zero: answered "non-zero" here), and AceStepTimbreEncoder.unpack_timbre_embeddings reads
+    ``bincount(order_mask).max().item()``; forward passes an all-zero order mask of B entries (ace_step15.py:1128),
+    so max_count = B. The replacement makes the same tensors (one_hot [B, B*B], the [B, B, d] product, the mask)."""
+
+    def __enter__(self):
+        import torch
+        import torch.nn.functional as F
+        import comfy.model_base as mb
+        from comfy.ldm.ace import ace_step15 as a15
+
+        def unpack(enc, packed, order_mask):
+            N, d = packed.shape
+            B, max_count = N, N
+            counts = torch.zeros((B,), dtype=torch.int64, device=packed.device)  # bincount(minlength=B): [B]
+            sorted_indices = torch.argsort(order_mask * N + torch.arange(N, device=packed.device), stable=True)
+            positions = torch.arange(N, device=packed.device)
+            batch_starts = torch.cat([torch.tensor([0], device=packed.device), torch.cumsum(counts, dim=0)[:-1]])
+            positions_in_sorted = positions - batch_starts[order_mask[sorted_indices]]
+            inverse = torch.empty_like(sorted_indices)
+            inverse[sorted_indices] = torch.arange(N, device=packed.device)
+            indices_2d = order_mask * max_count + positions_in_sorted[inverse]
+            one_hot = F.one_hot(indices_2d, num_classes=B * max_count).to(packed.dtype)
+            unpacked = (one_hot.t() @ packed).view(B, max_count, d)
+            return unpacked, (one_hot.sum(dim=0) > 0).long().view(B, max_count)
+
+        saved_conds = mb.ACEStep15.extra_conds
+
+        def extra_conds(model, **kwargs):
+            real = torch.count_nonzero
+            torch.count_nonzero = lambda t, *a, **k: 1
+            try:
+                return saved_conds(model, **kwargs)
+            finally:
+                torch.count_nonzero = real
+
+        saved_fsq = a15.FSQ.__init__
+
+        def fsq_init(fsq, levels, dim=None, device=None, dtype=None, operations=None):
+            # FSQ.__init__ reads ``_levels.prod().item()`` (ace_step15.py:781): built on real CPU tensors (the level
+            # buffers and the 64000 x 6 implicit codebook, non-persistent buffers), then moved to the fake GPU.
+            from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+            with unset_fake_temporarily():
+                saved_fsq(fsq, levels, dim=dim, device="cpu", dtype=dtype, operations=operations)
+            for name, buf in list(fsq.named_buffers(recurse=False)):
+                fsq.register_buffer(name, buf.to(device), persistent=False)
+
+        self.saved = (a15.AceStepTimbreEncoder.unpack_timbre_embeddings, saved_conds, saved_fsq)
+        a15.AceStepTimbreEncoder.unpack_timbre_embeddings = unpack
+        mb.ACEStep15.extra_conds = extra_conds
+        a15.FSQ.__init__ = fsq_init
+        return self
+
+    def __exit__(self, *exc):
+        import comfy.model_base as mb
+        from comfy.ldm.ace import ace_step15 as a15
+
+        a15.AceStepTimbreEncoder.unpack_timbre_embeddings, mb.ACEStep15.extra_conds, a15.FSQ.__init__ = self.saved
         return False
 
 
