@@ -182,7 +182,7 @@ def test_size_tokens():
 
 @pytest.mark.parametrize("ref, why", [
     (("model.safetensors", None, None), "says nothing"),
-    (("anima-base-v1.0.safetensors", "diffusion", "diffusion_models"), "no parameter count"),
+    (("ltx2_base_model.safetensors", "diffusion", "diffusion_models"), "no parameter count"),
     (("flux_tile.safetensors", "controlnet", "controlnet"), "ControlNet"),  # a ControlNet is not 12B
     (("anima-turbo-lora-v0.2.safetensors", "lora", "loras"), "base model the name does not identify"),
     (("ltx2.3-transition.safetensors", "lora", "loras"), "no LoRA layer count"),
@@ -204,7 +204,7 @@ def test_resolve_model_falls_back_to_inference_then_to_missing_with_a_reason():
     assert info.source == "inferred" and info.weights_bytes == cat.P_WAN14_T2V and note is None
     known = ModelRef("diffusion", "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors", "diffusion_models")
     assert resolve_model(known, None)[0].source == "catalogue"  # the catalogue comes first
-    lost, note = resolve_model(ModelRef("diffusion", "anima-base-v1.0.safetensors", "diffusion_models"), None)
+    lost, note = resolve_model(ModelRef("diffusion", "ltx2_base_model.safetensors", "diffusion_models"), None)
     assert lost.source == "missing" and lost.weights_bytes == 0 and "no parameter count" in note
 
 
@@ -247,3 +247,14 @@ def test_chroma_radiance_is_not_priced_as_latent_chroma():
     info, _ = infer_info("chroma-radiance-x0.safetensors", "diffusion", "diffusion_models")
     assert info is None or info.family != "chroma"
     assert infer_info("Chroma1-HD.safetensors", "diffusion", "diffusion_models")[0].family == "chroma"
+
+
+@pytest.mark.parametrize("name, family, params", [
+    ("anima-base-v1.0.safetensors", "anima", cat.P_ANIMA),
+    ("longcat_image_bf16.safetensors", "longcat-image", cat.P_LONGCAT_IMAGE),
+    ("longcat_image_edit_bf16.safetensors", "longcat-image-edit", cat.P_LONGCAT_IMAGE),
+    ("capybara_v0.1.safetensors", "hunyuan-video-1.5", cat.P_HUNYUAN_VIDEO_15),  # ComfyUI detects HunyuanVideo15
+])
+def test_families_traced_on_comfyui_0_18_2_are_named_with_their_traced_counts(name, family, params):
+    info, _ = ni.infer_info(name, "diffusion", "diffusion_models")
+    assert (info.family, info.params) == (family, params)

@@ -356,6 +356,16 @@ CHECKPOINT_SPLITS = {
                       "vae": (327_614_977, VAE, "vae-hunyuan3d", "Hunyuan3D shape VAE"),
                       # ImageOnlyCheckpointLoader's CLIP_VISION: DINOv2-L (facebook/dinov2-large, 304M params)
                       "clip_vision": (304_368_640, CLIP_VISION, "clip-vision", "DINOv2-L image encoder")},
+    # Hunyuan3D 2.0 (hunyuan3d-dit-v2*_fp16): the DiT (Hunyuan3Dv2 traced: 1,113,276,432 params; multiview
+    # 1,114,589,200), the shape VAE (327,614,977, vae-hunyuan3d) and DINOv2-giant: the rest of the 2-byte file
+    "hunyuan3d-2.0": {"model": (1_113_276_432, DIFFUSION, "hunyuan3d-2.0", "Hunyuan3D 2.0 DiT"),
+                      "vae": (327_614_977, VAE, "vae-hunyuan3d", "Hunyuan3D shape VAE"),
+                      "clip_vision": (4_928_151_562 // 2 - 1_113_276_432 - 327_614_977, CLIP_VISION, "clip-vision",
+                                      "DINOv2-giant image encoder")},
+    "hunyuan3d-2.0-mv": {"model": (1_114_589_200, DIFFUSION, "hunyuan3d-2.0-mv", "Hunyuan3D 2.0 multiview DiT"),
+                         "vae": (327_614_977, VAE, "vae-hunyuan3d", "Hunyuan3D shape VAE"),
+                         "clip_vision": (4_928_474_972 // 2 - 1_114_589_200 - 327_614_977, CLIP_VISION, "clip-vision",
+                                         "DINOv2-giant image encoder")},
     # Lumina 2 all-in-one (NetaYume): Lumina 2 DiT 2.6B + Gemma 2 2B (2.61B) + the Flux VAE
     "lumina2": {"model": (2_600_000_000, DIFFUSION, "lumina2", "Lumina 2 DiT"),
                 "clip": (2_614_341_888, TEXT_ENCODER, "gemma", "Gemma 2 2B"),

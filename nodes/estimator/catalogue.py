@@ -43,6 +43,8 @@ P_AE = 83_819_683  # Flux VAE (16-channel KL, no quant convs)
 P_CLIP_VISION_H = 632_076_800  # OpenCLIP ViT-H/14 vision tower, HF layout
 P_FLUX1_FILL = P_FLUX1_DEV + (384 - 64) * 3072  # img_in takes 384 packed channels (16 latent + 16 masked + 64 mask, x4)
 P_FLUX1_CONTROL = P_FLUX1_DEV + (128 - 64) * 3072  # Canny/Depth dev: img_in takes 128 (16 latent + 16 control, x4)
+P_LONGCAT_IMAGE = 6_270_688_864  # ComfyUI 0.18.2 LongCatImage traced at full size: weight_bytes 12,541,377,728 / 2
+P_ANIMA = 2_091_071_078  # ComfyUI 0.18.2 Anima traced at full size: weight_bytes 4,182,142,156 / 2 (= the published 4.18 GB)
 P_KANDINSKY5_LITE = 2_007_706_640  # ComfyUI 0.18.2 Kandinsky5 at full size: traced weight_bytes 4,015,413,280 / 2
 P_CLIP_G = 694_659_841  # OpenCLIP bigG text model (budget.CHECKPOINT_SPLITS)
 P_QWEN3_4B = 4_022_468_096  # Qwen3-4B config.json (36 layers, 2560, tied embeddings); the file is 2 x this + header
@@ -373,11 +375,19 @@ PUBLISHED: tuple[CatalogueEntry, ...] = (
     _pub("gemma4_e4b_it_fp8_scaled.safetensors", "unknown", _TE, 9_019_431_322, "F8_E4M3", f"{_TPL} (template llm_gemma4_text_gen)", quantization=_S8, kind=TEXT_ENCODER, label="Gemma 4 E4B"),
     *(_pub(f"{n}.safetensors", "unknown", _CK, size, "F16", f"{_TPL} (template {t})", kind=CHECKPOINT, label=label)
       for n, size, t, label in (
-          ("hunyuan3d-dit-v2-mv-turbo_fp16", 4_928_474_972, "3d_hunyuan3d_multiview_to_model_turbo", "Hunyuan3D 2.0 multiview turbo"),
-          ("hunyuan3d-dit-v2-mv_fp16", 4_928_474_972, "3d_hunyuan3d_multiview_to_model", "Hunyuan3D 2.0 multiview"),
-          ("hunyuan3d-dit-v2_fp16", 4_939_212_390, "3d_hunyuan3d_image_to_model", "Hunyuan3D 2.0"),
           ("sam3.1_multiplex_fp16", 1_717_986_918, "utility_image_segment_sam3", "SAM 3.1"),
           ("sdpose_wholebody_fp16", 1_932_735_283, "utility_sdpose_ood_image_to_pose", "SDPose whole-body"))),
+    # Hunyuan3D 2.0 (DiT + DINOv2-giant + shape VAE in one fp16 file, budget.CHECKPOINT_SPLITS)
+    *(_pub(f"{n}.safetensors", fam, _CK, size, "F16", f"{_TPL} (template {t})", kind=CHECKPOINT, label=label)
+      for n, fam, size, t, label in (
+          ("hunyuan3d-dit-v2-mv-turbo_fp16", "hunyuan3d-2.0-mv", 4_928_474_972, "3d_hunyuan3d_multiview_to_model_turbo",
+           "Hunyuan3D 2.0 multiview turbo"),
+          ("hunyuan3d-dit-v2-mv_fp16", "hunyuan3d-2.0-mv", 4_928_474_972, "3d_hunyuan3d_multiview_to_model",
+           "Hunyuan3D 2.0 multiview"))),
+    _pub("hunyuan3d-dit-v2_fp16.safetensors", "hunyuan3d-2.0", _CK, 4_928_151_562, "F16",
+         "tencent/Hunyuan3D-2 @ d852d88 hunyuan3d-dit-v2-0/model.safetensors: LFS pointer size 4,928,151,562 bytes "
+         "(sha256 360bc281..., which a public downloader gives for the Comfy-Org file)", kind=CHECKPOINT,
+         label="Hunyuan3D 2.0"),
     # the index gives 4.6 GiB, as for Hunyuan3D 2.0; the traced DiT + VAE (budget.CHECKPOINT_SPLITS) are 3.38B
     # params: the loaded figures come from those counts
     _pub("hunyuan_3d_v2.1.safetensors", "hunyuan3d-2.1", _CK, 4_939_212_390, "F16", f"{_TPL} (template 3d_hunyuan3d-v2.1)", assumed=True, kind=CHECKPOINT, label="Hunyuan3D 2.1"),

@@ -134,6 +134,28 @@ FAMILIES: dict[str, Family] = {
     "hunyuan3d-2.1": Family(DIFFUSION, "Hunyuan3D 2.1 shape DiT", dict(
         hidden_size=2048, depth=21, heads=16, head_dim=128, in_channels=64, out_channels=64, patch_size=(1, 1),
         latent_channels=64, context_dim=1024)),
+    # Hunyuan3D 2.0 DiT (model_detection.py:545-558; tencent/Hunyuan3D-2 config.yaml): 1024 hidden, 16 double +
+    # 32 single blocks, DINOv2-giant context (1536); latent [B, 64, N]
+    "hunyuan3d-2.0": Family(DIFFUSION, "Hunyuan3D 2.0 DiT", dict(
+        hidden_size=1024, depth=48, depth_double=16, depth_single=32, heads=16, head_dim=64, in_channels=64,
+        out_channels=64, patch_size=(1, 1), latent_channels=64, context_dim=1536)),
+    "hunyuan3d-2.0-mv": Family(DIFFUSION, "Hunyuan3D 2.0 multiview DiT", dict(
+        hidden_size=1024, depth=48, depth_double=16, depth_single=32, heads=16, head_dim=64, in_channels=64,
+        out_channels=64, patch_size=(1, 1), latent_channels=64, context_dim=1536)),
+    # LongCat-Image (Flux branch of model_detection.py:196-286: 3072 hidden, 10 double + 20 single blocks,
+    # Qwen2.5-VL 3584 context, no guidance): text-to-image and edit (a reference latent next to the image)
+    "longcat-image": Family(DIFFUSION, "LongCat-Image (6.3B)", dict(
+        hidden_size=3072, depth=30, depth_double=10, depth_single=20, heads=24, head_dim=128, ffn_dim=12288,
+        in_channels=16, out_channels=16, patch_size=(2, 2), context_dim=3584, latent_channels=16,
+        spatial_compression=8)),
+    "longcat-image-edit": Family(DIFFUSION, "LongCat-Image-Edit (6.3B)", dict(
+        hidden_size=3072, depth=30, depth_double=10, depth_single=20, heads=24, head_dim=128, ffn_dim=12288,
+        in_channels=16, out_channels=16, patch_size=(2, 2), context_dim=3584, latent_channels=16,
+        spatial_compression=8)),
+    # Anima (Cosmos Predict2 2B + an LLM adapter, model_detection.py:592-596): Qwen-Image VAE latent, patch 1x2x2
+    "anima": Family(DIFFUSION, "Anima (2.1B)", dict(
+        hidden_size=2048, depth=28, heads=16, head_dim=128, in_channels=16, out_channels=16, patch_size=(1, 2, 2),
+        context_dim=1024, latent_channels=16, spatial_compression=8)),
     # text encoders (HF config.json of each)
     "clip-l": Family(TEXT_ENCODER, "CLIP-L (text)", dict(hidden_size=768, layers=12, heads=12, head_dim=64,
                                                          ffn_dim=3072, vocab=49408, max_tokens=77)),

@@ -35,10 +35,13 @@ DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
 # (text_encoders/hidream.py:14-15), LTX-2's Gemma 3 to 1024 (text_encoders/lt.py:76); the LLM-encoded
 # families without padding (Z-Image, Lumina 2, HunyuanVideo 1.5) assume a 256-token templated prompt.
 # Lotus: LotusConditioning's fixed [1, 2, 1024] (comfy_extras/nodes_lotus.py); ACE-Step: tags + lyrics, the
-# traced 64 + 256 assumed; Hunyuan3D 2.1: 1370 DINOv2-L image tokens (518 px: 37 x 37 patches + CLS).
+# traced 64 + 256 assumed; Hunyuan3D 2.1: 1370 DINOv2-L image tokens (518 px: 37 x 37 patches + CLS), 2.0
+# multiview 1370 per view (4 views assumed); LongCat: its tokenizer pads to 512; Anima: the LLM adapter pads to 512.
 DEFAULT_TEXT_TOKENS = {"flux": 256, "wan": 512, "sd3": 77, "qwen-image": 256, "hunyuan-video": 256, "ltxv": 128,
                        "flux2": 512, "hidream": 128, "z-image": 256, "lumina2": 256, "hunyuan-video-1.5": 256,
-                       "ltx2": 1024, "lotus-d": 2, "ace-step-v1": 320, "hunyuan3d-2.1": 1370}
+                       "ltx2": 1024, "lotus-d": 2, "ace-step-v1": 320, "hunyuan3d-2.1": 1370,
+                       "hunyuan3d-2.0": 1370, "hunyuan3d-2.0-mv": 5480, "longcat-image": 512,
+                       "longcat-image-edit": 512, "anima": 512}
 DEFAULT_TE_TOKENS = {"t5-xxl": 512, "umt5-xxl": 512, "mistral": 512, "gemma3": 1024}
 
 # Aliases: families that share an architecture's working-memory profile (used when the family has no
