@@ -342,6 +342,15 @@ def _ace_module():
     return lambda: ace.MusicDCAE(source_sample_rate=44100)
 
 
+def _ace15_module():
+    from comfy.ldm.audio.autoencoder import AudioOobleckVAE  # noqa: PLC0415
+
+    # 0.18.2 comfy/sd.py:560-587 ("decoder.layers.1.layers.0.beta", the Oobleck VAE of Stable Audio): a
+    # weight-normed decoder conv whose last dimension is 12 selects strides [2, 4, 4, 6, 10] (1920 samples per
+    # latent, 48 kHz): ACE-Step 1.5's ace_1.5_vae.safetensors; 64 latent channels, stereo out
+    return lambda: AudioOobleckVAE(strides=[2, 4, 4, 6, 10])
+
+
 def _hunyuan3d_module():
     import comfy.ldm.hunyuan3d.vae as h3d  # noqa: PLC0415
 
@@ -426,6 +435,13 @@ FAMILY_INFO = {
         "scales_with": "L (= seconds * 44100 / 512 / 8); decoded one batch item at a time (music_dcae_pipeline.py decode)",
         "config": "MusicDCAE(source_sample_rate=44100): 0.18.2 sd.py:731-745",
     },
+    "vae-ace15": {
+        "latent_kind": "audio", "latent_shape": "[B, 64, L]", "latents_per_second": 48000 / 1920,
+        "spatial_compression": None, "temporal_compression": None, "samples_per_latent_frame": 1920,
+        "seconds_per_latent_frame": 1920 / 48000, "output": "stereo waveform, 48 kHz",
+        "scales_with": "B * L (L = round(seconds * 48000 / 1920), EmptyAceStep1.5LatentAudio; the whole batch in one call)",
+        "config": "AudioOobleckVAE(strides=[2, 4, 4, 6, 10]): 0.18.2 sd.py:560-587",
+    },
     "vae-hunyuan3d": {
         "latent_kind": "3d", "latent_shape": "[B, 64, tokens] (EmptyLatentHunyuan3Dv2 resolution, default 3072)",
         "latent_channels": 64,  # comfy.sd.VAE's ShapeVAE branch leaves its default latent_channels (4)
@@ -456,6 +472,7 @@ MODULES = {
     "vae-ltx2-audio": None,  # CUSTOM
     "vae-ltx2": _ltx2_module,
     "vae-ace": _ace_module,
+    "vae-ace15": _ace15_module,
     "vae-hunyuan3d": _hunyuan3d_module,
 }
 
@@ -575,6 +592,12 @@ def cases_for(family: str, quick: bool):
         cases = [("decode", (1, 8, 16, math.ceil(sec * 44100 / 512 / 8))) for sec in secs]
         if not quick:
             cases.append(("decode", (2, 8, 16, math.ceil(60 * 44100 / 512 / 8))))
+        return cases
+    if family == "vae-ace15":  # [B, 64, L], L = round(seconds * 48000 / 1920)
+        secs = [30, 60, 120, 240, 600] if not quick else [30]
+        cases = [("decode", (1, 64, round(sec * 25))) for sec in secs]
+        if not quick:
+            cases.append(("decode", (2, 64, round(120 * 25))))
         return cases
     if family == "vae-hunyuan3d":  # [B, 64, tokens] with VAEDecodeHunyuan3D's options
         settings = [(3072, 256, 8000), (3072, 256, 32000), (3072, 128, 8000), (3072, 384, 20000), (4096, 256, 8000)]
