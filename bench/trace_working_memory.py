@@ -33,7 +33,7 @@ How it works (details and caveats: docs/working-memory.md):
   HunyuanVideo 1.5, HunyuanImage 2.1, LTX-Video, Wan I2V / FLF / VACE / Fun control / camera, Cosmos
   Predict2, Kandinsky 5 and their LLM text encoders; ``_arches_018`` / ``_te_arches_018``) take their
   conditioning from the model's own ``extra_conds`` (see ``_model_conds``); so do Lotus-D, ACE-Step v1,
-  Hunyuan3D 2.0 / 2.1, LTX-2, LongCat-Image, Anima and ACE-Step 1.5. Run them with ComfyUI 0.18.2's
+  Hunyuan3D 2.0 / 2.1, LTX-2, LongCat-Image, Anima, ACE-Step 1.5 and SVD. Run them with ComfyUI 0.18.2's
   interpreter and ``--resume``: an entry traced by another ComfyUI than the file's gets its own provenance.
 
 Every case runs under a SIGALRM deadline and the JSON is rewritten after every case; then each
@@ -509,6 +509,27 @@ ANIMA = {**_COSMOS_P2, "image_model": "anima", "model_channels": 2048, "num_bloc
 # video_in 128 channels: LTXAVModel's defaults (ldm/lightricks/av_model.py:381-407), which the metadata repeats.
 LTX2_19B = {"image_model": "ltxav", "num_layers": 48, "attention_head_dim": 128, "cross_attention_dim": 4096}
 
+# LTX-2.3 22B: the same Lightricks branch (model_detection.py:319-328): 48 blocks, attn2.to_k [4096, 4096] -> 32 x 128,
+# cross_attention_dim 4096, then metadata["config"]["transformer"] (the 22B files' header), which switches on what makes
+# 2.3 bigger: gated attention in every block (apply_gated_attention: to_gate_logits), cross-attention AdaLN
+# (cross_attention_adaln: 9-row scale_shift tables + prompt_adaln_single / audio_prompt_adaln_single), the caption
+# projection moved before the connectors and dropped (caption_proj_before_connector, caption_projection_first_linear
+# false: the text encoder's DualLinearProjection, text_encoders/lt.py:100-113 and 130-131, already gives [N, 4096 + 2048]) and two
+# 8-layer gated connectors (video 32 x 128 = 4096, audio 32 x 64 = 2048; LTX-2: 2 layers of 30 x 128 = 3840).
+# Sources: huggingface/diffusers scripts/convert_ltx2_to_diffusers.py (17b53f08) version "2.3": transformer
+# gated_attn / cross_attn_mod / audio_gated_attn / audio_cross_attn_mod True, 48 layers, 32 x 128, audio 32 x 64;
+# connectors video 32 x 128 and audio 32 x 64, 8 layers, 128 registers, gated, per_modality_projections 4096 / 2048;
+# the checkpoint header's transformer section as ported readers quote it (connector_num_layers 8,
+# connector_apply_gated_attention, caption_proj_before_connector true, caption_projection_first_linear false,
+# rope_type split, frequencies_precision float64, use_middle_indices_grid true).
+LTX2_3_22B = {
+    **LTX2_19B, "apply_gated_attention": True, "cross_attention_adaln": True, "caption_proj_before_connector": True,
+    "caption_projection_first_linear": False, "connector_num_layers": 8, "connector_num_attention_heads": 32,
+    "connector_attention_head_dim": 128, "audio_connector_num_attention_heads": 32,
+    "audio_connector_attention_head_dim": 64, "connector_apply_gated_attention": True, "rope_type": "split",
+    "frequencies_precision": "float64", "use_middle_indices_grid": True, "av_ca_timestep_scale_multiplier": 1000.0,
+}
+
 
 # model_detection.py:696-699 (ACE-Step 1.5 branch: encoder.lyric_encoder.layers.0.input_layernorm.weight present):
 # {"audio_model": "ace1.5"} and nothing else, matched by supported_models.ACEStep15 (memory_usage_factor 4.7); the
@@ -517,6 +538,26 @@ LTX2_19B = {"image_model": "ltxav", "num_layers": 48, "attention_head_dim": 128,
 # 64 noisy + 64 context (LM hints or source latent) + 64 chunk mask, text_hidden_dim 1024 (Qwen3 0.6B), an 8-layer
 # lyric encoder and a 4-layer timbre encoder (2048), a 2-layer audio tokenizer / detokenizer (FSQ, 5 latents per code).
 ACE_STEP_15 = {"audio_model": "ace1.5"}
+
+
+# model_detection.py:700-830 (the SD UNet branch) on svd_xt.safetensors' keys: label_emb.0.0.weight [1280, 768] ->
+# adm_in_channels 768 (fps / motion bucket / augmentation, 3 x 256 timestep embeddings); input_blocks.0.0.weight
+# [320, 8] (4 noise + 4 concat image-latent channels); SD 2.x layout (channel_mult 1-2-4-4, 64-wide heads, linear
+# in/out projections, context 1024 = the CLIP-ViT-H image embedding); time_stack.0.attn1 / attn2 present -> the video
+# keys of :812-820 (temporal res blocks with [3, 1, 1] kernels, temporal attention with cross-attention, learned
+# image/video mixing). Matched by supported_models.SVD_img2vid (:301-318: num_head_channels 64, fp32 attention).
+# stabilityai/generative-models configs/inference/svd.yaml: the same VideoUNet (model_channels 320, attention at
+# 1/2/4, transformer depth 1, context_dim 1024, adm 768, video_kernel_size [3, 1, 1], extra_ff_mix_layer,
+# merge_strategy learned_with_images).
+SVD = {
+    'use_checkpoint': False, 'image_size': 32, 'use_spatial_transformer': True, 'legacy': False,
+    'num_classes': 'sequential', 'adm_in_channels': 768, 'in_channels': 8, 'out_channels': 4, 'model_channels': 320,
+    'num_res_blocks': [2, 2, 2, 2], 'transformer_depth': [1, 1, 1, 1, 1, 1, 0, 0], 'channel_mult': [1, 2, 4, 4],
+    'transformer_depth_output': [1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0], 'transformer_depth_middle': 1,
+    'use_linear_in_transformer': True, 'context_dim': 1024, 'num_head_channels': 64,
+    'extra_ff_mix_layer': True, 'use_spatial_context': True, 'merge_strategy': 'learned_with_images',
+    'merge_factor': 0.0, 'video_kernel_size': [3, 1, 1], 'use_temporal_resblock': True,
+    'use_temporal_attention': True, 'disable_temporal_crossattention': False}
 
 
 @dataclass(frozen=True)
@@ -870,6 +911,34 @@ def _arches_018() -> dict[str, Arch]:
             vid("ltx2-19b", ((768, 512, 97), (1280, 720, 121)), (1024,))
             + vid("ltx2-19b", ((768, 512, 193),), (1024,), (1,)),
             context_dim=3840, comfy_class="LTXAV", conds=ltx2_conds, config=LTX2_19B),
+        "ltx2.3-22b": Arch(
+            "ltx2.3-22b", "diffusion", lambda: _dit_model(LTX2_3_22B, "LTXAV"),
+            lambda c: [c.batch, 1, math.prod(ltx2_video(c)[1:]) + math.prod(ltx2_audio(c)[1:])],
+            lambda c: math.prod(ltx2_video(c)[2:]),
+            "tokens = video tokens ((L-1)//8+1)*(H/32)*(W/32) (LTX-2.3 VAE /32 spatial /8 temporal, patch 1); the audio "
+            "stream adds ceil(L / fps * 25) audio tokens (latent [B, 8, Ta, 16], 2048 wide), traced at 25 fps; "
+            "text_tokens = max(1024, Gemma 3 prompt tokens), fed as LTXAVTEModel's dual_linear output [1, N, 4096 + 2048] "
+            "(text_encoders/lt.py:130-131, 186-188) through LTXAV.extra_conds (two 8-layer gated connectors, "
+            "av_model.py:533-580); same layout as ltx2-19b plus gated attention and cross-attention AdaLN",
+            vid("ltx2.3-22b", ((768, 512, 97), (1280, 720, 121)), (1024,))
+            + vid("ltx2.3-22b", ((768, 512, 193),), (1024,), (1,)),
+            context_dim=6144, comfy_class="LTXAV", conds=ltx2_conds, config=LTX2_3_22B),
+        "svd": Arch(
+            "svd", "diffusion", lambda: _dit_model(SVD, "SVD_img2vid"),
+            lambda c: [c.batch, 4, c.height // 8, c.width // 8], lambda c: (c.height // 8) * (c.width // 8),
+            "batch = latent frames in the call (SVD_img2vid_Conditioning's video_frames; x2 when cond and uncond run "
+            "together under CFG); tokens = (H/8)*(W/8) per frame (SD VAE /8, no patching; the spatial blocks attend "
+            "within a frame, the temporal blocks across the frames at each position); text_tokens = 1 (the CLIP-ViT-H "
+            "image embedding [1, 1, 1024] as context); SVD_img2vid.extra_conds adds the concat image latent (4 channels, "
+            "repeated to every frame), the 768-wide fps / motion / augmentation vector and num_video_frames = batch",
+            _grid([dict(arch="svd", batch=f, width=w, height=h, text_tokens=1)
+                   for (w, h) in ((1024, 576), (768, 448)) for f in (14, 25)]
+                  + [dict(arch="svd", batch=50, width=1024, height=576, text_tokens=1),
+                     dict(arch="svd", batch=14, width=512, height=512, text_tokens=1)]),
+            context_dim=1024, comfy_class="SVD_img2vid", config=SVD,
+            conds=lambda c: {"concat_latent_image": torch.zeros((1, 4, c.height // 8, c.width // 8), device="cuda"),
+                             "cross_attn": torch.zeros((1, 1, 1024), device="cuda"),
+                             "fps": 6, "motion_bucket_id": 127, "augmentation_level": 0.0}),
         "ace-step-1.5": Arch(
             "ace-step-1.5", "diffusion", lambda: _dit_model(ACE_STEP_15, "ACEStep15"),
             lambda c: [c.batch, 64, ace15_len(c)], lambda c: (ace15_len(c) + 1) // 2,
