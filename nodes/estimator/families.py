@@ -68,6 +68,16 @@ FAMILIES: dict[str, Family] = {
         model_channels=320, hidden_size=320, channel_mult=(1, 2, 4, 4), transformer_depth=(1, 1, 1, 0), depth=16,
         heads=None, head_dim=64, context_dim=1024, in_channels=4, out_channels=4, latent_channels=4,
         spatial_compression=8)),
+    # FLUX.2 klein 4B (bench/trace_working_memory.py FLUX2_KLEIN_4B: hidden 3072, 5 double + 20 single blocks,
+    # Qwen3 4B context 7680); the 9B's own config is not traced: priced with Flux.2 dev's table (an upper bound)
+    "flux2-klein": Family(DIFFUSION, "FLUX.2 klein", dict(
+        hidden_size=3072, depth=25, depth_double=5, depth_single=20, heads=24, head_dim=128, mlp_ratio=3.0,
+        ffn_dim=9216, in_channels=128, out_channels=128, patch_size=(1, 1), context_dim=7680, latent_channels=128,
+        spatial_compression=16)),
+    "flux2-klein-9b": Family(DIFFUSION, "FLUX.2 klein 9B (Flux.2 dev's layout assumed: an upper bound)", dict(
+        hidden_size=6144, depth=56, depth_double=8, depth_single=48, heads=48, head_dim=128, mlp_ratio=3.0,
+        ffn_dim=18432, in_channels=128, out_channels=128, patch_size=(1, 1), context_dim=12288, latent_channels=128,
+        spatial_compression=16)),
     # Lotus depth / normal (jingheya/lotus): an SD 2 UNet with a 4-wide task embedding (supported_models.LotusD)
     "lotus-d": Family(DIFFUSION, "Lotus (SD 2 UNet)", dict(
         model_channels=320, hidden_size=320, channel_mult=(1, 2, 4, 4), transformer_depth=(1, 1, 1, 0), depth=16,

@@ -50,13 +50,14 @@ WORKING_MEMORY_ALIAS = {
     "flux1-schnell": "flux1-dev", "flux1-fill": "flux1-dev", "flux1-kontext": "flux1-dev", "chroma": "flux1-dev",
     "wan2.2-14b": "wan2.1-14b", "sd2": "sd15", "lotus-d": "sd15",
     # ComfyUI 0.18.2 families (issue 10); LTX-2 traced with its audio stream (at 25 fps, one audio token a frame)
-    "flux2": "flux2-dev", "sd3": "sd3.5-medium", "ltxv": "ltxv-2b", "ltx2": "ltx2-19b",
+    "flux2": "flux2-dev", "flux2-klein": "flux2-dev", "flux2-klein-9b": "flux2-dev", "sd3": "sd3.5-medium", "ltxv": "ltxv-2b", "ltx2": "ltx2-19b",
 }
 
 # One family id, several traced configurations: the arch numbers read from the file (families.py)
 # pick the entry. (family, arch key, value, traced entry).
 ARCH_ROUTES = (
     ("flux2", "hidden_size", 3072, "flux2-klein-4b"),
+    ("flux2-klein", "hidden_size", 3072, "flux2-klein-4b"),
     ("lumina2", "hidden_size", 3840, "z-image"),
     ("hunyuan-video", "latent_channels", 32, "hunyuan-video-1.5"),
     ("hunyuan-video", "latent_channels", 64, "hunyuan-image-2.1"),

@@ -87,6 +87,8 @@ _DIFFUSION = (
     _r(r"ltx[_-]?2", "ltx2", "LTX-2"),
     _r(r"ltx[_-]?video|ltxv", "ltxv", "LTX-Video"),
     _r(r"qwen[_-]?image", "qwen-image", "Qwen-Image (20B)", cat.P_QWEN_IMAGE, f"{_C} P_QWEN_IMAGE (40.9 GB bf16 listing / 2)"),
+    _r(r"flux[._-]?2[._-]?klein.*9b|flux[._-]?2[._-]?klein[._-]?9", "flux2-klein-9b", "FLUX.2 klein 9B"),
+    _r(r"flux[._-]?2[._-]?klein", "flux2-klein", "FLUX.2 klein"),  # params from the name (4b)
     _r(r"flux[._-]?2", "flux2", "Flux.2 dev (32B)", cat.P_FLUX2, f"{_C} P_FLUX2 (model card)"),
     _r(r"flux(?:[._-]?1)?(?![._-]?[02-9]).*fill|fill.*flux(?![._-]?[02-9])", "flux1-fill", "Flux.1 Fill dev (12B)", cat.P_FLUX1_FILL, f"{_C} P_FLUX1_FILL (computed)"),
     _r(r"kontext", "flux1-kontext", "Flux.1 Kontext dev (12B)", cat.P_FLUX1_DEV, f"{_C} P_FLUX1_DEV (computed)"),

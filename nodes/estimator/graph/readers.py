@@ -368,12 +368,14 @@ class _UiReader:
         if isinstance(values, list) and values:
             # Frontends that write properties.proxyWidgets ([[inner node id or "-1", widget], ...], "-1"
             # = a subgraph input) save widgets_values in that order; the seed's control widget has no value.
-            proxy = [e for e in _lst(_dct(instance.get("properties")).get("proxyWidgets"))
-                     if isinstance(e, list) and len(e) == 2
-                     and e[1] not in ("control_after_generate", "control_before_generate")]
-            proxy = [[str(a), b] for a, b in proxy]
-            own = [e for e in proxy if e[0] == "-1"]  # promoted inner widgets may carry no value of their own
-            for order in (proxy, own):
+            entries = [[str(e[0]), e[1]] for e in _lst(_dct(instance.get("properties")).get("proxyWidgets"))
+                       if isinstance(e, list) and len(e) == 2 and not str(e[1]).startswith("$$")]  # $$: UI-only
+            controls = ("control_after_generate", "control_before_generate")
+            # which promoted widgets save a value differs between frontends: a seed's control widget may or
+            # may not; an inner node's promoted widget may carry none. The first order that accounts for
+            # every saved value is the one.
+            orders = (entries, [e for e in entries if e[1] not in controls], [e for e in entries if e[0] == "-1"])
+            for order in orders:
                 if len(order) == len(values) and ["-1", name] in order:
                     return ("value", values[order.index(["-1", name])])
             widget_inputs = self._promoted_widget_inputs(scope)
