@@ -382,6 +382,21 @@ class _Ltx2AudioVae:
     def __init__(self, dtype):
         import torch  # noqa: PLC0415
         from comfy.ldm.lightricks.vae.audio_vae import AudioVAE  # noqa: PLC0415
+def _svd_module():
+    from comfy.ldm.models.autoencoder import AutoencodingEngine  # noqa: PLC0415
+
+    # 0.18.2 comfy/sd.py:472-479 ("decoder.mid.block_1.mix_factor", svd_xt.safetensors' first_stage_model): the KL
+    # encoder (z 4, ch 128, 1-2-4-4) and comfy.ldm.modules.temporal_ae.VideoDecoder (video_kernel_size [3, 1, 1],
+    # alpha 0: temporal res blocks and a temporal conv_out, mixing across the frames of one decode call)
+    enc = {'double_z': True, 'z_channels': 4, 'resolution': 256, 'in_channels': 3, 'out_ch': 3, 'ch': 128,
+           'ch_mult': [1, 2, 4, 4], 'num_res_blocks': 2, 'attn_resolutions': [], 'dropout': 0.0}
+    dec = {**enc, "video_kernel_size": [3, 1, 1], "alpha": 0.0}
+    return lambda: AutoencodingEngine(
+        regularizer_config={'target': "comfy.ldm.models.autoencoder.DiagonalGaussianRegularizer"},
+        encoder_config={'target': "comfy.ldm.modules.diffusionmodules.model.Encoder", 'params': enc},
+        decoder_config={'target': "comfy.ldm.modules.temporal_ae.VideoDecoder", 'params': dec})
+
+
         from comfy.ldm.lightricks.vae.causal_audio_autoencoder import CausalAudioAutoencoder  # noqa: PLC0415
 
         cfg = dict(LTX2_AUDIO_CONFIG)
@@ -513,6 +528,14 @@ def ltx_chunk_size(nbytes: int):
     ltx.get_max_chunk_size = lambda device: nbytes
     try:
         yield
+    "vae-svd": {
+        "latent_kind": "video", "latent_shape": "[F, 4, H/8, W/8] (frames in the batch dimension)",
+        "spatial_compression": 8, "temporal_compression": 1,
+        "scales_with": "frames per decode call x (H/8)*(W/8): VAE.decode splits the frames into batches that fit "
+                       "(memory_used_decode, the KL formula) and VideoDecoder mixes across the frames of one call "
+                       "(timesteps = batch, temporal_ae.py:107-113)",
+        "config": "AutoencodingEngine(Encoder, temporal_ae.VideoDecoder): 0.18.2 sd.py:472-479",
+    },
     finally:
         ltx.get_max_chunk_size = saved
 
@@ -546,6 +569,7 @@ def trace_case(vae, op: str, shape: tuple, dtype, per_case_s: int, options: dict
         with torch.inference_mode(), fused_attention(None), ltx_chunk_size(LTX_CHUNK_BYTES), mode:
             # the input on the device is ComfyUI's too (samples.to(vae_dtype).to(device))
             x = pre if pre is not None else torch.empty(shape, dtype=dtype, device="meta")
+    "vae-svd": _svd_module,
             if op == "decode":
                 y = fsm.decode(x, **options)
             elif op == "decode_tile":
@@ -672,6 +696,13 @@ def estimator_families() -> set[str]:
     text = ESTIMATOR.read_text()
     media = text.split("MEDIA_FAMILIES = {", 1)[1].split("\n}", 1)[0] if "MEDIA_FAMILIES = {" in text else ""
     return set(re.findall(r'VaeFamily\(\s*"([^"]+)"', text)) | set(re.findall(r'^\s*"(vae-[^"]+)":', media, re.M))
+    if family == "vae-svd":  # [F, 4, H/8, W/8]: frames decoded together in one call
+        frames = [1, 2, 5, 14, 25] if not quick else [1]
+        cases = [("decode", (f, 4, 72, 128)) for f in frames]  # 1024x576
+        if not quick:
+            cases += [("decode", (f, 4, 56, 96)) for f in (14, 25)]  # 768x448
+            cases.append(("encode", (1, 3, 576, 1024)))  # SVD_img2vid_Conditioning encodes the init image
+        return cases
 
 
 def write_data(out_path: Path, data: dict) -> None:
