@@ -334,6 +334,37 @@ def _ltx2_module():
     return lambda: ltx.VideoVAE(version=2)
 
 
+# LTX-2.3's video VAE (the "vae" section of ltx-2.3-22b-*.safetensors' metadata config, which 0.18.2 comfy/sd.py:609-621
+# passes to VideoVAE(version=2, config=...)): a rebuilt decoder, 1024 -> 512 -> 512 -> 256 -> 128 channels through
+# compress_all x2 / compress_all x1 / compress_time x2 / compress_space x2 stages (res_x 2, 2, 4, 6, 4 layers), no
+# timestep conditioning, zero padding; the encoder 4 / 6 / 4 / 2 / 2 res layers. Sources: huggingface/diffusers
+# scripts/convert_ltx2_to_diffusers.py (17b53f08) get_ltx2_video_vae_config("2.3") (decoder_block_out_channels
+# (256, 512, 512, 1024), decoder_layers_per_block (4, 6, 4, 2, 2), upsample_type (spatiotemporal, spatiotemporal,
+# temporal, spatial), upsample_factor (2, 2, 1, 2), timestep_conditioning False, zeros padding; LTX-2: decoder
+# 5 x 4 res layers, three residual x2 spatiotemporal stages) and the 22B header's block lists as ported readers quote them.
+LTX23_VAE_CONFIG = {
+    "_class_name": "CausalVideoAutoencoder", "dims": 3, "in_channels": 3, "out_channels": 3, "latent_channels": 128,
+    "patch_size": 4, "norm_layer": "pixel_norm", "spatial_padding_mode": "zeros", "timestep_conditioning": False,
+    "latent_log_var": "uniform", "use_quant_conv": False, "causal_decoder": False, "scaling_factor": 1.0,
+    "decoder_blocks": [
+        ["res_x", {"num_layers": 4}], ["compress_space", {"multiplier": 2}], ["res_x", {"num_layers": 6}],
+        ["compress_time", {"multiplier": 2}], ["res_x", {"num_layers": 4}], ["compress_all", {"multiplier": 1}],
+        ["res_x", {"num_layers": 2}], ["compress_all", {"multiplier": 2}], ["res_x", {"num_layers": 2}]],
+    "encoder_blocks": [
+        ["res_x", {"num_layers": 4}], ["compress_space_res", {"multiplier": 2}], ["res_x", {"num_layers": 6}],
+        ["compress_time_res", {"multiplier": 2}], ["res_x", {"num_layers": 4}], ["compress_all_res", {"multiplier": 2}],
+        ["res_x", {"num_layers": 2}], ["compress_all_res", {"multiplier": 1}], ["res_x", {"num_layers": 2}]],
+}
+# What comfy.sd.VAE reads from the file besides the state dict (VAELoader / CheckpointLoaderSimple pass the header).
+METADATA = {"vae-ltx2.3": {"config": json.dumps({"vae": LTX23_VAE_CONFIG})}}
+
+
+def _ltx23_module():
+    import comfy.ldm.lightricks.vae.causal_video_autoencoder as ltx  # noqa: PLC0415
+
+    return lambda: ltx.VideoVAE(version=2, config=LTX23_VAE_CONFIG)
+
+
 def _ace_module():
     import comfy.ldm.ace.vae.music_dcae_pipeline as ace  # noqa: PLC0415
 
@@ -349,6 +380,21 @@ def _ace15_module():
     # weight-normed decoder conv whose last dimension is 12 selects strides [2, 4, 4, 6, 10] (1920 samples per
     # latent, 48 kHz): ACE-Step 1.5's ace_1.5_vae.safetensors; 64 latent channels, stereo out
     return lambda: AudioOobleckVAE(strides=[2, 4, 4, 6, 10])
+
+
+def _svd_module():
+    from comfy.ldm.models.autoencoder import AutoencodingEngine  # noqa: PLC0415
+
+    # 0.18.2 comfy/sd.py:472-479 ("decoder.mid.block_1.mix_factor", svd_xt.safetensors' first_stage_model): the KL
+    # encoder (z 4, ch 128, 1-2-4-4) and comfy.ldm.modules.temporal_ae.VideoDecoder (video_kernel_size [3, 1, 1],
+    # alpha 0: temporal res blocks and a temporal conv_out, mixing across the frames of one decode call)
+    enc = {'double_z': True, 'z_channels': 4, 'resolution': 256, 'in_channels': 3, 'out_ch': 3, 'ch': 128,
+           'ch_mult': [1, 2, 4, 4], 'num_res_blocks': 2, 'attn_resolutions': [], 'dropout': 0.0}
+    dec = {**enc, "video_kernel_size": [3, 1, 1], "alpha": 0.0}
+    return lambda: AutoencodingEngine(
+        regularizer_config={'target': "comfy.ldm.models.autoencoder.DiagonalGaussianRegularizer"},
+        encoder_config={'target': "comfy.ldm.modules.diffusionmodules.model.Encoder", 'params': enc},
+        decoder_config={'target': "comfy.ldm.modules.temporal_ae.VideoDecoder", 'params': dec})
 
 
 def _hunyuan3d_module():
@@ -382,24 +428,9 @@ class _Ltx2AudioVae:
     def __init__(self, dtype):
         import torch  # noqa: PLC0415
         from comfy.ldm.lightricks.vae.audio_vae import AudioVAE  # noqa: PLC0415
-def _svd_module():
-    from comfy.ldm.models.autoencoder import AutoencodingEngine  # noqa: PLC0415
-
-    # 0.18.2 comfy/sd.py:472-479 ("decoder.mid.block_1.mix_factor", svd_xt.safetensors' first_stage_model): the KL
-    # encoder (z 4, ch 128, 1-2-4-4) and comfy.ldm.modules.temporal_ae.VideoDecoder (video_kernel_size [3, 1, 1],
-    # alpha 0: temporal res blocks and a temporal conv_out, mixing across the frames of one decode call)
-    enc = {'double_z': True, 'z_channels': 4, 'resolution': 256, 'in_channels': 3, 'out_ch': 3, 'ch': 128,
-           'ch_mult': [1, 2, 4, 4], 'num_res_blocks': 2, 'attn_resolutions': [], 'dropout': 0.0}
-    dec = {**enc, "video_kernel_size": [3, 1, 1], "alpha": 0.0}
-    return lambda: AutoencodingEngine(
-        regularizer_config={'target': "comfy.ldm.models.autoencoder.DiagonalGaussianRegularizer"},
-        encoder_config={'target': "comfy.ldm.modules.diffusionmodules.model.Encoder", 'params': enc},
-        decoder_config={'target': "comfy.ldm.modules.temporal_ae.VideoDecoder", 'params': dec})
-
-
         from comfy.ldm.lightricks.vae.causal_audio_autoencoder import CausalAudioAutoencoder  # noqa: PLC0415
 
-        cfg = dict(LTX2_AUDIO_CONFIG)
+        cfg = dict(getattr(self, "CONFIG", LTX2_AUDIO_CONFIG))
         if cfg["audio_vae"] is None:
             cfg["audio_vae"] = CausalAudioAutoencoder.get_default_config(None)
         with torch.device("meta"):
@@ -423,7 +454,35 @@ def _svd_module():
         return None
 
 
-CUSTOM = {"vae-ltx2-audio": _Ltx2AudioVae}
+# LTX-2.3's audio VAE: the same CausalAudioAutoencoder config as LTX-2 (diffusers convert_ltx2_to_diffusers.py
+# get_ltx2_audio_vae_config("2.3"): "Same config as LTX-2.0"), but a BigVGAN-v2 vocoder (AMP1 blocks, SnakeBeta,
+# anti-aliased activations, 1536 initial channels, 16 kHz mel -> 16 kHz) followed by a bandwidth extension to 48 kHz
+# (VocoderWithBWE, 0.18.2 comfy/ldm/lightricks/vocoders/vocoder.py:660-700, chosen by AudioVAE when the vocoder config has
+# "bwe", audio_vae.py:144-147). Values: get_ltx2_vocoder_config("2.3") (hidden 1536, kernels 11-4-4-4-4-4, rates
+# 5-2-2-2-2-2, snakebeta, antialias, no final tanh / bias; BWE hidden 512, kernels 12-11-4-4-4, rates 6-5-2-2-2) and the
+# 22B header's "vocoder" section as ported readers quote it (bwe: 16 -> 48 kHz, hop 80, n_fft 512, 64 mels).
+LTX23_AUDIO_CONFIG = {
+    "audio_vae": None,
+    "vocoder": {
+        "vocoder": {"upsample_initial_channel": 1536, "resblock": "AMP1", "upsample_rates": [5, 2, 2, 2, 2, 2],
+                    "resblock_kernel_sizes": [3, 7, 11], "upsample_kernel_sizes": [11, 4, 4, 4, 4, 4],
+                    "resblock_dilation_sizes": [[1, 3, 5]] * 3, "stereo": True, "use_tanh_at_final": False,
+                    "activation": "snakebeta", "use_bias_at_final": False},
+        "bwe": {"upsample_initial_channel": 512, "resblock": "AMP1", "upsample_rates": [6, 5, 2, 2, 2],
+                "resblock_kernel_sizes": [3, 7, 11], "upsample_kernel_sizes": [12, 11, 4, 4, 4],
+                "resblock_dilation_sizes": [[1, 3, 5]] * 3, "stereo": True, "use_tanh_at_final": False,
+                "activation": "snakebeta", "use_bias_at_final": False, "apply_final_activation": False,
+                "input_sampling_rate": 16000, "output_sampling_rate": 48000, "hop_length": 80, "n_fft": 512,
+                "win_size": 512, "num_mels": 64},
+    },
+}
+
+
+class _Ltx23AudioVae(_Ltx2AudioVae):
+    CONFIG = LTX23_AUDIO_CONFIG
+
+
+CUSTOM = {"vae-ltx2-audio": _Ltx2AudioVae, "vae-ltx2.3-audio": _Ltx23AudioVae}
 
 
 def fsm_of(vae):
@@ -435,6 +494,9 @@ FAMILY_INFO = {
     "vae-ltx2": {"latent_kind": "video", "same_class_as": "vae-ltxv",
                  "config": "VideoVAE(version=2): 0.18.2 sd.py:609-621, causal_video_autoencoder.py:1260-1294"},
     "vae-hunyuan15": {"latent_kind": "video"},
+    "vae-ltx2.3": {"latent_kind": "video", "same_class_as": "vae-ltxv",
+                   "config": "VideoVAE(version=2, config=the 22B header's vae section): 0.18.2 sd.py:609-621; "
+                             "LTX23_VAE_CONFIG"},
     "vae-ltx2-audio": {
         "latent_kind": "audio", "latent_shape": "[B, 8, T, 16] (channels, latent frames, mel bins / 4)",
         "spatial_compression": None, "temporal_compression": None,
@@ -442,6 +504,15 @@ FAMILY_INFO = {
         "mel_frames": "4*T - 3 (causal), 16 kHz, hop 160", "output": "stereo waveform, 24 kHz",
         "scales_with": "T (latent frames = ceil(seconds * 25))",
         "config": "AudioVAE(sd, metadata): comfy/ldm/lightricks/vae/audio_vae.py; config in LTX2_AUDIO_CONFIG",
+    },
+    "vae-ltx2.3-audio": {
+        "latent_kind": "audio", "latent_shape": "[B, 8, T, 16] (channels, latent frames, mel bins / 4)",
+        "spatial_compression": None, "temporal_compression": None,
+        "latents_per_second": 25.0, "seconds_per_latent_frame": 0.04,
+        "mel_frames": "4*T - 3 (causal), 16 kHz, hop 160", "output": "stereo waveform, 48 kHz (BigVGAN v2 + BWE)",
+        "scales_with": "T (latent frames = ceil(seconds * 25))",
+        "config": "AudioVAE(sd, metadata) with VocoderWithBWE: comfy/ldm/lightricks/vae/audio_vae.py; config in "
+                  "LTX23_AUDIO_CONFIG",
     },
     "vae-ace": {
         "latent_kind": "audio", "latent_shape": "[B, 8, 16, L]", "latents_per_second": 44100 / 512 / 8,
@@ -456,6 +527,14 @@ FAMILY_INFO = {
         "seconds_per_latent_frame": 1920 / 48000, "output": "stereo waveform, 48 kHz",
         "scales_with": "B * L (L = round(seconds * 48000 / 1920), EmptyAceStep1.5LatentAudio; the whole batch in one call)",
         "config": "AudioOobleckVAE(strides=[2, 4, 4, 6, 10]): 0.18.2 sd.py:560-587",
+    },
+    "vae-svd": {
+        "latent_kind": "video", "latent_shape": "[F, 4, H/8, W/8] (frames in the batch dimension)",
+        "spatial_compression": 8, "temporal_compression": 1,
+        "scales_with": "frames per decode call x (H/8)*(W/8): VAE.decode splits the frames into batches that fit "
+                       "(memory_used_decode, the KL formula) and VideoDecoder mixes across the frames of one call "
+                       "(timesteps = batch, temporal_ae.py:107-113)",
+        "config": "AutoencodingEngine(Encoder, temporal_ae.VideoDecoder): 0.18.2 sd.py:472-479",
     },
     "vae-hunyuan3d": {
         "latent_kind": "3d", "latent_shape": "[B, 64, tokens] (EmptyLatentHunyuan3Dv2 resolution, default 3072)",
@@ -486,8 +565,11 @@ MODULES = {
     "vae-hunyuan15": _hunyuan15_module,
     "vae-ltx2-audio": None,  # CUSTOM
     "vae-ltx2": _ltx2_module,
+    "vae-ltx2.3": _ltx23_module,
+    "vae-ltx2.3-audio": None,  # CUSTOM
     "vae-ace": _ace_module,
     "vae-ace15": _ace15_module,
+    "vae-svd": _svd_module,
     "vae-hunyuan3d": _hunyuan3d_module,
 }
 
@@ -503,7 +585,7 @@ def build_vae(family: str, dtype):
     host_scalars = family == "vae-ace"
     sd = _meta_state_dict(MODULES[family](), host_scalars)
     with torch.device("meta"), host_linspace(host_scalars):
-        vae = comfy.sd.VAE(sd=sd, dtype=dtype)
+        vae = comfy.sd.VAE(sd=sd, dtype=dtype, metadata=METADATA.get(family))
     fsm = vae.first_stage_model
     use_pytorch_attention(fsm)
     params = sum(p.numel() for p in fsm.parameters())
@@ -528,14 +610,6 @@ def ltx_chunk_size(nbytes: int):
     ltx.get_max_chunk_size = lambda device: nbytes
     try:
         yield
-    "vae-svd": {
-        "latent_kind": "video", "latent_shape": "[F, 4, H/8, W/8] (frames in the batch dimension)",
-        "spatial_compression": 8, "temporal_compression": 1,
-        "scales_with": "frames per decode call x (H/8)*(W/8): VAE.decode splits the frames into batches that fit "
-                       "(memory_used_decode, the KL formula) and VideoDecoder mixes across the frames of one call "
-                       "(timesteps = batch, temporal_ae.py:107-113)",
-        "config": "AutoencodingEngine(Encoder, temporal_ae.VideoDecoder): 0.18.2 sd.py:472-479",
-    },
     finally:
         ltx.get_max_chunk_size = saved
 
@@ -569,7 +643,6 @@ def trace_case(vae, op: str, shape: tuple, dtype, per_case_s: int, options: dict
         with torch.inference_mode(), fused_attention(None), ltx_chunk_size(LTX_CHUNK_BYTES), mode:
             # the input on the device is ComfyUI's too (samples.to(vae_dtype).to(device))
             x = pre if pre is not None else torch.empty(shape, dtype=dtype, device="meta")
-    "vae-svd": _svd_module,
             if op == "decode":
                 y = fsm.decode(x, **options)
             elif op == "decode_tile":
@@ -609,7 +682,7 @@ def cases_for(family: str, quick: bool):
         for s in (sizes[:4] if not quick else sizes):
             cases.append(("encode", (1, 3, s * 8, s * 8)))
         return cases
-    if family == "vae-ltx2-audio":  # [B, 8, T, 16], T = ceil(seconds * 25)
+    if family in ("vae-ltx2-audio", "vae-ltx2.3-audio"):  # [B, 8, T, 16], T = ceil(seconds * 25)
         return [("decode", (1, 8, math.ceil(sec * 25), 16)) for sec in ([5, 10, 20, 60] if not quick else [5])]
     if family == "vae-ace":  # [B, 8, 16, L], L = seconds * 44100 / 512 / 8
         secs = [30, 60, 120, 240] if not quick else [30]
@@ -622,6 +695,13 @@ def cases_for(family: str, quick: bool):
         cases = [("decode", (1, 64, round(sec * 25))) for sec in secs]
         if not quick:
             cases.append(("decode", (2, 64, round(120 * 25))))
+        return cases
+    if family == "vae-svd":  # [F, 4, H/8, W/8]: frames decoded together in one call
+        frames = [1, 2, 5, 14, 25] if not quick else [1]
+        cases = [("decode", (f, 4, 72, 128)) for f in frames]  # 1024x576
+        if not quick:
+            cases += [("decode", (f, 4, 56, 96)) for f in (14, 25)]  # 768x448
+            cases.append(("encode", (1, 3, 576, 1024)))  # SVD_img2vid_Conditioning encodes the init image
         return cases
     if family == "vae-hunyuan3d":  # [B, 64, tokens] with VAEDecodeHunyuan3D's options
         settings = [(3072, 256, 8000), (3072, 256, 32000), (3072, 128, 8000), (3072, 384, 20000), (4096, 256, 8000)]
@@ -640,7 +720,7 @@ def cases_for(family: str, quick: bool):
         c, res, frames = 16, [(60, 104), (90, 160)], ([1, 2, 3, 5, 9] if not quick else [1, 3])
     elif family == "vae-ltxv":
         c, res, frames = 128, [(15, 26), (22, 40)], ([1, 2, 3, 5, 7] if not quick else [1, 2])
-    elif family == "vae-ltx2":
+    elif family in ("vae-ltx2", "vae-ltx2.3"):
         c, res, frames = 128, [(15, 26), (22, 40)], ([1, 2, 3, 5, 7, 13, 16] if not quick else [1, 2])
     elif family == "vae-hunyuan15":
         c, res = 32, [(45, 80), (30, 53)]  # 1280x720, 848x480 at 16x
@@ -651,14 +731,14 @@ def cases_for(family: str, quick: bool):
         for t in frames:
             cases.append(("decode", (1, c, t, h, w)))
     h, w = res[0]
-    tile = 32 if family not in ("vae-ltxv", "vae-ltx2") else 8
+    tile = 32 if family not in ("vae-ltxv", "vae-ltx2", "vae-ltx2.3") else 8
     for t in frames[:4]:
         cases.append(("decode_tile", (1, c, t, tile, tile)))
         cases.append(("decode_tile", (1, c, t, tile // 2, tile * 2)))
     cases.append(("decode_tile", (1, c, frames[-1], tile, tile)))
     cases.append(("decode_tile", (1, c, frames[1], h, w)))
     sc, tc = {"vae-wan2.1": (8, 4), "vae-wan2.2": (16, 4), "vae-hunyuan": (8, 4), "vae-ltxv": (32, 8),
-              "vae-hunyuan15": (16, 4), "vae-ltx2": (32, 8)}[family]
+              "vae-hunyuan15": (16, 4), "vae-ltx2": (32, 8), "vae-ltx2.3": (32, 8)}[family]
     for t in frames[:5]:
         px_t = max(1, (t - 1) * tc + 1)
         cases.append(("encode", (1, 3, px_t, h * sc, w * sc)))
@@ -696,13 +776,6 @@ def estimator_families() -> set[str]:
     text = ESTIMATOR.read_text()
     media = text.split("MEDIA_FAMILIES = {", 1)[1].split("\n}", 1)[0] if "MEDIA_FAMILIES = {" in text else ""
     return set(re.findall(r'VaeFamily\(\s*"([^"]+)"', text)) | set(re.findall(r'^\s*"(vae-[^"]+)":', media, re.M))
-    if family == "vae-svd":  # [F, 4, H/8, W/8]: frames decoded together in one call
-        frames = [1, 2, 5, 14, 25] if not quick else [1]
-        cases = [("decode", (f, 4, 72, 128)) for f in frames]  # 1024x576
-        if not quick:
-            cases += [("decode", (f, 4, 56, 96)) for f in (14, 25)]  # 768x448
-            cases.append(("encode", (1, 3, 576, 1024)))  # SVD_img2vid_Conditioning encodes the init image
-        return cases
 
 
 def write_data(out_path: Path, data: dict) -> None:
@@ -778,7 +851,7 @@ def main(argv=None) -> int:
             })
             last_error = None
             entry.update(FAMILY_INFO.get(family, {}))
-            if family == "vae-ltx2":
+            if family in ("vae-ltx2", "vae-ltx2.3"):
                 entry["chunk_bytes"] = LTX_CHUNK_BYTES
             if TORCHAUDIO_STUBBED and FAMILY_INFO.get(family, {}).get("latent_kind") == "audio":
                 entry["torchaudio"] = "not installed: a stand-in let the model build (decode does not use it; encode not traced)"
