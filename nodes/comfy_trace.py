@@ -278,7 +278,7 @@ def diffusion_config(sd: dict, metadata: Mapping | None = None):
 def detect(tensors: list, metadata: Mapping | None = None) -> dict:
     """What ComfyUI's loader would make of these tensors."""
     sd = meta_state_dict(tensors)
-    config, _ = diffusion_config(sd, metadata)
+    config, _ = diffusion_config(dict(sd), metadata)  # a copy: the prefix strip pops keys from its input
     if config is not None:
         lf = config.latent_format
         return {"kind": "diffusion", "class": type(config).__name__,

@@ -338,6 +338,12 @@ def describe(path: str | os.PathLike) -> ModelInfo:
             info = from_comfy_detection(info, found)
         elif found and found.get("kind") == "vae":
             info = from_comfy_vae(info, found)
+        elif found and found.get("kind") == "text_encoder":
+            cls = str(found.get("class") or "unknown")
+            info = replace(info, kind=TEXT_ENCODER, family=f"comfy-te:{cls}",
+                           label=f"{cls} text encoder (ComfyUI's detection)",
+                           evidence=(f"comfy.sd.detect_te_model: TEModel.{cls}",),
+                           notes=tuple(n for n in info.notes if "unknown architecture" not in n))
     return info
 
 

@@ -263,3 +263,24 @@ def test_server_prices_a_vae_the_table_lacks_with_comfyuis_own_decode(comfy_serv
     body = json.dumps(budget)
     assert "VideoVAE VAE (ComfyUI's detection)" in body, body[:2000]
     assert "traced live" in body and budget["complete"] is True, body[:3000]
+
+
+def test_a_text_encoder_the_tables_lack_is_named_by_comfyuis_detect_te_model(tracer, tmp_path):
+    """Jina CLIP v2 (NewBie-Image's encoder): comfy.sd.detect_te_model names it from its keys; the estimator's
+    describe() takes that name when its own tables know nothing of the file."""
+    from vram_budget.nodes.estimator import families
+
+    spec = {"model.embeddings.word_embeddings.weight": ("BF16", (250002, 1024))}
+    for i in range(24):
+        spec[f"model.encoder.layers.{i}.mixer.Wqkv.weight"] = ("BF16", (3072, 1024))
+        spec[f"model.encoder.layers.{i}.mlp.fc1.weight"] = ("BF16", (4096, 1024))
+    path = tmp_path / "jina_clip_v2_bf16.safetensors"
+    write_safetensors(path, spec, sparse=True)
+    assert families.describe(str(path)).kind == "unknown"  # the tables alone
+    token = families.LIVE_IDENTIFY.set(lambda p, inv: tracer.detect(tensor_list(inv), inv.metadata))
+    try:
+        info = families.describe(str(path))
+    finally:
+        families.LIVE_IDENTIFY.reset(token)
+    assert (info.kind, info.family) == ("text_encoder", "comfy-te:JINA_CLIP_2"), info
+    assert info.weights_bytes == 2 * (250002 * 1024 + 24 * (3072 + 4096) * 1024)  # exact, from the header
