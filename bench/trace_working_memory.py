@@ -323,6 +323,19 @@ CHROMA = {
 }
 
 
+# model_detection.py:255-276 (Chroma branch with nerf_blocks.0.norm.* -> "chroma_radiance"), matched by
+# supported_models.ChromaRadiance (memory_usage_factor 0.044): Chroma's 19 double / 38 single blocks of 3072 (no img_in:
+# img_in_patch, a 16 x 16 stride-16 conv on the RGB pixels, patch_size = its kernel), in/out 3 channels, and the per-pixel
+# NeRF head: nerf_hidden_size 64, mlp_ratio 4, depth 4, max_freqs 8, tile 512 patches, fp32 embedder. The x0 file
+# (Comfy-Org/Chroma1-Radiance_Repackaged chroma-radiance-x0.safetensors, the 0.18.2 template's) has the "__x0__" key
+# (use_x0) and the conv final head (nerf_final_layer_conv, as lodestone-rock/flow's Radiance code builds it).
+CHROMA_RADIANCE = {
+    **CHROMA, "image_model": "chroma_radiance", "in_channels": 3, "out_channels": 3, "patch_size": 16,
+    "nerf_hidden_size": 64, "nerf_mlp_ratio": 4, "nerf_depth": 4, "nerf_max_freqs": 8, "nerf_tile_size": 512,
+    "nerf_final_head_type": "conv", "use_x0": True,
+}
+
+
 def _sd3_config(hidden: int, pos_embed_max: int, x_attn2_layers: list) -> dict:
     # model_detection.py:47-86: depth = x_embedder.proj.weight rows / 64; pos_embed [1, max^2, hidden];
     # ln_q present (qk_norm rms_norm); y_embedder [hidden, 2048]; context_embedder [hidden, 4096];
@@ -1044,6 +1057,20 @@ def _arches_018() -> dict[str, Arch]:
             "tokens = (H/16)*(W/16) (Flux VAE /8, patch 2); text_tokens = T5-XXL tokens",
             img("chroma", ((1024, 1024), (1536, 1536)), (256, 512)),
             context_dim=4096, comfy_class="Chroma", conds=lambda c: {}, config=CHROMA),
+        "chroma-radiance": Arch(
+            "chroma-radiance", "diffusion",
+            lambda: _dit_model({**CHROMA_RADIANCE, "nerf_embedder_dtype": torch.float32}, "ChromaRadiance"),
+            lambda c: [c.batch, 3, c.height, c.width], lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) (pixel space: EmptyChromaRadianceLatentImage gives [B, 3, H, W], img_in_patch 16 x 16); "
+            "text_tokens = T5-XXL tokens; pixel-level term: the NeRF head runs on every pixel, 256 per token "
+            "(B * tokens * 256 rows of nerf_hidden 64, in tiles of 512 patches whose outputs are concatenated, then "
+            "folded to [B, 64, H, W] and the conv head), so it scales with B * H * W = 256 * B * tokens and is part "
+            "of the per-token coefficient. Two regimes: the NeRF head is the peak at 1024^2, the single blocks from "
+            "1536^2; a 2048^2 batch-1 trace gave 1.385 GiB (1487237194 bytes, single_blocks.0), kept out of the fit "
+            "(the linear form cannot follow the max of the two lines)",
+            img("chroma-radiance", ((1024, 1024), (1536, 1536)), (512,)),
+            context_dim=4096, comfy_class="ChromaRadiance", conds=lambda c: {},
+            config={**CHROMA_RADIANCE, "nerf_embedder_dtype": "float32"}),
         "sd3.5-large": Arch(
             "sd3.5-large", "diffusion", lambda: _dit_model(SD35_LARGE, "SD3"), lambda c: flat(c, 8, 16),
             lambda c: (c.height // 16) * (c.width // 16),
