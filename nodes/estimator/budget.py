@@ -366,6 +366,16 @@ CHECKPOINT_SPLITS = {
                          "vae": (327_614_977, VAE, "vae-hunyuan3d", "Hunyuan3D shape VAE"),
                          "clip_vision": (4_928_474_972 // 2 - 1_114_589_200 - 327_614_977, CLIP_VISION, "clip-vision",
                                          "DINOv2-giant image encoder")},
+    # ACE-Step 1.5 all-in-one (ace_step_1.5_turbo_aio): ACEStep15 (2,436,202,246 params traced), Qwen3 0.6B
+    # (595,776,512) + the 1.7B song LM (1,854,243,840; ACEStep15.clip_target), the Oobleck VAE (168,695,426)
+    "ace-step-1.5": {"model": (2_436_202_246, DIFFUSION, "ace-step-1.5", "ACE-Step 1.5 DiT"),
+                     "clip": (595_776_512 + 1_854_243_840, TEXT_ENCODER, "qwen3", "Qwen3 0.6B + 1.7B LM (ACE-Step 1.5)"),
+                     "vae": (168_695_426, VAE, "vae-ace15", "ACE-Step 1.5 audio VAE")},
+    # Stable Video Diffusion (svd_xt, fp32): the UNet (1,524,627,120 traced), CLIP-ViT-H with projection
+    # (632,076,800) and the temporal VAE (97,742,775); the published 9.56 GB holds ~136M more (not split out)
+    "svd": {"model": (1_524_627_120, DIFFUSION, "svd", "SVD UNet"),
+            "clip_vision": (632_076_800, CLIP_VISION, "clip-vision", "CLIP-ViT-H image encoder"),
+            "vae": (97_742_775, VAE, "vae-svd", "SVD temporal VAE")},
     # Lumina 2 all-in-one (NetaYume): Lumina 2 DiT 2.6B + Gemma 2 2B (2.61B) + the Flux VAE
     "lumina2": {"model": (2_600_000_000, DIFFUSION, "lumina2", "Lumina 2 DiT"),
                 "clip": (2_614_341_888, TEXT_ENCODER, "gemma", "Gemma 2 2B"),

@@ -43,6 +43,7 @@ P_AE = 83_819_683  # Flux VAE (16-channel KL, no quant convs)
 P_CLIP_VISION_H = 632_076_800  # OpenCLIP ViT-H/14 vision tower, HF layout
 P_FLUX1_FILL = P_FLUX1_DEV + (384 - 64) * 3072  # img_in takes 384 packed channels (16 latent + 16 masked + 64 mask, x4)
 P_FLUX1_CONTROL = P_FLUX1_DEV + (128 - 64) * 3072  # Canny/Depth dev: img_in takes 128 (16 latent + 16 control, x4)
+P_ACE_STEP_15 = 2_436_202_246  # ComfyUI 0.18.2 ACEStep15 traced at full size: weight_bytes 4,872,404,492 / 2
 P_LONGCAT_IMAGE = 6_270_688_864  # ComfyUI 0.18.2 LongCatImage traced at full size: weight_bytes 12,541,377,728 / 2
 P_ANIMA = 2_091_071_078  # ComfyUI 0.18.2 Anima traced at full size: weight_bytes 4,182,142,156 / 2 (= the published 4.18 GB)
 P_KANDINSKY5_LITE = 2_007_706_640  # ComfyUI 0.18.2 Kandinsky5 at full size: traced weight_bytes 4,015,413,280 / 2
@@ -361,7 +362,7 @@ PUBLISHED: tuple[CatalogueEntry, ...] = (
     # Stable Diffusion family
     _pub("sd_xl_refiner_1.0.safetensors", "sdxl", _CK, "6.08 GB", "F16", _MGR, kind=CHECKPOINT, variant="refiner"),
     _pub("sd_xl_turbo_1.0_fp16.safetensors", "sdxl", _CK, "6.94 GB", "F16", _MGR, params=P_SDXL, kind=CHECKPOINT, variant="turbo"),
-    _pub("svd_xt.safetensors", "unknown", _CK, "9.56 GB", "F32", _MGR, assumed=True, kind=CHECKPOINT, label="Stable Video Diffusion XT"),
+    _pub("svd_xt.safetensors", "svd", _CK, "9.56 GB", "F32", _MGR, assumed=True, kind=CHECKPOINT, label="Stable Video Diffusion XT"),
     _pub("vae-ft-mse-840000-ema-pruned.safetensors", "vae-kl4", _VA, "334.6 MB", "F32", _MGR),
     _pub("clip_vision_g.safetensors", "clip-vision", _CV, "3.69 GB", "F16", _MGR, assumed=True, label="OpenCLIP ViT-bigG vision"),
     *(_pub(f"sd3.5_large_controlnet_{c}.safetensors", "controlnet", _CN, "8.65 GB", "BF16", _MGR, assumed=True) for c in ("blur", "canny", "depth")),
@@ -370,7 +371,7 @@ PUBLISHED: tuple[CatalogueEntry, ...] = (
     _pub("4x-UltraSharp.pth", "unknown", "upscale_models", "67.0 MB", "F32", f"{_MGR} (Kim2091/UltraSharp)", kind="upscaler", label="ESRGAN 4x upscaler"),
     # Templates index: templates that download only this file (over 1 GiB, so the rounding is under 5 %)
     _pub("NetaYumev35_pretrained_all_in_one.safetensors", "lumina2", _CK, 10_630_044_058, "BF16", f"{_TPL} (template image_netayume_lumina_t2i)", assumed=True, kind=CHECKPOINT, label="NetaYume Lumina"),
-    _pub("ace_step_1.5_turbo_aio.safetensors", "unknown", _CK, 10_737_418_240, "BF16", f"{_TPL} (template audio_ace_step_1_5_checkpoint)", assumed=True, kind=CHECKPOINT, label="ACE-Step 1.5 turbo (all-in-one)"),
+    _pub("ace_step_1.5_turbo_aio.safetensors", "ace-step-1.5", _CK, 10_737_418_240, "BF16", f"{_TPL} (template audio_ace_step_1_5_checkpoint)", assumed=True, kind=CHECKPOINT, label="ACE-Step 1.5 turbo (all-in-one)"),
     _pub("ace_step_v1_3.5b.safetensors", "ace-step-v1", _CK, 7_698_728_878, "BF16", f"{_TPL} (template audio_ace_step_1_m2m_editing)", assumed=True, kind=CHECKPOINT, label="ACE-Step v1 3.5B"),
     _pub("gemma4_e4b_it_fp8_scaled.safetensors", "unknown", _TE, 9_019_431_322, "F8_E4M3", f"{_TPL} (template llm_gemma4_text_gen)", quantization=_S8, kind=TEXT_ENCODER, label="Gemma 4 E4B"),
     *(_pub(f"{n}.safetensors", "unknown", _CK, size, "F16", f"{_TPL} (template {t})", kind=CHECKPOINT, label=label)
@@ -402,6 +403,12 @@ PUBLISHED: tuple[CatalogueEntry, ...] = (
          "black-forest-labs/FLUX.2-small-decoder @ a3efc24: LFS pointer size 249,519,092 bytes (sha256 ea4273f0..., "
          "as recorded by a public download script)", assumed=True, kind=VAE,
          label="Flux.2 VAE, small decoder (decode priced as the full decoder: an upper bound)"),
+    _pub("ace_1.5_vae.safetensors", "vae-ace15", _VA, 337_431_732, "BF16",
+         "Comfy-Org/ace_step_1.5_ComfyUI_files @ d04a435: LFS pointer size 337,431,732 bytes", kind=VAE,
+         label="ACE-Step 1.5 audio VAE"),
+    _pub("qwen_0.6b_ace15.safetensors", "qwen3", _TE, 1_191_588_248, "BF16",
+         "Comfy-Org/ace_step_1.5_ComfyUI_files @ c62f52c: LFS pointer size 1,191,588,248 bytes", kind=TEXT_ENCODER,
+         label="Qwen3 0.6B (ACE-Step 1.5)"),
     # HunyuanVideo 1.5 VAE (also Capybara's): 2 bytes x 1,262,735,363 params (ComfyUI 0.18.2's module traced
     # at full size, data/vae_memory.json vae-hunyuan15) = 2.525 GB, the published 2.52 GB
     _pub("hunyuanvideo15_vae_fp16.safetensors", "vae-hunyuan15", _VA, "2.52 GB", "F16",

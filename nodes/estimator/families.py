@@ -139,6 +139,17 @@ FAMILIES: dict[str, Family] = {
     "ace-step-v1": Family(DIFFUSION, "ACE-Step v1 (3.5B)", dict(
         hidden_size=2560, depth=24, heads=20, head_dim=128, ffn_dim=6400, in_channels=8, out_channels=8,
         patch_size=(16, 1), latent_channels=8, context_dim=768)),  # model_detection.py:330-350 (mlp_ratio 2.5)
+    # ACE-Step 1.5 (ComfyUI's ACEStep15, ace_step15.py:1012-1039 defaults): latent [B, 64, L] at 25 a second,
+    # patch 2 -> L/2 tokens of 2048; Qwen3 0.6B caption + lyric context (1024)
+    "ace-step-1.5": Family(DIFFUSION, "ACE-Step 1.5 (2.4B)", dict(
+        hidden_size=2048, depth=24, heads=16, head_dim=128, in_channels=64, out_channels=64, patch_size=(1, 2),
+        latent_channels=64, context_dim=1024)),
+    # Stable Video Diffusion (SVD_img2vid, supported_models.py:301-318): SD 2-style UNet with temporal layers;
+    # the frames are the batch, 4-channel SD latent /8, a CLIP-ViT-H image embedding as the context
+    "svd": Family(DIFFUSION, "Stable Video Diffusion (1.5B UNet)", dict(
+        model_channels=320, hidden_size=320, channel_mult=(1, 2, 4, 4), transformer_depth=(1, 1, 1, 0), depth=16,
+        heads=None, head_dim=64, context_dim=1024, in_channels=8, out_channels=4, latent_channels=4,
+        spatial_compression=8)),
     # Hunyuan3D 2.1 shape DiT (ComfyUI's Hunyuan3Dv2_1): latent [B, 64, N] (EmptyLatentHunyuan3Dv2:
     # N = resolution tokens), one token per latent vector; conditioned on DINOv2 image tokens.
     "hunyuan3d-2.1": Family(DIFFUSION, "Hunyuan3D 2.1 shape DiT", dict(
@@ -216,6 +227,8 @@ FAMILIES: dict[str, Family] = {
                                                              temporal_compression=4)),
     "vae-ltx2": Family(VAE, "LTX-2 video VAE", dict(latent_channels=128, spatial_compression=32, temporal_compression=8)),
     "vae-ltx2-audio": Family(VAE, "LTX-2 audio VAE", dict(latent_channels=8)),
+    "vae-svd": Family(VAE, "Stable Video Diffusion VAE", dict(latent_channels=4, spatial_compression=8)),
+    "vae-ace15": Family(VAE, "ACE-Step 1.5 audio VAE", dict(latent_channels=64)),
     "vae-ltxv": Family(VAE, "LTX-Video VAE", dict(latent_channels=128, spatial_compression=32,
                                                   temporal_compression=8)),
     # adapters and others

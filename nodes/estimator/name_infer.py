@@ -75,6 +75,8 @@ _DIFFUSION = (
     _r(r"kandinsky[_-]?5[_-]?lite|kandinsky5lite", "kandinsky5-lite", "Kandinsky 5.0 Lite (2B)", cat.P_KANDINSKY5_LITE,
        f"{_C} P_KANDINSKY5_LITE (ComfyUI's Kandinsky5 traced at full size)"),
     _r(r"lotus[_-]?(?:depth|normal)", "lotus-d", "Lotus (SD 2 UNet)"),
+    _r(r"ace[_-]?step[_-]?v?1[._]5", "ace-step-1.5", "ACE-Step 1.5 (2.4B)", cat.P_ACE_STEP_15,
+       f"{_C} P_ACE_STEP_15 (ComfyUI's ACEStep15 traced at full size)"),
     _r(r"longcat[_-]?image[_-]?edit", "longcat-image-edit", "LongCat-Image-Edit (6.3B)", cat.P_LONGCAT_IMAGE,
        f"{_C} P_LONGCAT_IMAGE (ComfyUI's LongCatImage traced at full size)"),
     _r(r"longcat[_-]?image", "longcat-image", "LongCat-Image (6.3B)", cat.P_LONGCAT_IMAGE,

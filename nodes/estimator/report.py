@@ -122,9 +122,9 @@ def _verdict_tail(budget, peak_stage) -> str:
         return f"at least {fmt_gib(budget.peak_bytes)} (lower bound: {len(budget.missing) or 'some'} model(s) or stage(s) unpriced)"
     if budget.verdict in ("fits", "tight"):
         run_peak = max((r.peak_bytes for r in budget.runs), default=budget.peak_bytes)
-        if 0 < run_peak < budget.peak_bytes:  # ComfyUI runs cond and uncond one after another (runtime.py)
-            return (f"needs {fmt_gib(run_peak)} as ComfyUI runs it ({fmt_gib(budget.peak_bytes)} if it batched "
-                    f"cond and uncond at '{peak_stage.title}'), {fmt_gib(cap - run_peak)} to spare")
+        if 0 < run_peak < budget.peak_bytes:  # ComfyUI splits the work (cond / uncond in turn, VAE batches: runtime.py)
+            return (f"needs {fmt_gib(run_peak)} as ComfyUI runs it ({fmt_gib(budget.peak_bytes)} if '{peak_stage.title}' "
+                    f"ran in one go), {fmt_gib(cap - run_peak)} to spare")
         spare = f"{fmt_gib(budget.headroom_bytes)} to spare"
         if budget.peak_high_bytes > budget.peak_bytes:
             spare += f"; peak {fmt_gib(budget.peak_bytes)}–{fmt_gib(budget.peak_high_bytes)}"

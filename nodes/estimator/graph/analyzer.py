@@ -768,7 +768,10 @@ class _Analyzer:
         if not vae:
             return None
         shape = None
-        if node.output_types and "LATENT" in node.output_types:
+        if t == "SVD_img2vid_Conditioning" and connected:
+            # nodes_video_model.py: only init_image is encoded (once); the LATENT output is empty frames
+            shape = self._encoded_shape(node, connected[0], vae[0][0], vae_type)
+        elif node.output_types and "LATENT" in node.output_types:
             shape = self.latent(_Link(node.id, node.output_types.index("LATENT")))
         elif t in R.latent_creators:
             shape = self._creator_shape(node)

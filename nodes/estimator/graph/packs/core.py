@@ -85,7 +85,7 @@ LATENT_CREATORS: dict[str, tuple[int | None, int, int | None, int | None]] = {
 }
 VAE_DEPENDENT_CREATORS = {"WanFirstLastFrameToVideo", "Wan22FunControlToVideo"}
 NON_IMAGE_LATENTS = {  # creators of latents the LatentShape cannot describe
-    "EmptyLatentAudio": "audio", "EmptyAceStep1.5LatentAudio": "audio",
+    "EmptyLatentAudio": "audio",
     "StableCascade_EmptyLatentImage": "Stable Cascade",
 }
 # LTX-2's audio VAE (comfy/ldm/lightricks/vae/audio_vae.py:231-267 of 0.18.2): 16 kHz mel spectrogram,
@@ -306,6 +306,16 @@ def _ace_latent(a, node, slot, depth):
     if seconds is None:
         return None
     return LatentShape(batch=batch, channels=8, height=16, width=int(seconds * 44100 / 512 / 8), spatial_compression=1,
+                       media="audio", source_node=node.id, source_type=node.type)
+
+
+def _ace15_latent(a, node, slot, depth):
+    """EmptyAceStep1.5LatentAudio (comfy_extras/nodes_ace.py): zeros([B, 64, round(seconds * 48000 / 1920)])."""
+    seconds = a.number(node, "seconds", 120.0, integer=False)
+    batch = a.number(node, "batch_size", 1) or 1
+    if seconds is None:
+        return None
+    return LatentShape(batch=batch, channels=64, height=1, width=round(seconds * 48000 / 1920), spatial_compression=1,
                        media="audio", source_node=node.id, source_type=node.type)
 
 
@@ -699,6 +709,7 @@ PACK = Pack(
              "TrimVideoLatent": _trim_video_latent, "LTXVConcatAVLatent": _ltxv_concat_av,
              "LTXVSeparateAVLatent": _ltxv_separate_av, "SVD_img2vid_Conditioning": _svd_img2vid,
              "EmptyAceStepLatentAudio": _ace_latent, "EmptyLatentHunyuan3Dv2": _hunyuan3d_latent,
+             "EmptyAceStep1.5LatentAudio": _ace15_latent,
              "LTXVEmptyLatentAudio": _ltxv_audio_latent,
              "ComfySwitchNode": _switch_latent},
     images=IMAGES,
