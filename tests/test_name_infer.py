@@ -242,11 +242,16 @@ def test_every_published_entry_has_a_source_and_consistent_numbers(entry):
 
 def test_chroma_radiance_is_not_priced_as_latent_chroma():
     """Radiance samples pixels in 16 px patches with a per-pixel head: Chroma's latent table would call a
-    1024² image 262k tokens and a 70 GiB activation peak. Without its own table it stays unpriced."""
+    1024² image 262k tokens and a 70 GiB activation peak; its own traced table counts 4096."""
+    from vram_budget.nodes.estimator import memory
     from vram_budget.nodes.estimator.name_infer import infer_info
+    from vram_budget.nodes.estimator.workload import LatentShape
 
     info, _ = infer_info("chroma-radiance-x0.safetensors", "diffusion", "diffusion_models")
-    assert info is None or info.family != "chroma"
+    assert info.family == "chroma-radiance" and info.params == cat.P_CHROMA_RADIANCE
+    pixels = LatentShape(1, 3, 1024, 1024, pixel_width=1024, pixel_height=1024, spatial_compression=1)
+    work = memory.diffusion_working(info.family, info.arch, pixels, 2, 512)
+    assert work.tokens == 4096 and work.source == "traced" and work.bytes < 3 * 2**30
     assert infer_info("Chroma1-HD.safetensors", "diffusion", "diffusion_models")[0].family == "chroma"
 
 

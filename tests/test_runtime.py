@@ -239,3 +239,18 @@ def test_the_node_and_panel_entry_point_adds_every_capacity_that_applies():
     video = estimate_prompt(json.loads((_repo() / "example_workflows" / "wan22_14b_i2v_720p.json").read_text()),
                             dev("H200"), capacities=None)
     assert [c.what for c in video.capacity] == ["batch", "resolution", "frames"]
+
+
+def test_comfyuis_estimate_uses_the_recorded_memory_usage_factor_of_families_the_typed_table_lacks():
+    """Chroma Radiance (pixel space: a 1024² 'latent' is 1M positions): with the default factor 2.0 ComfyUI's
+    estimate would be ~80 GiB and everything would stream; its class's own 0.044 (recorded by the tracer)
+    gives ~1.8 GiB, and the model stays resident on a 24 GB card."""
+    from vram_budget.nodes.estimator import runtime
+    from vram_budget.nodes.estimator.name_infer import infer_info
+    from vram_budget.nodes.estimator.workload import LatentShape
+
+    info, _ = infer_info("chroma-radiance-x0.safetensors", "diffusion", "diffusion_models")
+    assert "chroma-radiance" not in runtime.MEMORY_USAGE_FACTOR
+    pixels = LatentShape(1, 3, 1024, 1024, pixel_width=1024, pixel_height=1024, spatial_compression=1)
+    need = runtime.comfy_memory_required(info, pixels, 2)
+    assert need == int(2 * 1024 * 1024 * 2 * 0.01 * 2**20 * 0.044)

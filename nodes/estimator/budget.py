@@ -366,6 +366,13 @@ CHECKPOINT_SPLITS = {
                          "vae": (327_614_977, VAE, "vae-hunyuan3d", "Hunyuan3D shape VAE"),
                          "clip_vision": (4_928_474_972 // 2 - 1_114_589_200 - 327_614_977, CLIP_VISION, "clip-vision",
                                          "DINOv2-giant image encoder")},
+    # LTX-2.3 22B (ltx-2.3-22b-*.safetensors): LTXAV with its connectors (21,005,004,544 params traced), the
+    # video VAE (726,105,969), audio VAE + 48 kHz vocoder (181,785,594) and the dual text projection
+    # (1,156,061,184); 2 bytes x the sum = 46.1 GB, the published ~46 GB bf16 file (5947 tensors)
+    "ltx2.3": {"model": (21_005_004_544, DIFFUSION, "ltx2.3", "LTX-2.3 22B transformer"),
+               "vae": (726_105_969, VAE, "vae-ltx2.3", "LTX-2.3 video VAE"),
+               "audio_vae": (181_785_594, VAE, "vae-ltx2.3-audio", "LTX-2.3 audio VAE"),
+               "clip": (1_156_061_184, TEXT_ENCODER, "gemma3", "LTX-2.3 text projection")},
     # ACE-Step 1.5 all-in-one (ace_step_1.5_turbo_aio): ACEStep15 (2,436,202,246 params traced), Qwen3 0.6B
     # (595,776,512) + the 1.7B song LM (1,854,243,840; ACEStep15.clip_target), the Oobleck VAE (168,695,426)
     "ace-step-1.5": {"model": (2_436_202_246, DIFFUSION, "ace-step-1.5", "ACE-Step 1.5 DiT"),
@@ -384,7 +391,7 @@ CHECKPOINT_SPLITS = {
 
 
 PIXEL_SPACE_VAE = "vae-pixel"
-FP8_MODEL_ONLY_SPLITS = {"ltx2"}  # Lightricks' ltx-2-19b-dev-fp8: transformer fp8, VAEs and projection bf16
+FP8_MODEL_ONLY_SPLITS = {"ltx2", "ltx2.3"}  # Lightricks' ltx-2-19b-dev-fp8: transformer fp8, VAEs and projection bf16
 
 
 def _part(info: ModelInfo, ref: ModelRef) -> ModelInfo:

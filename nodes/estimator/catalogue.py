@@ -44,6 +44,7 @@ P_CLIP_VISION_H = 632_076_800  # OpenCLIP ViT-H/14 vision tower, HF layout
 P_FLUX1_FILL = P_FLUX1_DEV + (384 - 64) * 3072  # img_in takes 384 packed channels (16 latent + 16 masked + 64 mask, x4)
 P_FLUX1_CONTROL = P_FLUX1_DEV + (128 - 64) * 3072  # Canny/Depth dev: img_in takes 128 (16 latent + 16 control, x4)
 P_ACE_STEP_15 = 2_436_202_246  # ComfyUI 0.18.2 ACEStep15 traced at full size: weight_bytes 4,872,404,492 / 2
+P_CHROMA_RADIANCE = 9_506_156_579  # ComfyUI 0.18.2 ChromaRadiance traced at full size: weight_bytes 19,012,313,158 / 2
 P_LONGCAT_IMAGE = 6_270_688_864  # ComfyUI 0.18.2 LongCatImage traced at full size: weight_bytes 12,541,377,728 / 2
 P_ANIMA = 2_091_071_078  # ComfyUI 0.18.2 Anima traced at full size: weight_bytes 4,182,142,156 / 2 (= the published 4.18 GB)
 P_KANDINSKY5_LITE = 2_007_706_640  # ComfyUI 0.18.2 Kandinsky5 at full size: traced weight_bytes 4,015,413,280 / 2
@@ -348,8 +349,8 @@ PUBLISHED: tuple[CatalogueEntry, ...] = (
     _pub("ltx-2-19b-ic-lora-canny-control.safetensors", "lora", _LO, "654 MB", "BF16", _MGR, assumed=True),
     _pub("ltx-2-19b-ic-lora-depth-control.safetensors", "lora", _LO, "654 MB", "BF16", _MGR, assumed=True),
     _pub("ltx-2-spatial-upscaler-x2-1.0.safetensors", "unknown", "latent_upscale_models", "996 MB", "BF16", _MGR, kind="upscaler", label="LTX-2 latent upscaler x2"),
-    _pub("ltx-2.3-22b-dev-fp8.safetensors", "unknown", _CK, "27.14 GB", "F8_E4M3", _MGR, quantization=_S8, kind=CHECKPOINT, label="LTX-2.3 22B dev"),
-    _pub("ltx-2.3-22b-distilled-fp8.safetensors", "unknown", _CK, "27.50 GB", "F8_E4M3", _MGR, quantization=_S8, kind=CHECKPOINT, label="LTX-2.3 22B distilled"),
+    _pub("ltx-2.3-22b-dev-fp8.safetensors", "ltx2.3", _CK, "27.14 GB", "F8_E4M3", _MGR, quantization=_S8, kind=CHECKPOINT, label="LTX-2.3 22B dev"),
+    _pub("ltx-2.3-22b-distilled-fp8.safetensors", "ltx2.3", _CK, "27.50 GB", "F8_E4M3", _MGR, quantization=_S8, kind=CHECKPOINT, label="LTX-2.3 22B distilled"),
     _pub("ltx-2.3-22b-ic-lora-ingredients-0.9.safetensors", "lora", _LO, "1.31 GB", "BF16", _MGR, assumed=True),
     _pub("ltx-2.3-22b-ic-lora-union-control-ref0.5.safetensors", "lora", _LO, "0.61 GB", "BF16", _MGR, assumed=True),
     _pub("ltx-2.3-spatial-upscaler-x2-1.1.safetensors", "unknown", "latent_upscale_models", "0.93 GB", "BF16", _MGR, kind="upscaler", label="LTX-2.3 latent upscaler x2"),

@@ -177,6 +177,18 @@ FAMILIES: dict[str, Family] = {
     "anima": Family(DIFFUSION, "Anima (2.1B)", dict(
         hidden_size=2048, depth=28, heads=16, head_dim=128, in_channels=16, out_channels=16, patch_size=(1, 2, 2),
         context_dim=1024, latent_channels=16, spatial_compression=8)),
+    # LTX-2.3 22B: LTXAV with gated attention, 8-layer connectors, the dual text projection (ComfyUI 0.18.2 reads
+    # the layout from the file's metadata config; bench/trace_working_memory.py LTX2_3_22B)
+    "ltx2.3": Family(DIFFUSION, "LTX-2.3 (audio-video, 22B)", dict(
+        hidden_size=4096, depth=48, heads=32, head_dim=128, in_channels=128, out_channels=128, patch_size=(1, 1, 1),
+        context_dim=6144, cross_attention_dim=4096, latent_channels=128, spatial_compression=32,
+        temporal_compression=8)),
+    # Chroma Radiance (model_detection.py:255-276): Chroma's 19 + 38 blocks of 3072 on 16 px pixel patches, a
+    # per-pixel NeRF head; latent = the image [B, 3, H, W]
+    "chroma-radiance": Family(DIFFUSION, "Chroma Radiance (9.5B, pixel space)", dict(
+        hidden_size=3072, depth=57, depth_double=19, depth_single=38, heads=24, head_dim=128, ffn_dim=12288,
+        in_channels=3, out_channels=3, patch_size=(16, 16), context_dim=4096, latent_channels=3,
+        spatial_compression=1)),
     # text encoders (HF config.json of each)
     "clip-l": Family(TEXT_ENCODER, "CLIP-L (text)", dict(hidden_size=768, layers=12, heads=12, head_dim=64,
                                                          ffn_dim=3072, vocab=49408, max_tokens=77)),
@@ -229,6 +241,9 @@ FAMILIES: dict[str, Family] = {
     "vae-ltx2-audio": Family(VAE, "LTX-2 audio VAE", dict(latent_channels=8)),
     "vae-svd": Family(VAE, "Stable Video Diffusion VAE", dict(latent_channels=4, spatial_compression=8)),
     "vae-ace15": Family(VAE, "ACE-Step 1.5 audio VAE", dict(latent_channels=64)),
+    "vae-ltx2.3": Family(VAE, "LTX-2.3 video VAE", dict(latent_channels=128, spatial_compression=32,
+                                                         temporal_compression=8)),
+    "vae-ltx2.3-audio": Family(VAE, "LTX-2.3 audio VAE", dict(latent_channels=8)),
     "vae-ltxv": Family(VAE, "LTX-Video VAE", dict(latent_channels=128, spatial_compression=32,
                                                   temporal_compression=8)),
     # adapters and others
@@ -381,7 +396,8 @@ def from_comfy_detection(info: ModelInfo, found: Mapping) -> ModelInfo:
     """A file this module does not know, as ComfyUI's model detection names it."""
     cls = str(found.get("class") or "unknown")
     cfg = found.get("unet_config") if isinstance(found.get("unet_config"), Mapping) else {}
-    arch: dict = {"comfy_class": cls, "latent_channels": found.get("latent_channels")}
+    arch: dict = {"comfy_class": cls, "latent_channels": found.get("latent_channels"),
+                  "memory_usage_factor": found.get("memory_usage_factor")}
     for ours, keys in _ARCH_KEYS.items():
         value = next((cfg[k] for k in keys if isinstance(cfg.get(k), int)), None)
         if value is not None:

@@ -40,7 +40,7 @@ DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
 # ACE-Step 1.5: 128 caption tokens (traced) + 128 lyric tokens assumed; SVD: one CLIP-ViT-H image embedding.
 DEFAULT_TEXT_TOKENS = {"flux": 256, "wan": 512, "sd3": 77, "qwen-image": 256, "hunyuan-video": 256, "ltxv": 128,
                        "flux2": 512, "hidream": 128, "z-image": 256, "lumina2": 256, "hunyuan-video-1.5": 256,
-                       "ltx2": 1024, "lotus-d": 2, "ace-step-v1": 320, "hunyuan3d-2.1": 1370,
+                       "ltx2": 1024, "ltx2.3": 1024, "lotus-d": 2, "ace-step-v1": 320, "hunyuan3d-2.1": 1370,
                        "hunyuan3d-2.0": 1370, "hunyuan3d-2.0-mv": 5480, "longcat-image": 512,
                        "longcat-image-edit": 512, "anima": 512, "ace-step-1.5": 256, "svd": 1}
 DEFAULT_TE_TOKENS = {"t5-xxl": 512, "umt5-xxl": 512, "mistral": 512, "gemma3": 1024}
@@ -51,7 +51,7 @@ WORKING_MEMORY_ALIAS = {
     "flux1-schnell": "flux1-dev", "flux1-fill": "flux1-dev", "flux1-kontext": "flux1-dev", "chroma": "flux1-dev",
     "wan2.2-14b": "wan2.1-14b", "sd2": "sd15", "lotus-d": "sd15",
     # ComfyUI 0.18.2 families (issue 10); LTX-2 traced with its audio stream (at 25 fps, one audio token a frame)
-    "flux2": "flux2-dev", "flux2-klein": "flux2-dev", "flux2-klein-9b": "flux2-dev", "sd3": "sd3.5-medium", "ltxv": "ltxv-2b", "ltx2": "ltx2-19b",
+    "flux2": "flux2-dev", "flux2-klein": "flux2-dev", "flux2-klein-9b": "flux2-dev", "sd3": "sd3.5-medium", "ltxv": "ltxv-2b", "ltx2": "ltx2-19b", "ltx2.3": "ltx2.3-22b",
 }
 
 # One family id, several traced configurations: the arch numbers read from the file (families.py)

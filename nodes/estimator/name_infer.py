@@ -86,7 +86,8 @@ _DIFFUSION = (
     # Capybara: ComfyUI 0.18.2 detects it as HunyuanVideo15 (no code of its own; same 54 double blocks)
     _r(r"capybara", "hunyuan-video-1.5", "Capybara (HunyuanVideo 1.5 architecture, 8.3B)", cat.P_HUNYUAN_VIDEO_15,
        f"{_C} P_HUNYUAN_VIDEO_15 (model card)"),
-    _r(r"ltx[_-]?2", "ltx2", "LTX-2"),
+    _r(r"ltx[_-]?2[._]3", "ltx2.3", "LTX-2.3 (22B)"),
+    _r(r"ltx[_-]?2(?![._]?[1-9])", "ltx2", "LTX-2"),
     _r(r"ltx[_-]?video|ltxv", "ltxv", "LTX-Video"),
     _r(r"qwen[_-]?image", "qwen-image", "Qwen-Image (20B)", cat.P_QWEN_IMAGE, f"{_C} P_QWEN_IMAGE (40.9 GB bf16 listing / 2)"),
     _r(r"flux[._-]?2[._-]?klein.*9b|flux[._-]?2[._-]?klein[._-]?9", "flux2-klein-9b", "FLUX.2 klein 9B"),
@@ -97,9 +98,10 @@ _DIFFUSION = (
     _r(r"flux(?:[._-]?1)?(?![._-]?[02-9]).*(?:canny|depth)", "flux1-dev", "Flux.1 dev (12B)", cat.P_FLUX1_CONTROL, f"{_C} P_FLUX1_CONTROL (computed)"),
     _r(r"schnell", "flux1-schnell", "Flux.1 schnell (12B)", cat.P_FLUX1_SCHNELL, f"{_C} P_FLUX1_SCHNELL (computed)"),
     _r(r"flux(?:[._-]?1)?(?![._-]?[02-9])|xlabs", "flux1-dev", "Flux.1 dev (12B)", cat.P_FLUX1_DEV, f"{_C} P_FLUX1_DEV (computed)"),
-    # Chroma Radiance works in pixel space (ChromaRadiance: 16 px patches and a per-pixel NeRF head): not
-    # Chroma's latent table; without a trace of its own it stays unpriced
-    _r(r"chroma(?![\w.-]*radiance)", "chroma", "Chroma (8.9B)", cat.P_CHROMA, f"{_C} P_CHROMA (model card)"),
+    # Chroma Radiance works in pixel space (ChromaRadiance: 16 px patches and a per-pixel NeRF head): its own table
+    _r(r"chroma[\w.-]*radiance", "chroma-radiance", "Chroma Radiance (9.5B, pixel space)", cat.P_CHROMA_RADIANCE,
+       f"{_C} P_CHROMA_RADIANCE (ComfyUI's ChromaRadiance traced at full size)"),
+    _r(r"chroma", "chroma", "Chroma (8.9B)", cat.P_CHROMA, f"{_C} P_CHROMA (model card)"),
     _r(r"hidream(?![_-]?o1)", "hidream", "HiDream-I1 (17B)", cat.P_HIDREAM, f"{_C} P_HIDREAM (34.2 GB bf16 listing / 2)"),
     _r(r"z[_-]?image", "z-image", "Z-Image (6B)", cat.P_Z_IMAGE, f"{_C} P_Z_IMAGE (12.3 GB bf16 listing / 2)"),
     _r(r"lumina|netayume", "lumina2", "Lumina Image 2.0 (2.6B)", cat.P_LUMINA2, f"{_C} P_LUMINA2 (model card)"),

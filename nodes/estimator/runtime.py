@@ -135,10 +135,27 @@ def comfy_memory_required(model, latent: LatentShape, batch: int, compute_bytes:
     factor = MEMORY_USAGE_FACTOR.get(model.family)
     if factor is None and model.family.startswith("wan"):
         factor = int(model.arch.get("hidden_size", 5120) or 5120) / 2222  # WAN21_T2V:1082 dim/2222
+    if factor is None:  # ComfyUI's own class, as detected live or as the tracer recorded it
+        factor = _recorded_factor(model)
     if factor is None:
         factor = 2.0
     area = batch * max(1, latent.frames or 1) * latent.height * latent.width
     return int(area * compute_bytes * FLASH_BYTES_PER_AREA * factor)
+
+
+def _recorded_factor(model) -> float | None:
+    """memory_usage_factor of the model's ComfyUI class: from live detection (arch) or the traced table's
+    entry (bench/trace_working_memory.py records the class attribute after set_inference_dtype)."""
+    from .memory import traced_constants, working_memory_key  # noqa: PLC0415
+
+    arch = model.arch or {}
+    value = arch.get("memory_usage_factor")
+    if value is None:
+        value = (traced_constants().get(working_memory_key(model.family, arch)) or {}).get("memory_usage_factor")
+    try:
+        return float(value) if value is not None and float(value) > 0 else None
+    except (TypeError, ValueError):
+        return None
 
 
 def forward_flops(model, latent: LatentShape, batch: int, text_tokens: int | None) -> float:

@@ -154,6 +154,8 @@ FAMILIES: dict[str, VaeFamily] = {f.id: f for f in (
     VaeFamily("vae-hunyuan15", "HunyuanVideo 1.5 VAE", 32, 16, 4, "AutoencodingEngine (HunyuanVideo 1.5)"),
     # 0.18.2 sd.py:609-621: LTX-2's video VAE, VideoVAE version 2 (LTX-Video's class, another config)
     VaeFamily("vae-ltx2", "LTX-2 video VAE", 128, 32, 8, "comfy.ldm.lightricks...VideoVAE (version 2)"),
+    # LTX-2.3's video VAE: the same class, its own layout from the file's metadata config
+    VaeFamily("vae-ltx2.3", "LTX-2.3 video VAE", 128, 32, 8, "comfy.ldm.lightricks...VideoVAE (version 2, 2.3 layout)"),
     # 0.18.2 sd.py:472-479: SVD's KL encoder + temporal VideoDecoder; the frames are the batch (mixed in one call)
     VaeFamily("vae-svd", "Stable Video Diffusion VAE (temporal decoder)", 4, 8, None, "AutoencodingEngine (VideoDecoder)"),
 )}
@@ -162,6 +164,7 @@ FAMILIES: dict[str, VaeFamily] = {f.id: f for f in (
 # (label, latent axes whose product is the length, what the length counts, batch decoded in one call)
 MEDIA_FAMILIES = {
     "vae-ltx2-audio": ("LTX-2 audio VAE + vocoder", (2,), "latent frames (25 a second)", True),
+    "vae-ltx2.3-audio": ("LTX-2.3 audio VAE + vocoder (48 kHz)", (2,), "latent frames (25 a second)", True),
     # music_dcae_pipeline.py decode: one batch item at a time
     "vae-ace": ("ACE-Step music DCAE + vocoder", (3,), "latent columns (~10.8 a second)", False),
     # 0.18.2 sd.py:560-587: AudioOobleckVAE (48 kHz, 1920 samples a latent), latent [B, 64, L]
