@@ -256,6 +256,16 @@ def lora_linear_sum(family: str, variant: str | None = None) -> tuple[int, str] 
         return _double_single_sum(arch, mods=not family.startswith("chroma"))
     if family == "flux2":  # Flux.2: the modulation is shared by all blocks (not adapted per block)
         return _double_single_sum(arch, mods=False)
+    if family in ("ltx2", "ltx2.3"):
+        # LTXAV blocks (ldm/lightricks/av_model.py): video stream (h = 4096) self- and cross-attention q/k/v/o
+        # and FFN (4h), audio stream (2048) the same, and the audio<->video cross attention (inner 2048)
+        h, a, n = arch["hidden_size"], 2048, arch["depth"]
+        video = 4 * 2 * h + 4 * 2 * h + 2 * (h + 4 * h)
+        audio = 4 * 2 * a + 4 * 2 * a + 2 * (a + 4 * a)
+        cross = 2 * (2 * (h + a) + 2 * (a + a))
+        return n * (video + audio + cross), (f"{n} blocks x (video {h} and audio {a} attention + FFN, "
+                                             "audio-video cross attention); rank 384 gives 7.40 GB against "
+                                             "the published 7.67 GB of LTX-2's distilled LoRA")
     if family.startswith("wan"):
         h, f, n = arch["hidden_size"], arch["ffn_dim"], arch["depth"]
         img = 4 * h if (family == "wan2.1-14b" and variant == "i2v") else 0

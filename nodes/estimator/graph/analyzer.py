@@ -21,6 +21,8 @@ from .base import (MAX_CHAIN, MAX_DEPTH, MAX_NUMBER, MAX_RESOLUTION, MIN_TEXT_TO
 from .packs import REGISTRY as R
 from .packs.core import VIRTUAL_VAES
 
+ENCODES_ITS_IMAGE_AS_GIVEN = {"SVD_img2vid_Conditioning", "LTXVImgToVideo", "LTXVImgToVideoInplace", "LTXVAddGuide"}
+
 # Socket types that matter for GPU memory: an unknown node touching one is "not understood".
 RELEVANT_TYPES = {"MODEL", "CLIP", "VAE", "LATENT", "CONDITIONING", "CONTROL_NET", "CLIP_VISION", "GUIDER",
                   "SIGMAS", "CLIP_VISION_OUTPUT", "UPSCALE_MODEL", "LATENT_UPSCALE_MODEL", "MODEL_PATCH"}
@@ -768,8 +770,10 @@ class _Analyzer:
         if not vae:
             return None
         shape = None
-        if t == "SVD_img2vid_Conditioning" and connected:
-            # nodes_video_model.py: only init_image is encoded (once); the LATENT output is empty frames
+        if t in ENCODES_ITS_IMAGE_AS_GIVEN and connected:
+            # the node VAE-encodes its image input as it comes (one frame, or the guide's frames), not the
+            # video its LATENT output holds: nodes_video_model.py SVD_img2vid_Conditioning (init_image),
+            # nodes_lt.py LTXVImgToVideo / LTXVImgToVideoInplace / LTXVAddGuide (image)
             shape = self._encoded_shape(node, connected[0], vae[0][0], vae_type)
         elif node.output_types and "LATENT" in node.output_types:
             shape = self.latent(_Link(node.id, node.output_types.index("LATENT")))
