@@ -33,7 +33,7 @@ How it works (details and caveats: docs/working-memory.md):
   HunyuanVideo 1.5, HunyuanImage 2.1, LTX-Video, Wan I2V / FLF / VACE / Fun control / camera, Cosmos
   Predict2, Kandinsky 5 and their LLM text encoders; ``_arches_018`` / ``_te_arches_018``) take their
   conditioning from the model's own ``extra_conds`` (see ``_model_conds``); so do Lotus-D, ACE-Step v1,
-  Hunyuan3D 2.0 / 2.1, LTX-2, LongCat-Image, Anima, ACE-Step 1.5 and SVD. Run them with ComfyUI 0.18.2's
+  Hunyuan3D 2.0 / 2.1, LTX-2, LongCat-Image, Anima, ACE-Step 1.5, SVD and OmniGen2. Run them with ComfyUI 0.18.2's
   interpreter and ``--resume``: an entry traced by another ComfyUI than the file's gets its own provenance.
 
 Every case runs under a SIGALRM deadline and the JSON is rewritten after every case; then each
@@ -515,6 +515,18 @@ LONGCAT_IMAGE = {
 # 6 blocks of 1024, T5 vocabulary 32128) that maps the Qwen3 states onto the T5 token ids.
 ANIMA = {**_COSMOS_P2, "image_model": "anima", "model_channels": 2048, "num_blocks": 28, "num_heads": 16}
 
+# model_detection.py:646-663 (key time_caption_embed.timestep_embedder.linear_1.bias -> "omnigen2"): ComfyUI reads no
+# shapes, the whole config is fixed there: hidden 2520 (21 heads x 120, 7 KV heads), 32 layers + 2 noise / 2 reference /
+# 2 context refiner layers, text_feat_dim 2048 (Qwen2.5-VL 3B), in_channels 16 (Flux VAE), patch 2, RoPE axes 40+40+40.
+# Matched by supported_models.Omnigen2 (:1459-1486, memory_usage_factor 1.95). OmniGen2/OmniGen2 (README: a 3B VLM and
+# a 4B diffusion model); the traced module has 3.97B parameters.
+OMNIGEN2 = {
+    "image_model": "omnigen2", "axes_dim_rope": [40, 40, 40], "axes_lens": [1024, 1664, 1664],
+    "ffn_dim_multiplier": None, "hidden_size": 2520, "in_channels": 16, "multiple_of": 256, "norm_eps": 1e-05,
+    "num_attention_heads": 21, "num_kv_heads": 7, "num_layers": 32, "num_refiner_layers": 2, "out_channels": None,
+    "patch_size": 2, "text_feat_dim": 2048, "timestep_scale": 1000.0,
+}
+
 # model_detection.py:319-328 (Lightricks branch; audio_adaln_single.linear.weight present -> "ltxav"): num_layers =
 # transformer blocks, attention_head_dim = attn2.to_k rows / 32, cross_attention_dim = its columns, then the
 # checkpoint's metadata["config"]["transformer"]. Lightricks/LTX-2 (ltx-2-19b-dev) transformer config: 48 layers,
@@ -581,6 +593,7 @@ class Case:
     height: int = 0
     frames: int = 1
     text_tokens: int = 0
+    refs: int = 0  # reference latents of the output size on the conditioning (an arch's conds read it)
 
     def label(self) -> str:
         s = f"{self.arch} B{self.batch}"
@@ -588,6 +601,8 @@ class Case:
             s += f" {self.width}x{self.height}"
         if self.frames > 1:
             s += f"x{self.frames}f"
+        if self.refs:
+            s += f" ref{self.refs}"
         return s + f" txt{self.text_tokens}"
 
 
@@ -912,6 +927,24 @@ def _arches_018() -> dict[str, Arch]:
             context_dim=1024, comfy_class="Anima", config=ANIMA,
             conds=lambda c: {"t5xxl_ids": torch.zeros((c.text_tokens,), dtype=torch.int, device="cuda"),
                              "t5xxl_weights": torch.ones((c.text_tokens,), device="cuda")}),
+        "omnigen2": Arch(
+            "omnigen2", "diffusion", lambda: _dit_model(OMNIGEN2, "Omnigen2"), lambda c: flat(c, 8, 16),
+            lambda c: (1 + c.refs) * (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) of the output plus (h/16)*(w/16) per reference image (Flux VAE /8, patch 2; "
+            "ReferenceLatent appends the VAE-encoded image to the conditioning's reference_latents, "
+            "nodes_edit_model.py; OmniGen2 runs them through its 2 ref_image_refiner layers, then attends over "
+            "text + references + image in its 32 layers); traced without and with 1-2 references of the output "
+            "size; text_tokens = Qwen2.5-VL 3B tokens of the prompt in the model's chat template (the templates' "
+            "prompts: 43-73), num_tokens = all of them (a one-prompt mask is all ones, model_base.py:1709-1716)",
+            img("omnigen2", ((1024, 1024),), (64, 256)) + img("omnigen2", ((1536, 1536),), (64,))
+            + img("omnigen2", ((2048, 2048),), (64,), (1,))
+            + _grid([dict(arch="omnigen2", batch=b, width=s, height=s, text_tokens=64, refs=1)
+                     for s in (1024, 1536) for b in (1, 2)])
+            + _grid([dict(arch="omnigen2", batch=1, width=1024, height=1024, text_tokens=64, refs=2)]),
+            context_dim=2048, comfy_class="Omnigen2", config=OMNIGEN2, patch=Omnigen2FullMask,
+            conds=lambda c: {"reference_latents": [torch.zeros((1, 16, c.height // 8, c.width // 8), device="cuda")
+                                                   for _ in range(c.refs)]} if c.refs else {},
+            extra_area=lambda c: c.refs * (c.height // 8) * (c.width // 8)),
         "ltx2-19b": Arch(
             "ltx2-19b", "diffusion", lambda: _dit_model(LTX2_19B, "LTXAV"),
             lambda c: [c.batch, 1, math.prod(ltx2_video(c)[1:]) + math.prod(ltx2_audio(c)[1:])],
@@ -1292,6 +1325,34 @@ class Ace15FakeSafe:
         return False
 
 
+class Omnigen2FullMask:
+    """OmniGen2's TE returns its attention mask (text_encoders/omnigen2.py Qwen25_3BModel return_attention_masks);
+    Omnigen2.extra_conds (model_base.py:1709-1716) passes the mask on only when it masks something and always
+    sets num_tokens = mask.sum().item(), which a fake tensor cannot give. For one prompt (all ones) that is
+    no mask and num_tokens = N: this wrapper does exactly that from the context's length."""
+
+    def __enter__(self):
+        import comfy.conds
+        import comfy.model_base as mb
+
+        self.saved = orig = mb.Omnigen2.extra_conds
+
+        def extra_conds(model, **kwargs):
+            kwargs.pop("attention_mask", None)
+            out = orig(model, **kwargs)
+            out["num_tokens"] = comfy.conds.CONDConstant(kwargs["cross_attn"].shape[1])
+            return out
+
+        mb.Omnigen2.extra_conds = extra_conds
+        return self
+
+    def __exit__(self, *exc):
+        import comfy.model_base as mb
+
+        mb.Omnigen2.extra_conds = self.saved
+        return False
+
+
 def _no_module_to(model, attr: str):
     """HunyuanVideo 1.5 creates ``cond_type_embedding`` without a device and calls
     ``self.cond_type_embedding.to(txt.device)`` inside forward (ldm/hunyuan_video/model.py:357). Loaded
@@ -1345,6 +1406,8 @@ def _point(arch: Arch, case: Case, shape: list, res: TraceResult, factor: float 
         "attention_calls": res.attention_calls, "trace_seconds": res.seconds,
         "weight_bytes": res.param_bytes,
     }
+    if case.refs:
+        p["refs"] = case.refs
     return p
 
 
@@ -1431,6 +1494,11 @@ def _te_arches_018() -> dict[str, Arch]:
         "gemma3": Arch("gemma3", "text_encoder", te("comfy.text_encoders.lt", "Gemma3_12BModel"), shape, tokens,
                        "tokens = Gemma 3 prompt tokens, 1024 minimum (LTX-2 pads left)",
                        t("gemma3", (1024, 1536, 2048)), comfy_class="Gemma3_12BModel"),
+        # OmniGen2: omnigen2.Qwen25_3BModel (last hidden state, llama.Qwen25_3B: the LLM only, no vision tower);
+        # llama.py Qwen25_3BConfig = Qwen/Qwen2.5-VL-3B-Instruct's text config: 36 layers, hidden 2048, 16 / 2 heads.
+        "qwen2.5-3b": Arch("qwen2.5-3b", "text_encoder", te("comfy.text_encoders.omnigen2", "Qwen25_3BModel"), shape,
+                           tokens, "tokens = Qwen2.5 3B prompt tokens in OmniGen2's chat template (25 for an empty "
+                           "prompt; no padding)", t("qwen2.5-3b", (64, 256, 512)), comfy_class="Qwen25_3BModel"),
         # Lumina Image 2.0: lumina2.Gemma2_2BModel (hidden state -2); google/gemma-2-2b: 26 layers, 2304.
         "gemma": Arch("gemma", "text_encoder", te("comfy.text_encoders.lumina2", "Gemma2_2BModel"), shape, tokens,
                       "tokens = Gemma 2 prompt tokens (system prompt + prompt)",
@@ -1802,6 +1870,8 @@ def main(argv: list[str] | None = None) -> int:
                 with (vspec[1]() if vspec else contextlib.nullcontext()):
                     probe = {"batch": case.batch, "width": case.width, "height": case.height,
                              "frames": case.frames, "text_tokens": case.text_tokens, "tokens": arch.tokens(case)}
+                    if case.refs:
+                        probe["refs"] = case.refs
                     if _key(probe) in old:
                         points.append(old[_key(probe)])
                         continue
@@ -1834,7 +1904,8 @@ def main(argv: list[str] | None = None) -> int:
                 # ComfyUI adds Kontext's reference latents to the area as a [1, 16, sum(h*w)] cond
                 # (model_base.Flux.extra_conds_shapes); the other variants feed the same latent.
                 extra_area = (p["height"] // 8) * (p["width"] // 8) if vname == "kontext" else \
-                    arch.extra_area(Case(fam, p["batch"], p["width"], p["height"], p["frames"], p["text_tokens"]))
+                    arch.extra_area(Case(fam, p["batch"], p["width"], p["height"], p["frames"], p["text_tokens"],
+                                         p.get("refs", 0)))
                 _comfy_baseline(arch, p, entry.get("memory_usage_factor"), extra_area)
             target["points"] = points
             if skipped:
