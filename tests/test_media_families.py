@@ -210,3 +210,86 @@ def test_edit_models_attend_over_their_reference_latents():
     sample = next(s for s in estimate(read_workflow(qwen), RTX_4090).stages if s.stage.kind == SAMPLE)
     # each image scaled to 1 MP (1448 x 728 px, multiples of 8) and VAE-encoded (/8): two per conditioning
     assert sample.stage.reference_latents == ((91, 181), (91, 181))
+
+
+# ---------------------------------------------------------------------------------------------
+# OmniGen2 (issue 10 section 2): ComfyUI's Omnigen2 and its Qwen2.5-VL 3B encoder, traced with ComfyUI 0.18.2
+
+def _omnigen2_spec(layers=3, hidden=84, text=64, refiners=2):
+    """OmniGen2Transformer2DModel's key names (comfy/ldm/omnigen/omnigen2.py), small widths."""
+    spec = {"x_embedder.weight": ("BF16", (hidden, 64)), "x_embedder.bias": ("BF16", (hidden,)),
+            "ref_image_patch_embedder.weight": ("BF16", (hidden, 64)),
+            "ref_image_patch_embedder.bias": ("BF16", (hidden,)),
+            "time_caption_embed.timestep_embedder.linear_1.weight": ("BF16", (hidden, 256)),
+            "time_caption_embed.timestep_embedder.linear_1.bias": ("BF16", (hidden,)),
+            "time_caption_embed.timestep_embedder.linear_2.weight": ("BF16", (hidden, hidden)),
+            "time_caption_embed.caption_embedder.0.weight": ("BF16", (text,)),
+            "time_caption_embed.caption_embedder.1.weight": ("BF16", (hidden, text)),
+            "norm_out.linear_1.weight": ("BF16", (hidden, hidden)), "norm_out.linear_2.weight": ("BF16", (64, hidden)),
+            "image_index_embedding": ("BF16", (5, hidden))}
+    blocks = [f"layers.{i}." for i in range(layers)] + [
+        f"{r}.{i}." for r in ("noise_refiner", "ref_image_refiner", "context_refiner") for i in range(refiners)]
+    for p in blocks:
+        for k in ("to_q", "to_k", "to_v", "to_out.0"):
+            spec[f"{p}attn.{k}.weight"] = ("BF16", (hidden, hidden))
+        spec[f"{p}feed_forward.linear_1.weight"] = ("BF16", (4 * hidden, hidden))
+        spec[f"{p}norm2.weight"] = ("BF16", (hidden,))
+    return spec
+
+
+def test_omnigen2_detected_by_the_key_comfyui_uses(tmp_path):
+    import helpers_models as hm
+    from vram_budget.nodes.estimator.families import describe
+
+    info = describe(hm.write_safetensors(tmp_path / "some_model.safetensors", _omnigen2_spec()).path)
+    assert (info.kind, info.family, info.label) == ("diffusion", "omnigen2", "OmniGen2 (4B)"), info.evidence
+    assert "time_caption_embed.timestep_embedder.linear_1.bias" in info.evidence[0]
+    # model_detection.py:646-663 fixes the config; the file's block count is read
+    assert (info.arch["hidden_size"], info.arch["depth"], info.arch["context_dim"]) == (2520, 3, 2048)
+    other = _omnigen2_spec()
+    del other["time_caption_embed.timestep_embedder.linear_1.bias"]  # without it ComfyUI does not say OmniGen2
+    assert describe(hm.write_safetensors(tmp_path / "other.safetensors", other).path).family != "omnigen2"
+
+
+def _omnigen2_template(name):
+    from workflows import templates
+
+    found = [t for t in templates.load_templates() if t.name == name] if templates.template_dirs() else []
+    if not found:
+        import pytest
+
+        pytest.skip(f"template {name} not installed (pip install comfyui-workflow-templates-json)")
+    return estimate(read_workflow(found[0].workflow), RTX_4090)
+
+
+def test_omnigen2_templates_priced_with_the_traced_working_memory():
+    entry = memory.traced_constants()["omnigen2"]
+    coeff = entry["coefficients"]
+    work = {}
+    for name in ("image_omnigen2_t2i", "image_omnigen2_image_edit"):
+        budget = _omnigen2_template(name)
+        sample = next(s for s in budget.stages if s.stage.kind == SAMPLE)
+        weights = next(i for i in sample.items if i.category == "weights")
+        assert weights.model.family == "omnigen2" and "OmniGen2" in weights.model.label
+        assert weights.bytes == 7_930_000_000  # the published 7.93 GB (= the traced 3.97B params x 2)
+        item = next(i for i in sample.items if i.category == "working")
+        assert "traced from ComfyUI 0.18.2" in item.assumption and "first-principles" not in item.assumption
+        work[name] = item
+        encode = next(s for s in budget.stages if s.stage.kind == "text_encode")
+        te = next(i for i in encode.items if i.category == "working")
+        assert "traced constants (qwen2.5-3b, ComfyUI 0.18.2)" in te.assumption
+    # 1024² (4096 tokens), cond + uncond batched; the edit template's ReferenceLatent adds a 1 MP reference
+    # (another 4096 tokens) to each conditioning the sampler batches
+    t2i, edit = work["image_omnigen2_t2i"], work["image_omnigen2_image_edit"]
+    assert "4096 latent tokens" in t2i.assumption and "reference" not in t2i.assumption
+    assert "8192 latent tokens (incl. 4096 of 1 reference latent(s))" in edit.assumption
+
+    def traced(tokens, text=memory.DEFAULT_TEXT_TOKENS["omnigen2"], batch=2):
+        return batch * (coeff["a"] * tokens + coeff["c"] * text) + coeff["d"] * tokens + coeff["b"]
+
+    k = memory.calibration("omnigen2")
+    assert abs(t2i.bytes - k * traced(4096)) < 1e-6 * t2i.bytes
+    assert abs(edit.bytes - k * traced(8192)) < 1e-6 * edit.bytes
+    # the traced points themselves: 1024² with one reference is about twice the plain image
+    pts = {(p["batch"], p["width"], p.get("refs", 0), p["text_tokens"]): p["working_bytes"] for p in entry["points"]}
+    assert 1.95 < pts[(1, 1024, 1, 64)] / pts[(1, 1024, 0, 64)] < 2.05

@@ -260,6 +260,7 @@ def test_chroma_radiance_is_not_priced_as_latent_chroma():
     ("longcat_image_bf16.safetensors", "longcat-image", cat.P_LONGCAT_IMAGE),
     ("longcat_image_edit_bf16.safetensors", "longcat-image-edit", cat.P_LONGCAT_IMAGE),
     ("capybara_v0.1.safetensors", "hunyuan-video-1.5", cat.P_HUNYUAN_VIDEO_15),  # ComfyUI detects HunyuanVideo15
+    ("OmniGen2_bf16.safetensors", "omnigen2", cat.P_OMNIGEN2),
 ])
 def test_families_traced_on_comfyui_0_18_2_are_named_with_their_traced_counts(name, family, params):
     info, _ = ni.infer_info(name, "diffusion", "diffusion_models")
@@ -273,3 +274,9 @@ def test_ltx2_lora_layer_count_matches_the_published_distilled_lora():
     info, said = ni.infer_info("ltx-2.3-22b-distilled-lora-384.safetensors", "lora", "loras")
     assert info.arch["rank"] == 384 and "rank 384 from the name" in said
     assert abs(info.weights_bytes - published.bytes) / published.bytes < 0.05
+
+
+def test_qwen25_vl_3b_is_omnigen2s_llm_not_the_7b():
+    info, _ = ni.infer_info("qwen2.5_vl_3b_fp8.safetensors", "text_encoder", "text_encoders")
+    assert (info.family, info.params) == ("qwen2.5-3b", cat.P_QWEN25_3B_LLM)
+    assert ni.infer_info("qwen_2.5_vl_7b_fp8.safetensors", "text_encoder", "text_encoders")[0].family == "qwen2.5-vl-7b"

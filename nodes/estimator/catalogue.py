@@ -47,6 +47,9 @@ P_ACE_STEP_15 = 2_436_202_246  # ComfyUI 0.18.2 ACEStep15 traced at full size: w
 P_CHROMA_RADIANCE = 9_506_156_579  # ComfyUI 0.18.2 ChromaRadiance traced at full size: weight_bytes 19,012,313,158 / 2
 P_LONGCAT_IMAGE = 6_270_688_864  # ComfyUI 0.18.2 LongCatImage traced at full size: weight_bytes 12,541,377,728 / 2
 P_ANIMA = 2_091_071_078  # ComfyUI 0.18.2 Anima traced at full size: weight_bytes 4,182,142,156 / 2 (= the published 4.18 GB)
+P_OMNIGEN2 = 3_967_163_400  # ComfyUI 0.18.2 Omnigen2 traced at full size: weight_bytes 7,934,326,800 / 2 (= the published 7.93 GB)
+# Qwen2.5-VL 3B's LLM as ComfyUI loads it for OmniGen2 (llama.Qwen25_3B: no vision tower): traced weight_bytes 6,171,877,380 / 2
+P_QWEN25_3B_LLM = 3_085_938_690
 P_KANDINSKY5_LITE = 2_007_706_640  # ComfyUI 0.18.2 Kandinsky5 at full size: traced weight_bytes 4,015,413,280 / 2
 P_CLIP_G = 694_659_841  # OpenCLIP bigG text model (budget.CHECKPOINT_SPLITS)
 P_QWEN3_4B = 4_022_468_096  # Qwen3-4B config.json (36 layers, 2560, tied embeddings); the file is 2 x this + header
@@ -315,8 +318,9 @@ PUBLISHED: tuple[CatalogueEntry, ...] = (
     _pub("qwen_image_edit_2509_fp8_e4m3fn.safetensors", "qwen-image", _DM, "20.4 GB", "F8_E4M3", _QIE, params=P_QWEN_IMAGE, quantization="fp8_e4m3fn", variant="edit"),
     _pub("Qwen-Image-InstantX-ControlNet-Union.safetensors", "controlnet", _CN, "2.54 GB", "BF16", _MGR, assumed=True),
     _pub("Qwen-Image-InstantX-ControlNet-Inpainting.safetensors", "controlnet", _CN, "2.54 GB", "BF16", _MGR, assumed=True),
-    _pub("qwen_2.5_vl_fp16.safetensors", "unknown", _TE, "7.51 GB", "F16", f"{_MGR} (Comfy-Org/Omnigen2_ComfyUI_repackaged)", kind=TEXT_ENCODER, label="Qwen2.5-VL 3B (OmniGen2)"),
-    _pub("omnigen2_fp16.safetensors", "unknown", _DM, "7.93 GB", "F16", f"{_MGR} (Comfy-Org/Omnigen2_ComfyUI_repackaged)", kind=DIFFUSION, label="OmniGen2"),
+    # OmniGen2 (ComfyUI's Omnigen2 and its Qwen2.5-VL 3B encoder, sd.py TEModel.QWEN25_3B, both traced with 0.18.2)
+    _pub("qwen_2.5_vl_fp16.safetensors", "qwen2.5-3b", _TE, "7.51 GB", "F16", f"{_MGR} (Comfy-Org/Omnigen2_ComfyUI_repackaged)", kind=TEXT_ENCODER, label="Qwen2.5-VL 3B (OmniGen2)"),
+    _pub("omnigen2_fp16.safetensors", "omnigen2", _DM, "7.93 GB", "F16", f"{_MGR} (Comfy-Org/Omnigen2_ComfyUI_repackaged)", kind=DIFFUSION),
     # HiDream
     *(_pub(f"hidream_{m}_{dt}.safetensors", "hidream", _DM, "34.2 GB" if dt != "fp8" else "17.1 GB",
            {"bf16": "BF16", "fp16": "F16", "fp8": "F8_E4M3"}[dt], f"{_HID}/diffusion_models", params=P_HIDREAM,

@@ -177,6 +177,13 @@ FAMILIES: dict[str, Family] = {
     "anima": Family(DIFFUSION, "Anima (2.1B)", dict(
         hidden_size=2048, depth=28, heads=16, head_dim=128, in_channels=16, out_channels=16, patch_size=(1, 2, 2),
         context_dim=1024, latent_channels=16, spatial_compression=8)),
+    # OmniGen2 (model_detection.py:646-663, a fixed config; supported_models.Omnigen2): 32 layers of 2520 (21 heads
+    # x 120, 7 KV heads, SwiGLU 10240) plus 2 noise, 2 reference-image and 2 context refiner layers; Qwen2.5-VL 3B
+    # context (2048); Flux VAE latent, patch 2; reference latents join the image tokens. 3.97B params traced.
+    "omnigen2": Family(DIFFUSION, "OmniGen2 (4B)", dict(
+        hidden_size=2520, depth=32, heads=21, kv_heads=7, head_dim=120, ffn_dim=10240,
+        in_channels=16, out_channels=16, patch_size=(2, 2), context_dim=2048, latent_channels=16,
+        spatial_compression=8)),
     # LTX-2.3 22B: LTXAV with gated attention, 8-layer connectors, the dual text projection (ComfyUI 0.18.2 reads
     # the layout from the file's metadata config; bench/trace_working_memory.py LTX2_3_22B)
     "ltx2.3": Family(DIFFUSION, "LTX-2.3 (audio-video, 22B)", dict(
@@ -555,6 +562,8 @@ def _detect_diffusion(v: _View, name: str) -> _Found | None:
         return _hidream(v)
     if v.has("txt_norm.weight") and v.has("img_in.weight"):
         return _qwen_image(v)
+    if v.has("time_caption_embed.timestep_embedder.linear_1.bias"):
+        return _omnigen2(v)
     if v.has("input_blocks.0.0.weight"):
         return _sd_unet(v)
     return None
@@ -760,6 +769,15 @@ def _lumina2(v: _View) -> _Found:
     if z_image:
         ev.append("width 3840 / key cap_pad_token (Z-Image)")
     return _Found("lumina2", arch, tuple(ev), "z-image" if z_image else None)
+
+
+def _omnigen2(v: _View) -> _Found:
+    """model_detection.py:646-663: this key alone selects OmniGen2, whose config ComfyUI fixes (no shapes read)."""
+    arch = dict(FAMILIES["omnigen2"].arch)
+    layers = v.count_blocks("layers.")
+    if layers:
+        arch["depth"] = layers
+    return _Found("omnigen2", arch, ("key time_caption_embed.timestep_embedder.linear_1.bias (OmniGen2)",))
 
 
 def _hidream(v: _View) -> _Found:

@@ -38,12 +38,13 @@ DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
 # traced 64 + 256 assumed; Hunyuan3D 2.1: 1370 DINOv2-L image tokens (518 px: 37 x 37 patches + CLS), 2.0
 # multiview 1370 per view (4 views assumed); LongCat: its tokenizer pads to 512; Anima: the LLM adapter pads to 512;
 # ACE-Step 1.5: 128 caption tokens (traced) + 128 lyric tokens assumed; SVD: one CLIP-ViT-H image embedding.
+# OmniGen2: the prompt in its chat template, unpadded (text_encoders/omnigen2.py; the templates' prompts give 43-73).
 DEFAULT_TEXT_TOKENS = {"flux": 256, "wan": 512, "sd3": 77, "qwen-image": 256, "hunyuan-video": 256, "ltxv": 128,
                        "flux2": 512, "hidream": 128, "z-image": 256, "lumina2": 256, "hunyuan-video-1.5": 256,
                        "ltx2": 1024, "ltx2.3": 1024, "lotus-d": 2, "ace-step-v1": 320, "hunyuan3d-2.1": 1370,
                        "hunyuan3d-2.0": 1370, "hunyuan3d-2.0-mv": 5480, "longcat-image": 512,
-                       "longcat-image-edit": 512, "anima": 512, "ace-step-1.5": 256, "svd": 1}
-DEFAULT_TE_TOKENS = {"t5-xxl": 512, "umt5-xxl": 512, "mistral": 512, "gemma3": 1024}
+                       "longcat-image-edit": 512, "anima": 512, "ace-step-1.5": 256, "svd": 1, "omnigen2": 80}
+DEFAULT_TE_TOKENS = {"t5-xxl": 512, "umt5-xxl": 512, "mistral": 512, "gemma3": 1024, "qwen2.5-3b": 80}
 
 # Aliases: families that share an architecture's working-memory profile (used when the family has no
 # traced entry of its own).

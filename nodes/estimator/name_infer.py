@@ -86,6 +86,8 @@ _DIFFUSION = (
     # Capybara: ComfyUI 0.18.2 detects it as HunyuanVideo15 (no code of its own; same 54 double blocks)
     _r(r"capybara", "hunyuan-video-1.5", "Capybara (HunyuanVideo 1.5 architecture, 8.3B)", cat.P_HUNYUAN_VIDEO_15,
        f"{_C} P_HUNYUAN_VIDEO_15 (model card)"),
+    _r(r"omni[_-]?gen[_-]?2", "omnigen2", "OmniGen2 (4B)", cat.P_OMNIGEN2,
+       f"{_C} P_OMNIGEN2 (ComfyUI's Omnigen2 traced at full size)"),
     _r(r"ltx[_-]?2[._]3", "ltx2.3", "LTX-2.3 (22B)"),
     _r(r"ltx[_-]?2(?![._]?[1-9])", "ltx2", "LTX-2"),
     _r(r"ltx[_-]?video|ltxv", "ltxv", "LTX-Video"),
@@ -115,6 +117,8 @@ _TEXT = (
     _r(r"t5[_-]?(?:v1[_.]1[_-])?xxl|t5xxl", "t5-xxl", "T5-XXL encoder", cat.P_T5XXL, f"{_C} P_T5XXL (computed)"),
     _r(r"clip[_-]?l(?![a-z])", "clip-l", "CLIP-L (text)", cat.P_CLIP_L, f"{_C} P_CLIP_L (computed)"),
     _r(r"clip[_-]?g(?![a-z])", "clip-g", "CLIP-G (text)", cat.P_CLIP_G, f"{_C} P_CLIP_G"),
+    _r(r"qwen[_-]?2[._]?5[_-]?vl[_-]?3b", "qwen2.5-3b", "Qwen2.5-VL 3B (LLM)", cat.P_QWEN25_3B_LLM,
+       f"{_C} P_QWEN25_3B_LLM (ComfyUI's Qwen25_3B traced: the LLM, no vision tower)", sized=True),
     _r(r"qwen[_-]?2[._]?5[_-]?vl[_-]?7b|qwen[_-]?2[._]?5[_-]?vl(?!.*\db)", "qwen2.5-vl-7b", "Qwen2.5-VL 7B", cat.P_QWEN25_VL_7B, f"{_C} P_QWEN25_VL_7B (16.6 GB bf16 listing / 2)", sized=True),
     _r(r"qwen[_-]?3[_-]?4b", "qwen3", "Qwen3 4B", cat.P_QWEN3_4B, f"{_C} P_QWEN3_4B (config.json)", sized=True),
     _r(r"qwen", "qwen", "Qwen LLM"),
