@@ -399,3 +399,28 @@ def test_wan_planner_outputs_drive_the_wrappers_embeds():
     sample = stages(read_workflow(p), SAMPLE)[0]
     assert (sample.latent.pixel_width, sample.latent.pixel_height, sample.latent.pixel_frames) == (1280, 720, 81)
     assert sample.blocks_to_swap == 20
+
+
+def test_humo_embeds_add_a_latent_frame_per_reference_and_always_vae_encode():
+    """HuMoEmbeds (WanVideoWrapper HuMo/nodes.py:119-230): frames rounded to 4k+1, each reference image one
+    more latent frame, and the whole video's zero frames VAE-encoded; KJNodes INTConstant feeds num_frames."""
+    p = wrapper_prompt(model="humo_17B_fp8_e4m3fn.safetensors", width=1280, height=720)
+    p["11"] = {"class_type": "INTConstant", "inputs": {"value": 67}}  # rounded down to 65 -> 17 latent frames
+    p["12"] = {"class_type": "EmptyImage", "inputs": {"width": 1280, "height": 720, "batch_size": 2, "color": 0}}
+    p["4"] = {"class_type": "HuMoEmbeds", "inputs": {
+        "num_frames": ["11", 0], "width": 1280, "height": 720, "audio_scale": 1.0, "audio_cfg_scale": 2.0,
+        "audio_start_percent": 0.0, "audio_end_percent": 1.0, "tiled_vae": False, "vae": ["6", 0],
+        "reference_images": ["12", 0]}}
+    w = read_workflow(p)
+    assert not w.unknown_nodes
+    assert [s.kind for s in w.stages] == [TEXT_ENCODE, VAE_ENCODE, SAMPLE, VAE_DECODE]
+    sample = stages(w, SAMPLE)[0]
+    assert (sample.latent.pixel_frames, sample.latent.frames) == (65, 17 + 2)
+    encode = stages(w, VAE_ENCODE)[0]
+    assert encode.manager == "WanVideoWrapper" and [m.name for m in encode.models] == ["wan_2.1_vae.safetensors"]
+    # without reference images: no extra latent frame, and the encode still runs
+    del p["4"]["inputs"]["reference_images"]
+    w = read_workflow(p)
+    assert stages(w, SAMPLE)[0].latent.frames == 17 and len(stages(w, VAE_ENCODE)) == 1
+    b = B.estimate(w, device())
+    assert all(s.weights_bytes > 0 for s in b.stages)

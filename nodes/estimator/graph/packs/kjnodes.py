@@ -51,16 +51,20 @@ WIDGETS = {  # leading widgets, in order (KJNodes image_nodes.py INPUT_TYPES)
     "ImageResizeKJ": ["width", "height", "upscale_method", "keep_proportion", "divisible_by"],
     "ImageResizeKJv2": ["width", "height", "upscale_method", "keep_proportion", "pad_color", "crop_position",
                         "divisible_by"],
+    # constants (KJNodes nodes/nodes.py INTConstant / FloatConstant: one widget, "value")
+    "INTConstant": ["value"],
+    "FloatConstant": ["value"],
 }
 
 PACK = Pack(
     name="ComfyUI-KJNodes",
     widgets=WIDGETS,
-    output_types={"ImageResizeKJ": ["IMAGE", "INT", "INT"], "ImageResizeKJv2": ["IMAGE", "INT", "INT"],
+    value_primitives={"INTConstant", "FloatConstant"},
+    output_types={"INTConstant": ["INT"], "FloatConstant": ["FLOAT"], "ImageResizeKJ": ["IMAGE", "INT", "INT"], "ImageResizeKJv2": ["IMAGE", "INT", "INT"],
                   "GetImageSizeAndCount": ["IMAGE", "INT", "INT", "INT"]},
     images={"ImageResizeKJ": _resize, "ImageResizeKJv2": _resize, "GetImageSizeAndCount": _passthrough_image},
     values={"ImageResizeKJ": _resize_value, "ImageResizeKJv2": _resize_value, "GetImageSizeAndCount": _size_and_count},
-    handled={"ImageConcatMulti", "GetImageRangeFromBatch", "ImagePadKJ", "AddLabel", "INTConstant", "FloatConstant",
+    handled={"ImageConcatMulti", "GetImageRangeFromBatch", "ImagePadKJ", "AddLabel",
              "StringConstantMultiline", "ImageBatchMulti", "ColorMatch", "WidgetToString", "SomethingToString",
              "CreateShapeMask", "GrowMaskWithBlur", "PathchSageAttentionKJ", "PatchSageAttentionKJ",
              "ModelPatchTorchSettings", "TorchCompileModelWanVideo", "TorchCompileModelFluxAdvanced",

@@ -26,7 +26,7 @@ WAN21 = (16, 8, 4)
 WAN22_5B = (48, 16, 4)
 EMBED_CREATORS = {"WanVideoEmptyEmbeds", "WanVideoImageToVideoEncode", "WanVideoVACEEncode", "WanVideoAnimateEmbeds",
                   "WanVideoImageToVideoMultiTalk", "WanVideoFunCameraEmbeds", "WanVideoPhantomEmbeds",
-                  "WanVideoImageClipEncode", "WanVideoControlEmbeds"}
+                  "WanVideoImageClipEncode", "WanVideoControlEmbeds", "HuMoEmbeds"}
 SAMPLERS = {"WanVideoSampler", "WanVideoSamplerFromSettings", "WanVideoDiffusionForcingSampler",
             "WanVideoSamplerExtraArgs"}
 # Option / settings nodes that hold no model and no latent (their outputs only tune the sampler).
@@ -58,6 +58,7 @@ INPUT_TYPES = {
     "WanVideoFunCameraEmbeds": {"poses": "CAMERACTRL_POSES"},
     "WanVideoImageToVideoEncode": {"vae": "WANVAE", "clip_embeds": "WANVIDIMAGE_CLIPEMBEDS", "start_image": "IMAGE", "end_image": "IMAGE", "control_embeds": "WANVIDIMAGE_EMBEDS", "temporal_mask": "MASK", "extra_latents": "LATENT", "add_cond_latents": "ADD_COND_LATENTS"},
     "WanVideoImageToVideoMultiTalk": {"vae": "WANVAE", "start_image": "IMAGE", "clip_embeds": "WANVIDIMAGE_CLIPEMBEDS"},
+    "HuMoEmbeds": {"whisper_model": "WHISPERMODEL", "vae": "WANVAE", "reference_images": "IMAGE", "audio": "AUDIO"},
     "WanVideoLoraSelect": {"prev_lora": "WANVIDLORA", "blocks": "SELECTEDBLOCKS"},
     "WanVideoLoraSelectMulti": {"prev_lora": "WANVIDLORA", "blocks": "SELECTEDBLOCKS"},
     "WanVideoModelLoader": {"compile_args": "WANCOMPILEARGS", "block_swap_args": "BLOCKSWAPARGS", "lora": "WANVIDLORA", "vram_management_args": "VRAM_MANAGEMENTARGS", "vace_model": "VACEPATH", "fantasytalking_model": "FANTASYTALKINGMODEL", "extra_model": "VACEPATH", "multitalk_model": "MULTITALKMODEL", "fantasyportrait_model": "FANTASYPORTRAITMODEL"},
@@ -103,6 +104,7 @@ OUTPUT_TYPES = {
     "WanVideoFunCameraEmbeds": ["WANVIDIMAGE_EMBEDS"],
     "WanVideoImageToVideoEncode": ["WANVIDIMAGE_EMBEDS"],
     "WanVideoImageToVideoMultiTalk": ["WANVIDIMAGE_EMBEDS", "STRING"],
+    "HuMoEmbeds": ["WANVIDIMAGE_EMBEDS"],
     "WanVideoLoraSelect": ["WANVIDLORA"],
     "WanVideoLoraSelectMulti": ["WANVIDLORA"],
     "WanVideoModelLoader": ["WANVIDEOMODEL"],
@@ -148,6 +150,8 @@ WIDGETS = {
     "WanVideoVACEEncode": ["width", "height", "num_frames"],
     "WanVideoAnimateEmbeds": ["width", "height", "num_frames"],
     "WanVideoImageToVideoMultiTalk": ["width", "height", "num_frames"],
+    "HuMoEmbeds": ["num_frames", "width", "height", "audio_scale", "audio_cfg_scale", "audio_start_percent",
+                   "audio_end_percent", "tiled_vae"],
     "WanVideoTextEncode": ["positive_prompt", "negative_prompt", "force_offload"],
     "WanVideoTextEncodeCached": ["model_name", "precision", "positive_prompt", "negative_prompt", "quantization"],
     "WanVideoDecode": ["enable_vae_tiling", "tile_x", "tile_y", "tile_stride_x", "tile_stride_y"],
@@ -272,10 +276,26 @@ def _embeds_creator(a, node) -> LatentShape | None:
     latent_frames = (frames - 1) // temporal + 1
     if node.type == "WanVideoVACEEncode" and a.link(node, "ref_images") is not None:
         latent_frames += 1  # the reference image is one more latent frame
+    if node.type == "HuMoEmbeds":
+        # HuMo/nodes.py:119-230: frames rounded to 4k+1; each reference image is one more latent frame
+        frames = 4 * ((frames - 1) // 4) + 1
+        latent_frames = (frames - 1) // temporal + 1 + _reference_count(a, node)
     return LatentShape(batch=1, channels=channels, height=height // spatial, width=width // spatial,
                        frames=latent_frames, pixel_height=height, pixel_width=width, pixel_frames=frames,
                        spatial_compression=spatial, temporal_compression=temporal,
                        source_node=node.id, source_type=node.type)
+
+
+def _reference_count(a, node) -> int:
+    """HuMoEmbeds: how many reference images it encodes (the IMAGE batch when the graph fixes it)."""
+    link = a.link(node, "reference_images")
+    if link is None:
+        return 0
+    size = a.image_size(link)
+    if size is not None and size.batch:
+        return int(size.batch)
+    a.note(f"{a.label(node)}: number of reference images unknown; one assumed (each adds a latent frame)")
+    return 1
 
 
 def _sampler_source(a, node):
@@ -401,6 +421,10 @@ def _encode(a, node):
 
 
 def _image_to_video_encode(a, node):
+    if node.type == "HuMoEmbeds" and a.link(node, "vae") is not None:
+        # HuMo/nodes.py:205-208: always VAE-encodes zero frames for the whole video (+ 4 per reference)
+        stage = a.encode_stage(node, vae_type="WANVAE")
+        return _replace(stage, latent=embeds_shape(a, _self_link(node)), manager=MANAGER) if stage else None
     if not any(a.link(node, n) for n in ("start_image", "end_image", "ref_images", "input_frames")):
         return None
     stage = a.encode_stage(node, vae_type="WANVAE")
@@ -420,7 +444,7 @@ PACK = Pack(
     stage_kinds={"WanVideoTextEncode": TEXT_ENCODE, "WanVideoTextEncodeCached": TEXT_ENCODE,
                  "WanVideoClipVisionEncode": CLIP_VISION_ENCODE, "WanVideoImageToVideoEncode": VAE_ENCODE,
                  "WanVideoVACEEncode": VAE_ENCODE, "WanVideoAnimateEmbeds": VAE_ENCODE,
-                 "WanVideoImageToVideoMultiTalk": VAE_ENCODE, **{t: SAMPLE for t in SAMPLERS},
+                 "WanVideoImageToVideoMultiTalk": VAE_ENCODE, "HuMoEmbeds": VAE_ENCODE, **{t: SAMPLE for t in SAMPLERS},
                  "WanVideoDecode": VAE_DECODE, "WanVideoEncode": VAE_ENCODE},
     handled=SETTINGS | EMBED_CREATORS | {"WanVideoSetBlockSwap", "WanVideoControlnet", "WanVideoAddControlEmbeds",
                                          "WanVideoAddFantasyPortrait", "WanVideoAddTTMLatents",
@@ -440,5 +464,6 @@ PACK = Pack(
             "WanVideoTextEncodeCached": _text_encode_cached, "WanVideoClipVisionEncode": _clip_vision_encode,
             "WanVideoDecode": _decode, "WanVideoEncode": _encode,
             "WanVideoImageToVideoEncode": _image_to_video_encode, "WanVideoVACEEncode": _image_to_video_encode,
-            "WanVideoAnimateEmbeds": _image_to_video_encode, "WanVideoImageToVideoMultiTalk": _image_to_video_encode},
+            "WanVideoAnimateEmbeds": _image_to_video_encode, "WanVideoImageToVideoMultiTalk": _image_to_video_encode,
+            "HuMoEmbeds": _image_to_video_encode},
 )
