@@ -200,18 +200,23 @@ def _workload(*refs: ModelRef) -> Workload:
 
 
 def test_resolve_model_falls_back_to_inference_then_to_missing_with_a_reason():
-    ref = ModelRef("diffusion", "wan2.2_fun_inpaint_high_noise_14B_fp8_scaled.safetensors", "diffusion_models")
+    ref = ModelRef("diffusion", "my_wan2.2_fun_inpaint_high_noise_14B_fp8_scaled.safetensors", "diffusion_models")
     info, note = resolve_model(ref, None)
     assert info.source == "inferred" and info.weights_bytes == cat.P_WAN14_T2V and note is None
     known = ModelRef("diffusion", "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors", "diffusion_models")
     assert resolve_model(known, None)[0].source == "catalogue"  # the catalogue comes first
+    # a file a template publishes the size of: that size, the family from the name
+    templ, note = resolve_model(ModelRef("diffusion", "wan2.2_fun_inpaint_high_noise_14B_fp8_scaled.safetensors",
+                                         "diffusion_models"), None)
+    assert templ.source == "catalogue" and templ.family == "wan2.2-14b" and templ.weights_bytes == round(13.31 * 2**30)
+    assert "video_wan2_2_14B_fun_inpaint" in note
     lost, note = resolve_model(ModelRef("diffusion", "ltx2_base_model.safetensors", "diffusion_models"), None)
     assert lost.source == "missing" and lost.weights_bytes == 0 and "no parameter count" in note
 
 
 def test_report_lists_inferred_names_in_one_note():
-    refs = (ModelRef("diffusion", "wan2.2_fun_inpaint_high_noise_14B_fp8_scaled.safetensors", "diffusion_models"),
-            ModelRef("lora", "Wan21_CausVid_14B_T2V_lora_rank32.safetensors", "loras", strength=1.0),
+    refs = (ModelRef("diffusion", "my_wan2.2_fun_inpaint_high_noise_14B_fp8_scaled.safetensors", "diffusion_models"),
+            ModelRef("lora", "my_Wan21_CausVid_14B_T2V_lora_rank32.safetensors", "loras", strength=1.0),
             ModelRef("diffusion", "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors", "diffusion_models"))
     budget = estimate(_workload(*refs), Device.from_card(find_card("RTX 4090")))
     assert {k: i.source for k, i in budget.models.items()} == {

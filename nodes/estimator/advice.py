@@ -373,6 +373,10 @@ def _dedupe(remedies: list[Remedy]) -> list[Remedy]:
 
 
 def _diffusion_model(stage_budget):
+    """The stage's diffusion model when its working memory was priced (an unrecognised architecture
+    has none to re-evaluate at other shapes)."""
+    if not any(it.category == "working" for it in stage_budget.items):
+        return None
     return next((it.model for it in stage_budget.items
                  if it.category == "weights" and it.model is not None and it.model.kind == DIFFUSION), None)
 

@@ -999,6 +999,10 @@ def _sample_stage(stage: Stage, device: Device, info_for) -> StageBudget:
                                     path=model.path, references=refs)
     single = memory.diffusion_working(model.family, model.arch, latent, batch, stage.text_tokens, path=model.path,
                                       references=refs)
+    if full is None or single is None:
+        notes.append(f"working memory not estimated: {model.label}: architecture not recognised (its weights are "
+                     "priced; inside ComfyUI with the file present it is traced)")
+        return _finish(stage, title, items + _overhead_items(device), notes)
     label = "activations (cond + uncond batched)" if cond_batch == 2 else "activations"
     items.append(Item(label, full.bytes, "working", full.assumption))
     if (model.quantization or "").startswith("gguf") and model.largest_tensor_bytes:

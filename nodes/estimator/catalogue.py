@@ -3,7 +3,9 @@
 Used when a workflow names a file that is not on this machine (or before it is downloaded); a name
 in neither table goes to name_infer.py. ``ENTRIES``: the core Flux/Wan/Qwen/SD files with computed
 parameter counts; ``PUBLISHED``: one line per further file named by the official templates and the
-community corpus (tests/workflows/community), with whose listing gave its size.
+community corpus (tests/workflows/community), with whose listing gave its size; after those, the
+generated table data/template_models.json (template_info): every file an official template's notes
+give a size for (bench/gen_template_models.py).
 Bytes are decimal as published (1 GB = 10^9 bytes): the Hugging Face "Files and versions"
 listing (rounded to 3 significant digits there), the exact LFS pointer size where one was found,
 or params x bytes-per-param where only the parameter count is known. Every entry says which in
@@ -14,7 +16,10 @@ the published file sizes to within the header (e.g. Flux.1 dev 11,901,408,320 x 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import os
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from types import MappingProxyType
 
 from .families import FAMILIES
@@ -169,6 +174,12 @@ ENTRIES: tuple[CatalogueEntry, ...] = (
          f"{_WAN_REPO}/diffusion_models: {_HF} 16.4 GB", quantization=q, folder="diffusion_models", variant="i2v")
       for res in ("480p", "720p")
       for dt, q in (("fp8_e4m3fn", "fp8_e4m3fn"), ("fp8_scaled", "scaled fp8_e4m3fn"))),
+    # ChronoEdit 14B: a Wan 2.1 I2V 14B fine-tune (the template runs it through WanImageToVideo with CLIP vision);
+    # the template note's 30.54 GiB is the byte size of wan2.1_i2v_*_14B_fp16 (32.8 GB)
+    _e("chrono_edit_14B_fp16.safetensors", "wan2.1-14b", P_WAN14_I2V, round(30.54 * 2**30), "F16",
+       "comfyui-workflow-templates-json 0.1.123, template image_chrono_edit_14B: 30.54 GB (binary units); "
+       "16.39B params: the Wan 2.1 I2V 14B count it matches", folder="diffusion_models", variant="i2v",
+       label="ChronoEdit 14B (Wan 2.1 I2V architecture)"),
     _e("wan2.1_flf2v_720p_14B_fp16.safetensors", "wan2.1-14b", P_WAN14_FLF, 32.8 * GB, "F16",
        f"{_WAN_REPO}/diffusion_models: {_HF} 32.8 GB", folder="diffusion_models", variant="flf"),
     _e("wan2.1_flf2v_720p_14B_fp8_e4m3fn.safetensors", "wan2.1-14b", P_WAN14_FLF, 16_397_952_536, "F8_E4M3",
@@ -464,10 +475,11 @@ def lookup(name: str, folder: str | None = None) -> CatalogueEntry | None:
 
 
 def catalogue_info(name: str, folder: str | None = None) -> ModelInfo | None:
-    """A ModelInfo (source "catalogue") for a well-known public file, or None."""
+    """A ModelInfo (source "catalogue") for a well-known public file, or None: the hand entries
+    above, else the sizes the official templates publish (template_info)."""
     entry = lookup(name, folder)
     if entry is None:
-        return None
+        return template_info(name, folder)
     fam = FAMILIES.get(entry.family, FAMILIES["unknown"])
     kind = entry.kind or fam.kind
     label = (entry.label or fam.label) + (" checkpoint" if kind == CHECKPOINT else "")
@@ -484,3 +496,55 @@ def catalogue_info(name: str, folder: str | None = None) -> ModelInfo | None:
 def entries_for_family(family: str) -> list[CatalogueEntry]:
     return [e for e in ENTRIES + PUBLISHED if e.family == family]
 
+
+
+# --- Generated: every file the official templates publish a size for ------------------------------
+# data/template_models.json is written by bench/gen_template_models.py from the installed
+# comfyui-workflow-templates-json: each template's "Model Links" note gives "[name](url) (38.05 GB)"
+# (binary units: bytes = value x 2**30) and its loaders' properties.models the ComfyUI folder.
+TEMPLATE_MODELS = os.path.join(os.path.dirname(__file__), "data", "template_models.json")
+
+
+@lru_cache(maxsize=1)
+def template_models() -> dict:
+    """{"source": ..., "files": {file name: {"bytes", "size", "folder", "url", "template"}}} ({} if absent)."""
+    try:
+        with open(TEMPLATE_MODELS, encoding="utf-8") as fh:
+            table = json.load(fh)
+    except (OSError, ValueError):
+        return {"source": "", "files": {}}
+    files = {_norm(k): v for k, v in table.get("files", {}).items()}
+    return {"source": table.get("source", ""), "files": files}
+
+
+def template_info(name: str, folder: str | None = None) -> ModelInfo | None:
+    """A file the official templates publish a size for: that size (exact to the note's rounding),
+    with what the name says of its family (name_infer); family "unknown" when the name says nothing."""
+    if not name:
+        return None
+    table = template_models()
+    entry = table["files"].get(_norm(name))
+    if entry is None:
+        return None
+    package = table["source"].split(":")[0]
+    cite = f"{package}, template {entry['template']}: {entry['size']} (binary units) at {entry['url']}"
+    where = _FOLDER_ALIASES.get(folder or "", folder) or entry.get("folder")
+    from .name_infer import kind_of_folder, infer_info, precision_of  # noqa: PLC0415 (name_infer imports this module)
+
+    inferred, _ = infer_info(name, None, where)
+    evidence = f"file name {name!r}: size published by the official template {entry['template']}"
+    if inferred is not None:
+        params = inferred.params
+        if inferred.kind == "lora":  # the rank was assumed; the published bytes say the count
+            params = int(entry["bytes"]) * 8 // (16 if inferred.dtype in (None, "BF16", "F16") else 32)
+        return replace(inferred, weights_bytes=int(entry["bytes"]), params=params, source="catalogue",
+                       label=inferred.label.replace(" (size from the name)", ""),
+                       evidence=(evidence,) + tuple(inferred.evidence), notes=(cite,))
+    kind = kind_of_folder(where)
+    if kind is None:
+        return None
+    bits, dtype, quant = precision_of(name)
+    return ModelInfo(kind=kind, family="unknown", label=name.replace("\\", "/").rsplit("/", 1)[-1],
+                     params=int(entry["bytes"]) * 8 // bits, weights_bytes=int(entry["bytes"]), dtype=dtype,
+                     quantization=quant, evidence=(evidence,), source="catalogue",
+                     notes=(f"{cite}; params = bytes / {bits // 8} ({dtype} from the name or assumed)",))

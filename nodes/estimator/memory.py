@@ -229,8 +229,10 @@ def diffusion_working(
     compute_bytes: int = 2,
     path: str | None = None,
     references: tuple[tuple[int, int], ...] = (),
-) -> WorkingMemory:
-    """Working memory of one model call on `batch` samples (cond+uncond batched counts 2×).
+) -> WorkingMemory | None:
+    """Working memory of one model call on `batch` samples (cond+uncond batched counts 2×); None for
+    an architecture without a traced entry or a known width (a family ComfyUI may load but this
+    estimator does not know) unless the live tracer measured it.
 
     ``path``: the model file, when it is on this machine; with a live tracer set (inside ComfyUI)
     the forward is traced at these shapes and that figure is used. ``references``: (rows, columns) of
@@ -270,6 +272,8 @@ def diffusion_working(
                 "transients (fitted on published runs, docs/accuracy.md)",
                 "traced", traced_bytes=value,
             )
+    if not arch.get("hidden_size"):
+        return None  # an architecture nothing here knows (no width): no figure rather than a made-up one
     value = _formula_bytes(arch, batch, tokens, ttok, compute_bytes)
     k = calibration(family)
     return WorkingMemory(

@@ -91,6 +91,10 @@ _DIFFUSION = (
     _r(r"ltx[_-]?2[._]3", "ltx2.3", "LTX-2.3 (22B)"),
     _r(r"ltx[_-]?2(?![._]?[1-9])", "ltx2", "LTX-2"),
     _r(r"ltx[_-]?video|ltxv", "ltxv", "LTX-Video"),
+    # FireRed-Image-Edit: the template loads it with the Qwen-Image edit nodes, and its published 38.05 GiB
+    # (40.86 GB) is 2 bytes x Qwen-Image's 20.4B (data/template_models.json)
+    _r(r"fire[_-]?red[_-]?image[_-]?edit", "qwen-image", "FireRed-Image-Edit (Qwen-Image-Edit architecture, 20B)",
+       cat.P_QWEN_IMAGE, f"{_C} P_QWEN_IMAGE (its published size is 2 bytes x Qwen-Image's count)"),
     _r(r"qwen[_-]?image", "qwen-image", "Qwen-Image (20B)", cat.P_QWEN_IMAGE, f"{_C} P_QWEN_IMAGE (40.9 GB bf16 listing / 2)"),
     _r(r"flux[._-]?2[._-]?klein.*9b|flux[._-]?2[._-]?klein[._-]?9", "flux2-klein-9b", "FLUX.2 klein 9B"),
     _r(r"flux[._-]?2[._-]?klein", "flux2-klein", "FLUX.2 klein"),  # params from the name (4b)
@@ -189,6 +193,21 @@ def precision(base: str, ext: str) -> Precision | None:
     if ext in ("safetensors", "sft"):
         return Precision(16, "BF16", None, "no precision in the name: 16-bit assumed (the usual release format)")
     return Precision(32, "F32", None, f"no precision in the name: 32-bit assumed (.{ext} checkpoints are usually saved in fp32)")
+
+
+def precision_of(name: str) -> tuple[float, str, str | None]:
+    """(bits per weight, dtype, quantization) of a file name; 16-bit BF16 when the name does not say."""
+    path = name.replace("\\", "/").strip().lower().rsplit("/", 1)[-1]
+    base, _, ext = path.rpartition(".")
+    prec = precision(base or path, ext if ext in _EXTENSIONS else "safetensors")
+    if prec is None or not prec.bits:
+        return 16, "BF16", None
+    return prec.bits, prec.dtype or "BF16", prec.quantization
+
+
+def kind_of_folder(folder: str | None) -> str | None:
+    """The kind of model a ComfyUI models/ folder holds (None: a folder this estimator has no kind for)."""
+    return _FOLDER_KIND.get((folder or "").lower())
 
 
 def _gguf_precision(name: str) -> Precision | None:

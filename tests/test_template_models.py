@@ -1,0 +1,96 @@
+"""The generated table of model sizes the official templates publish (issue 10 section 3):
+nodes/estimator/data/template_models.json, written by bench/gen_template_models.py."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+from vram_budget.nodes.estimator import catalogue as cat
+from vram_budget.nodes.estimator import memory
+from vram_budget.nodes.estimator.budget import Device, estimate
+from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.graph import read_workflow
+from vram_budget.nodes.estimator.workload import LatentShape
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = json.loads((ROOT / "nodes/estimator/data/template_models.json").read_text(encoding="utf-8"))
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("gen_template_models", ROOT / "bench/gen_template_models.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_table_is_what_the_generator_writes_from_the_installed_templates():
+    from workflows import templates
+
+    if not templates.template_dirs():
+        pytest.skip("no template package installed (pip install comfyui-workflow-templates-json)")
+    installed = templates.package_versions().get("comfyui-workflow-templates-json")
+    if installed not in TABLE["source"]:
+        pytest.skip(f"installed templates {installed} are not the ones the table was made from ({TABLE['source']})")
+    fresh = _generator().collect()
+    assert fresh["files"] == TABLE["files"], "run python3 bench/gen_template_models.py"
+    assert len(TABLE["files"]) > 300
+
+
+def test_note_sizes_are_binary_units_as_the_hand_catalogue_shows():
+    """The notes print Hugging Face sizes in GiB labelled "GB": over the files the hand catalogue sizes from
+    other listings, table bytes / catalogue bytes has median 1.000 (it would be 0.931 if they were GB)."""
+    ratios = []
+    for entry in cat.ENTRIES + cat.PUBLISHED:
+        row = TABLE["files"].get(entry.name)
+        if row and entry.bytes:
+            ratios.append(row["bytes"] / entry.bytes)
+    assert len(ratios) >= 50
+    assert abs(statistics.median(ratios) - 1.0) < 0.002
+    assert sum(abs(r - 1) < 0.01 for r in ratios) / len(ratios) > 0.9
+
+
+def test_a_file_only_a_template_sizes_gets_that_size_and_what_its_name_says():
+    fire = cat.catalogue_info("FireRed-Image-Edit-1.1-transformer.safetensors", "diffusion_models")
+    assert fire.source == "catalogue" and fire.family == "qwen-image" and fire.kind == "diffusion"
+    assert fire.weights_bytes == round(38.05 * 2**30)  # 40.86 GB: 2 bytes x Qwen-Image's 20.4B
+    assert abs(fire.weights_bytes / 2 - cat.P_QWEN_IMAGE) / cat.P_QWEN_IMAGE < 0.01
+    assert "size from the name" not in fire.label and "image_firered_image_edit1_1" in fire.notes[0]
+    krea = cat.catalogue_info("models/diffusion_models/krea2_turbo_fp8_scaled.safetensors")
+    assert (krea.kind, krea.family, krea.weights_bytes) == ("diffusion", "unknown", round(12.24 * 2**30))
+    assert krea.dtype == "F8_E4M3" and krea.params == krea.weights_bytes  # 1 byte per weight
+    lora = cat.catalogue_info("FireRed-Image-Edit-1.0-Lightning-8steps-v1.0.safetensors", "loras")
+    assert lora.kind == "lora" and lora.weights_bytes == round(810.2 * 2**20) and lora.params == lora.weights_bytes // 2
+    assert cat.catalogue_info("no_such_model_anywhere.safetensors", "diffusion_models") is None
+    # the hand catalogue still wins where it has the file
+    assert cat.catalogue_info("flux1-dev.safetensors").notes[0] == cat.lookup("flux1-dev.safetensors").source
+
+
+def test_an_unrecognised_architecture_gets_weights_but_no_made_up_working_memory():
+    assert memory.diffusion_working("unknown", {}, LatentShape(1, 16, 128, 128), 2, 256) is None
+    ui = {"nodes": [
+        {"id": 1, "type": "UNETLoader", "mode": 0, "inputs": [],
+         "outputs": [{"name": "MODEL", "type": "MODEL", "links": [1]}],
+         "widgets_values": ["krea2_turbo_fp8_scaled.safetensors", "default"]},
+        {"id": 2, "type": "EmptyLatentImage", "mode": 0, "inputs": [],
+         "outputs": [{"name": "LATENT", "type": "LATENT", "links": [2]}], "widgets_values": [1024, 1024, 1]},
+        {"id": 3, "type": "KSampler", "mode": 0,
+         "inputs": [{"name": "model", "type": "MODEL", "link": 1}, {"name": "latent_image", "type": "LATENT", "link": 2}],
+         "outputs": [{"name": "LATENT", "type": "LATENT", "links": []}],
+         "widgets_values": [1, "fixed", 8, 1.0, "euler", "simple", 1.0]},
+    ], "links": [[1, 1, 0, 3, 0, "MODEL"], [2, 2, 0, 3, 3, "LATENT"]]}
+    b = estimate(read_workflow(ui), Device.from_card(find_card("RTX 4090")))
+    sample = next(s for s in b.stages if s.stage.kind == "sample")
+    assert sample.weights_bytes == round(12.24 * 2**30) and sample.working_bytes == 0
+    assert any("architecture not recognised" in why for why in b.incomplete)
+    assert not b.complete and b.verdict == "unknown"  # "can't tell", never "fits"
+
+
+def test_chrono_edit_is_priced_as_the_wan_i2v_14b_it_is():
+    info = cat.catalogue_info("chrono_edit_14B_fp16.safetensors", "diffusion_models")
+    assert (info.family, info.variant, info.params) == ("wan2.1-14b", "i2v", cat.P_WAN14_I2V)
+    wan = cat.lookup("wan2.1_i2v_720p_14B_fp16.safetensors")
+    assert abs(info.weights_bytes - wan.bytes) / wan.bytes < 0.005
