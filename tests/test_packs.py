@@ -424,3 +424,24 @@ def test_humo_embeds_add_a_latent_frame_per_reference_and_always_vae_encode():
     assert stages(w, SAMPLE)[0].latent.frames == 17 and len(stages(w, VAE_ENCODE)) == 1
     b = B.estimate(w, device())
     assert all(s.weights_bytes > 0 for s in b.stages)
+
+
+def test_phantom_embeds_take_the_size_of_their_latents_and_add_their_frames():
+    """WanVideoPhantomEmbeds (nodes.py:1536-1590): H, W from the phantom latents, frames from num_frames,
+    and the sampler appends the phantom latents' frames (nodes_sampler.py:1314-1317)."""
+    p = wrapper_prompt(model="Phantom-Wan-14B_fp16.safetensors")
+    p["12"] = {"class_type": "EmptyImage", "inputs": {"width": 832, "height": 480, "batch_size": 1, "color": 0}}
+    for node_id in ("13", "14"):
+        p[node_id] = {"class_type": "WanVideoEncode", "inputs": {
+            "vae": ["6", 0], "image": ["12", 0], "enable_vae_tiling": False, "tile_x": 272, "tile_y": 272,
+            "tile_stride_x": 144, "tile_stride_y": 128}}
+    p["4"] = {"class_type": "WanVideoPhantomEmbeds", "inputs": {
+        "num_frames": 121, "phantom_cfg_scale": 5.0, "phantom_start_percent": 0.0, "phantom_end_percent": 1.0,
+        "phantom_latent_1": ["13", 0], "phantom_latent_2": ["14", 0]}}
+    w = read_workflow(p)
+    sample = stages(w, SAMPLE)[0]
+    assert (sample.latent.frames, sample.latent.height, sample.latent.width) == (31 + 2, 60, 104)
+    assert sample.latent.pixel_frames == 121
+    assert B.estimate(w, device()).complete
+    del p["4"]["inputs"]["phantom_latent_1"], p["4"]["inputs"]["phantom_latent_2"]
+    assert stages(read_workflow(p), SAMPLE)[0].latent is None  # no latent: no size, said as unknown

@@ -150,6 +150,7 @@ WIDGETS = {
     "WanVideoVACEEncode": ["width", "height", "num_frames"],
     "WanVideoAnimateEmbeds": ["width", "height", "num_frames"],
     "WanVideoImageToVideoMultiTalk": ["width", "height", "num_frames"],
+    "WanVideoPhantomEmbeds": ["num_frames", "phantom_cfg_scale", "phantom_start_percent", "phantom_end_percent"],
     "HuMoEmbeds": ["num_frames", "width", "height", "audio_scale", "audio_cfg_scale", "audio_start_percent",
                    "audio_end_percent", "tiled_vae"],
     "WanVideoTextEncode": ["positive_prompt", "negative_prompt", "force_offload"],
@@ -249,7 +250,7 @@ def embeds_shape(a, link, depth: int = 0) -> LatentShape | None:
         node = a.nodes.get(link.node) if link else None
         if node is None:
             return None
-        if all(k in node.inputs for k in ("width", "height", "num_frames")):
+        if all(k in node.inputs for k in ("width", "height", "num_frames")) or node.type == "WanVideoPhantomEmbeds":
             return _embeds_creator(a, node)
         if node.type == "WanVideoControlEmbeds":
             return a.latent(a.link(node, "latents"), depth + 1)
@@ -260,7 +261,31 @@ def embeds_shape(a, link, depth: int = 0) -> LatentShape | None:
     return None
 
 
+def _phantom_embeds(a, node) -> LatentShape | None:
+    """WanVideoPhantomEmbeds (nodes.py:1536-1590): the video's size from the phantom latents (H, W), its
+    frames from num_frames; the sampler appends the phantom latents' frames to the latent while the
+    phantom window is on (nodes_sampler.py:1314-1317), so the model sees them too."""
+    latents = [a.latent(a.link(node, f"phantom_latent_{i}")) for i in range(1, 5)
+               if a.link(node, f"phantom_latent_{i}") is not None]
+    frames = a.number(node, "num_frames")
+    if not latents or latents[0] is None or frames is None:
+        return None
+    first = latents[0]
+    unknown = sum(1 for lat in latents if lat is None or not lat.frames)
+    if unknown:
+        a.note(f"{a.label(node)}: frames of {unknown} phantom latent(s) unknown; one each assumed "
+               "(a single reference image encodes to one latent frame)")
+    extra = sum((lat.frames if lat is not None and lat.frames else 1) for lat in latents)
+    spatial = first.spatial_compression or 8
+    return LatentShape(batch=1, channels=first.channels or 16, height=first.height, width=first.width,
+                       frames=(frames - 1) // 4 + 1 + extra, pixel_height=first.height * spatial,
+                       pixel_width=first.width * spatial, pixel_frames=frames, spatial_compression=spatial,
+                       temporal_compression=4, source_node=node.id, source_type=node.type)
+
+
 def _embeds_creator(a, node) -> LatentShape | None:
+    if node.type == "WanVideoPhantomEmbeds":
+        return _phantom_embeds(a, node)
     geometry = WAN21
     if a.link(node, "vae") is not None:
         found, vae_name = a._vae_geometry(a.link(node, "vae"), "WANVAE")
