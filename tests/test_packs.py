@@ -445,3 +445,51 @@ def test_phantom_embeds_take_the_size_of_their_latents_and_add_their_frames():
     assert B.estimate(w, device()).complete
     del p["4"]["inputs"]["phantom_latent_1"], p["4"]["inputs"]["phantom_latent_2"]
     assert stages(read_workflow(p), SAMPLE)[0].latent is None  # no latent: no size, said as unknown
+
+
+# --------------------------------------------------------------------------------- x-flux-comfyui
+def test_xflux_sampler_lora_and_controlnet():
+    """XLabs' XlabsSampler (true_gs: real CFG with the negative), FluxLoraLoader from models/xlabs/loras and
+    LoadFluxControlNet from models/xlabs/controlnets, applied through ApplyFluxControlNet."""
+    p = {
+        "1": {"class_type": "UNETLoader", "inputs": {"unet_name": "flux1-dev.safetensors", "weight_dtype": "default"}},
+        "2": {"class_type": "FluxLoraLoader", "inputs": {"model": ["1", 0], "lora_name": "realism_lora.safetensors",
+                                                         "strength_model": 1.0}},
+        "3": {"class_type": "DualCLIPLoader", "inputs": {"clip_name1": "t5xxl_fp16.safetensors",
+                                                         "clip_name2": "clip_l.safetensors", "type": "flux"}},
+        "4": {"class_type": "CLIPTextEncodeFlux", "inputs": {"clip": ["3", 0], "clip_l": "a cat", "t5xxl": "a cat",
+                                                             "guidance": 3.5}},
+        "5": {"class_type": "CLIPTextEncodeFlux", "inputs": {"clip": ["3", 0], "clip_l": "", "t5xxl": "",
+                                                             "guidance": 3.5}},
+        "6": {"class_type": "EmptyLatentImage", "inputs": {"width": 1024, "height": 768, "batch_size": 1}},
+        "7": {"class_type": "LoadFluxControlNet", "inputs": {"model_name": "flux-dev",
+                                                             "controlnet_path": "flux-canny-controlnet-v3.safetensors"}},
+        "8": {"class_type": "LoadImage", "inputs": {"image": "edges.png"}},
+        "9": {"class_type": "ApplyFluxControlNet", "inputs": {"controlnet": ["7", 0], "image": ["8", 0],
+                                                              "strength": 0.7}},
+        "10": {"class_type": "XlabsSampler", "inputs": {
+            "model": ["2", 0], "conditioning": ["4", 0], "neg_conditioning": ["5", 0], "latent_image": ["6", 0],
+            "controlnet_condition": ["9", 0], "noise_seed": 1, "steps": 25, "timestep_to_start_cfg": 1,
+            "true_gs": 3.5, "image_to_image_strength": 0, "denoise_strength": 1.0}},
+        "11": {"class_type": "VAELoader", "inputs": {"vae_name": "ae.safetensors"}},
+        "12": {"class_type": "VAEDecode", "inputs": {"samples": ["10", 0], "vae": ["11", 0]}},
+        "13": {"class_type": "SaveImage", "inputs": {"images": ["12", 0], "filename_prefix": "x"}},
+    }
+    w = read_workflow(p)
+    assert not w.unknown_nodes
+    sample = stages(w, SAMPLE)[0]
+    assert (sample.steps, sample.cfg, sample.uses_negative) == (25, 3.5, True)
+    assert (sample.latent.height, sample.latent.width) == (96, 128)
+    by_role = {m.role: m for m in sample.models}
+    assert by_role["diffusion"].name == "flux1-dev.safetensors"
+    assert (by_role["lora"].name, by_role["lora"].folder) == ("realism_lora.safetensors", "xlabs/loras")
+    assert (by_role["controlnet"].name, by_role["controlnet"].folder) == ("flux-canny-controlnet-v3.safetensors",
+                                                                        "xlabs/controlnets")
+    from vram_budget.nodes.estimator.catalogue import P_XLABS_CN
+
+    cn = [i for sb in B.estimate(w, device()).stages for i in sb.items if i.model and i.model.kind == "controlnet"]
+    assert [i.bytes for i in cn] == [2 * P_XLABS_CN]  # 2 Flux double blocks + embedders, 16-bit: 1.49 GB
+    p["9"]["inputs"]["strength"] = 0.0  # not applied: not loaded
+    assert "controlnet" not in {m.role for m in stages(read_workflow(p), SAMPLE)[0].models}
+    p["10"]["inputs"]["true_gs"] = 1.0  # no real CFG: the negative is not evaluated
+    assert stages(read_workflow(p), SAMPLE)[0].uses_negative is False

@@ -35,6 +35,7 @@ P_WAN14_T2V = 14_288_491_584
 P_WAN14_I2V = 16_394_878_784  # + k_img/v_img/norm_k_img per block + img_emb MLP
 P_WAN14_FLF = P_WAN14_I2V + 514 * 1280  # + img_emb.emb_pos [1, 514, 1280]
 P_WAN13 = 1_418_996_800
+P_XLABS_CN = 743_807_280  # XLabs Flux ControlNet (2 double blocks), computed: see its catalogue lines
 P_WAN22_I2V_EXTRA = 20 * 5120 * 2 * 2  # Wan 2.2 I2V: patch_embedding takes 36 instead of 16 channels
 P_QWEN_IMAGE = 20_450_000_000  # 40.9 GB BF16 listing / 2
 P_QWEN25_VL_7B = 8_300_000_000  # 16.6 GB BF16 listing / 2
@@ -174,6 +175,13 @@ ENTRIES: tuple[CatalogueEntry, ...] = (
          f"{_WAN_REPO}/diffusion_models: {_HF} 16.4 GB", quantization=q, folder="diffusion_models", variant="i2v")
       for res in ("480p", "720p")
       for dt, q in (("fp8_e4m3fn", "fp8_e4m3fn"), ("fp8_scaled", "scaled fp8_e4m3fn"))),
+    # XLabs-AI Flux ControlNets v3 (x-flux-comfyui LoadFluxControlNet): xflux/src/flux/controlnet.py ControlNetFlux,
+    # 2 Flux double blocks + embedders + 2 zero Linear(3072) + a 8-conv hint block = 743,807,280 params; bf16 on the
+    # GPU while sampling (nodes.py:434 casts it to the model's dtype; built in fp32 first, nodes.py:225)
+    *(_e(f"flux-{kind}-controlnet-v3.safetensors", "controlnet", P_XLABS_CN, 2 * P_XLABS_CN, "BF16",
+         "XLabs-AI/x-flux-comfyui ControlNetFlux (controlnet_depth=2) params computed; x 2 bytes (BF16 assumed)",
+         folder="xlabs/controlnets", label="XLabs Flux ControlNet v3")
+      for kind in ("canny", "depth", "hed")),
     # ChronoEdit 14B: a Wan 2.1 I2V 14B fine-tune (the template runs it through WanImageToVideo with CLIP vision);
     # the template note's 30.54 GiB is the byte size of wan2.1_i2v_*_14B_fp16 (32.8 GB)
     _e("chrono_edit_14B_fp16.safetensors", "wan2.1-14b", P_WAN14_I2V, round(30.54 * 2**30), "F16",
