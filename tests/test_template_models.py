@@ -94,3 +94,24 @@ def test_chrono_edit_is_priced_as_the_wan_i2v_14b_it_is():
     assert (info.family, info.variant, info.params) == ("wan2.1-14b", "i2v", cat.P_WAN14_I2V)
     wan = cat.lookup("wan2.1_i2v_720p_14B_fp16.safetensors")
     assert abs(info.weights_bytes - wan.bytes) / wan.bytes < 0.005
+
+
+def test_flux_controlnet_counts_reproduce_the_exact_published_bytes():
+    """Diffusers FluxControlNetModel counts (embedders + double / single blocks + zero linears): the 6/0 and 5/10
+    configs reproduce the two exact published byte counts to within a safetensors header."""
+    h = 3072
+    lin = lambda i, o: i * o + o  # noqa: E731
+    double = 2 * (lin(h, 6 * h) + lin(h, 3 * h) + 2 * 128 + lin(h, h) + lin(h, 4 * h) + lin(4 * h, h))
+    single = lin(h, 3 * h) + lin(h, 4 * h) + lin(h, 3 * h) + 2 * 128 + lin(5 * h, h)
+    embed = lin(64, h) + lin(4096, h) + 2 * (lin(256, h) + lin(h, h)) + lin(768, h) + lin(h, h) + lin(64, h)
+
+    def params(double_blocks, single_blocks, modes=0):
+        return embed + double_blocks * double + single_blocks * single + (double_blocks + single_blocks) * lin(h, h) + modes * h
+
+    assert (params(5, 0), params(6, 0)) == (cat.P_FLUX_CN_5_0, cat.P_FLUX_CN_6_0)
+    pro2 = cat.lookup("controlnet-union-pro-2.0.safetensors")
+    assert 0 < pro2.bytes - 2 * params(6, 0) < 100_000  # 4,281,779,224 published: the rest is the header
+    assert 0 < 6_603_953_920 - 2 * params(5, 10, modes=10) < 100_000  # Union-Pro v1's exact size
+    for name in ("instantx_flux_canny.safetensors", "flux_tile.safetensors"):
+        info = cat.catalogue_info(name, "controlnet")
+        assert info.kind == "controlnet" and abs(info.weights_bytes - 3.58e9) < 0.01e9  # the 3.58 GB listings

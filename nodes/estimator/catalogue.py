@@ -35,6 +35,11 @@ P_WAN14_T2V = 14_288_491_584
 P_WAN14_I2V = 16_394_878_784  # + k_img/v_img/norm_k_img per block + img_emb MLP
 P_WAN14_FLF = P_WAN14_I2V + 514 * 1280  # + img_emb.emb_pos [1, 514, 1280]
 P_WAN13 = 1_418_996_800
+# Diffusers FluxControlNetModel at Flux.1 widths: embedders (x, context, timestep, guidance, pooled text,
+# controlnet_x) + num_layers double blocks (339,831,296 each) + num_single_layers single blocks (141,591,808) +
+# one zero Linear(3072, 3072) per block (+ num_mode x 3072 for the union mode embedding)
+P_FLUX_CN_5_0 = 1_791_605_248
+P_FLUX_CN_6_0 = 2_140_876_800
 P_XLABS_CN = 743_807_280  # XLabs Flux ControlNet (2 double blocks), computed: see its catalogue lines
 P_WAN22_I2V_EXTRA = 20 * 5120 * 2 * 2  # Wan 2.2 I2V: patch_embedding takes 36 instead of 16 channels
 P_QWEN_IMAGE = 20_450_000_000  # 40.9 GB BF16 listing / 2
@@ -182,6 +187,20 @@ ENTRIES: tuple[CatalogueEntry, ...] = (
          "XLabs-AI/x-flux-comfyui ControlNetFlux (controlnet_depth=2) params computed; x 2 bytes (BF16 assumed)",
          folder="xlabs/controlnets", label="XLabs Flux ControlNet v3")
       for kind in ("canny", "depth", "hed")),
+    # Diffusers-format Flux ControlNets (FluxControlNetModel; ComfyUI controlnet.py load_controlnet_flux_instantx):
+    # params computed from num_layers (Flux double blocks) / num_single_layers of their config.json, 16-bit files.
+    # The sums reproduce the exact published byte counts less the header (Union-Pro-2.0 6/0: 4,281,753,600 of
+    # 4,281,779,224; Union-Pro v1 5/10: 6,603,913,216 of 6,603,953,920), so the 5/0 ones are sized the same way.
+    _e("instantx_flux_canny.safetensors", "controlnet", P_FLUX_CN_5_0, 2 * P_FLUX_CN_5_0, "BF16",
+       "InstantX/FLUX.1-dev-Controlnet-Canny (5 double / 0 single blocks): params computed; Hugging Face listing "
+       "3.58 GB (ComfyUI_examples renames it)", folder="controlnet", label="InstantX Flux Canny ControlNet"),
+    _e("controlnet-union-pro-2.0.safetensors", "controlnet", P_FLUX_CN_6_0, 4_281_779_224, "BF16",
+       "Shakker-Labs/FLUX.1-dev-ControlNet-Union-Pro-2.0 (6 double / 0 single blocks, no mode embedding): params "
+       "computed; exact file size 4,281,779,224 bytes", folder="controlnet", label="Flux ControlNet Union Pro 2.0"),
+    _e("flux_tile.safetensors", "controlnet", P_FLUX_CN_5_0, 2 * P_FLUX_CN_5_0, "BF16",
+       "jasperai/Flux.1-dev-Controlnet-Upscaler (5 double / 0 single blocks), the file RES4LYF's upscale workflows "
+       "load as flux_tile (their note: Jasper's tile controlnet): params computed; ComfyUI-Manager 3.58GB",
+       folder="controlnet", label="Jasper Flux tile/upscaler ControlNet"),
     # ChronoEdit 14B: a Wan 2.1 I2V 14B fine-tune (the template runs it through WanImageToVideo with CLIP vision);
     # the template note's 30.54 GiB is the byte size of wan2.1_i2v_*_14B_fp16 (32.8 GB)
     _e("chrono_edit_14B_fp16.safetensors", "wan2.1-14b", P_WAN14_I2V, round(30.54 * 2**30), "F16",
