@@ -264,6 +264,40 @@ def test_impact_detailer_is_encode_sample_decode_of_one_max_size_crop():
     assert sample.models[0].name == "sd_xl_base_1.0.safetensors"
 
 
+def test_impact_pipes_carry_the_model_and_vae_through_converters_and_editors():
+    """ToBasicPipe -> BasicPipeToDetailerPipe -> FromDetailerPipe feeds a FaceDetailer; DetailerPipeToBasicPipe
+    -> EditBasicPipe (a new VAE) feeds a DetailerForEachPipe: each detailer gets the models that went in."""
+    p = _sdxl_base()
+    p.update({
+        "6": {"class_type": "ToBasicPipe", "inputs": {"model": ["1", 0], "clip": ["1", 1], "vae": ["1", 2],
+                                                      "positive": ["2", 0], "negative": ["2", 0]}},
+        "7": {"class_type": "BasicPipeToDetailerPipe", "inputs": {"basic_pipe": ["6", 0], "wildcard": "",
+                                                                  "Select to add LoRA": "", "Select to add Wildcard": ""}},
+        "8": {"class_type": "FromDetailerPipe", "inputs": {"detailer_pipe": ["7", 0]}},
+        "4": {"class_type": "FaceDetailer", "inputs": {
+            "image": ["3", 0], "model": ["8", 0], "clip": ["8", 1], "vae": ["8", 2], "positive": ["8", 3],
+            "negative": ["8", 4], "guide_size": 512, "guide_size_for": True, "max_size": 768, "seed": 1, "steps": 20,
+            "cfg": 7.0, "sampler_name": "euler", "scheduler": "normal", "denoise": 0.5}},
+        "9": {"class_type": "DetailerPipeToBasicPipe", "inputs": {"detailer_pipe": ["7", 0]}},
+        "10": {"class_type": "VAELoader", "inputs": {"vae_name": "sdxl_vae.safetensors"}},
+        "11": {"class_type": "EditBasicPipe", "inputs": {"basic_pipe": ["9", 0], "vae": ["10", 0]}},
+        "12": {"class_type": "DetailerForEachPipe", "inputs": {
+            "image": ["4", 0], "segs": ["13", 0], "basic_pipe": ["11", 0], "guide_size": 512, "guide_size_for": True,
+            "max_size": 1024, "seed": 1, "steps": 20, "cfg": 7.0, "sampler_name": "euler", "scheduler": "normal",
+            "denoise": 0.5}},
+        "13": {"class_type": "ImpactSimpleDetectorSEGS", "inputs": {"image": ["3", 0]}},
+        "5": {"class_type": "SaveImage", "inputs": {"images": ["12", 0]}},
+    })
+    w = read_workflow(p)
+    assert not w.unknown_nodes
+    assert not [s for s in w.stages if s.node_type in ("ToBasicPipe", "EditBasicPipe")]  # no compute of their own
+    by_node = {(s.node_id, s.kind): s for s in w.stages}
+    assert [m.name for m in by_node[("4", SAMPLE)].models] == ["sd_xl_base_1.0.safetensors"]
+    assert [m.name for m in by_node[("4", VAE_DECODE)].models] == ["sd_xl_base_1.0.safetensors"]
+    assert [m.name for m in by_node[("12", SAMPLE)].models] == ["sd_xl_base_1.0.safetensors"]
+    assert [m.name for m in by_node[("12", VAE_ENCODE)].models] == ["sdxl_vae.safetensors"]  # EditBasicPipe's VAE
+
+
 def test_ultimate_sd_upscale_samples_padded_tiles():
     p = _sdxl_base()
     p["4"] = {"class_type": "UltimateSDUpscale", "inputs": {

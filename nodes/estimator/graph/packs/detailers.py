@@ -31,24 +31,47 @@ def _square(node, side: int) -> LatentShape:
                        source_node=node.id, source_type=node.type)
 
 
+PIPE_INPUTS = ("detailer_pipe", "basic_pipe")
+PIPE_NODES = {"FromDetailerPipe", "ToDetailerPipe", "FromDetailerPipe_v2", "ToBasicPipe", "FromBasicPipe",
+              "FromBasicPipe_v2", "EditDetailerPipe", "EditBasicPipe", "BasicPipeToDetailerPipe",
+              "BasicPipeToDetailerPipeSDXL", "DetailerPipeToBasicPipe", "EditDetailerPipeSDXL", "ToDetailerPipeSDXL",
+              "FromDetailerPipeSDXL"}
+
+
+def _through_pipes(a, node, socket: str):
+    """The link feeding ``socket`` (model / vae): the node's own input, else the one that made the pipe it
+    takes, following Impact's pipe converters and editors (an Edit* node's linked input replaces the pipe's)."""
+    seen = {node.id}
+    current = node
+    for _ in range(64):
+        link = a.link(current, socket)
+        if link is not None:
+            return link
+        upstream = next((a.link(current, name) for name in PIPE_INPUTS if a.link(current, name) is not None), None)
+        current = a.nodes.get(upstream.node) if upstream is not None else None
+        if current is None or current.id in seen:
+            return None
+        seen.add(current.id)
+    return None
+
+
+_SOCKET = {"MODEL": "model", "CLIP": "clip", "VAE": "vae"}
+
+
+def _pipe_refs(a, node, slot, type_, visiting):
+    """From*Pipe outputs (MODEL, CLIP, VAE): the models that went into the pipe."""
+    name = _SOCKET.get(type_)
+    return a.refs(_through_pipes(a, node, name), type_, visiting) if name else []
+
+
 def _three_stages(a, node, shape: LatentShape, what: str):
-    """VAE encode, sample, VAE decode of one crop / tile (the node's own model, VAE and settings)."""
-    model_link = a.link(node, "model")
-    if model_link is None:  # a pipe: FromDetailerPipe / ToDetailerPipe / BASIC_PIPE carry MODEL and VAE
-        for name in ("detailer_pipe", "basic_pipe"):
-            pipe = a.nodes.get(getattr(a.link(node, name), "node", None))
-            if pipe is not None:
-                model_link = a.link(pipe, "model")
-                node_for_vae = pipe
-                break
-        else:
-            node_for_vae = node
-    else:
-        node_for_vae = node
+    """VAE encode, sample, VAE decode of one crop / tile (the node's own model, VAE and settings, or those of
+    the pipe it takes)."""
+    model_link = _through_pipes(a, node, "model")
     cfg = a.number(node, "cfg", integer=False)
     sample = a.sample_stage(node, model_links=[model_link] if model_link else [], cfg=cfg,
                             uses_negative=cfg is not None and cfg > 1, steps=a.number(node, "steps"), latent=shape)
-    vae = a.refs(a.link(node_for_vae, "vae"), "VAE")
+    vae = a.refs(_through_pipes(a, node, "vae"), "VAE")
     a.stage_note(f"{what}: one at a time, {shape.pixel_width}×{shape.pixel_height} px each")
     encode = _replace(sample, kind=VAE_ENCODE, models=tuple(vae), cfg=None, steps=None)
     decode = _replace(sample, kind=VAE_DECODE, models=tuple(vae), cfg=None, steps=None)
@@ -78,7 +101,8 @@ PACK = Pack(
     stages={**{t: _detailer for t in DETAILERS}, **{t: _usdu for t in USDU}},
     widgets=WIDGETS,
     relevant_types={"DETAILER_PIPE", "BASIC_PIPE"},
-    handled={"FromDetailerPipe", "ToDetailerPipe", "FromDetailerPipe_v2", "ToBasicPipe", "FromBasicPipe",
-             "FromBasicPipe_v2", "EditDetailerPipe", "EditBasicPipe", "UltralyticsDetectorProvider",
-             "SAMLoader", "BboxDetectorSEGS", "SegmDetectorSEGS", "ImpactSimpleDetectorSEGS"},
+    refs={t: _pipe_refs for t in PIPE_NODES},
+    text_encoders_no_stage=set(PIPE_NODES),  # they take a CLIP and compute nothing
+    handled=PIPE_NODES | {"UltralyticsDetectorProvider", "SAMLoader", "BboxDetectorSEGS", "SegmDetectorSEGS",
+                          "ImpactSimpleDetectorSEGS"},
 )
