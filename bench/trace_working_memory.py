@@ -415,6 +415,22 @@ WAN_14B_FUN_CONTROL = {**_wan_config(5120, 13824, 40, 48, 16), "model_type": "i2
 #   embedding, control_adapter.conv.weight (24 = 6 Pluecker channels x 4 frames in) -> model_type "camera",
 #   matched by WAN21_Camera (supported_models.py: in_dim 32); CameraWanModel's in_dim_control_adapter is 24.
 WAN_14B_CAMERA = {**_wan_config(5120, 13824, 40, 32, 16), "model_type": "camera"}
+# Wan audio / animation models (ComfyUI 0.18.2 model_detection.py:518-524 picks the model_type from one extra key;
+# the configs carry no more than the base Wan keys, so the classes' defaults build the rest):
+# - Wan-AI/Wan2.2-S2V-14B: the T2V 14B layout (in_dim 16) plus casual_audio_encoder.* -> "s2v", matched by
+#   WAN22_S2V (supported_models.py:1236-1247) -> model_base.WAN22_S2V -> WanModel_S2V (ldm/wan/model.py:1221-1284:
+#   audio_dim 1024, 12 audio-injection layers, FramePackMotioner buckets [1, 2, 16], cond_encoder for control_video).
+WAN22_14B_S2V = {**WAN_14B_T2V, "model_type": "s2v"}
+# - bytedance-research/HuMo 17B (Comfy-Org humo_17B_*.safetensors): Wan 2.1 14B with in_dim 36 (16 noise + 4 mask +
+#   16 reference channels: model_base.WAN21_HuMo builds c_concat / reference_latent with 4 + 16 more channels,
+#   model_base.py:1415-1440; the in_dim-16 path is "# 1.7B model", :1415) plus audio_proj.* -> "humo", matched by
+#   WAN21_HuMo (supported_models.py:1226-1234) -> HumoWanModel (ldm/wan/model.py:1525-1556).
+WAN21_14B_HUMO = {**_wan_config(5120, 13824, 40, 36, 16), "model_type": "humo"}
+# - Wan-AI/Wan2.2-Animate-14B: in_dim 36 (16 noise + 4 mask + 16 reference/background latent), the CLIP image
+#   embedding, face_adapter.* -> "animate", matched by WAN22_Animate (supported_models.py:1249-1260) ->
+#   AnimateWanModel (ldm/wan/model_animate.py:400-448: model_type "i2v" inside, pose_patch_embedding, the
+#   motion_encoder Generator at 512 px, face_adapter with num_layers // 5 = 8 fuser blocks, face_encoder).
+WAN22_14B_ANIMATE = {**_wan_config(5120, 13824, 40, 36, 16), "model_type": "animate"}
 
 # model_detection.py:592-644 (Cosmos Predict2): model_channels = x_embedder.proj.1.weight rows, in_channels =
 # its columns / 4 - 1 (padding mask). nvidia/Cosmos-Predict2-2B-Text2Image (diffusers CosmosTransformer3DModel
@@ -802,6 +818,47 @@ def _arches_018() -> dict[str, Arch]:
         return {**clip_vision(257)(c), "camera_conditions": torch.zeros(
             (1, 24, _latent_T(c.frames), c.height, c.width), device="cuda")}
 
+    def s2v_motion_tokens(c: Case) -> int:
+        # FramePackMotioner (ldm/wan/model.py:1183-1218) packs the 19 reference-motion latent frames into 1 frame at
+        # patch (1,2,2), 2 frames at (2,4,4) and 16 frames at (4,8,8) (Conv3d strides, floor).
+        h, w = c.height // 8, c.width // 8
+        return (h // 2) * (w // 2) + (h // 4) * (w // 4) + 4 * (h // 8) * (w // 8)
+
+    def s2v_conds(c: Case) -> dict:
+        # wan_sound_to_video (comfy_extras/nodes_wan.py:887-946): the audio bucket of wav2vec2-large's 25 hidden states
+        # (24 layers + the feature projection, audio_encoders/audio_encoders.py:51-60; CausalAudioEncoder weights
+        # [1, 25, 1, 1], ldm/wan/model.py:1032-1053) -> [1, 25, 1024, 4 * latent_T] (:887-906); the reference image
+        # latent [1, 16, 1, h, w] (:908-912); control_video always, zeros of the latent's shape (:934-942).
+        # Case.refs = 1: reference_motion, the last 19 latent frames of 73 motion frames (:914-930) or, in
+        # WanSoundImageToVideoExtend, of the previous chunk's latent (:1006-1014).
+        T, h, w = _latent_T(c.frames), c.height // 8, c.width // 8
+        out = {"audio_embed": torch.zeros((1, 25, 1024, 4 * T), device="cuda"),
+               "reference_latents": [torch.zeros((1, 16, 1, h, w), device="cuda")],
+               "control_video": torch.zeros((1, 16, T, h, w), device="cuda")}
+        if c.refs:
+            out["reference_motion"] = torch.zeros((1, 16, 19, h, w), device="cuda")
+        return out
+
+    def humo_conds(c: Case) -> dict:
+        # WanHuMoImageToVideo (comfy_extras/nodes_wan.py:1070-1107): one reference latent [1, 16, 1, h, w] always (a zero
+        # latent without ref_image, :1074-1082); whisper-large-v3's 33 hidden states averaged into 5 bands and windowed
+        # by get_audio_emb_window (8 audio frames per latent frame, :1017-1041) -> audio_embed [1, latent_T, 8, 5, 1280]
+        # (:1084-1099). WAN21_HuMo.extra_conds (model_base.py:1407-1440) makes c_concat [B, 20, T, h, w] and the
+        # reference [1, 36, 1, h, w]; HumoWanModel appends the reference frame's tokens (ldm/wan/model.py:1582-1587).
+        T, h, w = _latent_T(c.frames), c.height // 8, c.width // 8
+        return {"audio_embed": torch.zeros((1, T, 8, 5, 1280), device="cuda"),
+                "reference_latents": [torch.zeros((1, 16, 1, h, w), device="cuda")]}
+
+    def animate_conds(c: Case) -> dict:
+        # WanAnimateToVideo (comfy_extras/nodes_wan.py:1146-1247): 257 CLIP-vision tokens (:1173-1175), the pose video
+        # VAE-encoded over `length` frames -> pose_video_latent [1, 16, latent_T, h, w] (:1177-1191), the face video at
+        # 512 x 512 px in [-1, 1] -> face_video_pixels [1, 3, length, 512, 512] fp32 (:1204-1208). c_concat is
+        # WAN21.concat_cond's 20 channels over the latent's frames (mask + reference/background latent, :1237-1243).
+        T, h, w = _latent_T(c.frames), c.height // 8, c.width // 8
+        return {**clip_vision(257)(c),
+                "pose_video_latent": torch.zeros((1, 16, T, h, w), device="cuda"),
+                "face_video_pixels": torch.zeros((1, 3, c.frames, 512, 512), device="cuda")}
+
     def ace_conds(c: Case) -> dict:
         # TextEncodeAceStepAudio (comfy_extras/nodes_ace.py) -> AceT5Model.encode_token_weights
         # (text_encoders/ace.py:142-150): UMT5-base hidden states of the tags [1, N, 768] as the context and
@@ -1018,6 +1075,43 @@ def _arches_018() -> dict[str, Arch]:
         "wan2.1-14b-camera": wan("wan2.1-14b-camera", WAN_14B_CAMERA, "WAN21_Camera",
                                  "c_concat 16 reference channels + 257 CLIP-vision tokens + the camera "
                                  "embedding [1, 24, T, H, W] fp32 (pixel resolution)", camera),
+        "wan2.2-14b-s2v": Arch(
+            "wan2.2-14b-s2v", "diffusion", lambda: _dit_model(WAN22_14B_S2V, "WAN22_S2V"),
+            lambda c: [c.batch, 16, _latent_T(c.frames), c.height // 8, c.width // 8],
+            lambda c: (_latent_T(c.frames) + 1) * (c.height // 16) * (c.width // 16) + (s2v_motion_tokens(c) if c.refs else 0),
+            "tokens = the tokens WanModel_S2V attends over: ((L-1)//4+1 + 1 reference frame)*(H/16)*(W/16), plus with "
+            "reference motion (refs=1: WanSoundImageToVideo's ref_motion, or WanSoundImageToVideoExtend's previous "
+            "latent) FramePackMotioner's (H/16)(W/16) + (H/32)(W/32) + 4(H/64)(W/64) (ldm/wan/model.py:1322-1340); the "
+            "sampled latent shows only the video frames; text_tokens = 512 umT5; audio_embed [1, 25, 1024, 4*latent_T], "
+            "control_video zeros [1, 16, T, h, w]",
+            vid("wan2.2-14b-s2v", ((832, 480, 33), (832, 480, 81)), (512,))
+            + _grid([dict(arch="wan2.2-14b-s2v", batch=b, width=w, height=h, frames=f, text_tokens=512, refs=1)
+                     for (w, h, f, b) in ((832, 480, 33, 1), (832, 480, 81, 1), (832, 480, 81, 2), (1280, 720, 81, 1))]),
+            context_dim=4096, comfy_class="WAN22_S2V", conds=s2v_conds, config=WAN22_14B_S2V,
+            # WAN22_S2V.memory_usage_factor_conds: reference_latent [1, 16, h*w] and reference_motion counted as 1.5
+            # frames (model_base.py:1474-1475, 1496-1505).
+            extra_area=lambda c: int((c.height // 8) * (c.width // 8) * (2.5 if c.refs else 1))),
+        "wan2.1-14b-humo": Arch(
+            "wan2.1-14b-humo", "diffusion", lambda: _dit_model(WAN21_14B_HUMO, "WAN21_HuMo"),
+            lambda c: [c.batch, 16, _latent_T(c.frames), c.height // 8, c.width // 8],
+            lambda c: (_latent_T(c.frames) + 1) * (c.height // 16) * (c.width // 16),
+            "tokens = the tokens HumoWanModel attends over: ((L-1)//4+1 + 1 reference frame)*(H/16)*(W/16) (the reference "
+            "latent WanHuMoImageToVideo always adds; the sampled latent shows only the video frames); text_tokens = 512 "
+            "umT5; audio_embed [1, latent_T, 8, 5, 1280] -> 16 audio tokens per frame (AudioProjModel)",
+            vid("wan2.1-14b-humo", ((832, 480, 33), (832, 480, 81)), (512,))
+            + vid("wan2.1-14b-humo", ((1280, 720, 81),), (512,), (1,)),
+            context_dim=4096, comfy_class="WAN21_HuMo", conds=humo_conds, config=WAN21_14B_HUMO),
+        "wan2.2-14b-animate": Arch(
+            "wan2.2-14b-animate", "diffusion", lambda: _dit_model(WAN22_14B_ANIMATE, "WAN22_Animate"),
+            lambda c: [c.batch, 16, _latent_T(c.frames) + 1, c.height // 8, c.width // 8],
+            lambda c: (_latent_T(c.frames) + 1) * (c.height // 16) * (c.width // 16),
+            "tokens = ((L-1)//4+1 + 1)*(H/16)*(W/16): WanAnimateToVideo's latent has latent_length + trim_latent frames, "
+            "the reference image's latent frame first (comfy_extras/nodes_wan.py:1245); text_tokens = 512 umT5; 257 "
+            "CLIP-vision tokens; pose latents [1, 16, latent_T, h, w]; face pixels [1, 3, L, 512, 512] fp32 through the "
+            "motion encoder 8 frames at a time (ldm/wan/model_animate.py:459-466)",
+            vid("wan2.2-14b-animate", ((832, 480, 33), (832, 480, 81)), (512,))
+            + vid("wan2.2-14b-animate", ((1280, 720, 81),), (512,), (1,)),
+            context_dim=4096, comfy_class="WAN22_Animate", conds=animate_conds, config=WAN22_14B_ANIMATE),
         "wan2.2-14b-i2v": wan("wan2.2-14b-i2v", WAN22_14B_I2V, "WAN21_T2V",
                               "c_concat = 4 mask + 16 image-latent channels, no CLIP image embedding"),
         "wan2.1-14b-i2v": wan("wan2.1-14b-i2v", WAN_14B_I2V, "WAN21_I2V",

@@ -234,7 +234,8 @@ NEW_DIFFUSION = {
     "hidream": "HiDream", "hunyuan-video-1.5": "HunyuanVideo15", "hunyuan-image-2.1": "HunyuanImage21",
     "ltxv-2b": "LTXV", "ltxv-13b": "LTXV", "wan2.2-14b-i2v": "WAN21_T2V", "wan2.1-14b-i2v": "WAN21_I2V",
     "wan2.1-14b-flf": "WAN21_I2V", "wan2.1-14b-vace": "WAN21_Vace", "wan2.1-14b-fun-control": "WAN21_FunControl2V",
-    "wan2.1-14b-camera": "WAN21_Camera",
+    "wan2.1-14b-camera": "WAN21_Camera", "wan2.2-14b-s2v": "WAN22_S2V", "wan2.1-14b-humo": "WAN21_HuMo",
+    "wan2.2-14b-animate": "WAN22_Animate",
     "cosmos-predict2-2b": "CosmosT2IPredict2", "cosmos-predict2-14b": "CosmosT2IPredict2",
     "kandinsky5-lite": "Kandinsky5",
 }
@@ -346,6 +347,10 @@ def test_z_image_template_estimate_is_complete_and_uses_its_traced_entry():
     ("wan2.1-14b", {"task": "vace"}, "wan2.1-14b-vace"),
     ("wan2.1-14b", {"task": "camera"}, "wan2.1-14b-camera"),
     ("wan2.1-14b", {"task": "t2v"}, "wan2.1-14b"),
+    ("wan2.2-14b", {"task": "s2v"}, "wan2.2-14b-s2v"),
+    ("wan2.1-14b", {"task": "humo"}, "wan2.1-14b-humo"),
+    ("wan2.1-14b", {"task": "animate"}, "wan2.2-14b-animate"),
+    ("wan2.2-14b", {"task": "animate"}, "wan2.2-14b-animate"),
     ("gemma", {"hidden_size": 3840}, "gemma3"),
     ("gemma", {"hidden_size": 2304}, "gemma"),
 ])
