@@ -72,7 +72,47 @@ ARCH_ROUTES = (
     ("wan2.1-14b", "task", "control", "wan2.1-14b-fun-control"),
     ("wan2.1-14b", "task", "camera", "wan2.1-14b-camera"),
     ("gemma", "hidden_size", 3840, "gemma3"),
-)
+) + tuple((fam, "task", task, key) for fam in ("wan2.1-14b", "wan2.2-14b") for task, key in (
+    # Wan 2.2 S2V, HuMo 17B (Wan 2.1 14B based), Wan 2.2 Animate: families.py reads the task from the keys
+    # (casual_audio_encoder.* / audio_proj.* / face_adapter.*); the Wan 2.1 / 2.2 family comes from the name.
+    ("s2v", "wan2.2-14b-s2v"), ("humo", "wan2.1-14b-humo"), ("animate", "wan2.2-14b-animate")))
+
+# Tasks a file's name (name_infer._variant) or the catalogue's variant names when no header was read: they pick the
+# traced entry the way families.py's arch["task"] does for a header.
+VARIANT_TASKS = ("s2v", "humo", "animate")
+
+
+def model_arch(model) -> Mapping[str, object]:
+    """A ModelInfo's arch for the working-memory lookup: a catalogue / name-inferred file has no arch["task"]
+    (no header was read), its variant says the task instead (only the tasks in VARIANT_TASKS)."""
+    arch = model.arch if isinstance(getattr(model, "arch", None), Mapping) else {}
+    variant = getattr(model, "variant", None)
+    if not arch.get("task") and variant in VARIANT_TASKS:
+        return {**arch, "task": variant}
+    return arch
+
+
+def _s2v_motion_tokens(h: int, w: int) -> int:
+    """FramePackMotioner (ldm/wan/model.py:1183-1218): the 19 reference-motion latent frames as 1 frame at patch
+    (1,2,2), 2 frames at (2,4,4) and 16 frames at (4,8,8) (Conv3d strides, floor)."""
+    return (h // 2) * (w // 2) + (h // 4) * (w // 4) + 4 * (h // 8) * (w // 8)
+
+
+# Tokens a traced entry's model attends over that the stage's latent does not show (the entries' token_rule in
+# data/working_memory.json counts them): (latent rows, latent columns) -> (extra tokens, what they are).
+# - S2V: the reference image's latent frame (nodes_wan.py:908-912; ldm/wan/model.py:1322-1328) and the reference motion's
+#   packed frames: WanSoundImageToVideoExtend always passes the previous chunk's latent (nodes_wan.py:1006-1014),
+#   WanSoundImageToVideo when ref_motion is connected; the template's extend chunks have it, so it is assumed.
+# - HuMo: the reference latent WanHuMoImageToVideo always adds (a zero latent without ref_image, nodes_wan.py:1074-1082),
+#   appended as one more frame (ldm/wan/model.py:1582-1587).
+# - Animate: WanAnimateToVideo's latent is latent_length + trim_latent frames, the reference image's frame first
+#   (nodes_wan.py:1245); the graph reader's latent counts latent_length (length's frames) only.
+EXTRA_TOKENS: dict[str, Callable[[int, int], tuple[int, str]]] = {
+    "wan2.2-14b-s2v": lambda h, w: ((h // 2) * (w // 2) + _s2v_motion_tokens(h, w),
+                                    "the reference image's frame and 19 reference-motion frames packed"),
+    "wan2.1-14b-humo": lambda h, w: ((h // 2) * (w // 2), "the reference image's frame"),
+    "wan2.2-14b-animate": lambda h, w: ((h // 2) * (w // 2), "the reference image's frame"),
+}
 
 
 def working_memory_key(family: str, arch: Mapping[str, object] | None = None) -> str:
@@ -239,6 +279,9 @@ def diffusion_working(
     reference latents an edit model attends over next to the image (Kontext, Qwen-Image-Edit, Flux.2,
     LongCat edit: their tokens join the image's)."""
     tokens = latent_tokens(family, arch, latent)
+    key = working_memory_key(family, arch)
+    extra_tokens, extra_what = EXTRA_TOKENS[key](latent.height, latent.width) if key in EXTRA_TOKENS else (0, "")
+    tokens += extra_tokens
     ref_tokens = 0
     if references and family_group(family) != "unet":
         ref_tokens = sum(latent_tokens(family, arch, LatentShape(1, latent.channels, h, w)) for h, w in references)
@@ -254,7 +297,6 @@ def diffusion_working(
                                  f"batch {batch}, {tokens} latent tokens + {ttok} text tokens; traced live with "
                                  f"{provenance} at these shapes × {k} for the allocator and untraced transients",
                                  "live", traced_bytes=int(value))
-    key = working_memory_key(family, arch)
     entry = traced_constants().get(key)
     shape = f"{latent.pixel_width or latent.width * 8}×{latent.pixel_height or latent.height * 8}"
     if latent.frames:
@@ -265,6 +307,8 @@ def diffusion_working(
             ver = traced_version(key)
             k = calibration(family)
             refs = f" (incl. {ref_tokens} of {len(references)} reference latent(s))" if ref_tokens else ""
+            if extra_tokens:
+                refs += f" (incl. {extra_tokens} the model appends: {extra_what})"
             return WorkingMemory(
                 int(value * k), tokens,
                 f"{shape}, batch {batch}, {tokens} latent tokens{refs} + {ttok} text tokens; fused SDPA attention, "

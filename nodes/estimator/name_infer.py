@@ -497,6 +497,7 @@ def _variant(path: str) -> str | None:
     for pattern, variant in ((r"high[\s_-]?noise|[_-]high(?:[_.-]|$)", "high_noise"),
                              (r"low[\s_-]?noise|[_-]low(?:[_.-]|$)", "low_noise"), (r"ti2v", "ti2v"),
                              (r"flf2v", "flf"), (r"i2v", "i2v"), (r"t2v", "t2v"), (r"vace", "vace"),
+                             (r"s2v", "s2v"), (r"humo", "humo"), (r"animate(?!diff)", "animate"),
                              (r"kontext", "kontext"), (r"fill", "fill"), (r"edit", "edit")):
         if re.search(pattern, path):
             return variant
