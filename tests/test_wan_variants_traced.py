@@ -121,3 +121,16 @@ def test_s2v_workflow_sample_stage_uses_the_s2v_trace():
     assert f"{tokens} latent tokens" in work.assumption and "reference-motion" in work.assumption
     k = memory.calibration("wan2.2-14b")
     assert work.bytes >= int(_traced("wan2.2-14b-s2v", 2, tokens) * k) * 0.99
+
+
+def test_wrapper_humo_latent_already_holds_its_reference_frames():
+    """WanVideoWrapper's HuMoEmbeds puts a latent frame per reference image into its target shape, so the
+    HuMo entry does not add one more (memory.LATENT_HAS_EXTRA); ComfyUI's own WanHuMoImageToVideo latent does not
+    hold it and the entry adds it."""
+    core = memory.diffusion_working("wan2.1-14b", {"task": "humo"}, LATENT, 1, 512)
+    lat = LatentShape(1, 16, 60, 104, 22, source_type="HuMoEmbeds")  # 21 frames + its one reference frame
+    wrapper = memory.diffusion_working("wan2.1-14b", {"task": "humo"}, lat, 1, 512)
+    if memory.working_memory_key("wan2.1-14b", {"task": "humo"}) != "wan2.1-14b-humo":
+        pytest.skip("the HuMo key is reached through another arch field here")
+    assert wrapper.tokens == core.tokens == 22 * HW
+    assert wrapper.bytes == core.bytes

@@ -115,6 +115,11 @@ EXTRA_TOKENS: dict[str, Callable[[int, int], tuple[int, str]]] = {
 }
 
 
+# Latent creators whose latent already holds those frames: WanVideoWrapper's HuMoEmbeds puts one latent frame per
+# reference image into its target shape (HuMo/nodes.py:119-230; graph/packs/wanvideowrapper.py _reference_count).
+LATENT_HAS_EXTRA: dict[str, frozenset[str]] = {"wan2.1-14b-humo": frozenset({"HuMoEmbeds"})}
+
+
 def working_memory_key(family: str, arch: Mapping[str, object] | None = None) -> str:
     """The traced entry for a model: the one its arch numbers point at, its family's own, or its alias's."""
     traced = traced_constants()
@@ -280,7 +285,9 @@ def diffusion_working(
     LongCat edit: their tokens join the image's)."""
     tokens = latent_tokens(family, arch, latent)
     key = working_memory_key(family, arch)
-    extra_tokens, extra_what = EXTRA_TOKENS[key](latent.height, latent.width) if key in EXTRA_TOKENS else (0, "")
+    extra_tokens, extra_what = (EXTRA_TOKENS[key](latent.height, latent.width)
+                                if key in EXTRA_TOKENS and latent.source_type not in LATENT_HAS_EXTRA.get(key, ())
+                                else (0, ""))
     tokens += extra_tokens
     ref_tokens = 0
     if references and family_group(family) != "unet":
