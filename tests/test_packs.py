@@ -15,7 +15,7 @@ from vram_budget.nodes.estimator.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.graph import packs
 from vram_budget.nodes.estimator.units import GiB
-from vram_budget.nodes.estimator.workload import SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE
+from vram_budget.nodes.estimator.workload import AUDIO_ENCODE, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE
 
 
 def device(card: str = "RTX 4090") -> B.Device:
@@ -444,10 +444,16 @@ def test_humo_embeds_add_a_latent_frame_per_reference_and_always_vae_encode():
     p["4"] = {"class_type": "HuMoEmbeds", "inputs": {
         "num_frames": ["11", 0], "width": 1280, "height": 720, "audio_scale": 1.0, "audio_cfg_scale": 2.0,
         "audio_start_percent": 0.0, "audio_end_percent": 1.0, "tiled_vae": False, "vae": ["6", 0],
-        "reference_images": ["12", 0]}}
+        "reference_images": ["12", 0], "whisper_model": ["13", 0]}}
+    p["13"] = {"class_type": "WhisperModelLoader", "inputs": {
+        "model": "whisper_large_v3_encoder_fp16.safetensors", "base_precision": "fp16", "load_device": "main_device"}}
     w = read_workflow(p)
     assert not w.unknown_nodes
-    assert [s.kind for s in w.stages] == [TEXT_ENCODE, VAE_ENCODE, SAMPLE, VAE_DECODE]
+    assert [s.kind for s in w.stages] == [TEXT_ENCODE, AUDIO_ENCODE, VAE_ENCODE, SAMPLE, VAE_DECODE]
+    audio = stages(w, AUDIO_ENCODE)[0]  # Whisper encodes the audio on the GPU first (HuMo/nodes.py:150-190)
+    assert [(m.name, m.role, m.folder) for m in audio.models] == [
+        ("whisper_large_v3_encoder_fp16.safetensors", "audio_encoder", "audio_encoders")]
+    assert audio.manager == "WanVideoWrapper"
     sample = stages(w, SAMPLE)[0]
     assert (sample.latent.pixel_frames, sample.latent.frames) == (65, 17 + 2)
     encode = stages(w, VAE_ENCODE)[0]

@@ -28,10 +28,11 @@ from .catalogue import catalogue_info
 from .errors import ModelFileError, VramBudgetError
 from .families import describe
 from .gpus import Card, cheapest_card_that_fits
-from .model_info import CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN, VAE, ModelInfo
+from .model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN,
+                         VAE, ModelInfo)
 from .units import GiB, MiB, fmt_gib
 from .workload import (
-    CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, TRAIN, UPSCALE, VAE_DECODE, VAE_ENCODE, LatentShape, ModelRef, Stage,
+    AUDIO_ENCODE, CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, TRAIN, UPSCALE, VAE_DECODE, VAE_ENCODE, LatentShape, ModelRef, Stage,
     Workload,
 )
 
@@ -471,6 +472,11 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
         return params * 4, "fp32: no bf16 on this GPU (ComfyUI's vae_dtype for this VAE)"
     if info.kind in (VAE, CONTROLNET, CLIP_VISION):
         return params * 2, "16-bit"
+    if info.kind == AUDIO_ENCODER:  # audio_encoders.py:11-13: the text encoder's device and dtype
+        if info.family == "whisper-encoder" and params and stored > params * 2 * 1.05:
+            return params * 2, ("fp16 (ComfyUI's text-encoder dtype); the encoder only: the file's Whisper decoder is "
+                                "not loaded (load_sd strict=False)")
+        return (params * 2 or stored), "fp16 (ComfyUI's text-encoder dtype, audio_encoders.py:11-13)"
     if info.kind == LORA:
         return stored, f"LoRA patch tensors ({dtype}) on the GPU while they are merged"
     return stored, "unknown architecture: bytes from the file"
@@ -665,6 +671,9 @@ def _gaps(workload: Workload, infos: Mapping[str, ModelInfo], stage_budgets) -> 
             incomplete.append(f"{sb.title}: no text encoder identified")
         elif kind == CLIP_VISION_ENCODE and not any(it.model is not None for it in sb.items if it.category == "weights"):
             incomplete.append(f"{sb.title}: no image encoder identified")
+        elif kind == AUDIO_ENCODE and not any(it.model is not None and it.model.source not in ("missing", "unset")
+                                              for it in sb.items if it.category == "weights"):
+            incomplete.append(f"{sb.title}: no audio encoder identified")
         elif kind == UPSCALE and sb.working_bytes == 0:
             why = next((n for n in sb.notes if "not estimated" in n), "working memory unknown")
             incomplete.append(f"{sb.title}: {why}")
@@ -695,6 +704,8 @@ def _stage_budget(stage: Stage, device: Device, info_for) -> StageBudget | None:
         return _vae_stage(stage, device, info_for)
     if stage.kind == CLIP_VISION_ENCODE:
         return _simple_stage(stage, device, info_for, "CLIP vision encode")
+    if stage.kind == AUDIO_ENCODE:
+        return _audio_stage(stage, device, info_for)
     if stage.kind == TRAIN:
         return _train_stage(stage, device, info_for)
     if stage.kind == UPSCALE:
@@ -1141,6 +1152,21 @@ def vae_working(family: str, latent: LatentShape, decode: bool = True, tiled: di
 
 def _simple_stage(stage: Stage, device: Device, info_for, title: str) -> StageBudget:
     items, infos, notes = _weights_items(stage, device, info_for, ("clip_vision",))
+    return _finish(stage, title, items + _overhead_items(device), notes)
+
+
+def _audio_stage(stage: Stage, device: Device, info_for) -> StageBudget:
+    """AudioEncoderEncode (comfy/audio_encoders/audio_encoders.py encode_audio): load_model_gpu of the encoder
+    (the text encoder's device and dtype), then one forward over the whole clip. Its activations grow with
+    the clip's length, which is not known before the audio loads: wav2vec2-large keeps a 512-channel fp16
+    conv output at 3,200 steps per second of 16 kHz audio (3.3 MB/s) and all 25 hidden states at 50 frames
+    per second (2.6 MB/s); Whisper works on fixed 30 s windows. Not counted: small next to the weights for
+    clips of seconds."""
+    items, infos, notes = _weights_items(stage, device, info_for, ("audio_encoder",))
+    model = next(iter(infos), None)
+    notes.append("audio activations not counted: they grow with the clip's length (wav2vec2-large ≈ 6 MB per "
+                 "second of audio), unknown before it loads")
+    title = f"Audio encode: {model.label}" if model else "Audio encode"
     return _finish(stage, title, items + _overhead_items(device), notes)
 
 

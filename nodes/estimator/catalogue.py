@@ -40,7 +40,11 @@ P_WAN13 = 1_418_996_800
 # one zero Linear(3072, 3072) per block (+ num_mode x 3072 for the union mode embedding)
 P_FLUX_CN_5_0 = 1_791_605_248
 P_FLUX_CN_6_0 = 2_140_876_800
-P_XLABS_CN = 743_807_280  # XLabs Flux ControlNet (2 double blocks), computed: see its catalogue lines
+P_XLABS_CN = 743_807_280
+# Whisper large v3's encoder as ComfyUI builds it (comfy/audio_encoders/whisper.py AudioEncoder: 2 convs, 1500 positions,
+# 32 layers of 1280 with a bias-less k_proj, final LayerNorm), computed; a full Whisper file also holds the decoder,
+# which load_sd(strict=False) leaves out (audio_encoders.py load_audio_encoder_from_sd)
+P_WHISPER_V3_ENCODER = 636_968_960  # XLabs Flux ControlNet (2 double blocks), computed: see its catalogue lines
 P_WAN22_I2V_EXTRA = 20 * 5120 * 2 * 2  # Wan 2.2 I2V: patch_embedding takes 36 instead of 16 channels
 P_QWEN_IMAGE = 20_450_000_000  # 40.9 GB BF16 listing / 2
 P_QWEN25_VL_7B = 8_300_000_000  # 16.6 GB BF16 listing / 2
@@ -556,7 +560,7 @@ def template_info(name: str, folder: str | None = None) -> ModelInfo | None:
     package = table["source"].split(":")[0]
     cite = f"{package}, template {entry['template']}: {entry['size']} (binary units) at {entry['url']}"
     where = _FOLDER_ALIASES.get(folder or "", folder) or entry.get("folder")
-    from .name_infer import kind_of_folder, infer_info, precision_of  # noqa: PLC0415 (name_infer imports this module)
+    from .name_infer import family_of, infer_info, kind_of_folder, precision_of  # noqa: PLC0415 (imports this module)
 
     inferred, _ = infer_info(name, None, where)
     evidence = f"file name {name!r}: size published by the official template {entry['template']}"
@@ -571,7 +575,12 @@ def template_info(name: str, folder: str | None = None) -> ModelInfo | None:
     if kind is None:
         return None
     bits, dtype, quant = precision_of(name)
-    return ModelInfo(kind=kind, family="unknown", label=name.replace("\\", "/").rsplit("/", 1)[-1],
+    family, label = family_of(name, kind) or ("unknown", name.replace("\\", "/").rsplit("/", 1)[-1])
+    if family != "unknown" and FAMILIES.get(family, FAMILIES["unknown"]).kind != kind:
+        family = "unknown"  # a LoRA / ControlNet named after its base model is not that model
+    if family != "unknown":
+        evidence += f"; family {label} from the name"
+    return ModelInfo(kind=kind, family=family, label=label, arch=MappingProxyType(dict(FAMILIES[family].arch)),
                      params=int(entry["bytes"]) * 8 // bits, weights_bytes=int(entry["bytes"]), dtype=dtype,
                      quantization=quant, evidence=(evidence,), source="catalogue",
                      notes=(f"{cite}; params = bytes / {bits // 8} ({dtype} from the name or assumed)",))

@@ -30,7 +30,7 @@ from typing import Callable, Mapping, NamedTuple
 
 from .files import Inventory, TensorInfo, inspect_file
 from .model_info import (
-    CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN, VAE, ModelInfo,
+    AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN, VAE, ModelInfo,
 )
 
 
@@ -258,6 +258,9 @@ FAMILIES: dict[str, Family] = {
     "controlnet": Family(CONTROLNET, "ControlNet", {}),
     "clip-vision": Family(CLIP_VISION, "CLIP vision", dict(hidden_size=1280, layers=32, patch_size=(14, 14),
                                                            image_size=224)),
+    # audio encoders (comfy/audio_encoders, loaded like a text encoder: text_encoder_device / _dtype)
+    "wav2vec2": Family(AUDIO_ENCODER, "wav2vec2 audio encoder", dict(hidden_size=1024, layers=24)),
+    "whisper-encoder": Family(AUDIO_ENCODER, "Whisper large v3 encoder", dict(hidden_size=1280, layers=32)),
     "unknown": Family(UNKNOWN, "unknown model", {}),
 }
 
@@ -512,6 +515,9 @@ def _detect_any(view: _View, name: str, gguf_arch: str = "", metadata: Mapping |
     found = _detect_clip_vision(view)
     if found:
         return CLIP_VISION, found
+    found = _detect_audio_encoder(view)
+    if found:
+        return AUDIO_ENCODER, found
     for prefix in _candidate_te_prefixes(view):
         found = _detect_te(_View(view.t, prefix) if prefix else view)
         if found:
@@ -1061,6 +1067,26 @@ def _detect_clip_vision(v: _View) -> _Found | None:
         variant = {24: "vit-l", 32: "vit-h", 48: "vit-g"}.get(layers)
         return _Found("clip-vision", dict(hidden_size=width, layers=layers),
                       (f"keys visual.transformer.resblocks.0..{layers - 1} (OpenCLIP vision)",), variant)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Audio encoders (comfy/audio_encoders/audio_encoders.py load_audio_encoder_from_sd, 0.18.2)
+def _detect_audio_encoder(v: _View) -> _Found | None:
+    for prefix in ("", "wav2vec2."):
+        if v.has(prefix + "encoder.layer_norm.bias") and (v.startswith(prefix + "feature_extractor.")
+                                                          or v.startswith(prefix + "feature_projection.")):
+            width = v.dim(prefix + "encoder.layer_norm.bias", 0)
+            layers = v.count_blocks(prefix + "encoder.layers.")
+            return _Found("wav2vec2", dict(hidden_size=width, layers=layers),
+                          (f"keys {prefix}encoder.layer_norm.bias ({width}) + feature extractor (wav2vec2, "
+                           "audio_encoders.py load_audio_encoder_from_sd)",))
+    for prefix in ("model.", ""):
+        if v.has(prefix + "encoder.embed_positions.weight") and v.has(prefix + "encoder.conv1.weight"):
+            layers = v.count_blocks(prefix + "encoder.layers.")
+            return _Found("whisper-encoder", dict(hidden_size=v.dim(prefix + "encoder.embed_positions.weight", 1),
+                                                  layers=layers),
+                          (f"key {prefix}encoder.embed_positions.weight (Whisper encoder, {layers} layers)",))
     return None
 
 

@@ -11,6 +11,7 @@ VAE = "vae"
 LORA = "lora"
 CONTROLNET = "controlnet"
 CLIP_VISION = "clip_vision"
+AUDIO_ENCODER = "audio_encoder"  # comfy/audio_encoders: wav2vec2, Whisper large v3 encoder
 CHECKPOINT = "checkpoint"  # a bundle: see ModelInfo.parts
 UNKNOWN = "unknown"
 

@@ -30,7 +30,7 @@ from typing import Mapping, NamedTuple
 from . import catalogue as cat
 from .families import FAMILIES
 from .llm_quant import AWQ_BITS, GGML_BLOCK, GGUF_FTYPES, NF4_BITS
-from .model_info import CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, VAE, ModelInfo
+from .model_info import AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, VAE, ModelInfo
 
 UPSCALER = "upscaler"
 DEFAULT_LORA_RANK = 32
@@ -38,10 +38,11 @@ SVDQ_RANK = 32  # nunchaku's SVDQuant models keep a 16-bit low-rank branch of ra
 
 _ROLE_KIND = {"diffusion": DIFFUSION, "text_encoder": TEXT_ENCODER, "vae": VAE, "lora": LORA,
               "controlnet": CONTROLNET, "clip_vision": CLIP_VISION, "checkpoint": CHECKPOINT,
-              "upscale_model": UPSCALER, "latent_upscale_model": UPSCALER}
+              "upscale_model": UPSCALER, "latent_upscale_model": UPSCALER, "audio_encoder": AUDIO_ENCODER}
 _FOLDER_KIND = {"diffusion_models": DIFFUSION, "unet": DIFFUSION, "text_encoders": TEXT_ENCODER, "clip": TEXT_ENCODER,
                 "vae": VAE, "loras": LORA, "controlnet": CONTROLNET, "clip_vision": CLIP_VISION,
-                "checkpoints": CHECKPOINT, "upscale_models": UPSCALER, "latent_upscale_models": UPSCALER}
+                "checkpoints": CHECKPOINT, "upscale_models": UPSCALER, "latent_upscale_models": UPSCALER,
+                "audio_encoders": AUDIO_ENCODER}
 _TOKEN_KIND = ((r"lora|lycoris|locon", LORA), (r"controlnet|control[_-]?net", CONTROLNET),
                (r"clip[_-]?vision|siglip|sigclip", CLIP_VISION), (r"(?<![a-z])vae(?![a-z])", VAE),
                (r"esrgan|ultrasharp|(?<![a-z0-9])[248]x[_-]|upscaler", UPSCALER),
@@ -149,8 +150,14 @@ _UPSCALERS = (
 )
 # a LoRA named after Qwen alone ("gummycandy_qwen", "QWEN_EDIT_ACTION") adapts Qwen-Image
 _LORA_ONLY = (_r(r"qwen", "qwen-image", "Qwen-Image (20B)"),)
+_AUDIO = (
+    # comfy/audio_encoders/whisper.py WhisperLargeV3: the encoder only (a full Whisper file's decoder is not loaded)
+    _r(r"whisper", "whisper-encoder", "Whisper large v3 encoder", cat.P_WHISPER_V3_ENCODER,
+       f"{_C} P_WHISPER_V3_ENCODER (computed)"),
+    _r(r"wav2vec", "wav2vec2", "wav2vec2 audio encoder"),
+)
 _RULES = {DIFFUSION: _DIFFUSION, CHECKPOINT: _DIFFUSION, LORA: _DIFFUSION + _LORA_ONLY, CONTROLNET: _DIFFUSION,
-          TEXT_ENCODER: _TEXT, VAE: _VAE, CLIP_VISION: _VISION, UPSCALER: _UPSCALERS}
+          TEXT_ENCODER: _TEXT, VAE: _VAE, CLIP_VISION: _VISION, UPSCALER: _UPSCALERS, AUDIO_ENCODER: _AUDIO}
 # catalogue entries that stand for a whole family (their params, e.g. VAE and upscaler sizes)
 _FAMILY_ENTRY = {"vae-wan2.1": "wan_2.1_vae.safetensors", "vae-wan2.2": "wan2.2_vae.safetensors",
                  "vae-flux2": "flux2-vae.safetensors", "vae-hunyuan": "hunyuan_video_vae_bf16.safetensors",
@@ -203,6 +210,12 @@ def precision_of(name: str) -> tuple[float, str, str | None]:
     if prec is None or not prec.bits:
         return 16, "BF16", None
     return prec.bits, prec.dtype or "BF16", prec.quantization
+
+
+def family_of(name: str, kind: str) -> tuple[str, str] | None:
+    """(family, label) the name points at for a model of ``kind``, without a size (None: the name says nothing)."""
+    rule = _family(kind, name.replace("\\", "/").strip().lower())
+    return (rule.family, rule.label) if rule else None
 
 
 def kind_of_folder(folder: str | None) -> str | None:

@@ -10,6 +10,7 @@ SAMPLE = "sample"
 VAE_DECODE = "vae_decode"
 VAE_ENCODE = "vae_encode"
 CLIP_VISION_ENCODE = "clip_vision_encode"
+AUDIO_ENCODE = "audio_encode"  # AudioEncoderEncode: wav2vec2 / Whisper over the loaded audio
 TRAIN = "train"  # TrainLoraNode: forward + backward + optimizer steps on the model
 UPSCALE = "upscale"  # ImageUpscaleWithModel: an ESRGAN-style model over 512 px tiles
 

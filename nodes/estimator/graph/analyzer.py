@@ -14,7 +14,7 @@ import re
 from typing import Any, Iterable, Mapping
 
 from ..errors import WorkflowError
-from ..workload import (CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape,
+from ..workload import (AUDIO_ENCODE, CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape,
                         ModelRef, Stage, Workload)
 from .base import (MAX_CHAIN, MAX_DEPTH, MAX_NUMBER, MAX_RESOLUTION, MIN_TEXT_TOKENS, _as_number, _Graph,
                    _ImageSize, _Link, _natural_key, _Node, _replace, _UNKNOWN, estimate_text_tokens)
@@ -610,6 +610,8 @@ class _Analyzer:
             return TEXT_ENCODE
         if "CLIP_VISION" in ins and "CLIP_VISION_OUTPUT" in outs:
             return CLIP_VISION_ENCODE
+        if "AUDIO_ENCODER" in ins and "AUDIO_ENCODER_OUTPUT" in outs:
+            return AUDIO_ENCODE
         if "MODEL" in ins and "LATENT" in ins and "LATENT" in outs:
             return SAMPLE
         if "VAE" in ins and "LATENT" in ins and "IMAGE" in outs and "LATENT" not in outs:
@@ -619,7 +621,8 @@ class _Analyzer:
         return None
 
     GENERIC_BUILDERS = {SAMPLE: "sample_stage", TEXT_ENCODE: "text_stage", VAE_DECODE: "decode_stage",
-                        VAE_ENCODE: "encode_stage", CLIP_VISION_ENCODE: "clip_vision_stage"}
+                        VAE_ENCODE: "encode_stage", CLIP_VISION_ENCODE: "clip_vision_stage",
+                        AUDIO_ENCODE: "audio_encoder_stage"}
 
     def build_stages(self, node: _Node) -> list[Stage]:
         kind = self.stage_kind(node)
@@ -641,6 +644,11 @@ class _Analyzer:
     def unknown_read_by_sockets(self, node: _Node, what: str) -> None:
         if not self.known(node.type) and not node.core and node.type not in R.known_types:
             self.stage_note(f"unknown node read as {what} by its sockets")
+
+    def audio_encoder_stage(self, node: _Node) -> Stage:
+        links = self.linked_inputs_of_type(node, "AUDIO_ENCODER")
+        return Stage(kind=AUDIO_ENCODE, node_id=node.id, node_type=node.type,
+                     models=tuple(self.refs(links[0][1], "AUDIO_ENCODER")) if links else ())
 
     def clip_vision_stage(self, node: _Node) -> Stage:
         links = self.linked_inputs_of_type(node, "CLIP_VISION")
@@ -807,7 +815,7 @@ class _Analyzer:
 
     def topo_order(self) -> list[str]:
         """Dependencies first; among ready nodes text encodes before samplers before decodes."""
-        rank = {TEXT_ENCODE: 1, CLIP_VISION_ENCODE: 1, VAE_ENCODE: 2, SAMPLE: 3, VAE_DECODE: 4}
+        rank = {TEXT_ENCODE: 1, CLIP_VISION_ENCODE: 1, AUDIO_ENCODE: 1, VAE_ENCODE: 2, SAMPLE: 3, VAE_DECODE: 4}
         deps = {nid: {v.node for v in n.inputs.values() if isinstance(v, _Link) and v.node in self.nodes}
                 for nid, n in self.nodes.items()}
         users: dict[str, set] = {nid: set() for nid in self.nodes}

@@ -15,7 +15,7 @@ runtime simulator applies those rules instead of ComfyUI's.
 """
 from __future__ import annotations
 
-from ...workload import CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape, ModelRef
+from ...workload import AUDIO_ENCODE, CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape, ModelRef, Stage
 from ..base import MAX_CHAIN, _replace
 from . import Pack, loader, upstream_chain
 
@@ -104,6 +104,7 @@ OUTPUT_TYPES = {
     "WanVideoFunCameraEmbeds": ["WANVIDIMAGE_EMBEDS"],
     "WanVideoImageToVideoEncode": ["WANVIDIMAGE_EMBEDS"],
     "WanVideoImageToVideoMultiTalk": ["WANVIDIMAGE_EMBEDS", "STRING"],
+    "WhisperModelLoader": ["WHISPERMODEL"],
     "HuMoEmbeds": ["WANVIDIMAGE_EMBEDS"],
     "WanVideoLoraSelect": ["WANVIDLORA"],
     "WanVideoLoraSelectMulti": ["WANVIDLORA"],
@@ -141,6 +142,7 @@ WIDGETS = {
     "WanVideoModelLoader": ["model", "base_precision", "quantization", "load_device", "attention_mode"],
     "LoadWanVideoT5TextEncoder": ["model_name", "precision", "load_device", "quantization"],
     "WanVideoVAELoader": ["model_name", "precision"],
+    "WhisperModelLoader": ["model", "base_precision", "load_device"],
     "LoadWanVideoClipTextEncoder": ["model_name", "precision", "load_device"],
     "WanVideoBlockSwap": ["blocks_to_swap", "offload_img_emb", "offload_txt_emb"],
     "WanVideoSampler": _SAMPLER_WIDGETS,
@@ -207,6 +209,15 @@ def _clip_vision_loader(a, node, slot, type_, visiting):
     if type_ != "CLIP_VISION":
         return []
     ref = a._loader_ref(node, "model_name", role="clip_vision", folder="clip_vision")
+    return [ref] if ref else []
+
+
+@loader
+def _whisper_loader(a, node, slot, type_, visiting):
+    """HuMo/nodes.py WhisperModelLoader: Whisper's encoder (decoder dropped) from models/audio_encoders."""
+    if type_ != "WHISPERMODEL":
+        return []
+    ref = a._loader_ref(node, "model", role="audio_encoder", folder="audio_encoders")
     return [ref] if ref else []
 
 
@@ -445,6 +456,18 @@ def _encode(a, node):
     return a.encode_stage(node, vae_type="WANVAE", pixels="image", manager=MANAGER)
 
 
+def _humo_embeds(a, node):
+    """HuMoEmbeds: Whisper encodes the audio on the GPU (HuMo/nodes.py:150-190: model.to(device), then back to the
+    offload device), then the VAE encode of the whole video's zero frames and the references."""
+    stages = []
+    link = a.link(node, "whisper_model")
+    if link is not None:
+        stages.append(Stage(kind=AUDIO_ENCODE, node_id=node.id, node_type=node.type,
+                            models=tuple(a.refs(link, "WHISPERMODEL")), manager=MANAGER))
+    encode = _image_to_video_encode(a, node)
+    return stages + ([encode] if encode is not None else [])
+
+
 def _image_to_video_encode(a, node):
     if node.type == "HuMoEmbeds" and a.link(node, "vae") is not None:
         # HuMo/nodes.py:205-208: always VAE-encodes zero frames for the whole video (+ 4 per reference)
@@ -478,17 +501,18 @@ PACK = Pack(
     widgets=WIDGETS,
     input_types=INPUT_TYPES,
     output_types=OUTPUT_TYPES,
-    relevant_types={"WANVIDEOMODEL", "WANTEXTENCODER", "WANVAE", "WANVIDIMAGE_EMBEDS", "WANVIDEOTEXTEMBEDS",
+    relevant_types={"WHISPERMODEL", "WANVIDEOMODEL", "WANTEXTENCODER", "WANVAE", "WANVIDIMAGE_EMBEDS", "WANVIDEOTEXTEMBEDS",
                     "WANVIDLORA", "VACEPATH", "WANVIDIMAGE_CLIPEMBEDS", "WANVIDEOCONTROLNET"},
     refs={"WanVideoModelLoader": _model_loader, "LoadWanVideoT5TextEncoder": _t5_loader,
           "WanVideoVAELoader": _vae_loader, "LoadWanVideoClipTextEncoder": _clip_vision_loader,
           "WanVideoLoraSelect": _lora_select, "WanVideoLoraSelectMulti": _lora_select,
-          "WanVideoVACEModelSelect": _vace_select, "WanVideoSetLoRAs": _set_loras},
+          "WanVideoVACEModelSelect": _vace_select, "WanVideoSetLoRAs": _set_loras,
+          "WhisperModelLoader": _whisper_loader},
     latents={**{t: _sampler_latent for t in SAMPLERS}, "WanVideoEncode": _encode_latent},
     stages={**{t: _sample for t in SAMPLERS}, "WanVideoTextEncode": _text_encode,
             "WanVideoTextEncodeCached": _text_encode_cached, "WanVideoClipVisionEncode": _clip_vision_encode,
             "WanVideoDecode": _decode, "WanVideoEncode": _encode,
             "WanVideoImageToVideoEncode": _image_to_video_encode, "WanVideoVACEEncode": _image_to_video_encode,
             "WanVideoAnimateEmbeds": _image_to_video_encode, "WanVideoImageToVideoMultiTalk": _image_to_video_encode,
-            "HuMoEmbeds": _image_to_video_encode},
+            "HuMoEmbeds": _humo_embeds},
 )
