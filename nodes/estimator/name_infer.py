@@ -485,12 +485,17 @@ def _lora(name, path, base, prec: Precision, kind_why, rule=None) -> tuple[Model
     return info, said
 
 
+_WAN_TASK_LABELS = {"s2v": "Wan 2.2 S2V 14B", "humo": "HuMo (Wan 14B)", "animate": "Wan 2.2 Animate 14B"}
+
+
 def _info(name, kind, rule, what, params, nbytes, prec, said, kind_why, variant, arch=None) -> ModelInfo:
     family = rule.family if rule else "unknown"
     fam_arch = dict(FAMILIES[family].arch) if family in FAMILIES and kind != LORA else {}
     fam_arch.update(arch or {})
     if kind == LORA:
         family = "lora"
+    if family.startswith("wan") and kind != LORA and variant in _WAN_TASK_LABELS:
+        what = _WAN_TASK_LABELS[variant]  # not "A14B expert": a model of its own on the Wan 14B backbone
     return ModelInfo(
         kind=kind, family=family, label=f"{what} (size from the name)",
         params=int(params), weights_bytes=int(nbytes), dtype=prec.dtype, quantization=prec.quantization,
