@@ -115,3 +115,12 @@ def test_flux_controlnet_counts_reproduce_the_exact_published_bytes():
     for name in ("instantx_flux_canny.safetensors", "flux_tile.safetensors"):
         info = cat.catalogue_info(name, "controlnet")
         assert info.kind == "controlnet" and abs(info.weights_bytes - 3.58e9) < 0.01e9  # the 3.58 GB listings
+
+
+def test_newbie_image_is_priced_as_the_lumina2_model_comfyui_detects():
+    """ComfyUI 0.18.2 detects NewBie-Image as Lumina 2 (model_detection.py:432-448): the template's published size
+    with the Lumina 2 blocks' traced working memory."""
+    info = cat.catalogue_info("NewBie-Image-Exp0.1-bf16.safetensors", "diffusion_models")
+    assert (info.kind, info.family) == ("diffusion", "lumina2")
+    assert info.weights_bytes == round(6.49 * 2**30) and "from the name" in info.evidence[0]
+    assert memory.working_memory_key(info.family, info.arch) == "lumina2"

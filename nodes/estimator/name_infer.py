@@ -111,6 +111,9 @@ _DIFFUSION = (
     _r(r"chroma", "chroma", "Chroma (8.9B)", cat.P_CHROMA, f"{_C} P_CHROMA (model card)"),
     _r(r"hidream(?![_-]?o1)", "hidream", "HiDream-I1 (17B)", cat.P_HIDREAM, f"{_C} P_HIDREAM (34.2 GB bf16 listing / 2)"),
     _r(r"z[_-]?image", "z-image", "Z-Image (6B)", cat.P_Z_IMAGE, f"{_C} P_Z_IMAGE (12.3 GB bf16 listing / 2)"),
+    # NewBie-Image: ComfyUI detects it as Lumina 2 (model_detection.py:432-448, dim 2304 with a Jina CLIP pooled
+    # projection): the same blocks, more of them; its size from the template that links it
+    _r(r"newbie[_-]?image", "lumina2", "NewBie-Image (Lumina 2 architecture)"),
     _r(r"lumina|netayume", "lumina2", "Lumina Image 2.0 (2.6B)", cat.P_LUMINA2, f"{_C} P_LUMINA2 (model card)"),
     _r(r"sd[_-]?3[._]?5.*large|large.*sd3[._]?5", "sd3", "SD 3.5 Large", cat.P_SD35_LARGE, f"{_C} P_SD35_LARGE (model card)"),
     _r(r"sd[_-]?3[._]?5.*medium", "sd3", "SD 3.5 Medium", cat.P_SD35_MEDIUM, f"{_C} P_SD35_MEDIUM (model card)"),
