@@ -1150,9 +1150,11 @@ def vae_working(family: str, latent: LatentShape, decode: bool = True, tiled: di
         return 0, f"{op} memory not modelled for {family}", [f"VAE {op} working memory unknown: {exc}"]
 
 
-def _simple_stage(stage: Stage, device: Device, info_for, title: str) -> StageBudget:
-    items, infos, notes = _weights_items(stage, device, info_for, ("clip_vision",))
-    return _finish(stage, title, items + _overhead_items(device), notes)
+def _simple_stage(stage: Stage, device: Device, info_for, title: str, roles=("clip_vision",),
+                  extra_notes: tuple[str, ...] = ()) -> StageBudget:
+    """An encoder's stage: its weights and the CUDA context (activations not counted)."""
+    items, infos, notes = _weights_items(stage, device, info_for, roles)
+    return _finish(stage, title, items + _overhead_items(device), notes + list(extra_notes))
 
 
 def _audio_stage(stage: Stage, device: Device, info_for) -> StageBudget:
@@ -1162,12 +1164,11 @@ def _audio_stage(stage: Stage, device: Device, info_for) -> StageBudget:
     conv output at 3,200 steps per second of 16 kHz audio (3.3 MB/s) and all 25 hidden states at 50 frames
     per second (2.6 MB/s); Whisper works on fixed 30 s windows. Not counted: small next to the weights for
     clips of seconds."""
-    items, infos, notes = _weights_items(stage, device, info_for, ("audio_encoder",))
-    model = next(iter(infos), None)
-    notes.append("audio activations not counted: they grow with the clip's length (wav2vec2-large ≈ 6 MB per "
-                 "second of audio), unknown before it loads")
-    title = f"Audio encode: {model.label}" if model else "Audio encode"
-    return _finish(stage, title, items + _overhead_items(device), notes)
+    model = next((info_for(ref) for ref in stage.models if ref.role == "audio_encoder"), None)
+    return _simple_stage(stage, device, info_for, f"Audio encode: {model.label}" if model else "Audio encode",
+                         roles=("audio_encoder",),
+                         extra_notes=("audio activations not counted: they grow with the clip's length "
+                                      "(wav2vec2-large ≈ 6 MB per second of audio), unknown before it loads",))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from functools import lru_cache
 from types import MappingProxyType
 
 from .families import FAMILIES
-from .model_info import CHECKPOINT, DIFFUSION, TEXT_ENCODER, VAE, ModelInfo
+from .model_info import CHECKPOINT, DIFFUSION, LORA, TEXT_ENCODER, VAE, ModelInfo
 
 GB = 10**9
 MB = 10**6
@@ -40,11 +40,11 @@ P_WAN13 = 1_418_996_800
 # one zero Linear(3072, 3072) per block (+ num_mode x 3072 for the union mode embedding)
 P_FLUX_CN_5_0 = 1_791_605_248
 P_FLUX_CN_6_0 = 2_140_876_800
-P_XLABS_CN = 743_807_280
+P_XLABS_CN = 743_807_280  # XLabs Flux ControlNet (2 double blocks), computed: see its catalogue lines
 # Whisper large v3's encoder as ComfyUI builds it (comfy/audio_encoders/whisper.py AudioEncoder: 2 convs, 1500 positions,
 # 32 layers of 1280 with a bias-less k_proj, final LayerNorm), computed; a full Whisper file also holds the decoder,
 # which load_sd(strict=False) leaves out (audio_encoders.py load_audio_encoder_from_sd)
-P_WHISPER_V3_ENCODER = 636_968_960  # XLabs Flux ControlNet (2 double blocks), computed: see its catalogue lines
+P_WHISPER_V3_ENCODER = 636_968_960
 P_WAN22_I2V_EXTRA = 20 * 5120 * 2 * 2  # Wan 2.2 I2V: patch_embedding takes 36 instead of 16 channels
 P_QWEN_IMAGE = 20_450_000_000  # 40.9 GB BF16 listing / 2
 P_QWEN25_VL_7B = 8_300_000_000  # 16.6 GB BF16 listing / 2
@@ -566,7 +566,7 @@ def template_info(name: str, folder: str | None = None) -> ModelInfo | None:
     evidence = f"file name {name!r}: size published by the official template {entry['template']}"
     if inferred is not None:
         params = inferred.params
-        if inferred.kind == "lora":  # the rank was assumed; the published bytes say the count
+        if inferred.kind == LORA:  # the rank was assumed; the published bytes say the count
             params = int(entry["bytes"]) * 8 // (16 if inferred.dtype in (None, "BF16", "F16") else 32)
         return replace(inferred, weights_bytes=int(entry["bytes"]), params=params, source="catalogue",
                        label=inferred.label.replace(" (size from the name)", ""),

@@ -205,11 +205,19 @@ def precision(base: str, ext: str) -> Precision | None:
     return Precision(32, "F32", None, f"no precision in the name: 32-bit assumed (.{ext} checkpoints are usually saved in fp32)")
 
 
+def _split(name: str) -> tuple[str, str, str]:
+    """(lower-cased path, base name without extension, extension; "safetensors" when there is none)."""
+    path = name.replace("\\", "/").strip().lower()
+    base, _, ext = path.rsplit("/", 1)[-1].rpartition(".")
+    if ext not in _EXTENSIONS:
+        base, ext = path.rsplit("/", 1)[-1], "safetensors"
+    return path, base, ext
+
+
 def precision_of(name: str) -> tuple[float, str, str | None]:
     """(bits per weight, dtype, quantization) of a file name; 16-bit BF16 when the name does not say."""
-    path = name.replace("\\", "/").strip().lower().rsplit("/", 1)[-1]
-    base, _, ext = path.rpartition(".")
-    prec = precision(base or path, ext if ext in _EXTENSIONS else "safetensors")
+    _, base, ext = _split(name)
+    prec = precision(base, ext)
     if prec is None or not prec.bits:
         return 16, "BF16", None
     return prec.bits, prec.dtype or "BF16", prec.quantization
@@ -344,10 +352,7 @@ def _unet_sum(arch: Mapping) -> tuple[int, str]:
 # ---------------------------------------------------------------------------------------------
 def infer_info(name: str, role: str | None = None, folder: str | None = None) -> tuple[ModelInfo | None, str]:
     """(ModelInfo with source "inferred", the assumption) or (None, why nothing could be inferred)."""
-    path = name.replace("\\", "/").strip().lower()
-    base, _, ext = path.rsplit("/", 1)[-1].rpartition(".")
-    if ext not in _EXTENSIONS:
-        base, ext = path.rsplit("/", 1)[-1], "safetensors"
+    path, base, ext = _split(name)
     kind, kind_why = _kind(path, role, folder)
     if kind is None:
         return None, "the name says nothing about what the file is"

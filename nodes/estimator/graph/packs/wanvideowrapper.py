@@ -196,31 +196,6 @@ def _t5_loader(a, node, slot, type_, visiting):
     return [ref] if ref else []
 
 
-@loader
-def _vae_loader(a, node, slot, type_, visiting):
-    if type_ != "WANVAE":
-        return []
-    ref = a._loader_ref(node, "model_name", role="vae", folder="vae")
-    return [ref] if ref else []
-
-
-@loader
-def _clip_vision_loader(a, node, slot, type_, visiting):
-    if type_ != "CLIP_VISION":
-        return []
-    ref = a._loader_ref(node, "model_name", role="clip_vision", folder="clip_vision")
-    return [ref] if ref else []
-
-
-@loader
-def _whisper_loader(a, node, slot, type_, visiting):
-    """HuMo/nodes.py WhisperModelLoader: Whisper's encoder (decoder dropped) from models/audio_encoders."""
-    if type_ != "WHISPERMODEL":
-        return []
-    ref = a._loader_ref(node, "model", role="audio_encoder", folder="audio_encoders")
-    return [ref] if ref else []
-
-
 def _lora_select(a, node, slot, type_, visiting):
     if type_ != "WANVIDLORA":
         return []
@@ -503,11 +478,13 @@ PACK = Pack(
     output_types=OUTPUT_TYPES,
     relevant_types={"WHISPERMODEL", "WANVIDEOMODEL", "WANTEXTENCODER", "WANVAE", "WANVIDIMAGE_EMBEDS", "WANVIDEOTEXTEMBEDS",
                     "WANVIDLORA", "VACEPATH", "WANVIDIMAGE_CLIPEMBEDS", "WANVIDEOCONTROLNET"},
+    # one file widget each (HuMo/nodes.py WhisperModelLoader: Whisper's encoder, decoder dropped)
+    simple_loaders={"WanVideoVAELoader": ("model_name", "vae", "vae", "WANVAE"),
+                    "LoadWanVideoClipTextEncoder": ("model_name", "clip_vision", "clip_vision", "CLIP_VISION"),
+                    "WhisperModelLoader": ("model", "audio_encoder", "audio_encoders", "WHISPERMODEL")},
     refs={"WanVideoModelLoader": _model_loader, "LoadWanVideoT5TextEncoder": _t5_loader,
-          "WanVideoVAELoader": _vae_loader, "LoadWanVideoClipTextEncoder": _clip_vision_loader,
           "WanVideoLoraSelect": _lora_select, "WanVideoLoraSelectMulti": _lora_select,
-          "WanVideoVACEModelSelect": _vace_select, "WanVideoSetLoRAs": _set_loras,
-          "WhisperModelLoader": _whisper_loader},
+          "WanVideoVACEModelSelect": _vace_select, "WanVideoSetLoRAs": _set_loras},
     latents={**{t: _sampler_latent for t in SAMPLERS}, "WanVideoEncode": _encode_latent},
     stages={**{t: _sample for t in SAMPLERS}, "WanVideoTextEncode": _text_encode,
             "WanVideoTextEncodeCached": _text_encode_cached, "WanVideoClipVisionEncode": _clip_vision_encode,
