@@ -1006,10 +1006,9 @@ def _sample_stage(stage: Stage, device: Device, info_for) -> StageBudget:
     cond_batch = 2 if (stage.cfg is not None and stage.cfg > 1.0 and stage.uses_negative) else 1
     batch = max(1, latent.batch)
     refs = stage.reference_latents
-    arch = memory.model_arch(model)
-    full = memory.diffusion_working(model.family, arch, latent, batch * cond_batch, stage.text_tokens,
+    full = memory.diffusion_working(model.family, model.arch, latent, batch * cond_batch, stage.text_tokens,
                                     path=model.path, references=refs)
-    single = memory.diffusion_working(model.family, arch, latent, batch, stage.text_tokens, path=model.path,
+    single = memory.diffusion_working(model.family, model.arch, latent, batch, stage.text_tokens, path=model.path,
                                       references=refs)
     if full is None or single is None:
         notes.append(f"working memory not estimated: {model.label}: architecture not recognised (its weights are "

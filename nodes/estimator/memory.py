@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Mapping
 
+from .model_info import WAN_TASK_VARIANTS
 from .workload import LatentShape
 
 DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
@@ -78,13 +79,13 @@ ARCH_ROUTES = (
     ("s2v", "wan2.2-14b-s2v"), ("humo", "wan2.1-14b-humo"), ("animate", "wan2.2-14b-animate")))
 
 # Tasks a file's name (name_infer._variant) or the catalogue's variant names when no header was read: they pick the
-# traced entry the way families.py's arch["task"] does for a header.
-VARIANT_TASKS = ("s2v", "humo", "animate")
+# traced entry the way families.py's arch["task"] does for a header. ModelInfo puts them into its arch itself.
+VARIANT_TASKS = WAN_TASK_VARIANTS
 
 
 def model_arch(model) -> Mapping[str, object]:
-    """A ModelInfo's arch for the working-memory lookup: a catalogue / name-inferred file has no arch["task"]
-    (no header was read), its variant says the task instead (only the tasks in VARIANT_TASKS)."""
+    """A model's arch for the working-memory lookup (ModelInfo already carries the task its variant names;
+    this also serves other objects with ``arch`` and ``variant``)."""
     arch = model.arch if isinstance(getattr(model, "arch", None), Mapping) else {}
     variant = getattr(model, "variant", None)
     if not arch.get("task") and variant in VARIANT_TASKS:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Mapping
 
 # kinds
@@ -40,3 +41,13 @@ class ModelInfo:
     parts: Mapping[str, "ModelInfo"] = field(default_factory=dict)  # checkpoint: {"model", "clip", "vae"}
     variant: str | None = None  # e.g. "t2v", "i2v", "high_noise", "low_noise", "fill", "kontext"
     notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # A Wan model known by name or catalogue (no header read) has no arch["task"]; its variant says it, so the
+        # working-memory lookup (memory.ARCH_ROUTES) picks the same traced entry as for a header, for every reader.
+        if self.variant in WAN_TASK_VARIANTS and self.family.startswith("wan") and not self.arch.get("task"):
+            object.__setattr__(self, "arch", MappingProxyType({**self.arch, "task": self.variant}))
+
+
+# Wan models on the 14B backbone with a traced entry of their own (families.py reads the task from a header's keys)
+WAN_TASK_VARIANTS = ("s2v", "humo", "animate")

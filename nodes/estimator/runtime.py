@@ -146,9 +146,9 @@ def comfy_memory_required(model, latent: LatentShape, batch: int, compute_bytes:
 def _recorded_factor(model) -> float | None:
     """memory_usage_factor of the model's ComfyUI class: from live detection (arch) or the traced table's
     entry (bench/trace_working_memory.py records the class attribute after set_inference_dtype)."""
-    from .memory import model_arch, traced_constants, working_memory_key  # noqa: PLC0415
+    from .memory import traced_constants, working_memory_key  # noqa: PLC0415
 
-    arch = model_arch(model) or {}
+    arch = model.arch or {}
     value = arch.get("memory_usage_factor")
     if value is None:
         value = (traced_constants().get(working_memory_key(model.family, arch)) or {}).get("memory_usage_factor")
