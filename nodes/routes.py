@@ -47,7 +47,7 @@ from typing import Any, Callable
 
 from . import comfy_bridge as bridge
 from . import run_log
-from .estimator.oom import context_for_prompt, guess_install, parse_oom
+from .estimator.oom import context_for_prompt, guess_install, is_oom_message, parse_oom
 from .model_names import ModelNames
 from .estimator.units import GiB, MiB, fmt_gib
 
@@ -184,8 +184,8 @@ def oom_record(data: dict, prompt: Any = None) -> dict | None:
     message = message if isinstance(message, str) else ""
     etype = etype if isinstance(etype, str) else None
     if not ((etype or "").endswith("OutOfMemoryError") or "out of memory" in message.lower()
-            or "allocation on device" in message.lower()):
-        return None
+            or "allocation on device" in message.lower() or is_oom_message(message, etype)):
+        return None  # neither a GPU nor a system-RAM out-of-memory
     node_type = data.get("node_type") if isinstance(data.get("node_type"), str) else None
     diagnosis = parse_oom(message, etype, node_type=node_type, context=oom_context(prompt))
     if not diagnosis.is_oom:

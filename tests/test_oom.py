@@ -515,3 +515,171 @@ def test_context_from_json_is_tolerant():
     assert {"key", "title", "detail"} <= set(by_key["fp8_gguf"])
     assert data["context"]["batch_size"] == 1
     assert parse_oom(FACTS_MESSAGE, context=["junk"]).is_oom  # never raises
+
+
+# --- system RAM (host memory) out-of-memory: not the GPU -------------------------------------------
+from vram_budget.nodes.estimator.oom import is_oom_message  # noqa: E402
+
+# ComfyUI (Windows portable) loading a checkpoint: safetensors' mmap hits the commit limit.
+PAGING_FILE_TRACEBACK = r"""!!! Exception during processing !!! The paging file is too small for this operation to complete. (os error 1455)
+Traceback (most recent call last):
+  File "C:\ComfyUI_windows_portable\ComfyUI\execution.py", line 327, in execute
+    output_data, output_ui, has_subgraph = get_output_data(obj, input_data_all, execution_block_cb=execution_block_cb, pre_execute_cb=pre_execute_cb)
+  File "C:\ComfyUI_windows_portable\ComfyUI\nodes.py", line 940, in load_unet
+    model = comfy.sd.load_diffusion_model(unet_path, model_options=model_options)
+  File "C:\ComfyUI_windows_portable\ComfyUI\comfy\utils.py", line 62, in load_torch_file
+    with safetensors.safe_open(ckpt, framework="pt", device=device.type) as f:
+OSError: The paging file is too small for this operation to complete. (os error 1455)"""
+WINERROR_DLL = ('OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading '
+                '"C:\\ComfyUI_windows_portable\\python_embeded\\Lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll" '
+                'or one of its dependencies.')
+CPU_ALLOCATOR = ("[enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough memory: you tried to "
+                 "allocate 58982400 bytes.")
+CPU_ALLOCATOR_LINUX = ("RuntimeError: [enforce fail at alloc_cpu.cpp:83] err == 0. DefaultCPUAllocator: can't allocate "
+                       "memory: you tried to allocate 10485760000 bytes. Error code 12 (Cannot allocate memory)")
+LINUX_KILLED = """To see the GUI go to: http://127.0.0.1:8188
+got prompt
+Using pytorch attention in VAE
+model weight dtype torch.float16, manual cast: None
+model_type FLOW
+Requested to load WanTEModel
+loaded completely 9.5367431640625e+25 10835.4765625 True
+Killed"""
+DMESG = ("[ 8123.456789] Out of memory: Killed process 4242 (python) total-vm:61234560kB, anon-rss:30123456kB, "
+         "file-rss:1024kB, shmem-rss:0kB, UID:1000 pgtables:70000kB oom_score_adj:0")
+NUMPY_MEMORY_ERROR = ("MemoryError: Unable to allocate 3.00 GiB for an array with shape (1024, 1024, 768) and data "
+                      "type float32")
+PIN_TRACEBACK = """Traceback (most recent call last):
+  File "/home/u/ComfyUI/comfy/model_management.py", line 1630, in pin_memory
+    if torch.cuda.cudart().cudaHostRegister(ptr, size, 1) == 0:
+  File "/home/u/ComfyUI/comfy/model_patcher.py", line 812, in pin_weight_to_device
+    comfy.model_management.pin_memory(weight)
+torch.AcceleratorError: CUDA error: out of memory
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect."""
+HOST_ORDER = ["fp8_text_encoder", "cache_none", "disable_pinned_memory", "page_file", "fp8_gguf",
+              "close_other_programs", "more_ram"]
+VRAM_KEYS = {"smaller_batch", "lowvram", "tiled_vae", "lower_resolution", "expandable_segments", "disable_cuda_malloc"}
+
+
+def says_system_memory(d: OomDiagnosis) -> bool:
+    return d.memory == "system" and "system memory (RAM), not the GPU" in d.summary
+
+
+def test_paging_file_traceback_is_host_ram():
+    d = parse_oom(PAGING_FILE_TRACEBACK, "OSError", node_type="UNETLoader")
+    assert d.is_oom and d.cause == "host_ram" and d.form == "paging_file" and d.backend == "cpu"
+    assert says_system_memory(d) and "page file" in d.summary and "1455" in d.summary
+    assert d.requested_bytes is None  # the message names no size
+    assert keys(d) == HOST_ORDER
+    page = next(r for r in d.remedies if r.key == "page_file")
+    assert "Virtual memory" in page.detail and "32-64 GB" in page.detail
+    assert "swap" not in page.detail  # a Windows error: Windows advice only
+    assert set(dict(page.where)) == set(INSTALLS)
+    assert d.to_dict()["memory"] == "system" and "host_ram" in CAUSES
+
+
+def test_winerror_1455_loading_torch_dlls_leads_with_the_page_file():
+    d = parse_oom(WINERROR_DLL)
+    assert d.cause == "host_ram" and d.form == "paging_file"
+    assert keys(d)[0] == "page_file"  # before any model is loaded: only the commit limit helps
+
+
+@pytest.mark.parametrize("message,etype,size", [
+    (CPU_ALLOCATOR, "RuntimeError", 58982400),
+    (CPU_ALLOCATOR_LINUX, None, 10485760000),
+])
+def test_default_cpu_allocator_bytes_and_remedy_order(message, etype, size):
+    d = parse_oom(message, etype)
+    assert d.cause == "host_ram" and d.form == "cpu_allocator"
+    assert d.requested_bytes == size and isinstance(d.requested_bytes, int)
+    assert f"{size:,} bytes) of system RAM" in d.summary_facts
+    assert says_system_memory(d)
+    assert keys(d) == HOST_ORDER
+    assert not VRAM_KEYS & set(keys(d))  # no VRAM remedy at all, above all not "smaller batch" on top
+    assert "Out of system memory (RAM)" in d.headline and "GPU" not in d.headline
+
+
+def test_page_file_size_follows_the_request():
+    d = parse_oom(CPU_ALLOCATOR_LINUX, context=OomContext(install="linux"))
+    page = next(r for r in d.remedies if r.key == "page_file")
+    assert "at least 11 GB (the failed request)" in page.detail and "fallocate -l 32G" in page.detail
+    assert dict(page.where).keys() == {"linux"} and "Virtual memory" not in page.detail
+
+
+def test_linux_log_ending_in_killed():
+    d = parse_oom(LINUX_KILLED)
+    assert d.is_oom and d.cause == "host_ram" and d.form == "oom_killer" and says_system_memory(d)
+    assert "Killed" in d.headline
+    page = next(r for r in d.remedies if r.key == "page_file")
+    assert "swap" in page.detail and "Virtual memory" not in page.detail
+    # "Killed" in the middle of a log is no sign
+    assert parse_oom(LINUX_KILLED + "\nPrompt executed in 3.2 seconds").cause == "not_oom"
+
+
+def test_dmesg_oom_killer_line():
+    d = parse_oom(DMESG)
+    assert d.cause == "host_ram" and d.form == "oom_killer"
+    assert d.killed_pid == 4242 and d.killed_process == "python"
+    assert d.host_rss_bytes == (30123456 + 1024) * 1024
+    assert "process 4242 (python), which held 28.73 GiB of RAM" in d.summary
+
+
+@pytest.mark.parametrize("message", ["ComfyUI exited with code 137", "Process finished with exit code -9",
+                                     "died with <Signals.SIGKILL: 9>."])
+def test_exit_status_of_a_killed_process(message):
+    d = parse_oom(message)
+    assert d.cause == "host_ram" and d.form == "oom_killer"
+
+
+def test_memory_error():
+    d = parse_oom(NUMPY_MEMORY_ERROR)
+    assert d.cause == "host_ram" and d.form == "memory_error" and d.requested_bytes == 3 * GiB
+    bare = parse_oom("", "MemoryError")
+    assert bare.is_oom and bare.cause == "host_ram" and says_system_memory(bare)
+
+
+def test_pinning_failure_is_its_own_cause():
+    d = parse_oom(PIN_TRACEBACK, "torch.AcceleratorError")
+    assert d.cause == "pinned" and d.form == "pinned_memory" and d.backend == "cuda" and says_system_memory(d)
+    assert keys(d)[0] == "disable_pinned_memory"
+    assert "page_file" not in keys(d)  # page-locked RAM cannot be paged out
+    first = d.remedies[0]
+    assert first.flag == "--disable-pinned-memory" and "run_nvidia_gpu.bat" in dict(first.where)["portable"]
+    assert "Comfy.Server.LaunchArgs" in dict(first.where)["desktop"]  # Server Config has no item for it
+    assert parse_oom("Pin error.").cause == "pinned"  # ComfyUI's own warning (model_management.py)
+    assert parse_oom("cudaHostRegister failed: out of memory").cause == "pinned"
+    # the same "CUDA error: out of memory" without a pin in its traceback stays a GPU error
+    assert parse_oom(CUBLAS).cause == "unknown_detail" and parse_oom(CUBLAS).memory == "gpu"
+
+
+def test_gpu_report_wins_over_a_host_sign():
+    d = parse_oom(FACTS_MESSAGE + "\n  File \"comfy/pinned_memory.py\", line 106, in pin_memory")
+    assert d.cause == "shortage" and d.memory == "gpu" and d.secondary_causes == ("pinned",)
+    assert keys(d) == keys(parse_oom(FACTS_MESSAGE))
+
+
+def test_vram_diagnoses_say_gpu_memory():
+    for msg in (FACTS_MESSAGE, FRAGMENTED, ASYNC_FULL, MPS, CUBLAS, LEGACY):
+        d = parse_oom(msg)
+        assert d.memory == "gpu" and d.cause not in ("host_ram", "pinned") and "system memory" not in d.summary
+    assert parse_oom("mat1 and mat2 shapes cannot be multiplied").memory == "none"
+
+
+def test_ram_remedies_fit_the_workflow():
+    wan = parse_oom(CPU_ALLOCATOR, context=context_for_prompt(wan_prompt(81)))
+    assert wan.context.text_encoder_bits == 8
+    assert "fp8_text_encoder" not in keys(wan)  # umt5_xxl_fp8_e4m3fn_scaled is FP8 already
+    assert keys(wan)[0] == "cache_none"
+    flux = parse_oom(CPU_ALLOCATOR, context=context_for_prompt(flux_prompt()))
+    te = flux.remedies[0]
+    assert te.key == "fp8_text_encoder" and "t5xxl_fp16.safetensors is 9.8 GB" in te.detail  # not clip_l
+    q4 = parse_oom(CPU_ALLOCATOR, context=context_for_prompt(flux_prompt(unet="flux1-dev-Q4_K_S.gguf")))
+    assert "fp8_gguf" not in keys(q4)
+    desk = parse_oom(CPU_ALLOCATOR, context=OomContext(install="desktop"))
+    assert "Text Encoder precision" in desk.remedies[0].detail and set(dict(desk.remedies[0].where)) == {"desktop"}
+    assert parse_oom(CPU_ALLOCATOR, context={"text_encoder_bits": 8, "install": "linux"}).remedies[0].key == "cache_none"
+
+
+def test_is_oom_message_prefilter():
+    assert all(is_oom_message(m) for m in (PAGING_FILE_TRACEBACK, CPU_ALLOCATOR, LINUX_KILLED, FACTS_MESSAGE))
+    assert is_oom_message("", "MemoryError") and not is_oom_message("mat1 and mat2 shapes cannot be multiplied")

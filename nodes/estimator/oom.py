@@ -21,9 +21,19 @@
   DirectML ("Could not allocate tensor with N bytes. There is not enough GPU video memory").
 - ComfyUI appends "This error means you ran out of memory on your GPU. TIPS: ..."
   (``execution.py``); it is recognised and stripped.
+- SYSTEM memory (RAM), not the GPU (``_host_form``): Windows' "The paging file is too small for this
+  operation to complete. (os error 1455)" / "[WinError 1455]" (safetensors' mmap, torch's DLLs),
+  PyTorch's "DefaultCPUAllocator: not enough memory: you tried to allocate N bytes" / "can't
+  allocate memory: ... Error code 12 (Cannot allocate memory)" ("[enforce fail at alloc_cpu.cpp:N]"),
+  Python's MemoryError and numpy's "Unable to allocate 3.00 GiB for an array", the Linux OOM
+  killer (a log ending in "Killed", exit status 137 / -9 / SIGKILL, dmesg "Out of memory: Killed
+  process N (python)"), and failures to pin (page-lock) RAM: cudaHostRegister / cudaHostAlloc /
+  CachingHostAllocator, ComfyUI's "Pin error." warning, or "CUDA error: out of memory" with
+  pin_memory / pinned in its traceback. A GPU allocator report with numbers in the same text wins.
 
 The cause is one of ``fragmentation``, ``other_process``, ``shortage``, ``unknown_detail``
-(an OOM without numbers) or ``not_oom``. The advice follows shared/FACTS.md, in its order, fitted
+(an OOM without numbers), ``host_ram`` (system RAM / page file / swap ran out), ``pinned`` (RAM
+could not be page-locked for the GPU) or ``not_oom``; ``memory`` says "gpu" or "system". The advice follows shared/FACTS.md, in its order, fitted
 to the workflow that failed when the caller passes an ``OomContext`` (``context_for_prompt`` reads
 one from the failed prompt): no Flux figures for an SDXL job, no "smaller batch" at batch 1, no
 tiled decode when the sampler failed or the decode already tiles. A cudaMallocAsync "Allocation
@@ -55,7 +65,9 @@ MAX_MESSAGE_CHARS = 64 * 1024
 # ComfyUI's text appended to every OOM (execution.py, 0.8.0 and 0.18.2 alike).
 COMFY_TIPS_MARKER = "This error means you ran out of memory on your GPU."
 
-CAUSES = ("fragmentation", "other_process", "shortage", "unknown_detail", "not_oom")
+# Public values (JSON): add, never rename or drop.
+CAUSES = ("fragmentation", "other_process", "shortage", "unknown_detail", "not_oom", "host_ram", "pinned")
+HOST_CAUSES = ("host_ram", "pinned")
 
 
 @dataclass(frozen=True)
@@ -82,8 +94,9 @@ class Remedy:
 @dataclass(frozen=True)
 class OomDiagnosis:
     is_oom: bool
-    backend: str  # "cuda" | "hip" | "xpu" | "mps" | "directml" | "unknown"
+    backend: str  # "cuda" | "hip" | "xpu" | "mps" | "directml" | "cpu" (system RAM allocator / OS) | "unknown"
     form: str  # "caching_allocator" | "caching_allocator_legacy" | "cuda_malloc_async" | "mps" | "directml" | "no_detail" | "none"
+    # system RAM: "paging_file" | "cpu_allocator" | "memory_error" | "oom_killer" | "pinned_memory"
     cause: str  # one of CAUSES
     headline: str  # one line for a toast
     summary: str  # plain words, a few sentences (= facts + caveat + cause)
@@ -109,6 +122,10 @@ class OomDiagnosis:
     comfy_tips: bool = False  # ComfyUI's generic TIPS text was attached
     message: str = field(default="", repr=False)  # the error text without ComfyUI's TIPS
     context: "OomContext | None" = None  # what the failed workflow was, when the caller knew it
+    memory: str = "gpu"  # which memory ran out: "gpu" (VRAM) | "system" (RAM, page file, swap) | "none" (no OOM)
+    killed_pid: int | None = None  # Linux OOM killer: the process it killed (dmesg "Killed process N (python)")
+    killed_process: str | None = None  # ... and its name
+    host_rss_bytes: int | None = None  # ... and the RAM it held (dmesg anon-rss + file-rss + shmem-rss)
 
     def to_dict(self) -> dict:
         return {
@@ -140,6 +157,10 @@ class OomDiagnosis:
             "comfy_tips": self.comfy_tips,
             "message": self.message,
             "context": self.context.to_dict() if self.context is not None else None,
+            "memory": self.memory,
+            "killed_pid": self.killed_pid,
+            "killed_process": self.killed_process,
+            "host_rss_bytes": self.host_rss_bytes,
         }
 
 
@@ -334,17 +355,25 @@ class OomContext:
     weight_bits: int | None = None  # fewest bits per weight of the diffusion models (16, 8 for fp8 / Q8, 4 for Q4)
     install: str | None = None  # "portable" | "desktop" | "linux" (any manual / command-line install)
     models: tuple[tuple[str, int], ...] = ()  # (label, parameters) of each diffusion model / checkpoint
+    # The largest stand-alone text encoder (CLIPLoader / DualCLIPLoader ...): it waits in system RAM
+    # while the diffusion model samples, so it matters for a RAM OOM.
+    text_encoder_label: str | None = None  # "t5xxl_fp16.safetensors"
+    text_encoder_bits: int | None = None  # 16, 8 (fp8 / Q8), 5, 4 ...
+    text_encoder_bytes: int | None = None  # its weights as stored
 
     @property
     def known(self) -> bool:
         return any(v not in (None, ()) for v in (self.families, self.clip_types, self.batch_size, self.video,
-                                                   self.frames, self.decode_tiled, self.weight_bits, self.models))
+                                                   self.frames, self.decode_tiled, self.weight_bits, self.models,
+                                                   self.text_encoder_bits))
 
     def to_dict(self) -> dict:
         return {"families": list(self.families), "clip_types": list(self.clip_types), "batch_size": self.batch_size,
                 "video": self.video, "frames": self.frames, "decode_tiled": self.decode_tiled,
                 "weight_bits": self.weight_bits, "install": self.install,
-                "models": [{"label": label, "params": params} for label, params in self.models]}
+                "models": [{"label": label, "params": params} for label, params in self.models],
+                "text_encoder_label": self.text_encoder_label, "text_encoder_bits": self.text_encoder_bits,
+                "text_encoder_bytes": self.text_encoder_bytes}
 
     @classmethod
     def from_any(cls, value: Any) -> "OomContext | None":
@@ -370,9 +399,15 @@ class OomContext:
         models = tuple((m["label"], m["params"]) for m in raw[:MAX_FAMILIES] if isinstance(m, Mapping)
                        and isinstance(m.get("label"), str) and len(m["label"]) < 100
                        and isinstance(m.get("params"), int) and 0 < m["params"] < 10**13)
+        te_label = value.get("text_encoder_label")
+        te_bytes = value.get("text_encoder_bytes")
         return cls(families=names("families"), clip_types=names("clip_types"), batch_size=count("batch_size"),
                    video=flag("video"), frames=count("frames"), decode_tiled=flag("decode_tiled"),
-                   weight_bits=count("weight_bits"), install=_install(value.get("install")), models=models)
+                   weight_bits=count("weight_bits"), install=_install(value.get("install")), models=models,
+                   text_encoder_label=te_label if isinstance(te_label, str) and len(te_label) < 200 else None,
+                   text_encoder_bits=count("text_encoder_bits"),
+                   text_encoder_bytes=te_bytes if isinstance(te_bytes, int) and not isinstance(te_bytes, bool)
+                   and 0 < te_bytes < 10**13 else None)
 
 
 def _install(value: Any) -> str | None:
@@ -400,6 +435,19 @@ def _bits(dtype: str | None, weight_dtype: str | None) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _name_bits(name: str, gguf: bool = False) -> int | None:
+    """Bits per weight read from a file name when its header is not at hand."""
+    low = name.lower()
+    m = re.search(r"(?<![a-z0-9])i?q(\d)(?:_|\b)", low)
+    if m and (gguf or low.endswith(".gguf")):
+        return int(m.group(1))
+    if re.search(r"fp8|f8_|e4m3|e5m2", low):
+        return 8
+    if re.search(r"fp16|bf16|f16", low):
+        return 16
+    return None
+
+
 def context_for_workload(workload, resolver=None, install: str | None = None) -> OomContext:
     """The OomContext of a Workload (graph.read_workflow): model families as the estimator
     identifies them (file headers through `resolver`, else the catalogue of public files)."""
@@ -407,10 +455,15 @@ def context_for_workload(workload, resolver=None, install: str | None = None) ->
     from .workload import SAMPLE, VAE_DECODE  # noqa: PLC0415
 
     families, bits, clip_types, models = [], [], [], []
+    encoders: list[tuple[int, str, int | None, int | None]] = []  # (params, label, bits, bytes)
     for stage in workload.stages:
         for ref in stage.models:
             if ref.clip_type and ref.clip_type not in clip_types:
                 clip_types.append(ref.clip_type)
+            if ref.role == "text_encoder" and not ref.unset:
+                te, _ = resolve_model(ref, resolver)
+                te_bits = _bits(te.dtype, None) or _name_bits(ref.name, ref.gguf)
+                encoders.append((te.params or 0, ref.name, te_bits, te.weights_bytes or None))
             if stage.kind != SAMPLE or ref.role not in ("diffusion", "checkpoint"):
                 continue
             info, _ = resolve_model(ref, resolver)
@@ -421,6 +474,7 @@ def context_for_workload(workload, resolver=None, install: str | None = None) ->
             b = _bits(info.dtype, ref.weight_dtype)
             if b is not None:
                 bits.append(b)
+    big_te = max(encoders, key=lambda e: e[0], default=None)  # T5-XXL, not clip_l, in a DualCLIPLoader
     latents = [s.latent for s in workload.stages if s.kind == SAMPLE and s.latent is not None]
     decodes = workload.stages_of(VAE_DECODE)
     frames = [lat.pixel_frames for lat in latents if lat.is_video and lat.pixel_frames]
@@ -431,6 +485,8 @@ def context_for_workload(workload, resolver=None, install: str | None = None) ->
         frames=max(frames, default=None),
         decode_tiled=all(bool(d.tiled) or d.auto_tiled for d in decodes) if decodes else None,
         weight_bits=min(bits, default=None), install=_install(install), models=tuple(models)[:MAX_FAMILIES],
+        text_encoder_label=big_te[1] if big_te else None, text_encoder_bits=big_te[2] if big_te else None,
+        text_encoder_bytes=big_te[3] if big_te else None,
     )
 
 
@@ -466,7 +522,12 @@ _DESKTOP = {
     "--disable-cuda-malloc": "CUDA: 'Use CUDA malloc for memory allocation' = disable",
     "--lowvram": "Memory: 'VRAM management mode' = lowvram",
     "--reserve-vram": "Memory: 'Reserved VRAM (GB)' = {value}",
+    "--fp8_e4m3fn-text-enc": "Inference: 'Text Encoder precision' = fp8_e4m3fn",
 }
+# Flags Server Config has no item for (serverConfig.ts lists only cache-classic and cache-lru under
+# Cache, nothing for pinned memory): Desktop starts ComfyUI with every entry of the setting
+# "Comfy.Server.LaunchArgs" (comfy.settings.json) as --key [value], an empty value giving the bare flag.
+_DESKTOP_LAUNCH_ARGS_ONLY = ("--cache-none", "--disable-pinned-memory")
 
 
 def where_to_set(settings: tuple[str, ...], install: str, backend: str = "cuda", alternatives: bool = False) -> str:
@@ -485,12 +546,17 @@ def where_to_set(settings: tuple[str, ...], install: str, backend: str = "cuda",
                          f"(.\\python_embeded\\python.exe -s ComfyUI\\main.py --windows-standalone-build {flags[0]})")
         return "Windows portable: " + "; ".join(parts)
     if install == "desktop":
+        bare = [f for f in flags if f.split()[0] in _DESKTOP_LAUNCH_ARGS_ONLY]
+        flags = [f for f in flags if f not in bare]
         items = [_DESKTOP.get(f.split()[0], f).format(value=(f.split() + [""])[1]) for f in flags]
         if items:
             parts.append("Settings (gear icon, Ctrl+,) -> Server Config -> " + (" or " if alternatives else "; ").join(items)
                          + ", then restart the app")
         parts += [f"it has no setting for {e.split('=')[0]}: set it to {e.split('=', 1)[1]} as a user environment "
                   "variable of the system and restart the app" for e in envs]
+        parts += [f"Server Config has no item for {f}: close the app and add \"{f.split()[0][2:]}\": \"\" to "
+                  "\"Comfy.Server.LaunchArgs\" in user\\default\\comfy.settings.json under the app's base folder "
+                  "(the ComfyUI folder chosen at install), then start it again" for f in bare]
         return "ComfyUI Desktop: " + "; ".join(parts)
     start = " ".join(envs + ["python main.py"])
     if flags:
@@ -818,12 +884,272 @@ def _remedies(n: _Numbers, cause: str, backend: str, form: str, node_type: str |
     return out
 
 
+# --- system memory (RAM) instead of the GPU ----------------------------------------------------
+# Each pattern is a fixed alternation or bounded: linear on any input.
+_PAGING_FILE = re.compile(r"paging file is too small|(?:os error|winerror|error code:?|error)\s*1455\b", re.IGNORECASE)
+# c10/core/impl/alloc_cpu.cpp: "[enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough
+# memory: you tried to allocate N bytes." (Windows) / "... can't allocate memory: you tried to allocate N bytes.
+# Error code 12 (Cannot allocate memory)" (posix_memalign on Linux).
+_CPU_ALLOCATOR = re.compile(r"DefaultCPUAllocator|alloc_cpu\.cpp|can't allocate memory: you tried to allocate",
+                            re.IGNORECASE)
+_MEMORY_ERROR = re.compile(r"(?<![\w.])MemoryError\b|ArrayMemoryError|Unable to allocate \S{1,20} \w{1,5} for an array"
+                           r"|\[Errno 12\] Cannot allocate memory|Error code 12 \(Cannot allocate memory\)",
+                           re.IGNORECASE)
+_OOM_KILLER = re.compile(r"Out of memory: Kill(?:ed)? process|invoked oom-killer|oom-kill:|oom_reaper|OOMKilled"
+                         r"|Memory cgroup out of memory", re.IGNORECASE)
+# Exit status 137 = 128 + SIGKILL (shells, Docker, systemd); -9 = Python subprocess' returncode for SIGKILL;
+# "Killed: 9" = macOS.
+_KILLED_EXIT = re.compile(r"\b(?:exit(?:ed)?(?: with)?(?: exit)? (?:status|code)|exit_?code|return ?code|returncode)"
+                          r"\s{0,3}[:=]?\s{0,3}(?:137|-9)\b|\bSIGKILL\b|\bsignal 9\b|Signals\.SIGKILL|\bKilled: 9\b",
+                          re.IGNORECASE)
+# bash / zsh when the kernel kills the foreground job: "Killed", "./run.sh: line 3: 4242 Killed  python main.py",
+# "zsh: killed     python main.py".
+_KILLED_LINE = re.compile(r"^(?:[\w./~-]{1,200}:\s+(?:line\s+\d{1,9}:\s+)?)?(?:\d{1,10}\s+)?Killed(?:\s|$)", re.IGNORECASE)
+# Page-locked ("pinned") host memory: cudaHostRegister / cudaHostAlloc (PyTorch's CachingHostAllocator),
+# their HIP twins, and ComfyUI's own warning: logging.warning("Pin error.") when cudaHostRegister fails
+# (ComfyUI 0.33 comfy/model_management.py:1640, 0.18 :1455, 0.8 :1172). ComfyUI 0.33's aimdo pins
+# (comfy/pinned_memory.py:61, :106-117) fall back to another pin silently and print nothing.
+_PIN_API = re.compile(r"cudaHostRegister|hipHostRegister|cudaHostAlloc|hipHostMalloc|CachingHostAllocator"
+                      r"|\bPin error\.", re.IGNORECASE)
+_PIN_TRACE = re.compile(r"pin_memory|pinned|pin memory|\.pin\(|is_pinned", re.IGNORECASE)
+_FAILED = re.compile(r"fail|error|out of memory|unable|cannot|could not", re.IGNORECASE)
+# A GPU allocator's own report: the GPU diagnosis stands even when the text also shows a host sign.
+_DEVICE_FORMS = ("caching_allocator", "caching_allocator_legacy", "cuda_malloc_async", "mps", "directml")
+
+
+def _host_form(text: str, exception_type: str | None) -> str | None:
+    """Which system-memory failure the text shows: "paging_file" | "cpu_allocator" | "memory_error" |
+    "oom_killer" | "pinned_memory", or None (no sign of one)."""
+    etype = (exception_type or "").rsplit(".", 1)[-1]
+    if _PAGING_FILE.search(text):
+        return "paging_file"
+    if _CPU_ALLOCATOR.search(text):
+        return "cpu_allocator"
+    if _OOM_KILLER.search(text):
+        return "oom_killer"
+    pin_api = _PIN_API.search(text)
+    if pin_api and (pin_api.group(0).lower() == "pin error." or _FAILED.search(text)):
+        return "pinned_memory"
+    if etype in ("MemoryError", "_ArrayMemoryError", "ArrayMemoryError") or _MEMORY_ERROR.search(text):
+        return "memory_error"
+    if _looks_like_oom(text, exception_type) and _PIN_TRACE.search(text):
+        return "pinned_memory"  # "CUDA error: out of memory" raised by pin_memory(): the host pin failed
+    lines = [line.strip() for line in text[-4096:].splitlines() if line.strip()]
+    if lines and len(lines[-1]) < 300 and _KILLED_LINE.match(lines[-1]):
+        return "oom_killer"
+    if _KILLED_EXIT.search(text):
+        return "oom_killer"
+    return None
+
+
+@dataclass
+class _HostNumbers:
+    requested: int | None = None
+    killed_pid: int | None = None
+    killed_process: str | None = None
+    rss: int | None = None
+    dll: bool = False  # WinError 1455 while Windows loaded a DLL (torch's CUDA libraries at start)
+
+
+def _parse_host_numbers(text: str) -> _HostNumbers:
+    h = _HostNumbers()
+    h.requested = _find_size(r"you tried to allocate " + _SIZE, text)
+    if h.requested is None:  # numpy: "Unable to allocate 3.00 GiB for an array with shape ..."
+        h.requested = _find_size(r"Unable to allocate " + _SIZE, text)
+    if h.requested is None:
+        h.requested = _find_size(r"Tried to allocate (?:more than )?" + _SIZE, text)
+    m = re.search(r"Kill(?:ed)? process (\d{1,10}) \(([^)\n]{1,64})\)", text, re.IGNORECASE)
+    if m:
+        h.killed_pid, h.killed_process = int(m.group(1)), m.group(2)
+        kb = [int(v) for v in re.findall(r"(?:anon|file|shmem)-rss:\s?(\d{1,15})kB", text[m.end():m.end() + 400])]
+        h.rss = sum(kb) * KiB if kb else None  # the kernel's kB are 1024 bytes
+    h.dll = bool(re.search(r"\.dll\b", text, re.IGNORECASE))
+    return h
+
+
+def _size_gb(n_bytes: int) -> int:
+    """Whole decimal GB, rounded up (what Windows' Virtual memory dialog and fallocate take)."""
+    return max(1, -(-n_bytes // 10**9))
+
+
+def _te_remedy(ctx: OomContext | None, backend: str) -> Remedy | None:
+    c = ctx or OomContext()
+    if c.text_encoder_bits is not None and c.text_encoder_bits <= 8:
+        return None  # already FP8 / GGUF: nothing to gain here
+    if c.text_encoder_label and c.text_encoder_bytes:
+        what = (f"This workflow's text encoder {c.text_encoder_label} is {c.text_encoder_bytes / 1e9:.1f} GB; its "
+                f"FP8 file is about {c.text_encoder_bytes / 2e9:.1f} GB and a GGUF Q5 about a third.")
+    elif c.known and not c.text_encoder_label:
+        what = "The text encoder comes with the checkpoint here: storing it in FP8 halves its RAM."
+    else:
+        what = ("T5-XXL (Flux, SD3) is ~9.8 GB in 16 bit and ~4.9 GB in FP8; UMT5-XXL (Wan) ~11.4 GB and ~6.7 GB; "
+                "GGUF Q5 / Q4 files are smaller still.")
+    detail = ("Once the prompt is encoded, ComfyUI moves the text encoder off the GPU and it waits in system RAM "
+              f"next to the diffusion model. {what} Load an FP8 or GGUF text encoder file (t5xxl_fp8_e4m3fn, "
+              "umt5_xxl_fp8_e4m3fn_scaled, a ComfyUI-GGUF CLIP loader), or let ComfyUI store it in FP8 with "
+              "--fp8_e4m3fn-text-enc (a little quality, no speed).")
+    return _placed(Remedy("fp8_text_encoder", "Use an FP8 or GGUF text encoder", detail),
+                   ("--fp8_e4m3fn-text-enc",), backend, ctx)
+
+
+def _cache_none_remedy(ctx: OomContext | None, backend: str) -> Remedy:
+    many = f" This workflow loads {len(ctx.models)} diffusion models." if ctx is not None and len(ctx.models) > 1 else ""
+    detail = ("ComfyUI keeps every node's output and the models it loaded for the next run. With --cache-none it "
+              "frees a model as soon as no later node of the prompt needs it: the text encoder after encoding, the "
+              f"high-noise Wan 2.2 expert before the low-noise one.{many} The cost: every node runs again on each "
+              "queue (ComfyUI cli_args.py: \"Reduced RAM/VRAM usage at the expense of executing every node for "
+              "each run\").")
+    return _placed(Remedy("cache_none", "Start ComfyUI with --cache-none", detail), ("--cache-none",), backend, ctx)
+
+
+def _disable_pinned_remedy(ctx: OomContext | None, backend: str, first: bool) -> Remedy:
+    why = ("The failure was pinning itself: " if first else "")
+    detail = (f"{why}ComfyUI pins (page-locks) model weights in RAM for faster transfers to the GPU on NVIDIA and "
+              "AMD: up to 40 % of RAM on Windows and up to ~90 % on Linux (comfy/model_management.py, 0.33: "
+              "MAX_PINNED_MEMORY). Pinned RAM cannot be paged out, so the rest of the system runs short. "
+              "--disable-pinned-memory turns it off; weight transfers get somewhat slower.")
+    return _placed(Remedy("disable_pinned_memory", "Start ComfyUI with --disable-pinned-memory", detail),
+                   ("--disable-pinned-memory",), backend, ctx)
+
+
+def _page_file_remedy(ctx: OomContext | None, requested: int | None, form: str) -> Remedy:
+    if requested is not None:
+        size = _size_gb(requested)
+        total = max(32, size + 16)
+        amount = f"at least {size} GB (the failed request) more than now, {total} GB in all is a safe start"
+    else:
+        total = 32
+        amount = "32-64 GB (Flux or Wan 2.2 with 16-bit files: 64 GB)"
+    win = ("Windows: System > Advanced system settings > Performance: Settings > Advanced > Virtual memory: "
+           "Change; untick \"Automatically manage\", pick the fastest drive (an SSD), Custom size, Initial and "
+           f"Maximum: {amount}; Set, then restart Windows")
+    linux = (f"Linux: add swap, {amount}: sudo fallocate -l {total}G /swapfile && sudo chmod 600 /swapfile && "
+             "sudo mkswap /swapfile && sudo swapon /swapfile (add it to /etc/fstab to keep it)")
+    installs = (ctx.install,) if ctx is not None and ctx.install else INSTALLS
+    where = tuple((i, linux if i == "linux" else win) for i in installs)
+    if form == "paging_file":
+        why = ("Windows counts RAM plus the page file (the commit limit) for every allocation and for every model "
+               "file safetensors maps into memory; that limit was reached. A larger page file raises it: "
+               "nothing is lost if it is never used, only disk space.")
+        where = tuple((i, win) for i in installs)
+    elif form == "oom_killer":
+        why = "Linux killed the process when RAM and swap were both full; more swap lets a peak through, slowly."
+        where = tuple((i, linux) for i in installs)
+    else:
+        why = "Gives the system room for a peak (a model being loaded or cast) at the cost of disk space."
+    detail = why + " Where to set it: " + " | ".join(dict.fromkeys(text for _, text in where)) + "."
+    return Remedy("page_file", "Enlarge the page file (Windows) or swap (Linux)", detail, where=where)
+
+
+def _host_precision_rung(ctx: OomContext | None) -> Remedy | None:
+    rung = _precision_rung(ctx or OomContext())
+    if rung is None:
+        return None
+    return replace(rung, detail="Models ComfyUI offloads or keeps cached wait in system RAM at their stored size. "
+                   + rung.detail)
+
+
+REMEDY_CLOSE_PROGRAMS = Remedy(
+    "close_other_programs", "Close other programs",
+    "Browsers with many tabs, games, other AI tools (a second ComfyUI, Ollama, LM Studio) hold RAM too. Windows: "
+    "Task Manager > Processes, sort by Memory; Linux: free -h and top (sort by RES).",
+)
+REMEDY_MORE_RAM = Remedy(
+    "more_ram", "Add RAM",
+    "When the workflow needs more than RAM and page file together, even with FP8 files: 32 GB is the floor for "
+    "Flux and Wan 2.2 14B, 64 GB is comfortable.",
+)
+
+
+def _host_remedies(form: str, cause: str, h: _HostNumbers, ctx: OomContext | None, backend: str) -> list[Remedy]:
+    """RAM remedies, cheapest first (none of the VRAM ladder: a smaller batch or --lowvram does not free RAM,
+    --lowvram puts more of the model there)."""
+    rb = "hip" if backend == "hip" else "cuda"  # which .bat of the portable build starts ComfyUI
+    if cause == "pinned":
+        # Page-locked RAM cannot go to the page file / swap: a bigger one does not help here.
+        ladder = [_disable_pinned_remedy(ctx, rb, True), _cache_none_remedy(ctx, rb), _te_remedy(ctx, rb),
+                  _host_precision_rung(ctx), REMEDY_CLOSE_PROGRAMS, REMEDY_MORE_RAM]
+    else:
+        ladder = [_te_remedy(ctx, rb), _cache_none_remedy(ctx, rb), _disable_pinned_remedy(ctx, rb, False),
+                  _page_file_remedy(ctx, h.requested, form), _host_precision_rung(ctx), REMEDY_CLOSE_PROGRAMS,
+                  REMEDY_MORE_RAM]
+    out = [r for r in ladder if r is not None]
+    if form == "paging_file" and h.dll:
+        # WinError 1455 while loading torch's CUDA DLLs, before any model: only the page file helps.
+        out.sort(key=lambda r: r.key != "page_file")
+    return out
+
+
+_HOST_CAUSE_TEXT = {
+    "paging_file": ("Windows ran out of its commit limit (RAM plus the page file) while mapping or allocating "
+                    "memory (error 1455)."),
+    "cpu_allocator": "PyTorch's CPU allocator could not get the memory from the operating system.",
+    "memory_error": "Python (or numpy) could not allocate the memory it asked the operating system for.",
+    "oom_killer": ("The Linux out-of-memory killer ended the process because RAM and swap were full; it prints no "
+                   "Python error, the log just ends in \"Killed\"."),
+    "pinned_memory": ("Page-locking (pinning) system RAM for fast copies to the GPU failed; ComfyUI 0.30+ pins "
+                      "model weights by default."),
+}
+
+
+def _host_diagnosis(body: str, raw: str, form: str, exception_type: str | None, ctx: OomContext | None,
+                    tips: bool) -> OomDiagnosis:
+    flat = re.sub(r"\s+", " ", raw)
+    h = _parse_host_numbers(flat)
+    cause = "pinned" if form == "pinned_memory" else "host_ram"
+    low = flat.lower()
+    backend = "cpu"
+    if cause == "pinned":
+        backend = "hip" if "hip" in low else "cuda"
+    facts: list[str] = []
+    if h.requested is not None:
+        facts.append(f"The failed request was {fmt_gib(h.requested)} ({h.requested:,} bytes) of system RAM.")
+    if h.killed_pid is not None:
+        held = f", which held {fmt_gib(h.rss)} of RAM" if h.rss is not None else ""
+        facts.append(f"The kernel killed process {h.killed_pid} ({h.killed_process}){held}.")
+    summary_facts = " ".join(facts)
+    caveat = ("That request is only the one allocation that failed, not what the whole job needs."
+              if h.requested is not None else "")
+    plain = ("This is system memory (RAM), not the GPU: the graphics card's memory (VRAM) did not run out, so "
+             "VRAM fixes such as a smaller batch or --lowvram do not help.")
+    summary_cause = f"{_HOST_CAUSE_TEXT[form]} {plain} Free RAM in the order below."
+    req = f" ({fmt_gib(h.requested)} request failed)" if h.requested is not None else ""
+    headline = {
+        "pinned_memory": "Could not pin system memory (RAM) for the GPU",
+        "oom_killer": "Killed by the system: out of RAM (system memory)",
+        "paging_file": "Out of system memory (RAM + page file)",
+    }.get(form, "Out of system memory (RAM)") + req
+    notes = ["The VRAM numbers of the panel do not measure this: watch RAM instead (Windows: Task Manager > "
+             "Performance > Memory, \"Committed\"; Linux: free -h)."]
+    if form == "oom_killer":
+        notes.append("sudo dmesg | grep -i -E 'killed process|oom' shows what the kernel killed and how much RAM it held.")
+    return OomDiagnosis(
+        is_oom=True, backend=backend, form=form, cause=cause, memory="system",
+        headline=headline,
+        summary=" ".join(p for p in (summary_facts, caveat, summary_cause) if p),
+        summary_facts=summary_facts, summary_caveat=caveat, summary_cause=summary_cause,
+        remedies=tuple(_host_remedies(form, cause, h, ctx, backend)), notes=tuple(notes),
+        exception_type=exception_type, requested_bytes=h.requested, comfy_tips=tips, message=body[:4000],
+        context=ctx, killed_pid=h.killed_pid, killed_process=h.killed_process, host_rss_bytes=h.rss,
+    )
+
+
+def is_oom_message(message: Any, exception_type: Any = None) -> bool:
+    """Whether a message looks like any out-of-memory error, GPU or system RAM (a cheap pre-filter)."""
+    text = message[:MAX_MESSAGE_CHARS] if isinstance(message, str) else ""
+    etype = exception_type if isinstance(exception_type, str) else None
+    try:
+        return _looks_like_oom(text, etype) or _host_form(text, etype) is not None
+    except Exception:  # noqa: BLE001
+        return False
+
+
 def _not_oom(text: str, exception_type: str | None) -> OomDiagnosis:
     return OomDiagnosis(
         is_oom=False, backend="unknown", form="none", cause="not_oom",
         headline="Not an out-of-memory error",
         summary="This message does not look like an out-of-memory error, so there is nothing to diagnose here.",
-        exception_type=exception_type, message=text[:2000],
+        exception_type=exception_type, message=text[:2000], memory="none",
     )
 
 
@@ -845,13 +1171,16 @@ def parse_oom(message: str, exception_type: str | None = None, node_type: str | 
         return OomDiagnosis(
             is_oom=False, backend="unknown", form="none", cause="unknown_detail",
             headline="Could not read this error", summary=f"The message could not be read ({type(exc).__name__}).",
+            memory="none",
         )
 
 
 def _parse(text: str, exception_type: str | None, node_type: str | None, ctx: OomContext | None = None) -> OomDiagnosis:
     body, tips = _strip_comfy_tips(text)
+    raw = body  # "MemoryError: ..." keeps its type name for _host_form
     body = _strip_exception_prefix(body)
-    if not _looks_like_oom(body, exception_type) and not tips:
+    host = _host_form(raw, exception_type)
+    if not _looks_like_oom(body, exception_type) and not tips and host is None:
         return _not_oom(body, exception_type)
     low = body.lower()
     backend = _backend(low)
@@ -861,7 +1190,14 @@ def _parse(text: str, exception_type: str | None, node_type: str | None, ctx: Oo
         backend = "cuda"  # torch.OutOfMemoryError is raised by the CUDA/HIP allocators
     # PyTorch wraps nothing, but logs and pastes do: parse on single-spaced text.
     n = _parse_numbers(re.sub(r"\s+", " ", body), backend)
+    if host is not None and n.form not in _DEVICE_FORMS:
+        return _host_diagnosis(body, raw, host, exception_type, ctx, tips)
     cause, secondary = _classify(n)
+    host_note = None
+    if host is not None:  # a GPU report with numbers wins; the host sign is kept as a second cause
+        secondary += ("pinned" if host == "pinned_memory" else "host_ram",)
+        host_note = ("The text also shows a system-memory (RAM) failure (" + host.replace("_", " ") + "): if the GPU "
+                     "fixes do not help, see the RAM remedies (--cache-none, FP8 text encoder, a larger page file).")
     non_pytorch = None
     if n.total is not None and n.free is not None and n.allocated is not None and backend != "mps":
         non_pytorch = max(0, n.total - n.free - n.allocated - (n.reserved_unallocated or 0))
@@ -879,7 +1215,7 @@ def _parse(text: str, exception_type: str | None, node_type: str | None, ctx: Oo
         summary_caveat=caveat,
         summary_cause=cause_text,
         remedies=tuple(_remedies(n, cause, backend, n.form, node_type, ctx)),
-        notes=tuple(_notes(n, backend, n.form, cause)),
+        notes=tuple(_notes(n, backend, n.form, cause) + ([host_note] if host_note else [])),
         exception_type=exception_type,
         gpu_index=n.gpu_index,
         requested_bytes=n.requested,
