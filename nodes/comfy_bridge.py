@@ -676,7 +676,77 @@ def send_node_text(node_id, text: str) -> bool:
         return False
 
 
+def rules_for_version(version: str | None) -> tuple[str, str]:
+    """(host-memory rule set, note) for a ComfyUI version: 0.8 up to 0.15 (classic), 0.18 for 0.16-0.29
+    (Dynamic VRAM, pins capped at 95 % of RAM), 0.33 from 0.30 (pin budget, RAM-pressure cache); a
+    version newer than the newest rule set is said."""
+    from .estimator.host_memory import RULE_SETS  # noqa: PLC0415
+
+    try:
+        major, minor = (int(x) for x in str(version).split(".")[:2])
+    except (TypeError, ValueError):
+        return RULE_SETS[-1], f"ComfyUI version not read: the rules of {RULE_SETS[-1]} are used"
+    if (major, minor) < (0, 16):
+        return "0.8", ""
+    if (major, minor) < (0, 30):
+        return "0.18", ""
+    newest = RULE_SETS[-1]
+    if (major, minor) > tuple(int(x) for x in newest.split(".")):
+        return newest, f"rules of {newest} used for {major}.{minor}"
+    return newest, ""
+
+
+def live_host():
+    """The machine's RAM as ComfyUI sees it (psutil) and the launch flags that change host memory,
+    as an estimator Host; a psutil that fails gives a Host that says the RAM is not known."""
+    import platform  # noqa: PLC0415
+
+    from .estimator.host_memory import Host  # noqa: PLC0415
+
+    version = comfy_version() or ""
+    rules, note = rules_for_version(version)
+    flags = {}
+    try:
+        from comfy.cli_args import args  # noqa: PLC0415
+
+        flags = {k: getattr(args, k, None) for k in ("cache_none", "cache_lru", "cache_ram", "high_ram",
+                                                     "disable_pinned_memory", "cache_classic")}
+    except Exception:  # noqa: BLE001  (outside ComfyUI)
+        pass
+    lru = flags.get("cache_lru") or 0
+    cache = ("none" if flags.get("cache_none") else "lru" if lru else "classic" if flags.get("cache_classic")
+             else "ram" if flags.get("cache_ram") not in (None, False) and rules != "0.8" else "")
+    notes = (note,) if note else ()
+    os_name = "windows" if platform.system() == "Windows" else "linux"
+    common = dict(os=os_name, rules=rules, version=version, cache=cache,
+                  pinned_memory=not flags.get("disable_pinned_memory"), high_ram=bool(flags.get("high_ram")))
+    try:
+        import psutil  # noqa: PLC0415
+
+        vm = psutil.virtual_memory()
+        total, available = int(vm.total), int(vm.available)
+        swap = int(psutil.swap_memory().total)
+        rss = int(psutil.Process().memory_info().rss)
+        if total <= 0 or not 0 <= available <= total:
+            raise ValueError(f"psutil reported total {total}, available {available}")
+    except Exception as exc:  # noqa: BLE001
+        return Host(source="assumed", notes=notes + (f"system RAM could not be read ({type(exc).__name__}: "
+                                                     f"{str(exc)[:80]})",), **common)
+    return Host(ram_total_bytes=total, swap_total_bytes=swap, other_bytes=max(0, total - available - rss),
+                source="live", notes=notes, **common)
+
+
 def estimator_device(card: str | None = None, memory_mode: str = "auto", budget_gb: float = 0.0):
+    """The Device of _estimator_device with the machine's RAM (live_host) attached."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    dev, note = _estimator_device(card, memory_mode, budget_gb)
+    if dev is not None:
+        dev = replace(dev, host=live_host())
+    return dev, note
+
+
+def _estimator_device(card: str | None = None, memory_mode: str = "auto", budget_gb: float = 0.0):
     """(estimator Device, note) for the node and the panel: a catalogue card when one is named, a
     typed budget, else the live compute GPU; (None, reason) when there is no CUDA device.
 

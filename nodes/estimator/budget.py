@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Mapping
 
-from . import memory
+from . import host_memory, memory
 from .catalogue import catalogue_info
 from .errors import ModelFileError, VramBudgetError
 from .families import describe
@@ -76,6 +76,7 @@ class Device:
     smart_memory: bool = True  # --disable-smart-memory sets False
     flops: float = 165.2e12  # dense 16-bit tensor FLOP/s (gpus.Card.tflops), for the speed model
     host_bytes_per_s: float = 25.2e9  # host link, effective (gpus.PCIE)
+    host: "host_memory.Host | None" = None  # the machine's RAM / swap; None: not known (the answer says what it assumes)
 
     @classmethod
     def from_card(cls, card: Card, **kw) -> "Device":
@@ -183,6 +184,8 @@ class Budget:
     peak_low_bytes: int = 0  # lower end: the bare traced activations
     outcome: str = "fits"  # the simulated outcome even when the verdict is unknown
     capacity: tuple = ()  # capacity.Capacity answers, when asked for
+    host: "host_memory.HostBudget | None" = None  # system RAM per stage (host_memory.py)
+    vram_verdict: str = ""  # the verdict on the card alone, before the host side
 
     @property
     def memory_mode(self) -> str:
@@ -204,6 +207,14 @@ class Budget:
         return ""
 
     def to_dict(self) -> dict:
+        d = self._vram_dict()
+        if self.host is not None:
+            for st, r in zip(d["stages"], self.host.runs):
+                st["ram_peak_bytes"] = r.ram_bytes
+                st["ram"] = r.to_dict()
+        return d
+
+    def _vram_dict(self) -> dict:
         return {
             "verdict": self.verdict,
             "tight": self.tight,
@@ -240,6 +251,21 @@ class Budget:
             "unknown_nodes": [{"node_id": i, "class_type": t} for i, t in self.unknown_nodes],
             "notes": list(self.notes),
             **({"capacity": [c.to_dict() for c in self.capacity]} if self.capacity else {}),
+            **self._host_dict(),
+        }
+
+    def _host_dict(self) -> dict:
+        hb = self.host
+        if hb is None:
+            return {}
+        return {
+            "vram_verdict": self.vram_verdict or self.verdict,
+            "host_outcome": hb.outcome,
+            "ram_peak_bytes": hb.peak_bytes,
+            "ram_total_bytes": hb.host.ram_total_bytes,
+            "swap_total_bytes": hb.host.swap_total_bytes,
+            "ram_assumed": not hb.host.known,
+            "host": hb.to_dict(),
         }
 
     def to_json(self) -> str:
@@ -596,6 +622,26 @@ def estimate(
         if sb.stage.kind == TRAIN or sb.stage.generate_tokens:  # their remedies live in the stage's notes
             notes.extend(sb.notes)
 
+    # System RAM at each stage (host_memory.py): a stage that needs more than RAM + swap is an OOM
+    # whatever the card; one that swaps runs slower. A lower bound (can't tell) that is already too
+    # much for the RAM is an OOM too.
+    vram_verdict = verdict
+    hb = None
+    if stage_budgets:
+        images = host_memory.image_bytes(stage_budgets)
+        hb = host_memory.simulate(stage_budgets, runs, device, device.host, images)
+        worst_host = max(list(hb.runs) + ([hb.load] if hb.load is not None else []),
+                         key=lambda r: host_memory.HOST_SEVERITY[r.outcome])
+        if hb.outcome == host_memory.OOM:
+            verdict = "oom"
+            notes[:0] = list(worst_host.explanation[-1:])
+        elif hb.outcome in (host_memory.SWAPPING, host_memory.THRASHING):
+            if verdict in ("fits", "tight"):
+                verdict = "runs_slower"
+            notes.extend(worst_host.explanation[-1:])
+        notes.extend(hb.notes)
+        hb = replace(hb, remedies=tuple(host_memory.host_remedies(stage_budgets, runs, device, hb, images)))
+
     rent = bool(stage_budgets) and outcome != runtime.FITS  # never a rental for what fits the user's own card
     budget = Budget(
         stages=tuple(stage_budgets), device=device, peak_bytes=peak, peak_stage=peak_stage, verdict=verdict,
@@ -605,6 +651,7 @@ def estimate(
         models=dict(infos), unknown_nodes=workload.unknown_nodes, notes=tuple(dict.fromkeys(notes)),
         runs=tuple(runs), tight=tight, slowdown=slowdown, slowdown_high=slowdown_high, extra_seconds=extra, missing=tuple(missing),
         incomplete=tuple(incomplete), peak_high_bytes=peak_high, peak_low_bytes=peak_low, outcome=outcome,
+        host=hb, vram_verdict=vram_verdict,
     )
     if not remedies:
         return budget
@@ -615,8 +662,10 @@ def estimate(
         budget = replace(budget, cheapest_card=None, cheapest_card_with_margin=None)
     from .advice import recommended_plan, remedies_for  # noqa: PLC0415  (advice builds on this module)
 
-    budget = replace(budget, remedies=tuple(remedies_for(budget, workload, resolver)))
-    return replace(budget, plan=recommended_plan(budget))
+    # the VRAM ladder works on the card's verdict; the RAM fixes are the host's own (host.remedies)
+    on_card = replace(budget, verdict=vram_verdict)
+    on_card = replace(on_card, remedies=tuple(remedies_for(on_card, workload, resolver)))
+    return replace(budget, remedies=on_card.remedies, plan=recommended_plan(on_card))
 
 
 def cheapest_cards(workload: Workload, device: Device, resolver: Resolver | None = None,

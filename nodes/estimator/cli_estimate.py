@@ -6,7 +6,9 @@ import json
 import math
 import os
 import sys
+from dataclasses import replace as _with
 
+from . import host_memory
 from .budget import Device, estimate, folder_resolver, with_capacity
 from .errors import VramBudgetError
 from .gpus import CARDS, card_for_vram, find_card
@@ -53,6 +55,23 @@ def add_estimate_parser(subparsers) -> None:
                    help="memory other processes hold on the card")
     p.add_argument("--no-fp8-compute", action="store_true",
                    help="the GPU has no fp8 compute (pre-Ada): ComfyUI upcasts fp8 files that fit at 16 bit")
+    ram = p.add_argument_group("system memory (RAM)")
+    ram.add_argument("--ram", type=float, metavar="GiB",
+                     help="installed system RAM; without it the answer says how much RAM it assumes")
+    ram.add_argument("--swap", type=float, metavar="GiB",
+                     help="swap (Linux) or page file (Windows); default: none on Linux, a system-managed page file "
+                     "as large as the RAM on Windows")
+    ram.add_argument("--comfyui-version", choices=list(host_memory.RULE_SETS), default=host_memory.RULE_SETS[-1],
+                     help="the ComfyUI whose host-memory rules apply (default: the newest, 0.33)")
+    cache = ram.add_mutually_exclusive_group()
+    cache.add_argument("--cache-none", action="store_true",
+                       help="as ComfyUI's --cache-none (a model is freed once no later node needs it)")
+    cache.add_argument("--cache-lru", type=int, metavar="N", help="as ComfyUI's --cache-lru N")
+    cache.add_argument("--cache-ram", type=float, nargs="*", metavar="GB",
+                       help="as ComfyUI's --cache-ram (RAM-pressure cache; 0.33's default)")
+    cache.add_argument("--high-ram", action="store_true",
+                       help="as ComfyUI 0.33's --high-ram (classic caching, no pin budget)")
+    ram.add_argument("--disable-pinned-memory", action="store_true", help="as ComfyUI's --disable-pinned-memory")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("-v", "--verbose", action="store_true", help="show every item and assumption")
     p.set_defaults(func=run_estimate)
@@ -104,11 +123,43 @@ def device_from_args(args) -> Device:
 
         dev = _replace(dev, te_cpu_reason="ComfyUI keeps text encoders on the CPU on Pascal cards under Linux "
                                           "(no fast fp16: model_management.text_encoder_device)")
+    dev = _with(dev, host=host_from_args(args))
     if args.no_fp8_compute:
         from dataclasses import replace  # noqa: PLC0415
 
         dev = replace(dev, fp8_compute=False)
     return dev
+
+
+# Largest RAM / swap a flag accepts: 64 TiB (a big server has 12 TB; beyond that it is a typo)
+MAX_RAM_GIB = 65536
+
+
+def host_from_args(args) -> host_memory.Host:
+    """--ram / --swap / the cache and pinning flags -> Host; bad numbers are refused, naming the flag."""
+    ram = getattr(args, "ram", None)
+    swap = getattr(args, "swap", None)
+    if ram is not None and (not math.isfinite(ram) or not 0.5 <= ram <= MAX_RAM_GIB):
+        raise VramBudgetError(f"--ram {ram:g}: give the installed system RAM in GiB, from 0.5 to {MAX_RAM_GIB}")
+    if swap is not None and (not math.isfinite(swap) or not 0 <= swap <= MAX_RAM_GIB):
+        raise VramBudgetError(f"--swap {swap:g}: give the swap / page file size in GiB, from 0 to {MAX_RAM_GIB}")
+    lru = getattr(args, "cache_lru", None)
+    if lru is not None and lru < 0:
+        raise VramBudgetError(f"--cache-lru {lru}: give a number of cached node outputs, 0 or more")
+    cache_ram = getattr(args, "cache_ram", None)
+    if cache_ram:
+        for v in cache_ram:
+            if not math.isfinite(v) or not 0 <= v <= MAX_RAM_GIB:
+                raise VramBudgetError(f"--cache-ram {v:g}: give GB from 0 to {MAX_RAM_GIB}")
+    rules = getattr(args, "comfyui_version", None) or host_memory.RULE_SETS[-1]
+    cache = ("none" if getattr(args, "cache_none", False) else "lru" if lru is not None
+             else "ram" if cache_ram is not None else "classic" if getattr(args, "high_ram", False) else "")
+    return host_memory.Host(
+        ram_total_bytes=None if ram is None else int(ram * GiB),
+        swap_total_bytes=None if swap is None else int(swap * GiB),
+        os=getattr(args, "os", "linux") or "linux", source="--ram" if ram is not None else "assumed",
+        rules=rules, cache=cache, pinned_memory=not getattr(args, "disable_pinned_memory", False),
+        high_ram=getattr(args, "high_ram", False))
 
 
 def run_estimate(args) -> int:

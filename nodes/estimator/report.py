@@ -35,19 +35,25 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
     lines.append("")
     if budget.stages:
         width = max(24, min(46, max(len(s.title) for s in budget.stages) + 3))
-        lines.append(f"{'Stage':<{width}} {'Weights':>7} {'Working':>7} {'Other':>6} {'Peak':>7}  (GiB)  on this card")
+        lines.append(f"{'Stage':<{width}} {'Weights':>7} {'Working':>7} {'Other':>6} {'Peak':>7} {'RAM':>6}  (GiB)  "
+                     "on this card")
         runs = list(getattr(budget, "runs", ()))
+        host_runs = list(budget.host.runs) if getattr(budget, "host", None) is not None else []
         for n, sb in enumerate(budget.stages):
             title = f"{n + 1} {sb.title}"
             if len(title) > width:
                 title = title[: width - 1] + "…"
             mark = "  <- peak" if n == budget.peak_stage else ""
             run = _run_text(runs[n]) if n < len(runs) else ""
+            ram = f"{host_runs[n].ram_bytes / GiB:6.2f}" if n < len(host_runs) else f"{'':>6}"
+            if n < len(host_runs) and host_runs[n].outcome in HOST_MARK:
+                run = f"{run}; RAM: {HOST_MARK[host_runs[n].outcome]}" if run else f"RAM: {HOST_MARK[host_runs[n].outcome]}"
             lines.append(f"{title:<{width}} {_g(sb.weights_bytes):>7} {_g(sb.working_bytes):>7} "
-                         f"{sb.overhead_bytes / GiB:6.2f} {_g(sb.peak_bytes):>7}  {run}{mark}")
+                         f"{sb.overhead_bytes / GiB:6.2f} {_g(sb.peak_bytes):>7} {ram}  {run}{mark}")
             if verbose:
                 for item in sb.items:
                     lines.append(f"    {item.label}: {fmt_gib(item.bytes)} ({item.assumption})")
+    lines.extend(_host_lines(budget, verbose))
     missing = getattr(budget, "missing", ())
     if missing:
         lines.append("")
@@ -106,6 +112,41 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
     return "\n".join(lines)
 
 
+HOST_MARK = {"oom": "OUT OF MEMORY", "swapping": "swaps", "thrashing": "re-reads weights from disk"}
+
+
+def _host_lines(budget, verbose: bool) -> list[str]:
+    """System RAM: the peak against the machine's RAM, and the RAM fixes when it does not fit."""
+    hb = getattr(budget, "host", None)
+    if hb is None or not budget.stages:
+        return []
+    host = hb.host
+    where = (f"at '{budget.stages[hb.peak_stage].title}'" if 0 <= hb.peak_stage < len(budget.stages) else "")
+    if host.known:
+        swap = host.swap_bytes
+        swap_text = (f" + {fmt_gib(swap)} {'page file' if host.os == 'windows' else 'swap'}"
+                     + (" (assumed)" if host.swap_total_bytes is None else "")) if swap else " and no swap"
+        have = f"{fmt_gib(host.ram_total_bytes)} RAM{swap_text}"
+        if host.source == "live":
+            have += " (this machine)"
+    else:
+        have = "RAM not given (give --ram GiB)"
+    text = {"fits": "fits", "assumed": "not checked", "swapping": "swaps (runs, slower)",
+            "thrashing": "re-reads weights from disk (runs, slower)", "oom": "OUT OF MEMORY"}.get(hb.outcome, hb.outcome)
+    rules = f"ComfyUI {host.rules} rules" + (f" (for {host.version})" if host.version else "")
+    out = ["", f"System RAM: needs {fmt_gib(hb.peak_bytes)} {where}; {have}: {text} [{rules}, cache {host.cache_mode}]"]
+    if verbose and 0 <= hb.peak_stage < len(hb.runs):
+        for item in hb.runs[hb.peak_stage].items:
+            out.append(f"    {item.label}: {fmt_gib(item.bytes)}" + (f" ({item.note})" if item.note else ""))
+    if hb.remedies:
+        out.append("To fit in system RAM, cheapest first:")
+        for r in hb.remedies[:5]:
+            out.append(f" - {r.title}  [{r.cost}]" + ("  -> fits" if r.fixes else ""))
+            if verbose:
+                out.append(f"     {r.detail}")
+    return out
+
+
 def _inferred_note(budget) -> list[str]:
     """One note naming the models whose size comes from their file name (name_infer)."""
     names = [key.split("/", 1)[-1] for key, info in budget.models.items() if info.source == "inferred"]
@@ -118,6 +159,16 @@ def _inferred_note(budget) -> list[str]:
 def _verdict_tail(budget, peak_stage) -> str:
     need = f"needs {fmt_gib(budget.peak_bytes)} at '{peak_stage.title}' with every weight resident"
     cap = budget.device.capacity_bytes
+    hb = getattr(budget, "host", None)
+    if hb is not None and budget.verdict in ("oom", "runs_slower") and hb.outcome in ("oom", "swapping", "thrashing"):
+        worst = max((r for r in hb.runs if r.outcome == hb.outcome), key=lambda r: r.committed_bytes, default=None)
+        host_text = worst.explanation[-1] if worst is not None and worst.explanation else ""
+        vram = getattr(budget, "vram_verdict", "") or budget.verdict
+        if host_text and (hb.outcome == "oom" or vram in ("fits", "tight")):
+            on_card = {"fits": "fits the card", "tight": "fits the card (tight)", "runs_slower": "runs on the card, slower",
+                       "oom": "also short on the card", "unknown": "card side can't tell"}.get(vram, vram)
+            return f"{host_text} (VRAM: {on_card})"
+
     if budget.verdict == "unknown":
         return f"at least {fmt_gib(budget.peak_bytes)} (lower bound: {len(budget.missing) or 'some'} model(s) or stage(s) unpriced)"
     if budget.verdict in ("fits", "tight"):

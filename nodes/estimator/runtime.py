@@ -80,6 +80,10 @@ class StageRun:
     minimum_bytes: int = 0  # what must fit even with all weights streamed
     explanation: tuple[str, ...] = ()
     rules: tuple[str, ...] = ()
+    # what load_models_gpu asks free_memory to free for this stage (classic): 1.1 × the stage's weights +
+    # max(minimum_inference_memory, its estimate + reserve) (model_management.py:621-706 / :794-898); the
+    # models of earlier stages stay on the GPU only beside it, the rest go back to RAM (host_memory.py)
+    load_need_bytes: int = 0
 
     def to_dict(self) -> dict:
         return {
@@ -410,7 +414,8 @@ def _sample(sb, ctx: _Ctx) -> StageRun:
     outcome = RUNS_SLOWER if streamed else FITS
     return StageRun(outcome, resident, streamed, peak, k, forwards, slowdown=slowdown, slowdown_high=slowdown_high,
                     step_seconds=step_s,
-                    minimum_bytes=minimum, explanation=tuple(notes), rules=tuple(rules))
+                    minimum_bytes=minimum, explanation=tuple(notes), rules=tuple(rules),
+                    load_need_bytes=int(1.1 * weights) + max(ctx.mim, est_full + ctx.reserve))
 
 
 def _range(low: float, high: float) -> str:
@@ -466,7 +471,8 @@ def _single_pass(sb, ctx: _Ctx, what: str) -> StageRun:
                  f"(+{extra:.1f} s)",)
     return StageRun(RUNS_SLOWER if streamed else FITS, resident, streamed, min(peak, ctx.capacity),
                     extra_seconds=extra, minimum_bytes=minimum, explanation=notes,
-                    rules=("model_management.py:621-706 / :794-898", "sd.py:302-303 (memory_required 0)"))
+                    rules=("model_management.py:621-706 / :794-898", "sd.py:302-303 (memory_required 0)"),
+                    load_need_bytes=int(1.1 * weights) + ctx.mim)
 
 
 def _train(sb, ctx: _Ctx) -> StageRun:
