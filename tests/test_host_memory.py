@@ -111,8 +111,8 @@ def test_windows_commit_limit_counts_the_copy_on_write_view_of_the_file_being_re
 
 def test_windows_page_file_default_is_stated():
     b = estimate(flux_workload(), dev("RTX 3060", ram=16, os="windows"))
-    assert b.host.host.swap_total_bytes is None and b.host.host.swap_bytes == 48 * GiB  # 3 × RAM, system-managed
-    assert b.to_dict()["host"]["host"]["swap_assumed_bytes"] == 48 * GiB
+    assert b.host.host.swap_total_bytes is None and b.host.host.swap_bytes == 24 * GiB  # system-managed: 1.5 × RAM (fitted)
+    assert b.to_dict()["host"]["host"]["swap_assumed_bytes"] == 24 * GiB
 
 
 # --- Dynamic VRAM (0.18.2, 0.33.0) ----------------------------------------------------------------

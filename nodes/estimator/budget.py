@@ -630,8 +630,9 @@ def estimate(
     if stage_budgets:
         images = host_memory.image_bytes(stage_budgets)
         hb = host_memory.simulate(stage_budgets, runs, device, device.host, images)
-        worst_host = max(list(hb.runs) + ([hb.load] if hb.load is not None else []),
-                         key=lambda r: host_memory.HOST_SEVERITY[r.outcome])
+        # the first stage (in execution order) with the worst outcome: where the run stops
+        worst_host = next(r for r in hb.runs if host_memory.HOST_SEVERITY[r.outcome] ==
+                          max(host_memory.HOST_SEVERITY[x.outcome] for x in hb.runs))
         if hb.outcome == host_memory.OOM:
             verdict = "oom"
             notes[:0] = list(worst_host.explanation[-1:])

@@ -75,10 +75,14 @@ COMFY_PROCESS_BYTES = 2 * GiB
 # The OS and the usual background programs: a Linux server / container ~1 GiB; a Windows 10/11
 # desktop commits ~3.5 GiB at idle with a browser tab open (the ComfyUI frontend).
 OS_BYTES = {"linux": 1 * GiB, "windows": int(3.5 * GiB)}
-# Without --swap: no swap on Linux (containers and rentals have none); Windows' system-managed page
-# file grows up to 3 × RAM (at most 1/8 of the disk), which is what we assume (said in the report): a
-# page file set by hand, or a full disk, gives much less (--swap).
-WINDOWS_PAGEFILE_ASSUMED_FACTOR = 3.0
+# Without --swap: no swap on Linux (containers and rentals have none); on Windows a system-managed page
+# file of 1.5 × the RAM. Windows lets a system-managed page file grow to 3 × RAM (at most 1/8 of the
+# disk), but it grows only after an allocation has hit the limit, and a model load that charges many
+# GB at once can fail first ('paging file is too small', os error 1455). 1.5 is fitted on the published
+# Windows runs with a system-managed page file in docs/accuracy.md (two Flux fp8 runs on 16 GB that
+# finished, three 8-16 GB machines that failed): 1.0 makes the two runs fail, 3.0 lets the three run.
+# A page file set by hand: --swap.
+WINDOWS_PAGEFILE_ASSUMED_FACTOR = 1.5
 # Below this much free RAM Linux reclaims page cache and starts swapping: counted as the margin a
 # stage must leave (the kernel's min_free / watermarks plus buffers).
 RAM_MARGIN_BYTES = 512 * MiB
@@ -276,6 +280,13 @@ def _models(stage_budgets, device, host: Host) -> list[_Model]:
             else:
                 m.last = i
                 m.loaded = max(m.loaded, loaded if not m.dynamic else m.loaded)
+    # a checkpoint's loader builds all its parts at once (sd.py load_checkpoint_guess_config): they are
+    # all in memory from the first stage that uses any of them
+    first_of: dict[str, int] = {}
+    for m in models.values():
+        first_of[m.file_key] = min(first_of.get(m.file_key, m.first), m.first)
+    for m in models.values():
+        m.first = first_of[m.file_key]
     return list(models.values())
 
 

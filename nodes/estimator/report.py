@@ -62,14 +62,16 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
             lines.append(f" - {m.name} ({m.role}, models/{m.folder}/): {m.problem}")
         lines.append("   Fix: point --models-dir at the ComfyUI models/ folder that holds them (the header gives "
                      "the exact size), or run the estimate inside ComfyUI with the VRAM Budget node.")
-    relevant = [r for r in budget.remedies if budget.verdict != "fits"]
+    on_card = getattr(budget, "vram_verdict", "") or budget.verdict  # the VRAM ladder answers the card's verdict
+    relevant = [r for r in budget.remedies if on_card != "fits"]
     if relevant:
         lines.append("")
         speed = (f" (≈ {budget.slowdown:.1f}–{budget.slowdown_high:.1f}× faster)"
-                 if budget.verdict == "runs_slower" and budget.slowdown_high > 1.05 else "")
+                 if on_card == "runs_slower" and budget.slowdown_high > 1.05 else "")
         head = {"runs_slower": f"To keep everything resident{speed or ' (full speed)'}, cheapest first:",
                 "oom": "To make it run, cheapest first (quality and speed):"}
-        lines.append(head.get(budget.verdict, "Fixes, cheapest first (quality and speed):"))
+        text = head.get(on_card, "Fixes, cheapest first (quality and speed):")
+        lines.append(text if on_card == budget.verdict else f"On the card ({on_card}): " + text[0].lower() + text[1:])
         for r in relevant[:max_remedies]:
             ok = "  -> fits" if r.fixes else ("  -> runs" if getattr(r, "runs", None) else "")
             lines.append(f" - {r.title}  [{r.cost}]{ok}")
@@ -85,8 +87,8 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
         lines.append("")
         for cap in budget.capacity:
             lines.append(cap.text())
-    if budget.verdict in ("unknown", "fits", "tight"):
-        pass  # no card advice on a lower bound, nor a rental for what fits the user's own card
+    if budget.verdict in ("unknown", "fits", "tight") or on_card in ("unknown", "fits", "tight"):
+        pass  # no card advice on a lower bound, nor a rental for what fits the user's own card (RAM is not the card)
     elif budget.cheapest_card is not None and budget.stages:
         card = budget.cheapest_card
         price = f", €{card.price_eur_h:.2f}/h" if card.price_eur_h else ""
@@ -161,7 +163,7 @@ def _verdict_tail(budget, peak_stage) -> str:
     cap = budget.device.capacity_bytes
     hb = getattr(budget, "host", None)
     if hb is not None and budget.verdict in ("oom", "runs_slower") and hb.outcome in ("oom", "swapping", "thrashing"):
-        worst = max((r for r in hb.runs if r.outcome == hb.outcome), key=lambda r: r.committed_bytes, default=None)
+        worst = next((r for r in hb.runs if r.outcome == hb.outcome), None)  # the first stage that fails is where it stops
         host_text = worst.explanation[-1] if worst is not None and worst.explanation else ""
         vram = getattr(budget, "vram_verdict", "") or budget.verdict
         if host_text and (hb.outcome == "oom" or vram in ("fits", "tight")):
