@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 
 from . import comfy_bridge, run_log
 from .estimator.budget import Device, estimate_prompt
 from .live_models import live_hooks
 from .estimator.errors import VramBudgetError
 from .estimator.gpus import CARDS
+from .estimator.host_memory import Host
+from .estimator.units import GiB
 from .estimator.report import format_report
 
 THIS_GPU = "this GPU (detected)"
@@ -36,7 +39,17 @@ def live_device(memory_mode: str = "auto", vram_gb: float = 0.0, gpu: str = THIS
         return device
     state = comfy_bridge.device_state()
     return Device(name=f"{state.name} (no CUDA device: RAM)", total_bytes=state.total,
-                  memory_mode="classic" if memory_mode == "auto" else memory_mode, context_bytes=0, source="live")
+                  memory_mode="classic" if memory_mode == "auto" else memory_mode, context_bytes=0, source="live",
+                  host=comfy_bridge.live_host())
+
+
+def with_ram_budget(device: Device, ram_gb: float) -> Device:
+    """A typed RAM budget (GiB, no swap) in place of the machine's; 0 keeps the machine's."""
+    if not ram_gb or ram_gb <= 0 or ram_gb != ram_gb:
+        return device
+    host = device.host or Host()
+    return replace(device, host=replace(host, ram_total_bytes=int(ram_gb * GiB), swap_total_bytes=0, other_bytes=None,
+                                        source="budget input"))
 
 
 class VRAMBudget:
@@ -72,6 +85,10 @@ class VRAMBudget:
                                           "tooltip": "When this run ends, unload every model from the GPU (ComfyUI's "
                                                      "own /free, as its \"Unload models\" command does), so other "
                                                      "programs get the VRAM back. The next run loads them again."}),
+                "ram_budget_gb": ("FLOAT", {"default": 0.0, "min": 0.0, "max": 65536.0, "step": 1.0,
+                                  "display_name": "ram_budget_gib",
+                                  "tooltip": "System RAM to plan for, in GiB, with no swap (what would 32 GB do?); "
+                                             "0 = this machine's RAM and swap, as the OS reports them"}),
             },
             "hidden": {"prompt": "PROMPT", "extra_pnginfo": "EXTRA_PNGINFO", "unique_id": "UNIQUE_ID"},
         }
@@ -81,10 +98,11 @@ class VRAMBudget:
         return float("nan")  # free memory changes between runs: always re-estimate
 
     def run(self, gpu=THIS_GPU, vram_budget_gb=0.0, stop_if_wont_fit=False, memory_mode="auto",
-            stop_if_slower_than=0.0, free_memory_after_run=False, prompt=None, extra_pnginfo=None, unique_id=None):
+            stop_if_slower_than=0.0, free_memory_after_run=False, ram_budget_gb=0.0, prompt=None, extra_pnginfo=None,
+            unique_id=None):
         started = time.perf_counter()
         try:
-            device = live_device(memory_mode, vram_budget_gb, gpu)
+            device = with_ram_budget(live_device(memory_mode, vram_budget_gb, gpu), ram_budget_gb)
             source = prompt if prompt else (extra_pnginfo or {}).get("workflow")
             if not source:
                 raise VramBudgetError("no prompt to estimate (the hidden PROMPT input is empty)")

@@ -19,6 +19,8 @@ const GiB = 1024 ** 3;
 // helpers
 const gib = (bytes) => (bytes == null || Number.isNaN(bytes) ? "–" : `${(bytes / GiB).toFixed(2)} GiB`);
 const pct = (part, whole) => (whole > 0 ? Math.max(0, Math.min(100, (100 * part) / whole)) : 0);
+/** A byte count from a server document, or null (missing, not a number, negative). */
+const bytesOf = (value) => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.round(value) : null);
 
 /** Tiny DOM builder: h("div.cls.other", {title: "x", onclick}, child, "text", [children]). */
 function h(spec, attrs, ...children) {
@@ -82,7 +84,9 @@ function refreshMs() {
 function isOom(detail) {
   const type = String(detail?.exception_type || "");
   const message = String(detail?.exception_message || "").toLowerCase();
-  return type.endsWith("OutOfMemoryError") || message.includes("out of memory") || message.includes("allocation on device");
+  return type.endsWith("OutOfMemoryError") || message.includes("out of memory") || message.includes("allocation on device")
+    // system RAM (oom.py _host_form): page file, CPU allocator, MemoryError, pinning
+    || type.endsWith("MemoryError") || /paging file is too small|error 1455|defaultcpuallocator|alloc_cpu\.cpp|cudahostregister|cannot allocate memory/.test(message);
 }
 
 /** "NVIDIA GeForce RTX 4090" -> "RTX 4090" (the full name stays in the tooltip). */
@@ -177,12 +181,134 @@ function renderDevices(status) {
       { cls: "other", label: "Other programs", bytes: Math.max(0, ram.used - comfy) },
       { cls: "free", label: "Available", bytes: ram.available },
     ];
-    out.push(h("div.vrb-device",
+    const prediction = ramPrediction(ram);
+    const bar = barSegments(segments.slice(0, 2), ram.total);
+    const items = legend(segments);
+    let line = null;
+    let body = bar;
+    if (prediction) {
+      // The open workflow's predicted RAM peak (OS + programs + ComfyUI + models), on the same
+      // scale as "used": a marker on the bar, a legend row and one line saying what it means.
+      const over = ram.total > 0 && prediction.peak > ram.total;
+      const usedPct = pct(ram.used ?? 0, ram.total);
+      const peakPct = pct(prediction.peak, ram.total);
+      body = h("div.vrb-bar-wrap", bar,
+        // a faint band from the live figure up to the prediction: what this workflow would add
+        peakPct > usedPct ? h(`div.vrb-predband.vrb-pred-${prediction.tone}`, { style: { left: `${usedPct}%`, width: `${peakPct - usedPct}%` } }) : null,
+        h(`div.vrb-predline.vrb-pred-${prediction.tone}${over ? ".vrb-over" : ""}`, {
+          "data-testid": "ram-predicted",
+          style: { left: `${peakPct}%` },
+          title: `predicted peak of this workflow: ${gib(prediction.peak)}${over ? ` (beyond the ${gib(ram.total)} installed)` : ""}`,
+        }));
+      items.append(h("div.vrb-legend-item.vrb-legend-pred", { title: "the open workflow's predicted RAM peak (Workflow budget below)" },
+        h(`span.vrb-dot.vrb-pred-swatch.vrb-pred-${prediction.tone}`), h("span.vrb-legend-label", "Workflow peak (predicted)"),
+        h("span.vrb-legend-value", gib(prediction.peak))));
+      line = h(`div.vrb-pred-text.vrb-small.vrb-pred-${prediction.tone}`, { "data-testid": "ram-predicted-text", dataset: { outcome: prediction.outcome } },
+        prediction.text);
+    }
+    out.push(h("div.vrb-device", { dataset: { device: "ram" } },
       h("div.vrb-row", h("div.vrb-device-name", h("span.vrb-chip.vrb-chip-ram", "RAM"), h("span", "System memory")), h("div.vrb-total", gib(ram.total))),
-      barSegments(segments.slice(0, 2), ram.total),
-      legend(segments)));
+      body,
+      items,
+      line));
   }
   if (status.dynamic_vram?.note) out.push(h("div.vrb-muted.vrb-small", status.dynamic_vram.note));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// system RAM of the open workflow (budget.py _host_dict, host_memory.py): older servers send none
+const HOST_LABEL = { fits: "Fits in RAM", swapping: "Swaps", thrashing: "Re-reads from disk", oom: "Out of RAM", assumed: "RAM not known" };
+const HOST_TONE = { fits: "plain", swapping: "warn", thrashing: "warn", oom: "bad", assumed: "info" };
+const HOST_BAD = new Set(["oom", "swapping", "thrashing"]);
+
+/** The host side of the current estimate, or null when the server sent none. Every field checked. */
+function hostSummary() {
+  try {
+    return readHost();
+  } catch (err) {
+    console.warn("[VRAM Budget] unreadable host estimate", err);
+    return null;
+  }
+}
+
+function readHost() {
+  const data = state.budget?.data?.budget;
+  if (!data || typeof data !== "object") return null;
+  const peak = bytesOf(data.ram_peak_bytes);
+  if (!peak) return null;
+  const host = data.host && typeof data.host === "object" ? data.host : {};
+  const stages = Array.isArray(data.stages) ? data.stages : [];
+  const outcome = typeof data.host_outcome === "string" ? data.host_outcome
+    : typeof host.outcome === "string" ? host.outcome : "";
+  const runs = stages.map((s, i) => ({ i, ram: s && typeof s.ram === "object" && s.ram ? s.ram : null }))
+    .filter((r) => r.ram);
+  if (host.load && typeof host.load === "object") runs.unshift({ i: -1, ram: host.load });
+  const titleOf = (i) => {
+    if (!Number.isInteger(i) || i < 0 || i >= stages.length) return null;
+    const s = stages[i] || {};
+    return String(s.title || s.kind || `stage ${i + 1}`);
+  };
+  const peakStage = Number.isInteger(host.peak_stage) ? host.peak_stage : null; // -1 = while loading
+  // the stages with the run's outcome: the first of them is where ComfyUI stops (the verdict's own
+  // choice, budget.estimate), and its explanation is the one shown
+  const hit = runs.filter((r) => r.ram.outcome === outcome);
+  const first = hit[0] || null;
+  const swap = Math.max(0, ...hit.map((r) => bytesOf(r.ram.swap_bytes) || 0));
+  const shortfall = Math.max(0, ...hit.map((r) => bytesOf(r.ram.shortfall_bytes) || 0));
+  const lastLine = (r) => (r && Array.isArray(r.ram.explanation) && r.ram.explanation.length
+    ? String(r.ram.explanation[r.ram.explanation.length - 1]) : null);
+  const explanation = lastLine(first);
+  const remedies = (Array.isArray(host.remedies) ? host.remedies : [])
+    .filter((r) => r && typeof r === "object" && (r.title || r.detail));
+  return {
+    peak, outcome, peakStage, stageTitle: titleOf(peakStage),
+    total: bytesOf(data.ram_total_bytes), swapTotal: bytesOf(data.swap_total_bytes),
+    assumed: data.ram_assumed === true || outcome === "assumed",
+    swap, shortfall, explanation, remedies,
+  };
+}
+
+/** One sentence for the RAM bar: "Workflow needs ≈ 67.65 GiB RAM at 'VAE decode' — 32.00 GiB installed: ..." */
+function hostSentence(sum, liveTotal) {
+  const where = sum.stageTitle ? ` at '${sum.stageTitle}'` : sum.peakStage === -1 ? " while the models load" : "";
+  const needs = `Workflow needs ≈ ${gib(sum.peak)} RAM${where}`;
+  const total = sum.total ?? bytesOf(liveTotal);
+  const installed = total != null ? ` — ${gib(total)} installed${sum.swapTotal ? ` + ${gib(sum.swapTotal)} swap` : ""}` : "";
+  if (sum.outcome === "oom") return `${needs}${installed}: out of system memory`;
+  if (sum.outcome === "swapping") return `${needs}${installed}: swaps ${gib(sum.swap)}`;
+  if (sum.outcome === "thrashing") return `${needs}${installed}: re-reads ${gib(sum.swap)} of weights from disk every step`;
+  if (sum.assumed) return `${needs} (the estimate does not know this machine's RAM)`;
+  return needs;
+}
+
+/** What the RAM bar shows of the open workflow, or null (no estimate, an older server). */
+function ramPrediction(ram) {
+  const sum = hostSummary();
+  if (!sum) return null;
+  const tone = sum.assumed ? "info" : HOST_TONE[sum.outcome] || "plain";
+  return { peak: sum.peak, outcome: sum.outcome || "", tone, text: hostSentence(sum, ram?.total) };
+}
+
+/** The host outcome line and the first RAM remedies, for the Workflow budget section. */
+function renderHostBudget(sum) {
+  if (!sum) return [];
+  const tone = sum.assumed ? "info" : HOST_TONE[sum.outcome] || "plain";
+  const badgeTone = { plain: "ok", warn: "warn", bad: "bad", info: "info" }[tone];
+  const label = HOST_LABEL[sum.outcome] || (sum.outcome ? String(sum.outcome) : "System RAM");
+  const out = [h("div.vrb-host", { dataset: { hostOutcome: sum.outcome } },
+    h("div.vrb-host-line",
+      h("span.vrb-chip.vrb-chip-ram", "RAM"),
+      // its own badge class: the section's one .vrb-badge stays the overall verdict
+      h(`span.vrb-host-badge.vrb-host-badge-${badgeTone}`, label),
+      h("span.vrb-host-peak", `${gib(sum.peak)} peak`),
+      sum.total != null ? h("span.vrb-muted.vrb-small", `of ${gib(sum.total)}${sum.swapTotal ? ` + ${gib(sum.swapTotal)} swap` : ""}`) : null),
+    HOST_BAD.has(sum.outcome) && sum.explanation ? h("div.vrb-muted.vrb-small.vrb-host-why", sum.explanation) : null)];
+  if (HOST_BAD.has(sum.outcome) && sum.remedies.length) {
+    out.push(h("div.vrb-subtitle", "RAM remedies"),
+      h("ol.vrb-remedies.vrb-ram-remedies", sum.remedies.slice(0, 3).map((r) =>
+        h("li", r.title ? h("b", String(r.title)) : null, r.detail ? h("div.vrb-muted.vrb-small", String(r.detail)) : null))));
+  }
   return out;
 }
 
@@ -294,30 +420,33 @@ function renderBudget() {
   }
   if (b.state === "error") return [head, h("div.vrb-note.vrb-note-warn", h("i.pi.pi-exclamation-triangle"), h("span", b.error || "Could not estimate this workflow."))];
   const data = b.data?.budget || {};
-  const stages = data.stages || [];
+  const stages = (Array.isArray(data.stages) ? data.stages : []).filter((s) => s && typeof s === "object");
   if (!stages.length) return [head, h("div.vrb-empty", "Nothing to estimate: the workflow has no model stages.")];
   const capacity = data.device?.capacity_bytes || data.device?.total_bytes || 0;
   const peak = data.peak_bytes || 0;
   const verdict = data.verdict || "unknown";
   const maxStage = Math.max(capacity, ...stages.map((s) => s.peak_bytes || 0));
   const headroom = data.headroom_bytes;
+  // the line under the badge is about the card: its own verdict when the RAM changed the overall one
+  const cardVerdict = typeof data.vram_verdict === "string" && data.vram_verdict ? data.vram_verdict : verdict;
   const out = [head,
     h("div.vrb-verdict",
       h(`span.vrb-badge.vrb-badge-${verdictClass(verdict)}`, VERDICT_LABEL[verdict] || verdict),
       h("span.vrb-peak", `${verdict === "unknown" ? "≥ " : ""}${gib(peak)} peak`)),
-    h("div.vrb-muted.vrb-small", verdictLine(data, capacity, headroom)),
+    h("div.vrb-muted.vrb-small", verdictLine({ ...data, verdict: cardVerdict }, capacity, headroom)),
+    renderHostBudget(hostSummary()),
   ];
   if (b.data?.device_note && !state.cards?.length) out.push(h("div.vrb-muted.vrb-small", b.data.device_note));
   out.push(h("div.vrb-stages", stages.map((s, i) => h("div.vrb-stage",
     h("div.vrb-row.vrb-small", h("span", { title: s.node_type || "" }, `${s.title || s.kind}${i === data.peak_stage ? " · peak" : ""}`), h("span", gib(s.peak_bytes))),
-    h("div.vrb-stagebar", { title: `weights ${gib(s.weights_bytes)} · working ${gib(s.working_bytes)} · overhead ${gib(s.overhead_bytes)}` },
+    h("div.vrb-stagebar", { title: `weights ${gib(s.weights_bytes)} · working ${gib(s.working_bytes)} · overhead ${gib(s.overhead_bytes)}${bytesOf(s.ram_peak_bytes) != null ? ` · system RAM ${gib(s.ram_peak_bytes)}` : ""}` },
       h("div.vrb-seg.vrb-alloc", { style: { width: `${pct(s.weights_bytes || 0, maxStage)}%` } }),
       h("div.vrb-seg.vrb-cache", { style: { width: `${pct(s.working_bytes || 0, maxStage)}%` } }),
       h("div.vrb-seg.vrb-other", { style: { width: `${pct(s.overhead_bytes || 0, maxStage)}%` } }),
       capacity ? h(`div.vrb-capline${s.peak_bytes > capacity ? ".vrb-over" : ""}`, { style: { left: `${pct(capacity, maxStage)}%` }, title: `capacity ${gib(capacity)}` }) : null)))));
   const remedies = (data.remedies || []).slice(0, 3);
   if (remedies.length) {
-    out.push(h("div.vrb-subtitle", "Top remedies"),
+    out.push(h("div.vrb-subtitle", hostSummary() && HOST_BAD.has(hostSummary().outcome) ? "Top VRAM remedies" : "Top remedies"),
       h("ol.vrb-remedies", remedies.map((r) => h("li", h("b", r.title), r.detail ? h("div.vrb-muted.vrb-small", r.detail) : null))));
   }
   const caps = data.capacity || [];
@@ -426,7 +555,7 @@ function renderOom() {
     ["Reserved, unused", d.reserved_unallocated_bytes],
     ["Other processes", d.other_processes_bytes],
   ].filter(([, v]) => v != null);
-  const causeLabel = { fragmentation: "Fragmentation", other_process: "Other process", shortage: "Not enough memory", unknown_detail: "No detail" }[d.cause] || d.cause;
+  const causeLabel = { fragmentation: "Fragmentation", other_process: "Other process", shortage: "Not enough memory", unknown_detail: "No detail", host_ram: "System RAM, not GPU", pinned: "Pinned RAM, not GPU" }[d.cause] || d.cause;
   const remedies = d.remedies || [];
   const top = remedies.slice(0, 3);
   const rest = remedies.slice(3);
@@ -475,7 +604,7 @@ function renderAll(force = false) {
     return;
   }
   const keys = {
-    devices: JSON.stringify([s.devices, s.ram, s.cuda, s.dynamic_vram]),
+    devices: JSON.stringify([s.devices, s.ram, s.cuda, s.dynamic_vram, ramPrediction(s.ram)]),
     models: JSON.stringify([s.models, s.busy, [...state.pending]]),
     actions: JSON.stringify([s.would_free, s.busy, s.queue_remaining, s.cuda, state.action, [...state.pending]]),
     budget: JSON.stringify([state.budget, state.card, state.cards?.length, s.cuda]),

@@ -112,7 +112,9 @@ def test_stop_if_wont_fit_fails_before_any_model_loads(comfy_server, flux_models
 
 def test_stop_if_wont_fit_lets_a_prompt_that_only_runs_slower_through(comfy_server, flux_models):
     # 8 GiB: 16-bit Flux does not fit, but ComfyUI loads it partially and finishes: never stop that
-    entry = run_prompt(comfy_server, _with_output_chain(flux_prompt({"vram_budget_gb": 8.0, "stop_if_wont_fit": True})))
+    # (with RAM to spare: 256 GiB, whatever this machine has)
+    entry = run_prompt(comfy_server, _with_output_chain(flux_prompt({"vram_budget_gb": 8.0, "stop_if_wont_fit": True,
+                                                                     "ram_budget_gb": 256.0})))
     assert entry["status"]["status_str"] == "success", entry["status"]
     summary = entry["outputs"]["9"]["vram_budget"][0]
     assert summary["verdict"] == "runs_slower" and summary["offload_bytes"] > 0
@@ -136,3 +138,30 @@ def test_live_device_on_cpu_comfyui(run_in_comfy):
     assert out["total"] == pytest.approx(psutil.virtual_memory().total, rel=0.05)
     assert out["mode"] == "classic"
     assert out["fixed"] == 12 * 1024**3
+
+
+def test_stop_if_wont_fit_stops_a_prompt_that_runs_out_of_system_ram(comfy_server, flux_models):
+    """16 GiB of RAM, no swap: 16-bit Flux + its 16-bit T5 cannot be held in RAM (the card, 48 GiB, is
+    not the limit): the node stops the prompt before any model loads, naming the stage and the RAM."""
+    prompt = _with_output_chain(flux_prompt({"vram_budget_gb": 48.0, "stop_if_wont_fit": True, "ram_budget_gb": 16.0}))
+    entry = run_prompt(comfy_server, prompt)
+    assert entry["status"]["status_str"] == "error"
+    err = dict((m[0], m[1]) for m in entry["status"]["messages"])["execution_error"]
+    assert err["node_type"] == "VRAMBudget" and "before any model loaded" in err["exception_message"]
+    assert "out of system memory at 'Sample: Flux.1 dev" in err["exception_message"], err["exception_message"]
+    assert "16.00 GiB installed" in err["exception_message"]
+    assert "6" not in err["executed"] and "11" not in err["executed"]
+
+
+def test_budget_node_reads_this_machines_ram(comfy_server, flux_models):
+    import psutil
+
+    entry = run_prompt(comfy_server, flux_prompt({"gpu": "RTX 5090", "stop_if_wont_fit": False}))
+    assert entry["status"]["status_str"] == "success", entry["status"]
+    summary = entry["outputs"]["9"]["vram_budget"][0]
+    assert summary["ram_assumed"] is False and summary["host"]["host"]["source"] == "live"
+    assert summary["ram_total_bytes"] == pytest.approx(psutil.virtual_memory().total, rel=0.02)
+    assert summary["swap_total_bytes"] == pytest.approx(psutil.swap_memory().total, rel=0.05, abs=64 * 1024**2)
+    assert summary["host_outcome"] in ("fits", "swapping", "thrashing", "oom")
+    assert all(isinstance(s["ram_peak_bytes"], int) for s in summary["stages"])
+    assert "System RAM: needs" in entry["outputs"]["9"]["text"][0]

@@ -289,6 +289,11 @@ def test_estimate_route(server):
         text = json.dumps(data)
         assert str(server.base) not in text and str(Path.home()) + "/" not in text  # no server paths over HTTP
         assert data["budget"]["models"]["vae/" + VAE_NAME]["path"] == VAE_NAME
+        import psutil  # the panel's estimate holds this machine's RAM (comfy_bridge.live_host)
+
+        assert data["budget"]["ram_total_bytes"] == pytest.approx(psutil.virtual_memory().total, rel=0.02)
+        assert data["budget"]["host_outcome"] in ("fits", "swapping", "thrashing", "oom")
+        assert data["budget"]["host"]["host"]["rules"] in ("0.8", "0.18", "0.33")
     status, data = server.request("GET", "/vram_budget/cards")
     assert status == 200 and isinstance(data["cards"], list)
 

@@ -51,6 +51,8 @@ def test_budget_node_shows_its_report_in_the_editor(e2e_server_factory, browser,
                 const node = budget();
                 if (node) {
                     node.widgets.find(w => w.name === "gpu").value = "RTX 4090";
+                    // RAM to spare, whatever this machine has: this test is about the card's verdict
+                    node.widgets.find(w => w.name === "ram_budget_gb").value = 256;
                     app.graph.setDirtyCanvas(true, true);
                     return node.id;
                 }
@@ -65,6 +67,7 @@ def test_budget_node_shows_its_report_in_the_editor(e2e_server_factory, browser,
     node = f"(window.comfyAPI.app.app.rootGraph ?? window.comfyAPI.app.app.graph).getNodeById({node_id})"
     labels = page.evaluate(f"() => Object.fromEntries({node}.widgets.map(w => [w.name, w.label ?? w.name]))")
     assert labels["vram_budget_gb"] == "vram_budget_gib" and "free_memory_after_run" in labels, labels
+    assert labels["ram_budget_gb"] == "ram_budget_gib", labels
     page.evaluate("async () => { await window.comfyAPI.app.app.queuePrompt(0, 1); }")
     # the report is rendered on the node by web/vram_budget_node.js (onExecuted -> monospace DOM widget)
     page.wait_for_function(
