@@ -784,8 +784,25 @@ def _estimator_device(card: str | None = None, memory_mode: str = "auto", budget
         lowvram=state.vram_state in ("LOW_VRAM", "NO_VRAM"), reserve_bytes=state.reserve or 0, source="live",
         vram_state=_VRAM_STATES.get(state.vram_state, "normal") if not flags.get("gpu_only") else "gpu_only",
         cpu_vae=bool(flags.get("cpu_vae")), smart_memory=not flags.get("disable_smart_memory"),
-        te_cpu_reason=_te_cpu_reason(), **_card_speed(name),
+        te_cpu_reason=_te_cpu_reason(), compute_fp32_reason=_compute_fp32_reason(), **_card_speed(name),
     ), None
+
+
+def _compute_fp32_reason() -> str:
+    """ComfyUI's own unet_manual_cast for a 16-bit model on this GPU: float32 means the diffusion model
+    computes in fp32 here (Pascal under Linux, GTX 16xx), so its activations take 4 bytes."""
+    try:
+        import comfy.model_management as mm  # noqa: PLC0415
+        import torch  # noqa: PLC0415
+
+        dev = mm.get_torch_device()
+        if getattr(dev, "type", "") != "cuda":
+            return ""
+        if all(mm.unet_manual_cast(dt, dev) == torch.float32 for dt in (torch.float16, torch.bfloat16)):
+            return "this ComfyUI computes diffusion models in fp32 on this GPU (model_management.unet_manual_cast)"
+    except Exception:  # noqa: BLE001
+        return ""
+    return ""
 
 
 def _te_cpu_reason() -> str:

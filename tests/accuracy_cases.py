@@ -20,7 +20,7 @@ from test_budget import flux_workload, wan22_workload  # noqa: E402  (tests/ is 
 from vram_budget.nodes.estimator import capacity
 from vram_budget.nodes.estimator.budget import Device, estimate
 from vram_budget.nodes.estimator.families import FAMILIES
-from vram_budget.nodes.estimator.gpus import Card, card_for_vram, find_card
+from vram_budget.nodes.estimator.gpus import Card, card_for_vram, find_card, windows_desktop_bytes
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.host_memory import Host
 from vram_budget.nodes.estimator.model_info import DIFFUSION, VAE, ModelInfo
@@ -46,6 +46,7 @@ def windows(card: str | Card, ram_gib: float | None = None, swap: float | None =
     c = find_card(card) if isinstance(card, str) else card
     if ram_gib is not None:
         kw["host"] = ram(ram_gib, swap, "windows", rules, **(host_kw or {}))
+    kw.setdefault("other_processes_bytes", windows_desktop_bytes(c))  # the desktop and the browser (gpus.py)
     return Device.from_card(c, reserve_bytes=(600 + (100 if c.total_bytes > 15 * GiB else 0)) * MiB, **kw)
 
 
@@ -170,7 +171,7 @@ CASES: tuple[Case, ...] = (
          "runs_slower", "Flux 'loaded partially 8564.88 8564.50'; 35 steps in 7:38",
          lambda: windows("RTX 3060"), lambda: flux_workload(w=1152, h=896, **FP8),
          number=("resident_mib", 8564.50),
-         note="desktop / browser memory on the card is not stated (we assume none): it explains a higher resident figure"),
+         note="the Windows desktop and browser share (1 GiB on a consumer card, gpus.WINDOWS_DESKTOP_BYTES) is fitted here", fitted=True),
     Case("flux-te-fp8-3060-6008", "https://github.com/Comfy-Org/ComfyUI/issues/6008",
          "RTX 3060 12 GB, Windows; T5-XXL fp8_e4m3fn + CLIP-L (FluxClipModel_)", "fits",
          "'Requested to load FluxClipModel_ / loaded completely … 4777.5 …'",

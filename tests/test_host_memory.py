@@ -250,3 +250,29 @@ def test_rules_follow_the_comfyui_version(version, rules, note):
 
     got, why = comfy_bridge.rules_for_version(version)
     assert got == rules and (note in why if note else why == "")
+
+
+# --- cards on which ComfyUI computes in fp32 --------------------------------------------------------
+def test_pascal_under_linux_computes_in_fp32_so_activations_double():
+    """should_use_fp16 is False for the 10 series on Linux (not on Windows), so unet_manual_cast picks
+    float32: the traced 16-bit activations double (model_management.py:845-867, :1403-1409 in 0.8)."""
+    def sample_working(os_name):
+        out = cli(FLUX, "--gpu", "GTX 1070", "--os", os_name, "--json")
+        assert out.returncode == 0, out.stderr
+        d = json.loads(out.stdout)
+        st = next(s for s in d["stages"] if s["kind"] == "sample")
+        return st["working_bytes"], " ".join(i["assumption"] for i in st["items"])
+    lin, why = sample_working("linux")
+    win, _ = sample_working("windows")
+    assert lin == 2 * win and "fp32" in why
+
+
+def test_windows_desktop_holds_memory_on_a_consumer_card_unless_told():
+    def other(*args):
+        out = cli(FLUX, *args, "--json")
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)["device"]["other_processes_bytes"]
+    assert other("--gpu", "RTX 3060", "--os", "windows") == 1 * GiB  # the desktop and the browser (fitted, #6008)
+    assert other("--gpu", "RTX 3060", "--os", "windows", "--other-processes", "0") == 0
+    assert other("--gpu", "RTX 3060") == 0  # Linux: a server without a desktop is the default
+    assert other("--gpu", "L40S", "--os", "windows") == 0  # a datacenter card drives no display

@@ -77,6 +77,10 @@ class Device:
     flops: float = 165.2e12  # dense 16-bit tensor FLOP/s (gpus.Card.tflops), for the speed model
     host_bytes_per_s: float = 25.2e9  # host link, effective (gpus.PCIE)
     host: "host_memory.Host | None" = None  # the machine's RAM / swap; None: not known (the answer says what it assumes)
+    # ComfyUI computes diffusion models in fp32 on this card (unet_manual_cast returns float32 when neither
+    # fp16 nor bf16 is "supported": Pascal 10-series on Linux, GTX 16xx; model_management.py:845-867 /
+    # :1050 / :1159 and should_use_fp16's 10- and 16-series lists, :1403-1409 in 0.8): activations take 4 bytes
+    compute_fp32_reason: str = ""
 
     @classmethod
     def from_card(cls, card: Card, **kw) -> "Device":
@@ -1065,6 +1069,9 @@ def _sample_stage(stage: Stage, device: Device, info_for) -> StageBudget:
                      "priced; inside ComfyUI with the file present it is traced)")
         return _finish(stage, title, items + _overhead_items(device), notes)
     label = "activations (cond + uncond batched)" if cond_batch == 2 else "activations"
+    if device.compute_fp32_reason:  # the traced tables are 16-bit activations: fp32 compute doubles every tensor
+        full = replace(full, bytes=full.bytes * 2, assumption=f"{full.assumption}; × 2: {device.compute_fp32_reason}")
+        single = replace(single, bytes=single.bytes * 2)
     items.append(Item(label, full.bytes, "working", full.assumption))
     if (model.quantization or "").startswith("gguf") and model.largest_tensor_bytes:
         items.append(Item("GGUF layer dequantized to 16 bit", model.largest_tensor_bytes, "working",

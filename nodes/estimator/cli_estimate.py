@@ -11,7 +11,7 @@ from dataclasses import replace as _with
 from . import host_memory
 from .budget import Device, estimate, folder_resolver, with_capacity
 from .errors import VramBudgetError
-from .gpus import CARDS, card_for_vram, find_card
+from .gpus import CARDS, card_for_vram, find_card, windows_desktop_bytes
 from .graph import read_workflow
 from .graph.base import INPUT_MEDIA
 from .media import input_reader
@@ -51,8 +51,9 @@ def add_estimate_parser(subparsers) -> None:
     p.add_argument("--max", choices=["batch", "resolution", "frames"], action="append", metavar="WHAT",
                    help="also find the largest batch / resolution / frames that stays resident and that runs at all "
                    "(repeatable)")
-    p.add_argument("--other-processes", type=float, default=0.0, metavar="GiB",
-                   help="memory other processes hold on the card")
+    p.add_argument("--other-processes", type=float, default=None, metavar="GiB",
+                   help="memory other processes hold on the card (default 0; with --os windows, 1 GiB on a "
+                   "consumer card for the desktop and the browser)")
     p.add_argument("--no-fp8-compute", action="store_true",
                    help="the GPU has no fp8 compute (pre-Ada): ComfyUI upcasts fp8 files that fit at 16 bit")
     ram = p.add_argument_group("system memory (RAM)")
@@ -112,7 +113,8 @@ def device_from_args(args) -> Device:
         vram_state=state,
         cpu_vae=getattr(args, "cpu_vae", False),
         smart_memory=not getattr(args, "disable_smart_memory", False),
-        other_processes_bytes=int(args.other_processes * GiB),
+        other_processes_bytes=(int(args.other_processes * GiB) if args.other_processes is not None
+                               else windows_desktop_bytes(card) if getattr(args, "os", "linux") == "windows" else 0),
         source="--vram" if args.vram else "catalogue",
         **kw,
     )
@@ -122,7 +124,9 @@ def device_from_args(args) -> Device:
         from dataclasses import replace as _replace  # noqa: PLC0415
 
         dev = _replace(dev, te_cpu_reason="ComfyUI keeps text encoders on the CPU on Pascal cards under Linux "
-                                          "(no fast fp16: model_management.text_encoder_device)")
+                                          "(no fast fp16: model_management.text_encoder_device)",
+                       compute_fp32_reason="ComfyUI computes in fp32 on a Pascal card under Linux (should_use_fp16 "
+                                           "is False for the 10 series there, so unet_manual_cast picks float32)")
     dev = _with(dev, host=host_from_args(args))
     if args.no_fp8_compute:
         from dataclasses import replace  # noqa: PLC0415

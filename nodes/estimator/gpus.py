@@ -212,6 +212,22 @@ def find_card(name: str) -> Card:
     raise VramBudgetError(f"unknown GPU {name!r}; known cards: {known} (or give --vram GB)")
 
 
+# The Windows desktop (DWM) and the browser showing ComfyUI's frontend hold memory on the card that
+# drives the display: 1 GiB assumed on a consumer card under Windows when nothing says otherwise.
+# Fitted on ComfyUI#6008 (RTX 3060 12 GB, Windows: ComfyUI loaded 8,564 MiB of Flux where the card
+# alone leaves room for 9,822: 1.2 GiB held elsewhere); accuracy.md. --other-processes replaces it;
+# inside ComfyUI it is measured (NVML / driver-free memory).
+WINDOWS_DESKTOP_BYTES = 1024**3
+_CONSUMER = ("gtx ", "rtx 20", "rtx 30", "rtx 40", "rtx 50", "rx ")
+
+
+def windows_desktop_bytes(card: Card) -> int:
+    """What the Windows desktop and browser are assumed to hold on `card` (0 for datacenter cards,
+    which drive no display, and for a card given only by its size)."""
+    name = card.name.lower()
+    return WINDOWS_DESKTOP_BYTES if name.startswith(_CONSUMER) else 0
+
+
 def card_for_vram(nominal_gb: float, fp8_compute: bool = True) -> Card:
     """A card of a given size; its speed is an RTX 4090's (a mid-range current card) for the
     slowdown model, which only uses ratios of compute to host-link time."""
