@@ -276,3 +276,27 @@ def test_windows_desktop_holds_memory_on_a_consumer_card_unless_told():
     assert other("--gpu", "RTX 3060", "--os", "windows", "--other-processes", "0") == 0
     assert other("--gpu", "RTX 3060") == 0  # Linux: a server without a desktop is the default
     assert other("--gpu", "L40S", "--os", "windows") == 0  # a datacenter card drives no display
+
+
+def test_highvram_keeps_offloaded_models_on_the_gpu_not_in_ram():
+    wl = wan22_fp8()
+    normal = estimate(wl, dev("RTX 5090", ram=32))
+    high = estimate(wl, replace(dev("RTX 5090", ram=32), vram_state="high"))
+    assert high.host.peak_bytes < normal.host.peak_bytes - 10 * GiB
+    low = next(i for i, sb in enumerate(high.stages) if sb.stage.expert == "low_noise")
+    assert not any("cached" in it.category for it in high.host.runs[low].items)
+
+
+def test_an_official_template_flips_between_32_and_64_gb_on_the_command_line(tmp_path):
+    """The real Wan 2.2 14B i2v template JSON, as the user would pass it."""
+    from workflows.templates import load_templates
+
+    tpl = next(t for t in load_templates() if t.name == "video_wan2_2_14B_i2v")
+    path = tmp_path / "wan22_i2v.json"
+    path.write_text(json.dumps(tpl.workflow))
+    args = (str(path), "--gpu", "RTX 4060 Ti 16GB", "--comfyui-version", "0.8", "--json")
+    small = json.loads(cli(*args, "--ram", "32").stdout)
+    big = json.loads(cli(*args, "--ram", "64").stdout)
+    assert small["verdict"] == "oom" and small["host_outcome"] == "oom"
+    assert big["verdict"] == "runs_slower" and big["host_outcome"] == "fits"
+    assert small["ram_peak_bytes"] == big["ram_peak_bytes"]  # the need is the machine's, not the RAM's

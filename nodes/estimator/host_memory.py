@@ -329,6 +329,12 @@ def simulate(stage_budgets, runs, device, host: Host | None = None, images: list
                            host.other_bytes if host.other_bytes is not None else OS_BYTES.get(host.os, OS_BYTES["linux"]),
                            "os", "measured" if host.other_bytes is not None else f"assumed for {host.os}")]
     uses = {m.key: _uses(m, stage_budgets) for m in models}
+    # --highvram / --gpu-only: the offload device is the GPU (0.8 model_management.py:765-769
+    # unet_offload_device; :869-873 and :929-933 for text encoders and VAEs under --gpu-only) and the
+    # diffusion model is built there (:771-778 unet_inital_load_device): nothing goes back to RAM
+    state = getattr(device, "vram_state", "normal")
+    offload_to_gpu = state in ("high", "gpu_only")
+    built_on_gpu = (lambda m: m.kind == DIFFUSION) if state == "high" else (lambda m: state == "gpu_only")
     on_gpu: dict[str, int] = {}  # classic models' bytes resident on the GPU after the previous stage
     out: list[HostRun] = []
     image_bytes = images or [0] * len(stage_budgets)
@@ -363,7 +369,8 @@ def simulate(stage_budgets, runs, device, host: Host | None = None, images: list
                 elif share and host.pinned_memory and host.rules == "0.18":
                     pin_want += share  # the modules that stream (ops.py:141-149 in 0.18)
                 continue
-            anon_start += max(0, m.loaded - on_gpu.get(m.key, 0))  # still in RAM until it moves to the GPU
+            if not built_on_gpu(m):
+                anon_start += max(0, m.loaded - on_gpu.get(m.key, 0))  # still in RAM until it moves to the GPU
             if m.first == i:
                 cow += m.file  # the file is mapped while its parameters are filled
             if share:
@@ -393,6 +400,8 @@ def simulate(stage_budgets, runs, device, host: Host | None = None, images: list
                 items.append(HostItem(f"{m.label} (cached, file pages)", m.file, "mapped",
                                       "kept by ComfyUI's cache; Dynamic VRAM maps the file"))
                 continue
+            if offload_to_gpu and (m.first < i or built_on_gpu(m)):
+                continue  # offloaded to (or built on) the GPU: VRAM holds it, not RAM
             if on_gpu.get(m.key) and gpu_room >= m.loaded and getattr(device, "smart_memory", True):
                 gpu_room -= m.loaded  # still resident from its stage: not in RAM
                 new_gpu[m.key] = m.loaded
