@@ -429,6 +429,13 @@ def summary(results) -> dict:
     }
 
 
+def _row(r, ours: str, num: str) -> str:
+    c = r.case
+    src = f"[{c.id}]({c.source})" + (" *fitted*" if c.fitted else "")
+    return (f"| {src} | {c.setup} | {c.published}: {c.evidence} | {ours} | "
+            f"{'yes' if r.agree else '**no**'} | {num} | {c.note} |")
+
+
 def markdown(results) -> str:
     """docs/accuracy.md, generated from the cases (bench/accuracy_table.py writes it)."""
     s = summary(results)
@@ -465,9 +472,7 @@ def markdown(results) -> str:
             fmt = "{:,.0f}" if kind != "peak_gib" else "{:.2f}"
             num = (f"{fmt.format(pub)} → {fmt.format(r.number_ours)} {unit} ({100 * r.number_error:+.1f} %, "
                    f"{'ok' if r.number_ok else 'outside'})")
-        src = f"[{c.id}]({c.source})" + (" *fitted*" if c.fitted else "")
-        lines.append(f"| {src} | {c.setup} | {c.published}: {c.evidence} | {r.detail} | "
-                     f"{'yes' if r.agree else '**no**'} | {num} | {c.note} |")
+        lines.append(_row(r, r.detail, num))
     lines += [
         "",
         "## Where we disagree, and why",
@@ -550,9 +555,7 @@ def host_markdown(results, all_results) -> str:
         if c.number is not None and r.number_ours is not None:
             num = (f"{c.number[1]:.1f} → {r.number_ours:.1f} GiB RAM ({100 * r.number_error:+.1f} %, "
                    f"{'ok' if r.number_ok else 'outside'})")
-        src = f"[{c.id}]({c.source})" + (" *fitted*" if c.fitted else "")
-        lines.append(f"| {src} | {c.setup} | {c.published}: {c.evidence} | {r.before} → {r.detail} | "
-                     f"{'yes' if r.agree else '**no**'} | {num} | {c.note} |")
+        lines.append(_row(r, f"{r.before} → {r.detail}", num))
     lines += [
         "",
         "### Where we disagree, and why",

@@ -585,51 +585,45 @@ def _pin_cap(host: Host) -> int:
 
 def _judge(host: Host, committed: int, mapped: int, mapped_streamed: int, pinned: int, items, notes, title,
            cow: int = 0) -> HostRun:
-    ram = host.ram_total_bytes
     need = committed + mapped_streamed
+    ram = host.ram_total_bytes
+
+    def run(outcome: str, why: str = "", **kw) -> HostRun:
+        return HostRun(need, committed, mapped, pinned, cow_bytes=cow, outcome=outcome, items=tuple(items),
+                       explanation=tuple(notes + ([why] if why else [])), **kw)
+
     if ram is None:
-        return HostRun(need, committed, mapped, pinned, cow_bytes=cow, outcome=ASSUMED, items=tuple(items), explanation=tuple(notes))
+        return run(ASSUMED)
     usable = max(0, ram - RAM_MARGIN_BYTES)
     swap = host.swap_bytes
+    oom = f"out of system memory at '{title}': "
     if host.os == "windows":
         # the commit limit: RAM + page file; a copy-on-write file view is charged in full (aimdo maps
         # read-only: PAGE_READONLY, not charged)
-        limit = ram + swap
-        charge = committed + cow
+        limit, charge = ram + swap, committed + cow
         if charge > limit:
-            short = charge - limit
-            return HostRun(need, committed, mapped, pinned, cow_bytes=cow, outcome=OOM, shortfall_bytes=short, items=tuple(items),
-                           explanation=tuple(notes + [
-                               f"out of system memory at '{title}': needs {fmt_gib(charge)} of commit (RAM + page file), "
-                               f"the limit is {fmt_gib(limit)} ({fmt_gib(ram)} RAM + {fmt_gib(swap)} page file): "
-                               "Windows fails with 'The paging file is too small' (os error 1455)"]))
+            return run(OOM, oom + f"needs {fmt_gib(charge)} of commit (RAM + page file), the limit is {fmt_gib(limit)} "
+                       f"({fmt_gib(ram)} RAM + {fmt_gib(swap)} page file): Windows fails with 'The paging file is too "
+                       "small' (os error 1455)", shortfall_bytes=charge - limit)
     elif committed > ram + swap:
-        short = committed - ram - swap
-        return HostRun(need, committed, mapped, pinned, cow_bytes=cow, outcome=OOM, shortfall_bytes=short, items=tuple(items),
-                       explanation=tuple(notes + [
-                           f"out of system memory at '{title}': needs {fmt_gib(committed)} RAM, "
-                           f"{fmt_gib(ram)} installed" + (f" + {fmt_gib(swap)} swap" if swap else " and no swap")
-                           + ": the Linux OOM killer ends ComfyUI ('Killed')"]))
+        return run(OOM, oom + f"needs {fmt_gib(committed)} RAM, {fmt_gib(ram)} installed"
+                   + (f" + {fmt_gib(swap)} swap" if swap else " and no swap")
+                   + ": the Linux OOM killer ends ComfyUI ('Killed')", shortfall_bytes=committed - ram - swap)
     if pinned and pinned + host.base_bytes > usable:  # pinned pages cannot be swapped out
-        return HostRun(need, committed, mapped, pinned, cow_bytes=cow, outcome=OOM, shortfall_bytes=pinned + host.base_bytes - usable,
-                       items=tuple(items), explanation=tuple(notes + [
-                           f"out of system memory at '{title}': {fmt_gib(pinned)} of pinned buffers cannot be swapped"]))
+        return run(OOM, oom + f"{fmt_gib(pinned)} of pinned buffers cannot be swapped",
+                   shortfall_bytes=pinned + host.base_bytes - usable)
     if committed > usable:
         sw = committed - usable
-        return HostRun(need, committed, mapped, pinned, cow_bytes=cow, outcome=SWAPPING, swap_bytes=sw, items=tuple(items),
-                       explanation=tuple(notes + [
-                           f"'{title}' needs {fmt_gib(committed)} of RAM, {fmt_gib(ram)} installed: "
-                           f"{fmt_gib(sw)} goes to {'the page file' if host.os == 'windows' else 'swap'} "
-                           "(runs, slower: the system swaps)"]))
+        return run(SWAPPING, f"'{title}' needs {fmt_gib(committed)} of RAM, {fmt_gib(ram)} installed: {fmt_gib(sw)} goes "
+                   f"to {'the page file' if host.os == 'windows' else 'swap'} (runs, slower: the system swaps)",
+                   swap_bytes=sw)
     if need > usable and mapped_streamed:
         miss = need - usable
-        secs = miss / DISK_BYTES_PER_S
-        return HostRun(need, committed, mapped, pinned, cow_bytes=cow, outcome=THRASHING, swap_bytes=miss, items=tuple(items),
-                       explanation=tuple(notes + [
-                           f"'{title}': the {fmt_gib(mapped_streamed)} of weights Dynamic VRAM streams do not all stay "
-                           f"in RAM beside the rest ({fmt_gib(committed)}); about {fmt_gib(miss)} are read again from "
-                           f"disk every step (+{secs:.1f} s per step at {DISK_BYTES_PER_S / 1e9:.0f} GB/s)"]))
-    return HostRun(need, committed, mapped, pinned, cow_bytes=cow, outcome=FITS, items=tuple(items), explanation=tuple(notes))
+        return run(THRASHING, f"'{title}': the {fmt_gib(mapped_streamed)} of weights Dynamic VRAM streams do not all "
+                   f"stay in RAM beside the rest ({fmt_gib(committed)}); about {fmt_gib(miss)} are read again from disk "
+                   f"every step (+{miss / DISK_BYTES_PER_S:.1f} s per step at {DISK_BYTES_PER_S / 1e9:.0f} GB/s)",
+                   swap_bytes=miss)
+    return run(FITS)
 
 
 def _where(idx: int, stage_budgets) -> str:

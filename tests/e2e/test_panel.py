@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from helpers_models import write_vae  # tests/conftest.py puts tests/ on sys.path
+from e2e_shots import shoot  # noqa: E402  (tests/ is on sys.path)
 
 TESTS = Path(__file__).resolve().parents[1]
 
@@ -94,21 +95,6 @@ def settle_budget(page) -> str:
                    return s && s.textContent && !s.textContent.includes('Estimating the current workflow'); }""",
         timeout=60_000)
     return page.locator("[data-section=budget]").inner_text()
-
-
-def shoot(page, artifacts: Path, name: str) -> Path:
-    """The sidebar and a strip of the canvas, tall enough for the whole panel."""
-    page.mouse.move(1200, 1000)  # no tooltip over the panel
-    needed = page.evaluate("""() => { const p = document.querySelector('.vrb-panel');
-        const s = p && p.querySelector('.vrb-scroll');
-        return p ? Math.ceil(p.getBoundingClientRect().top + (s ? s.scrollHeight : 0) + 60) : 1100; }""")
-    height = max(900, min(2400, needed))
-    page.set_viewport_size({"width": 1280, "height": height})
-    page.wait_for_timeout(600)
-    path = artifacts / name
-    page.screenshot(path=str(path), clip={"x": 0, "y": 0, "width": 760, "height": height})
-    page.set_viewport_size({"width": 1280, "height": 1100})
-    return path
 
 
 def test_panel_end_to_end(server, page, harness, artifacts, e2e_comfy):

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from e2e_shots import shoot  # noqa: E402  (tests/ is on sys.path)
 
 pytestmark = pytest.mark.e2e
 
@@ -118,18 +119,6 @@ def stage_title(doc: dict) -> str:
     return doc["stages"][doc["host"]["peak_stage"]]["title"]
 
 
-def shoot(page, artifacts: Path, name: str) -> Path:
-    page.mouse.move(1200, 1000)  # no tooltip over the panel
-    needed = page.evaluate("""() => { const p = document.querySelector('.vrb-panel');
-        const s = p && p.querySelector('.vrb-scroll');
-        return p ? Math.ceil(p.getBoundingClientRect().top + (s ? s.scrollHeight : 0) + 60) : 1100; }""")
-    height = max(900, min(2400, needed))
-    page.set_viewport_size({"width": 1280, "height": height})
-    page.wait_for_timeout(600)
-    path = artifacts / name
-    page.screenshot(path=str(path), clip={"x": 0, "y": 0, "width": 760, "height": height})
-    page.set_viewport_size({"width": 1280, "height": 1100})
-    return path
 
 
 def test_server_estimate_feeds_the_ram_bar(server, page):
