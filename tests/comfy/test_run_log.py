@@ -354,4 +354,6 @@ def test_budget_inputs_are_labelled_in_gib(server):
     assert optional["vram_budget_gb"][1]["display_name"] == "vram_budget_gib"
     assert "GiB" in optional["vram_budget_gb"][1]["tooltip"]
     assert optional["free_memory_after_run"][1]["default"] is False
-    assert list(optional)[-1] == "free_memory_after_run"  # last: saved workflows keep their widget order
+    assert optional["ram_budget_gb"][1]["display_name"] == "ram_budget_gib" and optional["ram_budget_gb"][1]["default"] == 0
+    # new inputs go last: saved workflows keep their widget order
+    assert list(optional)[-2:] == ["free_memory_after_run", "ram_budget_gb"]
