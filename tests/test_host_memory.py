@@ -300,3 +300,17 @@ def test_an_official_template_flips_between_32_and_64_gb_on_the_command_line(tmp
     assert small["verdict"] == "oom" and small["host_outcome"] == "oom"
     assert big["verdict"] == "runs_slower" and big["host_outcome"] == "fits"
     assert small["ram_peak_bytes"] == big["ram_peak_bytes"]  # the need is the machine's, not the RAM's
+
+
+@pytest.mark.parametrize("args,mode", [
+    ((), "dynamic"),  # 0.33 on an NVIDIA card: Dynamic VRAM is ComfyUI's default there
+    (("--comfyui-version", "0.18"), "dynamic"),
+    (("--comfyui-version", "0.8"), "classic"),  # 0.8 has no Dynamic VRAM
+    (("--gpu", "RX 7900 XTX"), "classic"),  # AMD: the classic path
+    (("--memory-mode", "classic"), "classic"),  # said explicitly
+    (("--highvram",), "classic"),  # --highvram turns Dynamic VRAM off
+])
+def test_memory_mode_default_follows_the_comfyui_version(args, mode):
+    out = cli(FLUX, *args, "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["memory_mode"] == mode

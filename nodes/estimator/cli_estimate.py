@@ -34,9 +34,10 @@ def add_estimate_parser(subparsers) -> None:
     p.add_argument("--models-dir", help="a ComfyUI models/ folder to read the real files' headers from")
     p.add_argument("--input-dir", help="a ComfyUI input/ folder: the loaded images' real sizes (else 1 megapixel "
                                        "is assumed, and said)")
-    p.add_argument("--memory-mode", choices=["classic", "dynamic"], default="classic",
-                   help="ComfyUI's memory management: classic (<=0.12, or --disable-dynamic-vram) or dynamic "
-                   "(0.13+ Dynamic VRAM: weights stream on demand)")
+    p.add_argument("--memory-mode", choices=["classic", "dynamic"], default=None,
+                   help="ComfyUI's memory management: classic (<=0.15, --disable-dynamic-vram, AMD / Intel cards) or "
+                   "dynamic (Dynamic VRAM: weights stream on demand); default: what --comfyui-version does on this "
+                   "card (dynamic from 0.16 on NVIDIA)")
     vram = p.add_mutually_exclusive_group()
     vram.add_argument("--lowvram", action="store_true", help="as ComfyUI's --lowvram (text encoders on the CPU)")
     vram.add_argument("--novram", action="store_true", help="as ComfyUI's --novram (every model streamed)")
@@ -108,7 +109,7 @@ def device_from_args(args) -> Device:
              else "gpu_only" if getattr(args, "gpu_only", False) else "low" if args.lowvram else "normal")
     dev = Device.from_card(
         card,
-        memory_mode=args.memory_mode if state in ("normal", "low") else "classic",  # these flags turn Dynamic off
+        memory_mode=default_memory_mode(args, card) if state in ("normal", "low") else "classic",  # these turn it off
         lowvram=state in ("low", "no"),
         vram_state=state,
         cpu_vae=getattr(args, "cpu_vae", False),
@@ -133,6 +134,17 @@ def device_from_args(args) -> Device:
 
         dev = replace(dev, fp8_compute=False)
     return dev
+
+
+def default_memory_mode(args, card) -> str:
+    """--memory-mode, or what the ComfyUI of --comfyui-version does on this card: Dynamic VRAM is on by
+    default from 0.16 on NVIDIA (0.18.2 main.py:211-230, 0.33.0 main.py:291-331: enables_dynamic_vram unless
+    --disable-dynamic-vram / --highvram / --gpu-only / --novram / --cpu); 0.8 has none."""
+    mode = getattr(args, "memory_mode", None)
+    if mode:
+        return mode
+    version = getattr(args, "comfyui_version", None) or host_memory.RULE_SETS[-1]
+    return "dynamic" if version != "0.8" and getattr(card, "vendor", "NVIDIA") == "NVIDIA" else "classic"
 
 
 # Largest RAM / swap a flag accepts: 64 TiB (a big server has 12 TB; beyond that it is a typo)
