@@ -51,8 +51,9 @@ from vram_budget.nodes.estimator.errors import VramBudgetError  # noqa: E402
 from vram_budget.nodes.estimator.graph import read_workflow  # noqa: E402
 from vram_budget.nodes.estimator.node_specs import load_specs  # noqa: E402
 from workflows import templates  # noqa: E402  (tests/workflows/templates.py)
+from workflows.corpus import community_dir  # noqa: E402
 
-CORPUS = ROOT / "tests" / "workflows" / "community"
+CORPUS = community_dir()  # tests/workflows/community, else ../shared/corpus/community (tests/workflows/corpus.py)
 
 
 @dataclass

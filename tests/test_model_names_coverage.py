@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from workflows import templates
+from workflows.corpus import community_dir
 
 from vram_budget.nodes.estimator.budget import resolve_model
 from vram_budget.nodes.estimator.catalogue import lookup, template_models
@@ -16,7 +17,7 @@ from vram_budget.nodes.estimator.errors import WorkflowError
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.node_specs import load_specs
 
-CORPUS = Path(__file__).parent / "workflows" / "community"
+CORPUS = community_dir()  # tests/workflows/community, else ../shared/corpus/community
 # Flux.1/Flux.2 and Wan models in the roles the budget prices: these must never stay unpriced.
 CORE = re.compile(r"flux(?![._-]?[3-9])|wan", re.IGNORECASE)
 CORE_ROLES = {"diffusion", "text_encoder", "vae", "checkpoint", "lora"}
