@@ -45,6 +45,7 @@ HOST_PINNED = {
     "flux-fp8-4060laptop-16gb-4461": ("runs_slower", True, None),
     "flux-fp8-1070-32gb-ram-4318": ("runs_slower", True, True),
     "sdxl-refiner-3060-16gb-869": ("runs_slower", True, True),
+    "wan21-i2v-480p-fp16-native-16gb-kj236": ("runs_slower", True, True),
     "sdxl-8gb-ram-3060laptop-3566": ("runs_slower", False, None),
     "sdxl-wsl-7gb-12704": ("oom", True, None),
     "hunyuan-t2v-3060-16gb-10700": ("oom", True, None),

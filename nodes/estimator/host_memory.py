@@ -497,8 +497,9 @@ def host_remedies(stage_budgets, runs, device, hb: HostBudget, images=None) -> l
             "umt5_xxl_fp8_e4m3fn_scaled / t5xxl_fp8_e4m3fn_scaled): ComfyUI keeps the offloaded encoder in RAM",
             rerun(change=te_fp8), "quality: slight loss")
     if host.cache_mode != "none" and len(models) > 1:
-        add("cache_none", "launch ComfyUI with --cache-none", "ComfyUI then frees each model once no later node needs "
-            "it (Wan 2.2: the high-noise expert before the low-noise one); the next run reads the files again",
+        add("cache_none", "launch ComfyUI with --cache-none", "ComfyUI then unloads each model between stages once no "
+            "later node needs it (the text encoder after the prompts are encoded; Wan 2.2: the high-noise expert before "
+            "the low-noise one); the next run reads the files again",
             rerun(h=replace(host, cache="none")), "speed: models are read from disk on every run")
     if host.pinned_memory and host.rules != "0.8" and any(r.pinned_bytes for r in hb.runs):
         add("disable_pinned", "launch ComfyUI with --disable-pinned-memory", "no pinned copies of the streamed "
