@@ -243,7 +243,6 @@ function readHost() {
     : typeof host.outcome === "string" ? host.outcome : "";
   const runs = stages.map((s, i) => ({ i, ram: s && typeof s.ram === "object" && s.ram ? s.ram : null }))
     .filter((r) => r.ram);
-  if (host.load && typeof host.load === "object") runs.unshift({ i: -1, ram: host.load });
   const titleOf = (i) => {
     if (!Number.isInteger(i) || i < 0 || i >= stages.length) return null;
     const s = stages[i] || {};

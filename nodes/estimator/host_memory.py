@@ -181,17 +181,15 @@ class HostRun:
 class HostBudget:
     host: Host
     runs: tuple[HostRun, ...]
-    load: HostRun | None  # the moment every loader has run: all files read, nothing on the GPU yet
     outcome: str
     peak_bytes: int
-    peak_stage: int  # index into the stages; -1 = while loading
+    peak_stage: int  # index into the stages (-1: no stage)
     notes: tuple[str, ...] = ()
     remedies: tuple = ()  # HostRemedy
 
     def to_dict(self) -> dict:
         return {
             "outcome": self.outcome, "ram_peak_bytes": self.peak_bytes, "peak_stage": self.peak_stage,
-            "load": self.load.to_dict() if self.load is not None else None,
             "host": self.host.to_dict(), "notes": list(self.notes),
             "remedies": [r.to_dict() for r in self.remedies],
         }
@@ -454,7 +452,7 @@ def simulate(stage_budgets, runs, device, host: Host | None = None, images: list
         outcome = ASSUMED
         notes.append(f"system RAM not given: this answer assumes at least {fmt_gib(peak)} of RAM "
                      f"({_where(peak_idx, stage_budgets)}); give --ram GiB (and --swap GiB) to check it")
-    return HostBudget(host, tuple(out), None, outcome, peak, peak_idx, tuple(notes))
+    return HostBudget(host, tuple(out), outcome, peak, peak_idx, tuple(notes))
 
 
 def share_of(m: _Model, run, in_stage) -> int:
@@ -525,7 +523,7 @@ def host_remedies(stage_budgets, runs, device, hb: HostBudget, images=None) -> l
         add("close_programs", "close other programs (browser, games, other AI apps)", "they hold "
             f"{fmt_gib(other)} of RAM", rerun(h=replace(host, other_bytes=int(other * 0.4))), "nothing")
     short = max((r.committed_bytes + (r.cow_bytes if host.os == "windows" else 0)
-                 - (host.ram_total_bytes or 0) for r in list(hb.runs) + ([hb.load] if hb.load else [])), default=0)
+                 - (host.ram_total_bytes or 0) for r in hb.runs), default=0)
     if short > 0 and hb.outcome == OOM:
         need = int(math.ceil((short + 2 * GiB) / GiB))
         if host.os == "windows":
@@ -551,7 +549,7 @@ def _ram_size(gb: int) -> int:
 
 
 def _worst_need(hb: HostBudget) -> int:
-    runs = list(hb.runs) + ([hb.load] if hb.load is not None else [])
+    runs = hb.runs
     return max(((r.committed_bytes + r.cow_bytes) if hb.host.os == "windows" else r.ram_bytes for r in runs), default=0)
 
 
