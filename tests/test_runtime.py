@@ -254,3 +254,19 @@ def test_comfyuis_estimate_uses_the_recorded_memory_usage_factor_of_families_the
     pixels = LatentShape(1, 3, 1024, 1024, pixel_width=1024, pixel_height=1024, spatial_compression=1)
     need = runtime.comfy_memory_required(info, pixels, 2)
     assert need == int(2 * 1024 * 1024 * 2 * 0.01 * 2**20 * 0.044)
+
+
+def test_gguf_takes_the_legacy_path_under_dynamic_vram():
+    """ComfyUI-GGUF clones the patcher into GGUFModelPatcher, a ModelPatcher (nodes.py:34, :175): a GGUF model
+    is loaded partially and streamed as in classic mode even when Dynamic VRAM is on."""
+    import accuracy_cases as A
+    from vram_budget.nodes.estimator.budget import Device, estimate
+    from vram_budget.nodes.estimator.gpus import card_for_vram
+
+    card = card_for_vram(8, False)
+    classic = estimate(A.schnell_gguf(), Device.from_card(card, memory_mode="classic"), models=A.SCHNELL_Q4)
+    dynamic = estimate(A.schnell_gguf(), Device.from_card(card, memory_mode="dynamic"), models=A.SCHNELL_Q4)
+    i = next(n for n, sb in enumerate(classic.stages) if sb.stage.kind == "sample")
+    c, d = classic.runs[i], dynamic.runs[i]
+    assert (d.resident_bytes, d.streamed_bytes, d.outcome) == (c.resident_bytes, c.streamed_bytes, c.outcome)
+    assert any("GGUF: the legacy path" in e for e in d.explanation)
