@@ -9,6 +9,7 @@ import pytest
 
 from vram_budget.nodes.estimator import advice, gpus
 from vram_budget.nodes.estimator.budget import Device, estimate_prompt
+from vram_budget.nodes.estimator.errors import VramBudgetError
 from vram_budget.nodes.estimator.gpus import (
     ARCHS, CARDS, PCIE, RENTAL_LINEUP, SOURCES, build_catalogue, cheapest_card_that_fits, find_card,
 )
@@ -157,3 +158,15 @@ def test_a_workflow_that_does_not_fit_still_gets_the_cheapest_rental():
     assert f"Cheapest rental card that fits as is: {card.name}" in format_report(budget)
     resident = estimate_prompt(sdxl_prompt(batch=8, size=1536), on(card.name))
     assert resident.outcome == "fits"  # "fits as is" is what ComfyUI does there
+
+
+@pytest.mark.parametrize("name", ["RTX 4070 Laptop", "NVIDIA GeForce RTX 4090 Laptop GPU", "RTX 3080 Mobile",
+                                  "RTX 3060 Max-Q"])
+def test_a_laptop_gpu_is_never_the_desktop_card_of_the_same_number(name):
+    with pytest.raises(VramBudgetError, match="unknown GPU"):
+        find_card(name)
+
+
+def test_the_laptop_cards_the_catalogue_has_are_found():
+    assert find_card("RTX 4060 Laptop").name == "RTX 4060 Laptop"
+    assert find_card("NVIDIA GeForce RTX 4060 Laptop GPU").name == "RTX 4060 Laptop"

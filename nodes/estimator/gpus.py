@@ -205,7 +205,10 @@ def find_card(name: str) -> Card:
     for card in CARDS:
         if want == _norm(card.name) or want in {_norm(a) for a in card.aliases}:
             return card
+    mobile = any(w in want for w in ("laptop", "mobile", "max q", "max-q", "notebook"))
     for card in sorted(CARDS, key=lambda c: -len(c.name)):  # substring, longest name first
+        if mobile and "laptop" not in _norm(card.name):
+            continue  # a laptop GPU is not the desktop card of the same number ("RTX 4070 Laptop" has 8 GB, not 12)
         if _norm(card.name) in want or any(_norm(a) in want for a in card.aliases):
             return card
     known = ", ".join(c.name for c in CARDS)
