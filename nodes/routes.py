@@ -839,9 +839,15 @@ def register(server) -> bool:
     async def vram_runs(request):
         limit = parse_limit(request.query.get("limit"))
         runs = await _in_executor(tracker.records, limit) if tracker is not None else []
+        regressions = await _in_executor(tracker.regressions) if tracker is not None else []
         return _json({"runs": runs, "log": run_log.LOG_SUBDIR + "/" + run_log.LOG_NAME,
                       "measuring": "cuda" if tracker is not None and tracker.probe.current_peak() is not None
-                      else "cpu"})
+                      else "cpu",
+                      # the version-regression guard (run_log.find_regressions): one workflow's measured
+                      # peak grown past the threshold between runs under different versions
+                      "regressions": regressions,
+                      "regression_threshold": {"ratio": run_log.REGRESSION_MIN_RATIO,
+                                               "bytes": run_log.REGRESSION_MIN_BYTES}})
 
     @routes.get(PREFIX + "/runs/export")
     @_guard
