@@ -314,3 +314,19 @@ def test_memory_mode_default_follows_the_comfyui_version(args, mode):
     out = cli(FLUX, *args, "--json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["memory_mode"] == mode
+
+
+def test_vram_headroom_and_reserve_vram_widen_dynamic_vrams_headroom_in_033():
+    """0.33: --reserve-vram is aimdo's headroom (main.py:99-101), --vram-headroom adds to it (main.py:305):
+    the resident share of the weights shrinks by what they keep free."""
+    def resident(*args):
+        out = cli(WAN, "--gpu", "RTX 4090", "--memory-mode", "dynamic", *args, "--json")
+        assert out.returncode == 0, out.stderr
+        d = json.loads(out.stdout)
+        return next(s for s in d["stages"] if s["kind"] == "sample")["run"]["resident_bytes"]
+    base = resident()
+    assert base - resident("--vram-headroom", "2") >= 1.9 * GiB
+    assert base - resident("--reserve-vram", "1.25") >= 0.9 * GiB  # 1.25 GiB instead of aimdo's 256 MiB
+    assert resident("--vram-headroom", "2", "--comfyui-version", "0.18") == resident("--comfyui-version", "0.18")
+    out = cli(FLUX, "--vram-headroom", "-1")
+    assert out.returncode == 2 and "--vram-headroom -1" in out.stderr

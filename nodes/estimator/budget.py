@@ -81,6 +81,10 @@ class Device:
     # fp16 nor bf16 is "supported": Pascal 10-series on Linux, GTX 16xx; model_management.py:845-867 /
     # :1050 / :1159 and should_use_fp16's 10- and 16-series lists, :1403-1409 in 0.8): activations take 4 bytes
     compute_fp32_reason: str = ""
+    # Dynamic VRAM's free headroom: None = comfy-aimdo's 256 MiB; ComfyUI 0.33 hands --reserve-vram to aimdo
+    # as its headroom (main.py:99-101) and adds --vram-headroom on every device (main.py:305)
+    aimdo_headroom_bytes: int | None = None
+    vram_headroom_bytes: int = 0
 
     @classmethod
     def from_card(cls, card: Card, **kw) -> "Device":

@@ -43,7 +43,10 @@ def add_estimate_parser(subparsers) -> None:
     vram.add_argument("--novram", action="store_true", help="as ComfyUI's --novram (every model streamed)")
     vram.add_argument("--highvram", action="store_true", help="as ComfyUI's --highvram (models always loaded fully)")
     vram.add_argument("--gpu-only", action="store_true", help="as ComfyUI's --gpu-only (everything on the GPU)")
-    p.add_argument("--reserve-vram", type=float, metavar="GB", help="as ComfyUI's --reserve-vram")
+    p.add_argument("--reserve-vram", type=float, metavar="GB", help="as ComfyUI's --reserve-vram (in 0.33 also Dynamic "
+                   "VRAM's headroom)")
+    p.add_argument("--vram-headroom", type=float, metavar="GB", default=0.0,
+                   help="as ComfyUI 0.33's --vram-headroom: VRAM Dynamic VRAM keeps free on top of its headroom")
     p.add_argument("--cpu-vae", action="store_true", help="as ComfyUI's --cpu-vae (VAE runs on the CPU)")
     p.add_argument("--disable-smart-memory", action="store_true",
                    help="as ComfyUI's --disable-smart-memory (models unloaded as soon as possible)")
@@ -90,6 +93,7 @@ def _finite(name: str, value, lo: float, hi: float):
 
 def device_from_args(args) -> Device:
     _finite("--reserve-vram", args.reserve_vram, 0, 1024)
+    _finite("--vram-headroom", getattr(args, "vram_headroom", 0.0), 0, 1024)
     _finite("--other-processes", args.other_processes, 0, 10_000)
     if args.vram is not None:
         card = card_for_vram(args.vram)  # refuses 0, negatives, nan and inf with the flag's name
@@ -129,6 +133,9 @@ def device_from_args(args) -> Device:
                        compute_fp32_reason="ComfyUI computes in fp32 on a Pascal card under Linux (should_use_fp16 "
                                            "is False for the 10 series there, so unet_manual_cast picks float32)")
     dev = _with(dev, host=host_from_args(args))
+    if (getattr(args, "comfyui_version", None) or host_memory.RULE_SETS[-1]) == "0.33":
+        dev = _with(dev, vram_headroom_bytes=int((getattr(args, "vram_headroom", 0.0) or 0.0) * GiB),
+                    aimdo_headroom_bytes=None if args.reserve_vram is None else int(args.reserve_vram * GiB))
     if args.no_fp8_compute:
         from dataclasses import replace  # noqa: PLC0415
 

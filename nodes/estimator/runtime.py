@@ -114,6 +114,7 @@ class _Ctx:
     cpu_vae: bool = False
     smart_memory: bool = True
     device: object = None
+    headroom: int = AIMDO_HEADROOM  # what Dynamic VRAM keeps free: aimdo's headroom + --vram-headroom (0.33)
 
     def __post_init__(self):
         self.mim = MIM_BASE + self.reserve
@@ -128,8 +129,16 @@ def context_for(device) -> _Ctx:
         flops=getattr(device, "flops", 0.0) or 165.2e12,
         host_bps=getattr(device, "host_bytes_per_s", 0.0) or 25.2e9,
         cpu_vae=getattr(device, "cpu_vae", False), smart_memory=getattr(device, "smart_memory", True),
-        device=device,
+        device=device, headroom=dynamic_headroom(device),
     )
+
+
+def dynamic_headroom(device) -> int:
+    """VRAM Dynamic VRAM keeps completely free. comfy-aimdo's own headroom (256 MiB) or, in 0.33, the
+    --reserve-vram given (main.py:99-101: simple_vram_headroom), plus 0.33's --vram-headroom per device
+    (main.py:305 init_devices; cli_args.py:175)."""
+    base = getattr(device, "aimdo_headroom_bytes", None)
+    return (AIMDO_HEADROOM if base is None else base) + (getattr(device, "vram_headroom_bytes", 0) or 0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,7 +361,7 @@ def _partial(weights: int, budget: float, largest: int) -> tuple[int, int]:
 def _dynamic_resident(ctx: _Ctx, weights: int, non_evictable: int) -> tuple[int, int]:
     """Dynamic VRAM: the resident set is the largest prefix of the VBAR that fits beside what
     cannot be evicted and aimdo's 256 MiB headroom, in 32 MiB pages (COMFYUI-RUNTIME §2.3)."""
-    room = ctx.capacity - non_evictable - AIMDO_HEADROOM
+    room = ctx.capacity - non_evictable - ctx.headroom
     resident = max(0, min(weights, (room // AIMDO_PAGE) * AIMDO_PAGE))
     return resident, weights - resident
 
@@ -381,10 +390,10 @@ def _sample(sb, ctx: _Ctx) -> StageRun:
         casts = (NUM_STREAMS + 1) * largest
         non_evictable = ctx.context + work + casts
         resident, streamed = _dynamic_resident(ctx, weights, non_evictable)
-        minimum = ctx.context + work_single + casts + AIMDO_HEADROOM
+        minimum = ctx.context + work_single + casts + ctx.headroom
         peak = min(ctx.capacity, ctx.context + weights + work + casts) if streamed else ctx.context + weights + work
         rules += ["aimdo src/plat.h:119-133 (deficit, 256 MiB headroom)", "model_patcher.py:1521-1643 (ModelPatcherDynamic.load)"]
-        if ctx.context + work + casts + AIMDO_HEADROOM > ctx.capacity:
+        if ctx.context + work + casts + ctx.headroom > ctx.capacity:
             if k == 2 and minimum <= ctx.capacity:
                 k, work = 1, work_single  # its own estimate is too low to notice; an OOM is what happens
             return _oom_sample(sb, ctx, minimum, work, rules, notes, k, weights)
@@ -464,7 +473,7 @@ def _single_pass(sb, ctx: _Ctx, what: str) -> StageRun:
     if _dynamic(ctx, model):
         casts = (NUM_STREAMS + 1) * largest
         resident, streamed = _dynamic_resident(ctx, weights, ctx.context + work + casts)
-        minimum = ctx.context + work + casts + AIMDO_HEADROOM
+        minimum = ctx.context + work + casts + ctx.headroom
     else:
         budget = _load_budget(ctx, ctx.free_empty, ctx.mim)
         resident, streamed = _partial(weights, budget, largest)
@@ -552,7 +561,7 @@ def _vae(sb, ctx: _Ctx, earlier: list[StageRun]) -> StageRun:
         return StageRun(FITS, weights, 0, peak, images_per_call=1, calls=batch, rules=tuple(rules))
     if ctx.dynamic:
         free = ctx.free_empty - weights  # patcher.get_free_memory adds resident pages (0.18 sd.py:950)
-        avail = ctx.capacity - ctx.context - AIMDO_HEADROOM - weights
+        avail = ctx.capacity - ctx.context - ctx.headroom - weights
     else:
         need = int(1.1 * weights) + max(ctx.mim, est + ctx.reserve)
         # what stays loaded from the sampler (smart memory keeps it until a load needs room)
