@@ -170,14 +170,71 @@ def dynamic_vram_status() -> DynamicVram:
     headroom = aimdo = None
     try:
         import comfy_aimdo.control as control  # noqa: PLC0415
-
-        # comfy_aimdo.control.set_simple_vram_headroom docstring: the budget keeps the larger of
-        # the simple headroom and a compiled-in floor of 256 MB (VRAM_HEADROOM).
-        headroom = max(int(control.get_simple_vram_headroom()), 256 * 1024 * 1024)
+    except Exception:
+        return DynamicVram(True, None, None)
+    try:
+        headroom = _aimdo_headroom(control)
+    except Exception:
+        pass
+    try:
         aimdo = int(control.get_total_vram_usage())
     except Exception:
         pass
     return DynamicVram(True, headroom, aimdo)
+
+
+_AIMDO_HEADROOM_FLOOR = 256 * 1024 * 1024  # comfy-aimdo's compiled-in VRAM_HEADROOM
+
+
+def _aimdo_simple_headroom(control) -> int | None:
+    """The simple VRAM headroom comfy-aimdo keeps (bytes), from whichever API this comfy-aimdo has:
+    - ``control.get_simple_vram_headroom()`` where it exists (the comfy-aimdo 0.18.2 installs);
+    - comfy-aimdo 0.4.x (ComfyUI 0.33.0 pins 0.4.13) has only the setter: its library exports the
+      value as the int64 ``simple_vram_headroom``, read through ctypes once ``control.lib`` is loaded;
+    - otherwise what ComfyUI handed it: 0.33 ``main.py:99-101`` passes ``--reserve-vram`` GB as
+      ``simple_vram_headroom`` (None keeps the library default, the 256 MB floor)."""
+    getter = getattr(control, "get_simple_vram_headroom", None)
+    if callable(getter):
+        return int(getter())
+    lib = getattr(control, "lib", None)
+    if lib is not None:
+        value = _lib_int64(lib, "simple_vram_headroom")
+        if value is not None:
+            return value
+    try:
+        from comfy.cli_args import args  # noqa: PLC0415
+    except Exception:
+        return None
+    reserve = getattr(args, "reserve_vram", None)
+    return 0 if reserve is None else int(float(reserve) * 1024 ** 3)
+
+
+def _lib_int64(lib, name: str) -> int | None:
+    """An exported int64 variable of a ctypes-loaded library, or None when it has none."""
+    import ctypes  # noqa: PLC0415
+
+    try:
+        return int(ctypes.c_int64.in_dll(lib, name).value)
+    except (ValueError, AttributeError, TypeError):
+        return None
+
+
+def _aimdo_headroom(control) -> int | None:
+    """VRAM Dynamic VRAM keeps free for working memory (bytes): the larger of the simple headroom
+    and the 256 MB floor (comfy_aimdo.control.set_simple_vram_headroom's docstring), plus the
+    per-device extra headroom ComfyUI 0.33 passes to ``init_devices`` (``--vram-headroom`` GB,
+    0.33 ``main.py:305``; older ComfyUI has no such flag)."""
+    simple = _aimdo_simple_headroom(control)
+    if simple is None:
+        return None
+    extra = 0
+    try:
+        from comfy.cli_args import args  # noqa: PLC0415
+
+        extra = int(float(getattr(args, "vram_headroom", 0) or 0) * 1024 ** 3)
+    except Exception:
+        pass
+    return max(simple, _AIMDO_HEADROOM_FLOOR) + max(extra, 0)
 
 
 @dataclass(frozen=True)
