@@ -1,6 +1,6 @@
 """The LLM / training estimators against ComfyUI's own code (0.18.2):
 - TextGenerate's KV cache: BaseGenerate.generate run on the meta device with ComfyUI's real model classes,
-  every torch.empty it makes before the first forward summed, vs llm.textgen_kv_cache_bytes;
+  every torch.empty / empty_like it makes before the first forward summed, vs llm.textgen_kv_cache_bytes;
 - TrainLoraNode's adapters: each algorithm's create_train on real tensors, parameters counted, vs
   training.comfy_adapter_params; weight_adapter.base.factorization vs training.comfy_factorization.
 """
@@ -28,19 +28,23 @@ for cls in ("Gemma3_4B", "Gemma3_12B", "Qwen3_8B", "Qwen25_7BVLI", "Qwen3_4B"):
     def stop(*a, **k):
         raise Stop
     model.model.forward = stop
-    real, sizes = torch.empty, []
-    def spy(*a, **k):
-        t = real(*a, **k)
-        sizes.append(t.numel() * t.element_size())
-        return t
+    # 0.18 makes each layer's key and value with torch.empty; 0.33 makes the value with
+    # torch.empty_like(key) (comfy/text_encoders/llama.py init_kv_cache): watch both
+    real, real_like, sizes = torch.empty, torch.empty_like, []
+    def watch(fn):
+        def spy(*a, **k):
+            t = fn(*a, **k)
+            sizes.append(t.numel() * t.element_size())
+            return t
+        return spy
     embeds = real([1, 100, model.model.config.hidden_size], device="meta", dtype=torch.bfloat16)
-    torch.empty = spy
+    torch.empty, torch.empty_like = watch(real), watch(real_like)
     try:
         model.generate(embeds=embeds, do_sample=False, max_length=256, execution_dtype=torch.bfloat16, stop_tokens=[])
     except Stop:
         pass
     finally:
-        torch.empty = real
+        torch.empty, torch.empty_like = real, real_like
     c = model.model.config
     out[cls] = dict(bytes=sum(sizes), tensors=len(sizes), layers=c.num_hidden_layers, hidden=c.hidden_size,
                     heads=c.num_attention_heads, kv_heads=c.num_key_value_heads, head_dim=c.head_dim)
