@@ -118,6 +118,7 @@ const state = {
   oomFresh: false,
   runs: null, // measured against predicted, newest first (GET /vram_budget/runs, "vram_budget.run" events)
   runsMeasuring: null, // "cuda" | "cpu"
+  regressions: [], // the version-regression guard: [{workflow_key, sentence, ...}] (GET /vram_budget/runs)
 };
 
 let panel = null; // {root, sections, timer, mounted, lastKeys}
@@ -508,6 +509,17 @@ async function exportRuns() {
   }
 }
 
+/** One plain sentence per regression the run log's version guard found (run_log.find_regressions). */
+function renderRegressions() {
+  const regressions = (Array.isArray(state.regressions) ? state.regressions : []).filter((r) => r && typeof r.sentence === "string");
+  if (!regressions.length) return null;
+  return h("div.vrb-regressions",
+    regressions.map((r) => h("div.vrb-note.vrb-note-warn.vrb-regression", { dataset: { workflowKey: r.workflow_key || "" } },
+      h("i.pi.pi-exclamation-triangle"),
+      // the sentence as the route wrote it; ComfyUI flags in it kept on one line
+      h("span", r.sentence.split(/(--[a-z][a-z-]*[a-z])/).map((part, i) => (i % 2 ? h("code.vrb-flag", part) : part))))));
+}
+
 function renderRuns() {
   const runs = state.runs || [];
   const head = h("div.vrb-section-title", "Measured against predicted",
@@ -517,8 +529,8 @@ function renderRuns() {
     ? "ComfyUI runs on the CPU here: runs are logged with their prediction, but there is no GPU peak to measure."
     : "After every run: PyTorch's real peak (max_memory_reserved) next to the VRAM Budget node's prediction, both without the CUDA context.";
   if (state.runs == null) return [head, h("div.vrb-empty", "Reading the run log…")];
-  if (!runs.length) return [head, h("div.vrb-empty", "No run yet. Add the VRAM Budget node to a workflow and run it."), h("div.vrb-muted.vrb-small", how)];
-  return [head, h("div.vrb-runs", runs.slice(0, RUNS_SHOWN).map(runRow)), h("div.vrb-muted.vrb-small", how)];
+  if (!runs.length) return [head, renderRegressions(), h("div.vrb-empty", "No run yet. Add the VRAM Budget node to a workflow and run it."), h("div.vrb-muted.vrb-small", how)];
+  return [head, renderRegressions(), h("div.vrb-runs", runs.slice(0, RUNS_SHOWN).map(runRow)), h("div.vrb-muted.vrb-small", how)];
 }
 
 async function loadRuns() {
@@ -527,6 +539,7 @@ async function loadRuns() {
     if (ok) {
       state.runs = data.runs || [];
       state.runsMeasuring = data.measuring || null;
+      state.regressions = Array.isArray(data.regressions) ? data.regressions : [];
     }
   } catch {
     /* the next run event fills it */
@@ -538,6 +551,18 @@ function onRunRecorded(event) {
   if (!run?.prompt_id) return;
   state.runs = [run, ...(state.runs || []).filter((r) => r.prompt_id !== run.prompt_id)].slice(0, 50);
   renderAll();
+  // a measured run can start (or end) a version regression: ask the guard again (only the
+  // regressions: the runs shown stay the ones the events brought)
+  if (run.measured && panel) loadRegressions().then(() => renderAll());
+}
+
+async function loadRegressions() {
+  try {
+    const { ok, data } = await call("runs?limit=1");
+    if (ok && Array.isArray(data.regressions)) state.regressions = data.regressions;
+  } catch {
+    /* the next load fills it */
+  }
 }
 
 function renderOom() {
@@ -608,7 +633,7 @@ function renderAll(force = false) {
     actions: JSON.stringify([s.would_free, s.busy, s.queue_remaining, s.cuda, state.action, [...state.pending]]),
     budget: JSON.stringify([state.budget, state.card, state.cards?.length, s.cuda]),
     oom: JSON.stringify([state.lastOom?.timestamp, state.lastOom?.diagnosis?.headline, state.oomFresh]),
-    runs: JSON.stringify([state.runs?.map((r) => r.prompt_id), state.runsMeasuring]),
+    runs: JSON.stringify([state.runs?.map((r) => r.prompt_id), state.runsMeasuring, (state.regressions || []).map((r) => r?.sentence)]),
   };
   const builders = { devices: () => renderDevices(s), models: () => renderModels(s), actions: () => renderActions(s), budget: renderBudget, runs: renderRuns, oom: renderOom };
   for (const [key, build] of Object.entries(builders)) {
