@@ -17,3 +17,14 @@ def shoot(page, artifacts: Path, name: str) -> Path:
     page.screenshot(path=str(path), clip={"x": 0, "y": 0, "width": 760, "height": height})
     page.set_viewport_size({"width": 1280, "height": 1100})
     return path
+
+
+def panel_page(browser, viewport: dict):
+    """A page on ComfyUI's editor that collects page errors and the panel's console errors in
+    ``page.errors`` (the browser tests assert none)."""
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    page.errors = []  # type: ignore[attr-defined]
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    page.on("console", lambda msg: msg.type == "error" and "vram" in msg.text.lower() and page.errors.append(msg.text))
+    return page

@@ -635,21 +635,18 @@ def estimate(
     # much for the RAM is an OOM too.
     vram_verdict = verdict
     hb = None
+    images = host_memory.image_bytes(stage_budgets)
     if stage_budgets:
-        images = host_memory.image_bytes(stage_budgets)
         hb = host_memory.simulate(stage_budgets, runs, device, device.host, images)
-        # the first stage (in execution order) with the worst outcome: where the run stops
-        worst_host = next(r for r in hb.runs if host_memory.HOST_SEVERITY[r.outcome] ==
-                          max(host_memory.HOST_SEVERITY[x.outcome] for x in hb.runs))
+        why = [hb.why] if hb.why else []  # the stage where the run stops
         if hb.outcome == host_memory.OOM:
             verdict = "oom"
-            notes[:0] = list(worst_host.explanation[-1:])
+            notes[:0] = why
         elif hb.outcome in (host_memory.SWAPPING, host_memory.THRASHING):
             if verdict in ("fits", "tight"):
                 verdict = "runs_slower"
-            notes.extend(worst_host.explanation[-1:])
+            notes.extend(why)
         notes.extend(hb.notes)
-        hb = replace(hb, remedies=tuple(host_memory.host_remedies(stage_budgets, runs, device, hb, images)))
 
     rent = bool(stage_budgets) and outcome != runtime.FITS  # never a rental for what fits the user's own card
     budget = Budget(
@@ -663,7 +660,10 @@ def estimate(
         host=hb, vram_verdict=vram_verdict,
     )
     if not remedies:
-        return budget
+        return budget  # a search that only needs the verdicts: no RAM fixes either
+    if hb is not None:  # the RAM fixes, each a re-simulation of the host side
+        budget = replace(budget, host=replace(hb, remedies=tuple(
+            host_memory.host_remedies(stage_budgets, runs, device, hb, images))))
     if rent and verdict != "unknown":  # no card advice on a lower bound
         card, margin = cheapest_cards(workload, device, resolver, infos)
         budget = replace(budget, cheapest_card=card, cheapest_card_with_margin=margin)

@@ -186,6 +186,15 @@ class HostBudget:
     peak_stage: int  # index into the stages (-1: no stage)
     notes: tuple[str, ...] = ()
     remedies: tuple = ()  # HostRemedy
+    stops_at: int = -1  # the first stage (execution order) with the worst outcome: where the run stops; -1 none
+
+    @property
+    def why(self) -> str:
+        """The explanation of the stage where the run stops ("" when nothing goes wrong)."""
+        if self.stops_at < 0:
+            return ""
+        expl = self.runs[self.stops_at].explanation
+        return expl[-1] if expl else ""
 
     def to_dict(self) -> dict:
         return {
@@ -222,10 +231,8 @@ class _Model:
     dynamic: bool  # taken by ModelPatcherDynamic (weights are file pages)
     cpu: bool  # runs on the CPU: all of it in RAM, never on the GPU
     file_key: str = ""
-
-
-def _model_key(info) -> str:
-    return f"{info.kind}|{info.path or info.label}"
+    params: int = 0
+    uses: set = field(default_factory=set)  # indices of the stages that use it
 
 
 def _dynamic_for(stage, info, device, host: Host) -> bool:
@@ -273,11 +280,12 @@ def _models(stage_budgets, device, host: Host) -> list[_Model]:
                 dynamic = not cpu and _dynamic_for(sb.stage, info, device, host)
                 # the dynamic patcher loads with assign=True (sd.py:2349 / :431 / :1085 in 0.33): the parameters
                 # are the mapped file's tensors, whatever the compute dtype; a classic model is a copy at its dtype
-                models[key] = _Model(key, info.label, info.kind, file_bytes if dynamic else loaded, file_bytes,
-                                     i, i, dynamic, cpu, file_key)
-            else:
-                m.last = i
-                m.loaded = max(m.loaded, loaded if not m.dynamic else m.loaded)
+                m = models[key] = _Model(key, info.label, info.kind, file_bytes if dynamic else loaded, file_bytes,
+                                         i, i, dynamic, cpu, file_key, info.params or 0)
+            elif not m.dynamic:
+                m.loaded = max(m.loaded, loaded)
+            m.last = i
+            m.uses.add(i)
     # a checkpoint's loader builds all its parts at once (sd.py load_checkpoint_guess_config): they are
     # all in memory from the first stage that uses any of them
     first_of: dict[str, int] = {}
@@ -326,7 +334,6 @@ def simulate(stage_budgets, runs, device, host: Host | None = None, images: list
                   HostItem("OS and other programs",
                            host.other_bytes if host.other_bytes is not None else OS_BYTES.get(host.os, OS_BYTES["linux"]),
                            "os", "measured" if host.other_bytes is not None else f"assumed for {host.os}")]
-    uses = {m.key: _uses(m, stage_budgets) for m in models}
     # --highvram / --gpu-only: the offload device is the GPU (0.8 model_management.py:765-769
     # unet_offload_device; :869-873 and :929-933 for text encoders and VAEs under --gpu-only) and the
     # diffusion model is built there (:771-778 unet_inital_load_device): nothing goes back to RAM
@@ -339,7 +346,7 @@ def simulate(stage_budgets, runs, device, host: Host | None = None, images: list
     held_images = 0
     for i, (sb, run) in enumerate(zip(stage_budgets, runs)):
         items = list(base_items)
-        in_stage = [m for m in models if i in uses[m.key]]
+        in_stage = [m for m in models if i in m.uses]
         stage_keys = {m.key for m in in_stage}
         streamed = getattr(run, "streamed_bytes", 0) or 0
         peak_gpu = getattr(run, "peak_bytes", 0) or 0
@@ -350,7 +357,6 @@ def simulate(stage_budgets, runs, device, host: Host | None = None, images: list
         gpu_room = max(0, device.capacity_bytes - context - need_gpu)
         pin_want = mapped = mapped_streamed = 0
         anon_run = anon_start = cow = 0
-        stage_loaded = sum(m.loaded for m in in_stage) or 1
         for m in in_stage:
             if m.cpu:
                 anon_run += m.loaded
@@ -358,7 +364,7 @@ def simulate(stage_budgets, runs, device, host: Host | None = None, images: list
                 items.append(HostItem(f"{m.label}: runs on the CPU", m.loaded, "weights",
                                       "all its weights in RAM (fp16, ComfyUI's text-encoder dtype on the CPU)"))
                 continue
-            share = int(streamed * m.loaded / stage_loaded) if streamed else 0
+            share = share_of(m, run, in_stage)
             if m.dynamic:
                 mapped += m.file
                 mapped_streamed += min(m.file, share)
@@ -443,8 +449,8 @@ def simulate(stage_budgets, runs, device, host: Host | None = None, images: list
         # 0.33's pins are elastic: taken only from RAM nobody needs, and freed under RAM pressure
         # (execution.py:806-808 free_pins; model_management.py:695-712): shown, not counted as a need
         out.append(_judge(host, committed, mapped, mapped_streamed, pinned, items, [], sb.title, cow=cow))
-    worst = max(out, key=lambda r: (HOST_SEVERITY[r.outcome], r.committed_bytes), default=None)
-    outcome = worst.outcome if worst is not None else (ASSUMED if not host.known else FITS)
+    worst = max((HOST_SEVERITY[r.outcome] for r in out), default=0)
+    outcome = next((r.outcome for r in out if HOST_SEVERITY[r.outcome] == worst), ASSUMED if not host.known else FITS)
     peak_idx = max(range(len(out)), key=lambda k: out[k].ram_bytes) if out else -1
     peak = out[peak_idx].ram_bytes if out else host.base_bytes
     notes = list(host.notes)
@@ -452,7 +458,8 @@ def simulate(stage_budgets, runs, device, host: Host | None = None, images: list
         outcome = ASSUMED
         notes.append(f"system RAM not given: this answer assumes at least {fmt_gib(peak)} of RAM "
                      f"({_where(peak_idx, stage_budgets)}); give --ram GiB (and --swap GiB) to check it")
-    return HostBudget(host, tuple(out), outcome, peak, peak_idx, tuple(notes))
+    stops_at = next((k for k, r in enumerate(out) if HOST_SEVERITY[r.outcome] == worst), -1) if worst else -1
+    return HostBudget(host, tuple(out), outcome, peak, peak_idx, tuple(notes), stops_at=stops_at)
 
 
 def share_of(m: _Model, run, in_stage) -> int:
@@ -483,11 +490,11 @@ def host_remedies(stage_budgets, runs, device, hb: HostBudget, images=None) -> l
                               HOST_SEVERITY[new.outcome] == 0, cost))
 
     models = _models(stage_budgets, device, host)
-    te16 = [m for m in models if m.kind == TEXT_ENCODER and m.loaded >= 1.9 * _params_of(m, stage_budgets) > 0]
+    te16 = [m for m in models if m.kind == TEXT_ENCODER and m.loaded >= 1.9 * m.params > 0]
     if te16:
         def te_fp8(m):
-            if m.kind == TEXT_ENCODER and m in te16 or any(m.key == t.key for t in te16):
-                p = _params_of(m, stage_budgets)
+            if any(m.key == t.key for t in te16):
+                p = m.params
                 return replace(m, loaded=p, file=min(m.file, p + (m.file - m.loaded if m.file > m.loaded else 0)))
             return m
         names = ", ".join(sorted({m.label for m in te16}))
@@ -503,11 +510,11 @@ def host_remedies(stage_budgets, runs, device, hb: HostBudget, images=None) -> l
         add("disable_pinned", "launch ComfyUI with --disable-pinned-memory", "no pinned copies of the streamed "
             "weights (pinned RAM cannot be swapped); copies to the GPU get slower",
             rerun(h=replace(host, pinned_memory=False)), "speed: slower weight streaming")
-    dif16 = [m for m in models if m.kind == DIFFUSION and m.loaded >= 1.9 * _params_of(m, stage_budgets) > 0]
+    dif16 = [m for m in models if m.kind == DIFFUSION and m.loaded >= 1.9 * m.params > 0]
     if dif16:
         def dif_fp8(m):
             if any(m.key == d.key for d in dif16):
-                p = _params_of(m, stage_budgets)
+                p = m.params
                 return replace(m, loaded=p, file=p)
             return m
         add("weights_fp8", "fp8 diffusion model files", "an fp8 file (or GGUF Q8_0) of the diffusion model "
@@ -551,24 +558,6 @@ def _ram_size(gb: int) -> int:
 def _worst_need(hb: HostBudget) -> int:
     runs = hb.runs
     return max(((r.committed_bytes + r.cow_bytes) if hb.host.os == "windows" else r.ram_bytes for r in runs), default=0)
-
-
-def _params_of(m: _Model, stage_budgets) -> int:
-    for sb in stage_budgets:
-        for it in sb.items:
-            if it.model is not None and it.category == "weights" and _item_key(it) == m.key:
-                return it.model.params or 0
-    return 0
-
-
-def _uses(m: _Model, stage_budgets) -> set[int]:
-    idx = set()
-    for i, sb in enumerate(stage_budgets):
-        for it in sb.items:
-            if (it.category == "weights" and it.model is not None and (it.bytes or _on_cpu(it))
-                    and _item_key(it) == m.key):
-                idx.add(i)
-    return idx
 
 
 def _pin_cap(host: Host) -> int:

@@ -163,8 +163,7 @@ def _verdict_tail(budget, peak_stage) -> str:
     cap = budget.device.capacity_bytes
     hb = getattr(budget, "host", None)
     if hb is not None and budget.verdict in ("oom", "runs_slower") and hb.outcome in ("oom", "swapping", "thrashing"):
-        worst = next((r for r in hb.runs if r.outcome == hb.outcome), None)  # the first stage that fails is where it stops
-        host_text = worst.explanation[-1] if worst is not None and worst.explanation else ""
+        host_text = hb.why  # the first stage that fails is where it stops
         vram = getattr(budget, "vram_verdict", "") or budget.verdict
         if host_text and (hb.outcome == "oom" or vram in ("fits", "tight")):
             on_card = {"fits": "fits the card", "tight": "fits the card (tight)", "runs_slower": "runs on the card, slower",

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from e2e_shots import shoot  # noqa: E402  (tests/ is on sys.path)
+from e2e_shots import panel_page, shoot  # noqa: E402  (tests/ is on sys.path)
 
 pytestmark = pytest.mark.e2e
 
@@ -71,11 +71,7 @@ def server(e2e_server_factory):
 
 @pytest.fixture(scope="module")
 def page(browser, server):
-    context = browser.new_context(viewport={"width": 1280, "height": 1100})
-    page = context.new_page()
-    page.errors = []  # type: ignore[attr-defined]
-    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
-    page.on("console", lambda msg: msg.type == "error" and "vram" in msg.text.lower() and page.errors.append(msg.text))
+    page = panel_page(browser, {"width": 1280, "height": 1100})
     page.goto(server.url)
     page.wait_for_function("() => window.__vramBudget && window.comfyAPI?.app?.app?.extensionManager", timeout=120_000)
     page.wait_for_selector(TAB_BUTTON, timeout=60_000)
@@ -84,7 +80,7 @@ def page(browser, server):
         page.locator(TAB_BUTTON).first.click()
     page.wait_for_selector(f"{PANEL} .vrb-bar", timeout=30_000)
     yield page
-    context.close()
+    page.context.close()
 
 
 def ram_status(server, total_gib: float = RAM_GIB, used_gib: float = 11.2, rss_gib: float = 6.4) -> dict:

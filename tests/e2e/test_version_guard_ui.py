@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from e2e_shots import panel_page  # noqa: E402  (tests/ is on sys.path)
 
 pytestmark = pytest.mark.e2e
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -34,11 +35,7 @@ def server(e2e_server_factory):
 
 @pytest.fixture(scope="module")
 def page(browser, server):
-    context = browser.new_context(viewport={"width": 1500, "height": 1000})
-    page = context.new_page()
-    page.errors = []  # type: ignore[attr-defined]
-    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
-    page.on("console", lambda msg: msg.type == "error" and "vram" in msg.text.lower() and page.errors.append(msg.text))
+    page = panel_page(browser, {"width": 1500, "height": 1000})
 
     def as_cuda(route):  # the real answer, only "measuring" as on the GPU machine these runs came from
         response = route.fetch()
@@ -51,7 +48,7 @@ def page(browser, server):
     page.wait_for_function("() => window.__vramBudgetReadout && window.__vramBudget && window.comfyAPI?.app?.app?.extensionManager",
                            timeout=120_000)
     yield page
-    context.close()
+    page.context.close()
 
 
 def versions(comfy="0.18.2", aimdo="0.2.4", wan="1.3.6"):
