@@ -21,7 +21,9 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 from helpers_models import spec_clip_text, spec_flux, spec_lora, spec_t5, spec_vae_kl, write_safetensors  # noqa: E402
 
 from vram_budget.nodes.estimator import files  # noqa: E402
-from vram_budget.nodes.estimator.budget import Device, estimate, estimate_prompt, folder_resolver  # noqa: E402
+from vram_budget.nodes.estimator.device import Device  # noqa: E402
+from vram_budget.nodes.estimator.planning import estimate, estimate_prompt  # noqa: E402
+from vram_budget.nodes.estimator.resolve import folder_resolver  # noqa: E402
 from vram_budget.nodes.estimator.gpus import find_card  # noqa: E402
 from vram_budget.nodes.estimator.graph import read_workflow  # noqa: E402
 

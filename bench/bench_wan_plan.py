@@ -17,7 +17,7 @@ from pathlib import Path
 
 try:
     from vram_budget.nodes.estimator import wan_plan as wp
-    from vram_budget.nodes.estimator.budget import Device
+    from vram_budget.nodes.estimator.device import Device
     from vram_budget.nodes.estimator.gpus import find_card
     from vram_budget.nodes.estimator.units import fmt_gib
 except ImportError:  # not pip-installed: run from the repository

@@ -45,7 +45,7 @@ def _import_pack() -> None:
 
 _import_pack()
 
-from vram_budget.nodes.estimator.budget import estimate  # noqa: E402
+from vram_budget.nodes.estimator.planning import estimate  # noqa: E402
 from vram_budget.nodes.estimator.cli_estimate import add_estimate_parser, device_from_args  # noqa: E402
 from vram_budget.nodes.estimator.errors import VramBudgetError  # noqa: E402
 from vram_budget.nodes.estimator.graph import read_workflow  # noqa: E402

@@ -11,7 +11,8 @@ import time
 from dataclasses import replace
 
 from . import comfy_bridge, run_log
-from .estimator.budget import Device, estimate_prompt
+from .estimator.device import Device
+from .estimator.planning import estimate_prompt
 from .live_models import live_hooks
 from .estimator.errors import VramBudgetError
 from .estimator.gpus import CARDS

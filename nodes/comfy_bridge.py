@@ -809,7 +809,7 @@ def _estimator_device(card: str | None = None, memory_mode: str = "auto", budget
 
     Other processes = total − driver-free − PyTorch-reserved − our own CUDA context (the budget
     adds the context itself, as overhead of every stage)."""
-    from .estimator.budget import CUDA_CONTEXT_BYTES, Device  # noqa: PLC0415
+    from .estimator.device import CUDA_CONTEXT_BYTES, Device  # noqa: PLC0415
     from .estimator.gpus import find_card  # noqa: PLC0415
     from .estimator.units import GiB  # noqa: PLC0415
 

@@ -504,7 +504,7 @@ def _missing(exc: ImportError) -> str:
 
 def load_estimator() -> tuple[Callable | None, Any, str | None]:
     try:
-        from .estimator import budget  # noqa: PLC0415
+        from .estimator import planning as budget  # noqa: PLC0415
     except ImportError as exc:
         return None, None, _missing(exc)
     fn = getattr(budget, "estimate_prompt", None)

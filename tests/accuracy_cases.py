@@ -18,7 +18,9 @@ from typing import Callable
 
 from test_budget import flux_workload, wan22_workload  # noqa: E402  (tests/ is on sys.path)
 from vram_budget.nodes.estimator import capacity
-from vram_budget.nodes.estimator.budget import Device, estimate
+from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.planning import estimate
+from vram_budget.nodes.estimator.budget import assess
 from vram_budget.nodes.estimator.families import FAMILIES
 from vram_budget.nodes.estimator.gpus import Card, card_for_vram, find_card, windows_desktop_bytes
 from vram_budget.nodes.estimator.graph import read_workflow
@@ -398,13 +400,13 @@ def _number_ok(kind: str, err: float) -> bool:
 def evaluate(case: Case) -> Result:
     device, wl = case.device(), case.workload()
     if case.published.startswith("batch:"):
-        cap = capacity.find(wl, device, "batch", first=estimate(wl, device, models=case.models or None, remedies=False))
+        cap = capacity.find(wl, device, "batch", first=assess(wl, device, models=case.models or None))
         n = cap.runs_value or 0
         pub = int(case.published.split(":")[1])
         err = n / pub - 1
         return Result(case, f"batch:{n}", abs(err) <= 0.15, n, err, abs(err) <= 0.15,
                       f"largest batch that runs {n} (resident {cap.resident_value})")
-    budget = estimate(wl, device, models=case.models or None, remedies=False)
+    budget = assess(wl, device, models=case.models or None)
     agree = budget.verdict in AGREE_OUTCOMES.get(case.published, set())
     before = budget.vram_verdict or budget.verdict
     if budget.host is not None and budget.host.host.known:

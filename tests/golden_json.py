@@ -77,7 +77,7 @@ def _parser():
 def output(config: str, raw: bytes) -> str:
     """The exact text `vram-budget estimate FILE --json <flags>` prints (without the "workflow" path),
     or the error line it prints."""
-    from nodes.estimator.budget import estimate, with_capacity  # noqa: PLC0415
+    from nodes.estimator.planning import estimate, with_capacity  # noqa: PLC0415
     from nodes.estimator.cli_estimate import device_from_args  # noqa: PLC0415
     from nodes.estimator.errors import VramBudgetError  # noqa: PLC0415
     from nodes.estimator.graph import read_workflow  # noqa: PLC0415

@@ -5,7 +5,8 @@ from __future__ import annotations
 import helpers_models as hm
 
 from vram_budget.nodes.estimator import catalogue as cat
-from vram_budget.nodes.estimator.budget import Device, estimate
+from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.planning import estimate
 from vram_budget.nodes.estimator.families import describe
 from vram_budget.nodes.estimator.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow

@@ -7,7 +7,9 @@ import pytest
 
 from vram_budget.nodes.estimator import memory
 from helpers_models import spec_bytes, spec_controlnet_flux, spec_lora, spec_params, write_safetensors
-from vram_budget.nodes.estimator.budget import Device, estimate, folder_resolver, loaded_weights
+from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.planning import estimate
+from vram_budget.nodes.estimator.resolve import folder_resolver, loaded_weights
 from vram_budget.nodes.estimator.catalogue import catalogue_info
 from vram_budget.nodes.estimator.gpus import find_card
 from vram_budget.nodes.estimator.units import GB, GiB

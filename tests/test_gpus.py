@@ -8,7 +8,8 @@ import re
 import pytest
 
 from vram_budget.nodes.estimator import advice, gpus
-from vram_budget.nodes.estimator.budget import Device, estimate_prompt
+from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.planning import estimate_prompt
 from vram_budget.nodes.estimator.errors import VramBudgetError
 from vram_budget.nodes.estimator.gpus import (
     ARCHS, CARDS, PCIE, RENTAL_LINEUP, SOURCES, build_catalogue, cheapest_card_that_fits, find_card,

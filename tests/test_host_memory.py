@@ -12,7 +12,8 @@ import pytest
 
 from test_budget import flux_workload, wan22_workload  # noqa: E402  (tests/ is on sys.path)
 from vram_budget.nodes.estimator import host_memory
-from vram_budget.nodes.estimator.budget import Device, estimate
+from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.planning import estimate
 from vram_budget.nodes.estimator.gpus import find_card
 from vram_budget.nodes.estimator.host_memory import Host
 from vram_budget.nodes.estimator.units import GiB

@@ -11,7 +11,7 @@ import pytest
 from workflows import templates
 from workflows.corpus import community_dir
 
-from vram_budget.nodes.estimator.budget import resolve_model
+from vram_budget.nodes.estimator.resolve import resolve_model
 from vram_budget.nodes.estimator.catalogue import lookup, template_models
 from vram_budget.nodes.estimator.errors import WorkflowError
 from vram_budget.nodes.estimator.graph import read_workflow

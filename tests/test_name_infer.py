@@ -8,7 +8,9 @@ import pytest
 
 from vram_budget.nodes.estimator import catalogue as cat
 from vram_budget.nodes.estimator import name_infer as ni
-from vram_budget.nodes.estimator.budget import Device, estimate, resolve_model
+from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.planning import estimate
+from vram_budget.nodes.estimator.resolve import resolve_model
 from vram_budget.nodes.estimator.families import FAMILIES
 from vram_budget.nodes.estimator.gpus import find_card
 from vram_budget.nodes.estimator.llm_quant import GGML_BLOCK

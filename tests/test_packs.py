@@ -10,7 +10,7 @@ import pkgutil
 
 import pytest
 
-from vram_budget.nodes.estimator import budget as B
+from vram_budget.nodes.estimator import planning as B
 from vram_budget.nodes.estimator.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.graph import packs

@@ -10,7 +10,9 @@ import pytest
 
 from test_budget import dev, flux_workload, wan22_workload  # tests/ is on sys.path
 from vram_budget.nodes.estimator import capacity, runtime
-from vram_budget.nodes.estimator.budget import VERDICTS, Device, estimate
+from vram_budget.nodes.estimator.budget import VERDICTS
+from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.planning import estimate
 from vram_budget.nodes.estimator.units import GiB, MiB
 from vram_budget.nodes.estimator.workload import SAMPLE, VAE_DECODE, ModelRef, Stage, Workload
 
@@ -230,7 +232,7 @@ def test_cheapest_card_is_one_where_comfyui_keeps_everything_resident():
 
 def test_the_node_and_panel_entry_point_adds_every_capacity_that_applies():
     """estimate_prompt(..., capacities=None) is what the VRAM Budget node and the panel call."""
-    from vram_budget.nodes.estimator.budget import estimate_prompt
+    from vram_budget.nodes.estimator.planning import estimate_prompt
 
     wf = json.loads((_repo() / "example_workflows" / "flux_dev_1024.json").read_text())
     budget = estimate_prompt(wf, dev("RTX 5090"), capacities=None)
@@ -260,7 +262,8 @@ def test_gguf_takes_the_legacy_path_under_dynamic_vram():
     """ComfyUI-GGUF clones the patcher into GGUFModelPatcher, a ModelPatcher (nodes.py:34, :175): a GGUF model
     is loaded partially and streamed as in classic mode even when Dynamic VRAM is on."""
     import accuracy_cases as A
-    from vram_budget.nodes.estimator.budget import Device, estimate
+    from vram_budget.nodes.estimator.device import Device
+    from vram_budget.nodes.estimator.planning import estimate
     from vram_budget.nodes.estimator.gpus import card_for_vram
 
     card = card_for_vram(8, False)

@@ -10,7 +10,9 @@ import math
 import helpers_models as hm
 from vram_budget.nodes.estimator import catalogue as cat
 from vram_budget.nodes.estimator import cli
-from vram_budget.nodes.estimator.budget import Device, estimate, folder_resolver
+from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.planning import estimate
+from vram_budget.nodes.estimator.resolve import folder_resolver
 from vram_budget.nodes.estimator.families import describe
 from vram_budget.nodes.estimator.files import clear_cache, inspect_file
 from vram_budget.nodes.estimator.gpus import find_card

@@ -11,7 +11,8 @@ import pytest
 
 from vram_budget.nodes.estimator import catalogue as cat
 from vram_budget.nodes.estimator import memory
-from vram_budget.nodes.estimator.budget import Device, estimate
+from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.planning import estimate
 from vram_budget.nodes.estimator.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.workload import LatentShape

@@ -8,7 +8,7 @@ import pytest
 
 from helpers_models import spec_flux, write_safetensors
 
-from vram_budget.nodes.estimator import budget as B
+from vram_budget.nodes.estimator import planning as B
 from vram_budget.nodes.estimator import training as T
 from vram_budget.nodes.estimator.files import inspect_file
 from vram_budget.nodes.estimator.gpus import find_card
@@ -135,7 +135,7 @@ def test_other_algorithms_need_the_file(algorithm):
 
 
 def test_an_image_attached_to_a_vl_encoder_adds_its_tokens_to_the_prompt_and_the_kv_cache():
-    from vram_budget.nodes.estimator.budget import vl_image_tokens
+    from vram_budget.nodes.estimator.stages.text import vl_image_tokens
 
     # Qwen2.5-VL: one token per 28 × 28 px after rounding to multiples of 28 (qwen_vl.py)
     assert vl_image_tokens("qwen2.5-vl-7b", 1024, 1024) == (1036 // 28) ** 2 == 37 * 37

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vram_budget.nodes.estimator import wan_plan as wp
-from vram_budget.nodes.estimator.budget import Device, estimate
+from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.planning import estimate
 from vram_budget.nodes.estimator.catalogue import catalogue_info
 from vram_budget.nodes.estimator.errors import PlanError
 from vram_budget.nodes.estimator.gpus import find_card

@@ -305,7 +305,7 @@ def _z_image_prompt(width=1024, height=1024, batch=1) -> dict:
 
 
 def test_z_image_template_estimate_is_complete_and_uses_its_traced_entry():
-    from vram_budget.nodes.estimator import budget as B
+    from vram_budget.nodes.estimator import planning as B
     from vram_budget.nodes.estimator.gpus import find_card
     from vram_budget.nodes.estimator.graph import read_workflow
     from vram_budget.nodes.estimator.memory import text_tokens_for, traced_constants

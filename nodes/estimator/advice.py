@@ -18,9 +18,11 @@ import math
 from dataclasses import dataclass, replace
 
 from . import memory
-from .budget import vae_working
+from .budget import assess
+from .capacity import scaled
 from .gpus import cheapest_card_that_fits
 from .model_info import DIFFUSION, TEXT_ENCODER
+from .stages.vae import vae_working
 from .units import GiB, fmt_gib
 from .workload import SAMPLE, VAE_DECODE, LatentShape, with_frames, with_pixels
 
@@ -173,11 +175,8 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
             """For an out-of-memory workflow: does ComfyUI run it (even streaming) with this shape?"""
             if budget.outcome != "oom" or workload is None:
                 return None
-            from .budget import estimate  # noqa: PLC0415
-            from .capacity import _scaled  # noqa: PLC0415
-
-            new = estimate(_scaled(workload, latent, replace(lat, batch=batch)), budget.device, resolver,
-                           models=budget.models, remedies=False)
+            new = assess(scaled(workload, latent, replace(lat, batch=batch)), budget.device, resolver,
+                         models=budget.models)
             return new.outcome != "oom"
 
         def try_shape(rank: int, kind: str, title: str, detail: str, cost: str, lat: LatentShape, batch: int,

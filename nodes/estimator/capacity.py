@@ -47,7 +47,7 @@ def _main_latent(workload: Workload) -> LatentShape:
     raise VramBudgetError("the workflow has no sampler with a known latent size: nothing to scale")
 
 
-def _scaled(workload: Workload, old: LatentShape, new: LatentShape) -> Workload:
+def scaled(workload: Workload, old: LatentShape, new: LatentShape) -> Workload:
     """Every stage that works on the workflow's latent (samplers, VAE decode/encode) gets the new one."""
     def same(lat):
         return lat is not None and (lat.height, lat.width, lat.frames) == (old.height, old.width, old.frames)
@@ -89,7 +89,7 @@ def find(workload: Workload, device, what: str, resolver=None, first=None) -> Ca
         raise VramBudgetError(f"--max {what}: choose one of {', '.join(WHATS)}")
     base = _main_latent(workload)
     if first is None:
-        first = budget_mod.estimate(workload, device, resolver, remedies=False)
+        first = budget_mod.assess(workload, device, resolver)
     models = dict(first.models)
 
     if what == "batch":
@@ -118,7 +118,7 @@ def find(workload: Workload, device, what: str, resolver=None, first=None) -> Ca
     def outcome(n: int) -> str:
         if n not in cache:
             lat, _ = shape(n)
-            b = budget_mod.estimate(_scaled(workload, base, lat), device, resolver, models=models, remedies=False)
+            b = budget_mod.assess(scaled(workload, base, lat), device, resolver, models=models)
             cache[n] = b.outcome
         return cache[n]
 

@@ -9,7 +9,9 @@ import sys
 from dataclasses import replace as _with
 
 from . import host_memory
-from .budget import Device, estimate, folder_resolver, with_capacity
+from .device import Device
+from .planning import estimate, with_capacity
+from .resolve import folder_resolver
 from .errors import VramBudgetError
 from .gpus import CARDS, card_for_vram, find_card, windows_desktop_bytes
 from .graph import read_workflow

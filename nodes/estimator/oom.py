@@ -451,7 +451,7 @@ def _name_bits(name: str, gguf: bool = False) -> int | None:
 def context_for_workload(workload, resolver=None, install: str | None = None) -> OomContext:
     """The OomContext of a Workload (graph.read_workflow): model families as the estimator
     identifies them (file headers through `resolver`, else the catalogue of public files)."""
-    from .budget import resolve_model  # noqa: PLC0415  (budget imports the estimator; oom stays light)
+    from .resolve import resolve_model  # noqa: PLC0415  (the estimator loads only when a workflow is given)
     from .workload import SAMPLE, VAE_DECODE  # noqa: PLC0415
 
     families, bits, clip_types, models = [], [], [], []

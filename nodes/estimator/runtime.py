@@ -21,9 +21,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from . import vae_memory
+from .memory import latent_tokens, text_tokens_for, traced_constants, working_memory_key
 from .model_info import DIFFUSION, TEXT_ENCODER, VAE
+from .resolve import vae_dtype_bytes
 from .units import GiB, MiB, fmt_gib
-from .workload import SAMPLE, TEXT_ENCODE, TRAIN, VAE_DECODE, VAE_ENCODE, LatentShape
+from .workload import SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape
 
 FITS, RUNS_SLOWER, OOM, UNKNOWN = "fits", "runs_slower", "oom", "unknown"
 SEVERITY = {FITS: 0, RUNS_SLOWER: 1, OOM: 2, UNKNOWN: 3}
@@ -159,8 +162,6 @@ def comfy_memory_required(model, latent: LatentShape, batch: int, compute_bytes:
 def _recorded_factor(model) -> float | None:
     """memory_usage_factor of the model's ComfyUI class: from live detection (arch) or the traced table's
     entry (bench/trace_working_memory.py records the class attribute after set_inference_dtype)."""
-    from .memory import traced_constants, working_memory_key  # noqa: PLC0415
-
     arch = model.arch or {}
     value = arch.get("memory_usage_factor")
     if value is None:
@@ -177,8 +178,6 @@ def forward_flops(model, latent: LatentShape, batch: int, text_tokens: int | Non
     Per token and block the linears hold 4·h² (q, k, v, out) + 2·h·ffn (MLP) weights; a DiT's
     modulation weights act once per sample, not per token, and are left out. UNets (no depth in
     the arch): 2·params·tokens, an upper bound."""
-    from .memory import latent_tokens, text_tokens_for  # noqa: PLC0415
-
     arch = model.arch or {}
     n_img = latent_tokens(model.family, arch, latent)
     n = n_img + text_tokens_for(model.family, text_tokens)
@@ -209,28 +208,6 @@ def largest_module_bytes(model, loaded_bytes: int) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-def simulate(stage_budgets, device) -> list[StageRun]:
-    """One StageRun per StageBudget, in execution order (state carries over between stages)."""
-    ctx = context_for(device)
-    runs: list[StageRun] = []
-    for sb in stage_budgets:
-        kind = sb.stage.kind
-        if sb.stage.manager == WRAPPER:
-            run = _wrapper(sb, ctx)
-        elif kind == SAMPLE:
-            run = _sample(sb, ctx)
-        elif kind in (VAE_DECODE, VAE_ENCODE):
-            run = _vae(sb, ctx, runs)
-        elif kind == TEXT_ENCODE:
-            run = _single_pass(sb, ctx, "text encoder")
-        elif kind == TRAIN:
-            run = _train(sb, ctx)
-        else:
-            run = _single_pass(sb, ctx, "model")
-        runs.append(run)
-    return runs
-
-
 # ---------------------------------------------------------------------------------------------
 # ComfyUI-WanVideoWrapper places weights itself (nodes_model_loading.py / nodes_sampler.py): the
 # DiT goes to the main device whole, except `blocks_to_swap` blocks that stay in RAM and are
@@ -261,7 +238,7 @@ def block_bytes(stage, num_layers: int) -> int:
     return int(weights * share / num_layers)
 
 
-def _wrapper(sb, ctx: _Ctx) -> StageRun:
+def run_wrapper(sb, ctx: _Ctx) -> StageRun:
     weights, work = sb.weights_bytes, sb.working_bytes
     rules = ("ComfyUI-WanVideoWrapper nodes_model_loading.py / nodes_sampler.py (block swap, no partial load)",)
     if sb.stage.kind != SAMPLE:
@@ -366,7 +343,7 @@ def _dynamic_resident(ctx: _Ctx, weights: int, non_evictable: int) -> tuple[int,
     return resident, weights - resident
 
 
-def _sample(sb, ctx: _Ctx) -> StageRun:
+def run_sample(sb, ctx: _Ctx) -> StageRun:
     model = _model(sb, DIFFUSION)
     latent = sb.stage.latent
     weights = sb.weights_bytes
@@ -463,7 +440,7 @@ def _oom_sample(sb, ctx, minimum, work, rules, notes, k, weights, resident=0, pe
                     explanation=tuple([why] + notes), rules=tuple(rules))
 
 
-def _single_pass(sb, ctx: _Ctx, what: str) -> StageRun:
+def run_single_pass(sb, ctx: _Ctx, what: str) -> StageRun:
     """Text encoders, CLIP vision: load_models_gpu with memory_required 0 → min_req = MIM
     (sd.py:302-303); one forward per prompt, so streaming costs one copy of the streamed bytes."""
     weights = sb.weights_bytes
@@ -493,7 +470,7 @@ def _single_pass(sb, ctx: _Ctx, what: str) -> StageRun:
                     load_need_bytes=int(1.1 * weights) + ctx.mim)
 
 
-def _train(sb, ctx: _Ctx) -> StageRun:
+def run_train(sb, ctx: _Ctx) -> StageRun:
     """TrainLoraNode loads the model with load_models_gpu(force_full_load=not offloading)
     (nodes_train.py:1207-1209): whole on the GPU, or with offloading partially, streaming the rest."""
     weights, work = sb.weights_bytes, sb.working_bytes
@@ -524,10 +501,7 @@ def _train(sb, ctx: _Ctx) -> StageRun:
                     minimum_bytes=minimum, explanation=notes, rules=rules)
 
 
-def _vae(sb, ctx: _Ctx, earlier: list[StageRun]) -> StageRun:
-    from . import vae_memory  # noqa: PLC0415
-    from .budget import vae_dtype_bytes  # noqa: PLC0415
-
+def run_vae(sb, ctx: _Ctx, earlier: list[StageRun]) -> StageRun:
     vae = _model(sb, VAE)
     latent = sb.stage.latent
     decode = sb.stage.kind == VAE_DECODE
@@ -631,8 +605,6 @@ def vae_flops_per_pixel(vae) -> float:
     """FLOPs per output pixel (per frame for video) of a VAE decoder's convolution stack:
     per level ~6 k×k(×k) convolutions at that level's channels, on a quarter of the pixels of the
     next level up: Σ_l 6·2·K·c_l² / 4^l (K = 9 for 2-D, 27 for the causal 3-D convs)."""
-    from . import vae_memory  # noqa: PLC0415
-
     arch = vae.arch or {}
     base = int(arch.get("base_channels", 128) or 128)
     mult = arch.get("channel_mult") or (1, 2, 4, 4)

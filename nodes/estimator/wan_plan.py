@@ -2,7 +2,7 @@
 
 Pure planning maths on top of the shared estimator (no second memory model): every candidate
 size is turned into a Workload (umT5 text encode, one sampling stage per expert, VAE decode) and
-priced with ``budget.estimate``; the search only decides which candidates to price.
+priced with ``budget.assess``; the search only decides which candidates to price.
 
 Rules the outputs obey (COMFYUI-NOTES §4.2 "Wan planning rules", ComfyUI's own Wan code):
 - length = 4k+1: the Wan VAE compresses time 4× causally, latent frames T = (L-1)//4+1 and a
@@ -17,7 +17,7 @@ Rules the outputs obey (COMFYUI-NOTES §4.2 "Wan planning rules", ComfyUI's own 
 
 "Fits" means what the shared estimator calls fitting without RAM offload: every stage's peak,
 with cond and uncond run one after another where ComfyUI does that by itself, is within the
-card (``budget.estimate`` verdict "fits" or "tight" under classic memory management). What keeps
+card (``budget.assess`` verdict "fits" or "tight" under classic memory management). What keeps
 the original target instead (Wan video wrapper block swap, ``--reserve-vram``, Dynamic VRAM,
 a lower weight precision, a bigger card) is priced on the target's own budget.
 
@@ -35,7 +35,9 @@ from typing import Mapping
 
 from . import budget as budget_mod
 from .advice import GGUF_BITS
-from .budget import Budget, Device, StageBudget
+from .budget import Budget
+from .device import COMFY_RESERVE_BYTES, Device
+from .stages import StageBudget
 from .catalogue import P_WAN5, P_WAN13, P_WAN14_T2V, catalogue_info
 from .errors import PlanError
 from .runtime import block_bytes
@@ -424,8 +426,8 @@ def workload_for(spec: WanModelSpec, width: int, height: int, length: int, cfg: 
 def estimate_size(spec: WanModelSpec, device: Device, width: int, height: int, length: int,
                   cfg: float = DEFAULT_CFG) -> Budget:
     """The shared estimator's budget of one candidate size."""
-    return budget_mod.estimate(workload_for(spec, width, height, length, cfg), device, None,
-                               models=spec.infos, remedies=False)
+    return budget_mod.assess(workload_for(spec, width, height, length, cfg), device, None,
+                             models=spec.infos)
 
 
 def fits(budget: Budget) -> bool:
@@ -744,7 +746,7 @@ def _with_keep_options(p: WanPlan, spec: WanModelSpec, device: Device, cfg: floa
         runnable = ours + sb.overhead_bytes + device.reserve_bytes < cap
         if runnable:
             if ours > theirs:
-                raw = (ours - theirs + budget_mod.COMFY_RESERVE_BYTES) / GiB
+                raw = (ours - theirs + COMFY_RESERVE_BYTES) / GiB
                 reserve_gb = math.ceil(raw / RESERVE_STEP_GIB) * RESERVE_STEP_GIB
                 detail = (f"ComfyUI streams ~{fmt_gib(offload)} of weights from RAM by itself ('loaded partially'), "
                           f"but it keeps only {fmt_gib(theirs)} free for activations the estimator puts at "
@@ -757,8 +759,8 @@ def _with_keep_options(p: WanPlan, spec: WanModelSpec, device: Device, cfg: floa
             options.append(KeepOption("reserve_vram", title, detail, "speed: several times slower",
                                       value=reserve_gb))
         # 4. Dynamic VRAM (ComfyUI >= 0.13, comfy-aimdo): weights elastic, working memory must fit
-        db = budget_mod.estimate(workload_for(spec, tw, th, tl, cfg), replace(device, memory_mode="dynamic"), None,
-                                 models=spec.infos, remedies=False)
+        db = budget_mod.assess(workload_for(spec, tw, th, tl, cfg), replace(device, memory_mode="dynamic"), None,
+                               models=spec.infos)
         work = max(s.working_bytes + s.overhead_bytes for s in db.stages)
         headroom = cap - work - device.reserve_bytes
         if db.outcome != "oom":

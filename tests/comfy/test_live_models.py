@@ -144,7 +144,8 @@ def test_server_reads_a_loaded_images_size_from_its_input_folder(comfy_server):
     assert "assumed 1024" not in body
     encode = next(s for s in data["budget"]["stages"] if s["kind"] == "vae_encode")
     # the same encode priced here with the image's size given: the server read 1216×832 from the file
-    from vram_budget.nodes.estimator.budget import Device, estimate
+    from vram_budget.nodes.estimator.device import Device
+    from vram_budget.nodes.estimator.planning import estimate
     from vram_budget.nodes.estimator.graph import read_workflow
     from vram_budget.nodes.estimator.graph.base import INPUT_MEDIA
 

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from vram_budget.nodes.estimator import wan_plan as wp
-from vram_budget.nodes.estimator.budget import Device
+from vram_budget.nodes.estimator.device import Device
 from vram_budget.nodes.estimator.units import GiB
 
 pytestmark = pytest.mark.comfy

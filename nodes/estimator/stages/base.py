@@ -1,0 +1,122 @@
+"""What every stage builder shares: the budget's line items, a stage's budget, the weights of the models
+a stage loads (at ComfyUI's cast rules, on this card or placed elsewhere) and the CUDA context."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from ..device import Device
+from ..model_info import ModelInfo
+from ..resolve import loaded_weights, ref_key
+from ..units import fmt_gib
+from ..workload import ModelRef, Stage
+
+
+@dataclass(frozen=True)
+class Item:
+    label: str
+    bytes: int
+    category: str  # "weights" | "working" | "overhead"
+    assumption: str = ""
+    model: ModelInfo | None = None  # for weights: the model (or checkpoint part) they belong to
+
+    def to_dict(self) -> dict:
+        return {"label": self.label, "bytes": self.bytes, "category": self.category, "assumption": self.assumption}
+
+
+@dataclass(frozen=True)
+class StageBudget:
+    stage: Stage
+    title: str
+    items: tuple[Item, ...]
+    peak_bytes: int  # everything on the GPU at this stage's peak
+    min_peak_bytes: int  # with cond/uncond run one after another (ComfyUI's fallback when short)
+    notes: tuple[str, ...] = ()
+    batch_factor: int = 1  # 2 when cond+uncond are batched
+
+    @property
+    def weights_bytes(self) -> int:
+        return sum(i.bytes for i in self.items if i.category == "weights")
+
+    @property
+    def working_bytes(self) -> int:
+        return sum(i.bytes for i in self.items if i.category == "working")
+
+    @property
+    def overhead_bytes(self) -> int:
+        return sum(i.bytes for i in self.items if i.category == "overhead")
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.stage.kind, "node_id": self.stage.node_id, "node_type": self.stage.node_type,
+            "title": self.title, "peak_bytes": self.peak_bytes, "min_peak_bytes": self.min_peak_bytes,
+            "weights_bytes": self.weights_bytes, "working_bytes": self.working_bytes,
+            "overhead_bytes": self.overhead_bytes, "items": [i.to_dict() for i in self.items],
+            "notes": list(self.notes),
+        }
+
+
+def overhead_items(device: Device) -> list[Item]:
+    return [Item("CUDA context + library workspaces", device.context_bytes, "overhead",
+                 "a few hundred MB before any model loads (FACTS.md)")]
+
+
+def weights_items(stage: Stage, device: Device, info_for, roles: Iterable[str]) -> tuple[list[Item], list[ModelInfo], list[str]]:
+    items, infos, notes = [], [], []
+    seen = set()
+    for ref in stage.models:
+        if ref.role not in roles and not (ref.role == "checkpoint" and ref.part in _roles_to_parts(roles)):
+            continue
+        key = (ref_key(ref), ref.part, ref.weight_dtype)
+        if key in seen:
+            continue
+        seen.add(key)
+        info = info_for(ref)
+        if ref.role == "lora" and ref.strength == 0:
+            notes.append(f"LoRA {ref.name} has strength 0: ComfyUI skips it")
+            continue
+        if ref.role == "text_encoder" and (ref.device == "cpu" or device.lowvram or device.te_cpu_reason):
+            why = ("device=cpu on the loader" if ref.device == "cpu" else
+                   "--lowvram keeps text encoders on the CPU" if device.lowvram else device.te_cpu_reason)
+            items.append(Item(f"{info.label} [{ref.name}]", 0, "weights", f"runs on the CPU ({why})", info))
+            infos.append(info)
+            continue
+        elsewhere = _placed_elsewhere(ref)
+        if elsewhere:
+            items.append(Item(f"{info.label} [{ref.name}]", 0, "weights", elsewhere, info))
+            infos.append(info)
+            continue
+        nbytes, assumption = loaded_weights(info, ref, device)
+        if ref.offload_bytes and nbytes:
+            kept = min(nbytes, ref.offload_bytes)
+            nbytes -= kept
+            assumption += f"; DisTorch virtual VRAM keeps {fmt_gib(kept)} of it in RAM (streamed in)"
+        items.append(Item(f"{info.label} [{ref.name}]", nbytes, "weights", assumption, info))
+        infos.append(info)
+    return items, infos, notes
+
+
+def _placed_elsewhere(ref: ModelRef) -> str | None:
+    """A loader that puts the model on the CPU or on another GPU (ComfyUI-MultiGPU `device`):
+    it takes nothing on this card. The card budgeted is the first GPU (cuda:0)."""
+    dev = (ref.device or "").strip().lower()
+    if ref.role != "text_encoder" and dev == "cpu":
+        return "placed on the CPU by its loader (device = cpu): not on this GPU"
+    if dev.startswith("cuda:") and dev not in ("cuda:0",):
+        return f"placed on {dev} by its loader: not on this GPU (cuda:0)"
+    return None
+
+
+def _roles_to_parts(roles: Iterable[str]) -> set[str]:
+    mapping = {"diffusion": "model", "text_encoder": "clip", "vae": "vae", "clip_vision": "clip_vision"}
+    return {mapping[r] for r in roles if r in mapping}
+
+
+def finish(stage: Stage, title: str, items: list[Item], notes: list[str], extra_min_working: int | None = None,
+            batch_factor: int = 1) -> StageBudget:
+    peak = sum(i.bytes for i in items)
+    min_peak = peak
+    if extra_min_working is not None:
+        working = sum(i.bytes for i in items if i.category == "working")
+        min_peak = peak - working + extra_min_working
+    return StageBudget(stage, title, tuple(items), peak, min_peak, tuple(notes), batch_factor)

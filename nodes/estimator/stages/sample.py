@@ -1,0 +1,48 @@
+"""Sampling: the diffusion model, its LoRAs and ControlNets, and the traced working memory at the latent's
+shape (cond and uncond batched when CFG > 1, one after another as ComfyUI's fallback)."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .. import memory
+from ..model_info import DIFFUSION
+from ..device import Device
+from ..workload import Stage
+from .base import Item, StageBudget, finish, overhead_items, weights_items
+
+
+def build(stage: Stage, device: Device, info_for) -> StageBudget:
+    items, infos, notes = weights_items(stage, device, info_for, ("diffusion", "lora", "controlnet"))
+    model = next((i for i in infos if i.kind == DIFFUSION), None)
+    latent = stage.latent
+    title = f"Sample: {model.label}" if model else "Sample"
+    if stage.expert and model is not None:
+        title = f"Sample: {model.label.split(' [')[0].split(' (')[0]} ({stage.expert.replace('_', '-')} expert)"
+    if model is None or latent is None:
+        why = "no diffusion model identified" if model is None else "latent size unknown"
+        notes.append(f"working memory not estimated: {why}")
+        return finish(stage, title, items + overhead_items(device), notes)
+    cond_batch = 2 if (stage.cfg is not None and stage.cfg > 1.0 and stage.uses_negative) else 1
+    batch = max(1, latent.batch)
+    refs = stage.reference_latents
+    full = memory.diffusion_working(model.family, model.arch, latent, batch * cond_batch, stage.text_tokens,
+                                    path=model.path, references=refs)
+    single = memory.diffusion_working(model.family, model.arch, latent, batch, stage.text_tokens, path=model.path,
+                                      references=refs)
+    if full is None or single is None:
+        notes.append(f"working memory not estimated: {model.label}: architecture not recognised (its weights are "
+                     "priced; inside ComfyUI with the file present it is traced)")
+        return finish(stage, title, items + overhead_items(device), notes)
+    label = "activations (cond + uncond batched)" if cond_batch == 2 else "activations"
+    if device.compute_fp32_reason:  # the traced tables are 16-bit activations: fp32 compute doubles every tensor
+        full = replace(full, bytes=full.bytes * 2, assumption=f"{full.assumption}; × 2: {device.compute_fp32_reason}")
+        single = replace(single, bytes=single.bytes * 2)
+    items.append(Item(label, full.bytes, "working", full.assumption))
+    if (model.quantization or "").startswith("gguf") and model.largest_tensor_bytes:
+        items.append(Item("GGUF layer dequantized to 16 bit", model.largest_tensor_bytes, "working",
+                          "ComfyUI-GGUF dequantizes one layer at a time; the largest layer's 16-bit copy"))
+    extra = single.bytes + (model.largest_tensor_bytes if (model.quantization or "").startswith("gguf") else 0)
+    if cond_batch == 2:
+        notes.append(f"CFG {stage.cfg:g}: cond and uncond evaluated together when memory allows")
+    return finish(stage, title, items + overhead_items(device), notes,
+                   extra_min_working=extra if cond_batch == 2 else None, batch_factor=cond_batch)
