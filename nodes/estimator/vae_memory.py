@@ -191,7 +191,7 @@ def get_family(vae_family: str) -> VaeFamily:
     try:
         return FAMILIES[vae_family]
     except KeyError:
-        raise VramBudgetError(f"unknown VAE family '{vae_family}' (known: {', '.join(FAMILIES)})") from None
+        raise VramBudgetError(f"unknown VAE family '{vae_family}' (known: {', '.join(sorted(FAMILIES))})") from None
 
 
 # ----------------------------------------------------------------------------------------------
