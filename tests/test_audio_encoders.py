@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import helpers_models as hm
 
-from vram_budget.nodes.estimator import catalogue as cat
+from vram_budget.nodes.estimator.published import catalogue_info
+from vram_budget.nodes.estimator.families.registry import PARAMS as P
 from vram_budget.nodes.estimator.device import Device
 from vram_budget.nodes.estimator.planning import estimate
 from vram_budget.nodes.estimator.families import describe
@@ -55,10 +56,10 @@ def test_audio_encode_is_a_stage_that_loads_the_encoder():
 
 
 def test_whisper_file_loads_only_its_encoder():
-    info = cat.catalogue_info("whisper_large_v3_fp16.safetensors", "audio_encoders")
+    info = catalogue_info("whisper_large_v3_fp16.safetensors", "audio_encoders")
     assert info.family == "whisper-encoder" and info.weights_bytes == round(2.88 * 2**30)  # encoder + decoder file
     audio = _audio_stage(estimate(read_workflow(_prompt("whisper_large_v3_fp16.safetensors")), RTX_4090))
-    assert audio.weights_bytes == 2 * cat.P_WHISPER_V3_ENCODER  # 1.27 GB: the decoder is not loaded
+    assert audio.weights_bytes == 2 * P["P_WHISPER_V3_ENCODER"]  # 1.27 GB: the decoder is not loaded
     assert "decoder is not loaded" in next(i.assumption for i in audio.items if i.category == "weights")
 
 

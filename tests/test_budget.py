@@ -10,7 +10,7 @@ from helpers_models import spec_bytes, spec_controlnet_flux, spec_lora, spec_par
 from vram_budget.nodes.estimator.device import Device
 from vram_budget.nodes.estimator.planning import estimate
 from vram_budget.nodes.estimator.resolve import folder_resolver, loaded_weights
-from vram_budget.nodes.estimator.catalogue import catalogue_info
+from vram_budget.nodes.estimator.published import catalogue_info
 from vram_budget.nodes.estimator.gpus import find_card
 from vram_budget.nodes.estimator.units import GB, GiB
 from vram_budget.nodes.estimator.workload import (

@@ -4,8 +4,9 @@ from __future__ import annotations
 import pytest
 
 import helpers_models as hm
-from vram_budget.nodes.estimator import catalogue as cat
-from vram_budget.nodes.estimator.catalogue import ENTRIES, catalogue_info, lookup
+from vram_budget.nodes.estimator.families.registry import PARAMS as P
+from vram_budget.nodes.estimator.catalogue import ENTRIES, lookup
+from vram_budget.nodes.estimator.published import catalogue_info
 from vram_budget.nodes.estimator.families import FAMILIES
 
 GB = 1e9  # FACTS.md weight sizes are decimal GB
@@ -86,22 +87,22 @@ def test_every_entry_is_consistent(entry):
 
 def test_computed_params_agree_with_the_full_size_architectures():
     """The catalogue's computed parameter counts equal the full-size key layouts built in the tests."""
-    assert cat.P_FLUX1_DEV == hm.spec_params(hm.spec_flux())
-    assert cat.P_FLUX1_SCHNELL == hm.spec_params(hm.spec_flux(schnell=True))
-    assert cat.P_WAN14_T2V == hm.spec_params(hm.spec_wan("14b", "t2v"))
-    assert cat.P_WAN14_I2V == hm.spec_params(hm.spec_wan("14b", "i2v"))
-    assert cat.P_WAN14_FLF == hm.spec_params(hm.spec_wan("14b", "flf"))
-    assert cat.P_WAN13 == hm.spec_params(hm.spec_wan("1.3b", "t2v"))
-    assert cat.P_WAN5 == hm.spec_params(hm.spec_wan("5b", "ti2v"))
-    assert cat.P_WAN14_T2V + cat.P_WAN22_I2V_EXTRA == hm.spec_params(hm.spec_wan("14b", "i2v22"))
-    assert cat.P_T5XXL == hm.spec_params(hm.spec_t5(False))
-    assert cat.P_UMT5XXL == hm.spec_params(hm.spec_t5(True))
-    assert cat.P_CLIP_L == hm.spec_params(hm.spec_clip_text(projection=False))
-    assert cat.P_AE == hm.spec_params(hm.spec_vae_kl(16, quant_conv=False))
-    assert cat.P_CLIP_VISION_H == hm.spec_params(hm.spec_clip_vision(scale=1))
+    assert P["P_FLUX1_DEV"] == hm.spec_params(hm.spec_flux())
+    assert P["P_FLUX1_SCHNELL"] == hm.spec_params(hm.spec_flux(schnell=True))
+    assert P["P_WAN14_T2V"] == hm.spec_params(hm.spec_wan("14b", "t2v"))
+    assert P["P_WAN14_I2V"] == hm.spec_params(hm.spec_wan("14b", "i2v"))
+    assert P["P_WAN14_FLF"] == hm.spec_params(hm.spec_wan("14b", "flf"))
+    assert P["P_WAN13"] == hm.spec_params(hm.spec_wan("1.3b", "t2v"))
+    assert P["P_WAN5"] == hm.spec_params(hm.spec_wan("5b", "ti2v"))
+    assert P["P_WAN14_T2V"] + P["P_WAN22_I2V_EXTRA"] == hm.spec_params(hm.spec_wan("14b", "i2v22"))
+    assert P["P_T5XXL"] == hm.spec_params(hm.spec_t5(False))
+    assert P["P_UMT5XXL"] == hm.spec_params(hm.spec_t5(True))
+    assert P["P_CLIP_L"] == hm.spec_params(hm.spec_clip_text(projection=False))
+    assert P["P_AE"] == hm.spec_params(hm.spec_vae_kl(16, quant_conv=False))
+    assert P["P_CLIP_VISION_H"] == hm.spec_params(hm.spec_clip_vision(scale=1))
     sdxl = hm.spec_params(hm.spec_unet("sdxl")) + hm.spec_params(hm.spec_clip_text(projection=False)) \
         + hm.spec_params(hm.spec_openclip_text()) + hm.spec_params(hm.spec_vae_kl(4))
-    assert cat.P_SDXL == sdxl
+    assert P["P_SDXL"] == sdxl
     # and the published file sizes follow from them (16-bit: 2 bytes per parameter, plus a header)
-    assert abs(cat.P_SDXL * 2 - 6.94e9) / 6.94e9 < 0.005
-    assert abs(cat.P_WAN13 * 2 - 2_838_104_528) < 200_000
+    assert abs(P["P_SDXL"] * 2 - 6.94e9) / 6.94e9 < 0.005
+    assert abs(P["P_WAN13"] * 2 - 2_838_104_528) < 200_000

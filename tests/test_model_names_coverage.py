@@ -12,7 +12,8 @@ from workflows import templates
 from workflows.corpus import community_dir
 
 from vram_budget.nodes.estimator.resolve import resolve_model
-from vram_budget.nodes.estimator.catalogue import lookup, template_models
+from vram_budget.nodes.estimator.catalogue import lookup
+from vram_budget.nodes.estimator.published import template_models
 from vram_budget.nodes.estimator.errors import WorkflowError
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.node_specs import load_specs

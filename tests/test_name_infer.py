@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from vram_budget.nodes.estimator.families.registry import PARAMS as P
 from vram_budget.nodes.estimator import catalogue as cat
 from vram_budget.nodes.estimator import name_infer as ni
 from vram_budget.nodes.estimator.device import Device
@@ -27,41 +28,41 @@ def bits(ggml: str) -> float:
 # Real names from the official templates and the community corpus (tests/workflows/community).
 CASES = [
     (("wan2.2_fun_control_high_noise_14B_fp8_scaled.safetensors", "diffusion", "diffusion_models"),
-     ("diffusion", "wan2.2-14b", cat.P_WAN14_T2V, 1)),
+     ("diffusion", "wan2.2-14b", P["P_WAN14_T2V"], 1)),
     (("WanVideo\\fp8_scaled_kj\\I2V\\Wan2_1-I2V-14B-720p_fp8_e4m3fn_scaled_KJ.safetensors", "diffusion", "diffusion_models"),
-     ("diffusion", "wan2.1-14b", cat.P_WAN14_I2V, 1)),
+     ("diffusion", "wan2.1-14b", P["P_WAN14_I2V"], 1)),
     (("WanVideo\\Wan2_1-FLF2V-14B-720P_fp8_e4m3fn.safetensors", "diffusion", "diffusion_models"),
-     ("diffusion", "wan2.1-14b", cat.P_WAN14_FLF, 1)),
+     ("diffusion", "wan2.1-14b", P["P_WAN14_FLF"], 1)),
     (("WanVideo\\Skyreels\\Wan2_1-SkyReels-V2-DF-1_3B-540P_fp32.safetensors", "diffusion", "diffusion_models"),
-     ("diffusion", "wan2.1-1.3b", cat.P_WAN13, 4)),
+     ("diffusion", "wan2.1-1.3b", P["P_WAN13"], 4)),
     (("Wan2_2-TI2V-5B-FastWanFullAttn_bf16.safetensors", "diffusion", "diffusion_models"),
-     ("diffusion", "wan2.2-ti2v-5b", cat.P_WAN5, 2)),
+     ("diffusion", "wan2.2-ti2v-5b", P["P_WAN5"], 2)),
     (("humo_17B_fp8_e4m3fn.safetensors", "diffusion", "diffusion_models"),  # the name's 17B beats Wan's 14.3B
      ("diffusion", "wan2.1-14b", 17_000_000_000, 1)),
-    (("flux1-kontext-dev.safetensors", "diffusion", "diffusion_models"), ("diffusion", "flux1-kontext", cat.P_FLUX1_DEV, 2)),
+    (("flux1-kontext-dev.safetensors", "diffusion", "diffusion_models"), ("diffusion", "flux1-kontext", P["P_FLUX1_DEV"], 2)),
     (("flux.1-fill-dev-OneReward-transformer_fp8.safetensors", "diffusion", "diffusion_models"),
-     ("diffusion", "flux1-fill", cat.P_FLUX1_FILL, 1)),
+     ("diffusion", "flux1-fill", P["P_FLUX1_FILL"], 1)),
     (("flux-2-klein-9b-fp8.safetensors", "diffusion", "diffusion_models"), ("diffusion", "flux2-klein-9b", 9_000_000_000, 1)),
     (("flux-2-klein-4b.safetensors", "diffusion", "diffusion_models"), ("diffusion", "flux2-klein", 4_000_000_000, 2)),
-    (("Chroma1-HD-fp8mixed.safetensors", "diffusion", "diffusion_models"), ("diffusion", "chroma", cat.P_CHROMA, 1)),
+    (("Chroma1-HD-fp8mixed.safetensors", "diffusion", "diffusion_models"), ("diffusion", "chroma", P["P_CHROMA"], 1)),
     (("hunyuanvideo1.5_720p_t2v_fp16.safetensors", "diffusion", "diffusion_models"),
-     ("diffusion", "hunyuan-video-1.5", cat.P_HUNYUAN_VIDEO_15, 2)),
+     ("diffusion", "hunyuan-video-1.5", P["P_HUNYUAN_VIDEO_15"], 2)),
     (("hyvideo\\hunyuan_video_720_fp8_e4m3fn.safetensors", "diffusion", "diffusion_models"),
-     ("diffusion", "hunyuan-video", cat.P_HUNYUAN_VIDEO, 1)),
-    (("qwen_image_2512_fp8_e4m3fn.safetensors", "diffusion", "diffusion_models"), ("diffusion", "qwen-image", cat.P_QWEN_IMAGE, 1)),
-    (("z_image_int8_convrot.safetensors", "diffusion", "diffusion_models"), ("diffusion", "z-image", cat.P_Z_IMAGE, 1)),
+     ("diffusion", "hunyuan-video", P["P_HUNYUAN_VIDEO"], 1)),
+    (("qwen_image_2512_fp8_e4m3fn.safetensors", "diffusion", "diffusion_models"), ("diffusion", "qwen-image", P["P_QWEN_IMAGE"], 1)),
+    (("z_image_int8_convrot.safetensors", "diffusion", "diffusion_models"), ("diffusion", "z-image", P["P_Z_IMAGE"], 1)),
     (("pixeldit_1300m_1024px_bf16.safetensors", "diffusion", "diffusion_models"), ("diffusion", "unknown", 1_300_000_000, 2)),
-    (("ponyDiffusionV6XL.safetensors", "checkpoint", "checkpoints"), ("checkpoint", "sdxl", cat.P_SDXL, 2)),
-    (("clip_l_flux.safetensors", "text_encoder", "text_encoders"), ("text_encoder", "clip-l", cat.P_CLIP_L, 2)),
-    (("qwen_3_4b_fp8_mixed.safetensors", "text_encoder", "text_encoders"), ("text_encoder", "qwen3", cat.P_QWEN3_4B, 1)),
+    (("ponyDiffusionV6XL.safetensors", "checkpoint", "checkpoints"), ("checkpoint", "sdxl", P["P_SDXL"], 2)),
+    (("clip_l_flux.safetensors", "text_encoder", "text_encoders"), ("text_encoder", "clip-l", P["P_CLIP_L"], 2)),
+    (("qwen_3_4b_fp8_mixed.safetensors", "text_encoder", "text_encoders"), ("text_encoder", "qwen3", P["P_QWEN3_4B"], 1)),
     (("qwen_3_06b_base.safetensors", "text_encoder", "text_encoders"), ("text_encoder", "qwen", 600_000_000, 2)),
     (("gemma_3_12B_it.safetensors", "text_encoder", "text_encoders"), ("text_encoder", "gemma3", 12_000_000_000, 2)),
     (("gemma_2_2b_it_elm_bf16.safetensors", "text_encoder", "text_encoders"),
      ("text_encoder", "gemma", ni.decoder_params(FAMILIES["gemma"].arch, tied=True), 2)),
-    (("t5xxl_fp16_custom.safetensors", None, "clip"), ("text_encoder", "t5-xxl", cat.P_T5XXL, 2)),
+    (("t5xxl_fp16_custom.safetensors", None, "clip"), ("text_encoder", "t5-xxl", P["P_T5XXL"], 2)),
     (("Wan2_2_VAE_bf16.safetensors", "vae", "vae"), ("vae", "vae-wan2.2", cat.lookup("wan2.2_vae.safetensors").params, 2)),
     (("wan_alpha_2.1_vae_rgb_channel.safetensors", "vae", "vae"), ("vae", "vae-wan2.1", cat.lookup("wan_2.1_vae.safetensors").params, 2)),
-    (("clip_vision_vit_h.safetensors", "clip_vision", "clip_vision"), ("clip_vision", "clip-vision", cat.P_CLIP_VISION_H, 2)),
+    (("clip_vision_vit_h.safetensors", "clip_vision", "clip_vision"), ("clip_vision", "clip-vision", P["P_CLIP_VISION_H"], 2)),
     (("RealESRGAN_x2plus.pth", "upscale_model", "upscale_models"),
      ("upscaler", "esrgan", cat.lookup("4x-UltraSharp.pth").params, 4)),
 ]
@@ -82,7 +83,7 @@ def test_names_to_family_params_and_bytes(ref, expected):
 def test_decoder_count_reproduces_published_llm_sizes():
     # Llama 3.1 8B config -> 8,030,261,248 (Meta's count); Qwen3 4B: the 8,044,982,048-byte bf16 file = 2 x params + header
     llama = dict(FAMILIES["llama3-8b"].arch)
-    assert ni.decoder_params(llama, tied=False) == cat.P_LLAMA31_8B
+    assert ni.decoder_params(llama, tied=False) == P["P_LLAMA31_8B"]
     qwen3 = dict(FAMILIES["qwen3"].arch)
     assert 0 < 8_044_982_048 - 2 * (ni.decoder_params(qwen3, tied=True) + 36 * 2 * 128) < 100_000  # + q/k norms
 
@@ -122,9 +123,9 @@ def test_gguf_sizes_follow_the_published_files_of_the_family():
         assert abs(predicted - entry.bytes) / entry.bytes < tolerance, (entry.name, predicted, entry.bytes)
     info, said = ni.infer_info("WanVideo\\wan2.1-i2v-14b-480p-Q8_0.gguf", "diffusion", "diffusion_models")
     excess = ni.gguf_excess("wan2.1-14b")[0]
-    assert info.weights_bytes == math.ceil(cat.P_WAN14_I2V * 8.5 / 8) + excess and "F16/F32" in said
+    assert info.weights_bytes == math.ceil(P["P_WAN14_I2V"] * 8.5 / 8) + excess and "F16/F32" in said
     kontext, _ = ni.infer_info("flux1-kontext-dev-Q6_K.gguf", "diffusion", "diffusion_models")
-    assert kontext.weights_bytes == math.ceil(cat.P_FLUX1_DEV * bits("Q6_K") / 8) + ni.gguf_excess("flux1-dev")[0]
+    assert kontext.weights_bytes == math.ceil(P["P_FLUX1_DEV"] * bits("Q6_K") / 8) + ni.gguf_excess("flux1-dev")[0]
 
 
 def test_lora_layer_sums_reproduce_published_lora_sizes():
@@ -204,7 +205,7 @@ def _workload(*refs: ModelRef) -> Workload:
 def test_resolve_model_falls_back_to_inference_then_to_missing_with_a_reason():
     ref = ModelRef("diffusion", "my_wan2.2_fun_inpaint_high_noise_14B_fp8_scaled.safetensors", "diffusion_models")
     info, note = resolve_model(ref, None)
-    assert info.source == "inferred" and info.weights_bytes == cat.P_WAN14_T2V and note is None
+    assert info.source == "inferred" and info.weights_bytes == P["P_WAN14_T2V"] and note is None
     known = ModelRef("diffusion", "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors", "diffusion_models")
     assert resolve_model(known, None)[0].source == "catalogue"  # the catalogue comes first
     # a file a template publishes the size of: that size, the family from the name
@@ -255,7 +256,7 @@ def test_chroma_radiance_is_not_priced_as_latent_chroma():
     from vram_budget.nodes.estimator.workload import LatentShape
 
     info, _ = infer_info("chroma-radiance-x0.safetensors", "diffusion", "diffusion_models")
-    assert info.family == "chroma-radiance" and info.params == cat.P_CHROMA_RADIANCE
+    assert info.family == "chroma-radiance" and info.params == P["P_CHROMA_RADIANCE"]
     pixels = LatentShape(1, 3, 1024, 1024, pixel_width=1024, pixel_height=1024, spatial_compression=1)
     work = memory.diffusion_working(info.family, info.arch, pixels, 2, 512)
     assert work.tokens == 4096 and work.source == "traced" and work.bytes < 3 * 2**30
@@ -263,11 +264,11 @@ def test_chroma_radiance_is_not_priced_as_latent_chroma():
 
 
 @pytest.mark.parametrize("name, family, params", [
-    ("anima-base-v1.0.safetensors", "anima", cat.P_ANIMA),
-    ("longcat_image_bf16.safetensors", "longcat-image", cat.P_LONGCAT_IMAGE),
-    ("longcat_image_edit_bf16.safetensors", "longcat-image-edit", cat.P_LONGCAT_IMAGE),
-    ("capybara_v0.1.safetensors", "hunyuan-video-1.5", cat.P_HUNYUAN_VIDEO_15),  # ComfyUI detects HunyuanVideo15
-    ("OmniGen2_bf16.safetensors", "omnigen2", cat.P_OMNIGEN2),
+    ("anima-base-v1.0.safetensors", "anima", P["P_ANIMA"]),
+    ("longcat_image_bf16.safetensors", "longcat-image", P["P_LONGCAT_IMAGE"]),
+    ("longcat_image_edit_bf16.safetensors", "longcat-image-edit", P["P_LONGCAT_IMAGE"]),
+    ("capybara_v0.1.safetensors", "hunyuan-video-1.5", P["P_HUNYUAN_VIDEO_15"]),  # ComfyUI detects HunyuanVideo15
+    ("OmniGen2_bf16.safetensors", "omnigen2", P["P_OMNIGEN2"]),
 ])
 def test_families_traced_on_comfyui_0_18_2_are_named_with_their_traced_counts(name, family, params):
     info, _ = ni.infer_info(name, "diffusion", "diffusion_models")
@@ -285,5 +286,5 @@ def test_ltx2_lora_layer_count_matches_the_published_distilled_lora():
 
 def test_qwen25_vl_3b_is_omnigen2s_llm_not_the_7b():
     info, _ = ni.infer_info("qwen2.5_vl_3b_fp8.safetensors", "text_encoder", "text_encoders")
-    assert (info.family, info.params) == ("qwen2.5-3b", cat.P_QWEN25_3B_LLM)
+    assert (info.family, info.params) == ("qwen2.5-3b", P["P_QWEN25_3B_LLM"])
     assert ni.infer_info("qwen_2.5_vl_7b_fp8.safetensors", "text_encoder", "text_encoders")[0].family == "qwen2.5-vl-7b"

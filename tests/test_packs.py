@@ -525,7 +525,7 @@ def test_xflux_sampler_lora_and_controlnet():
     assert (by_role["lora"].name, by_role["lora"].folder) == ("realism_lora.safetensors", "xlabs/loras")
     assert (by_role["controlnet"].name, by_role["controlnet"].folder) == ("flux-canny-controlnet-v3.safetensors",
                                                                         "xlabs/controlnets")
-    from vram_budget.nodes.estimator.catalogue import P_XLABS_CN
+    from vram_budget.nodes.estimator.families.flux1 import P_XLABS_CN
 
     cn = [i for sb in B.estimate(w, device()).stages for i in sb.items if i.model and i.model.kind == "controlnet"]
     assert [i.bytes for i in cn] == [2 * P_XLABS_CN]  # 2 Flux double blocks + embedders, 16-bit: 1.49 GB

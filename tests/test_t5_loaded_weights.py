@@ -8,7 +8,7 @@ import json
 import math
 
 import helpers_models as hm
-from vram_budget.nodes.estimator import catalogue as cat
+from vram_budget.nodes.estimator.families.registry import PARAMS as P
 from vram_budget.nodes.estimator import cli
 from vram_budget.nodes.estimator.device import Device
 from vram_budget.nodes.estimator.planning import estimate
@@ -35,10 +35,10 @@ def test_inspect_counts_what_comfyui_loads_for_a_full_size_t5xxl(tmp_path):
     hm.write_safetensors(path, spec, sparse=True)
     clear_cache()
     inv = inspect_file(str(path))
-    assert inv.param_count == cat.P_T5XXL + 32128 * 4096 + SPIECE[1][0]  # the file holds both and the blob
+    assert inv.param_count == P["P_T5XXL"] + 32128 * 4096 + SPIECE[1][0]  # the file holds both and the blob
     row = _inspect_json(path)
     assert (row["family"], row["params"], row["weights_bytes"]) == ("t5-xxl", 4_762_310_656, 2 * 4_762_310_656)
-    assert row["params"] == cat.P_T5XXL and abs(row["weights_bytes"] - 9.52e9) < 0.01e9
+    assert row["params"] == P["P_T5XXL"] and abs(row["weights_bytes"] - 9.52e9) < 0.01e9
     assert any("encoder.embed_tokens.weight" in n and "spiece_model" in n for n in row["notes"])
     table = io.StringIO()
     cli.cmd_inspect(cli.build_parser().parse_args(["inspect", str(path)]), out=table, err=io.StringIO())
@@ -51,7 +51,7 @@ def test_umt5_spiece_blob_is_not_counted(tmp_path):
     path = tmp_path / "umt5_xxl_bf16.safetensors"
     hm.write_safetensors(path, spec, sparse=True)
     info = describe(str(path))
-    assert (info.family, info.params, info.weights_bytes) == ("umt5-xxl", cat.P_UMT5XXL, 2 * cat.P_UMT5XXL)
+    assert (info.family, info.params, info.weights_bytes) == ("umt5-xxl", P["P_UMT5XXL"], 2 * P["P_UMT5XXL"])
 
 
 def test_the_copy_inside_a_checkpoint_is_not_counted_either(tmp_path):
@@ -80,4 +80,4 @@ def test_budget_weights_for_a_t5xxl_file_on_disk(tmp_path):
     workload = Workload(stages=(Stage(TEXT_ENCODE, "6", "CLIPTextEncode", models=(ref,)),), models=(ref,))
     budget = estimate(workload, Device.from_card(find_card("RTX 4090")), folder_resolver(tmp_path))
     item = next(it for sb in budget.stages for it in sb.items if it.category == "weights")
-    assert item.bytes == 2 * cat.P_T5XXL  # 9.52 GB, not the file's 9.79 GB
+    assert item.bytes == 2 * P["P_T5XXL"]  # 9.52 GB, not the file's 9.79 GB

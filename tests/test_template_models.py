@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from vram_budget.nodes.estimator.families.registry import PARAMS as P
 from vram_budget.nodes.estimator import catalogue as cat
+from vram_budget.nodes.estimator.published import catalogue_info
 from vram_budget.nodes.estimator import memory
 from vram_budget.nodes.estimator.device import Device
 from vram_budget.nodes.estimator.planning import estimate
@@ -55,19 +57,19 @@ def test_note_sizes_are_binary_units_as_the_hand_catalogue_shows():
 
 
 def test_a_file_only_a_template_sizes_gets_that_size_and_what_its_name_says():
-    fire = cat.catalogue_info("FireRed-Image-Edit-1.1-transformer.safetensors", "diffusion_models")
+    fire = catalogue_info("FireRed-Image-Edit-1.1-transformer.safetensors", "diffusion_models")
     assert fire.source == "catalogue" and fire.family == "qwen-image" and fire.kind == "diffusion"
     assert fire.weights_bytes == round(38.05 * 2**30)  # 40.86 GB: 2 bytes x Qwen-Image's 20.4B
-    assert abs(fire.weights_bytes / 2 - cat.P_QWEN_IMAGE) / cat.P_QWEN_IMAGE < 0.01
+    assert abs(fire.weights_bytes / 2 - P["P_QWEN_IMAGE"]) / P["P_QWEN_IMAGE"] < 0.01
     assert "size from the name" not in fire.label and "image_firered_image_edit1_1" in fire.notes[0]
-    krea = cat.catalogue_info("models/diffusion_models/krea2_turbo_fp8_scaled.safetensors")
+    krea = catalogue_info("models/diffusion_models/krea2_turbo_fp8_scaled.safetensors")
     assert (krea.kind, krea.family, krea.weights_bytes) == ("diffusion", "unknown", round(12.24 * 2**30))
     assert krea.dtype == "F8_E4M3" and krea.params == krea.weights_bytes  # 1 byte per weight
-    lora = cat.catalogue_info("FireRed-Image-Edit-1.0-Lightning-8steps-v1.0.safetensors", "loras")
+    lora = catalogue_info("FireRed-Image-Edit-1.0-Lightning-8steps-v1.0.safetensors", "loras")
     assert lora.kind == "lora" and lora.weights_bytes == round(810.2 * 2**20) and lora.params == lora.weights_bytes // 2
-    assert cat.catalogue_info("no_such_model_anywhere.safetensors", "diffusion_models") is None
+    assert catalogue_info("no_such_model_anywhere.safetensors", "diffusion_models") is None
     # the hand catalogue still wins where it has the file
-    assert cat.catalogue_info("flux1-dev.safetensors").notes[0] == cat.lookup("flux1-dev.safetensors").source
+    assert catalogue_info("flux1-dev.safetensors").notes[0] == cat.lookup("flux1-dev.safetensors").source
 
 
 def test_an_unrecognised_architecture_gets_weights_but_no_made_up_working_memory():
@@ -91,8 +93,8 @@ def test_an_unrecognised_architecture_gets_weights_but_no_made_up_working_memory
 
 
 def test_chrono_edit_is_priced_as_the_wan_i2v_14b_it_is():
-    info = cat.catalogue_info("chrono_edit_14B_fp16.safetensors", "diffusion_models")
-    assert (info.family, info.variant, info.params) == ("wan2.1-14b", "i2v", cat.P_WAN14_I2V)
+    info = catalogue_info("chrono_edit_14B_fp16.safetensors", "diffusion_models")
+    assert (info.family, info.variant, info.params) == ("wan2.1-14b", "i2v", P["P_WAN14_I2V"])
     wan = cat.lookup("wan2.1_i2v_720p_14B_fp16.safetensors")
     assert abs(info.weights_bytes - wan.bytes) / wan.bytes < 0.005
 
@@ -109,19 +111,19 @@ def test_flux_controlnet_counts_reproduce_the_exact_published_bytes():
     def params(double_blocks, single_blocks, modes=0):
         return embed + double_blocks * double + single_blocks * single + (double_blocks + single_blocks) * lin(h, h) + modes * h
 
-    assert (params(5, 0), params(6, 0)) == (cat.P_FLUX_CN_5_0, cat.P_FLUX_CN_6_0)
+    assert (params(5, 0), params(6, 0)) == (P["P_FLUX_CN_5_0"], P["P_FLUX_CN_6_0"])
     pro2 = cat.lookup("controlnet-union-pro-2.0.safetensors")
     assert 0 < pro2.bytes - 2 * params(6, 0) < 100_000  # 4,281,779,224 published: the rest is the header
     assert 0 < 6_603_953_920 - 2 * params(5, 10, modes=10) < 100_000  # Union-Pro v1's exact size
     for name in ("instantx_flux_canny.safetensors", "flux_tile.safetensors"):
-        info = cat.catalogue_info(name, "controlnet")
+        info = catalogue_info(name, "controlnet")
         assert info.kind == "controlnet" and abs(info.weights_bytes - 3.58e9) < 0.01e9  # the 3.58 GB listings
 
 
 def test_newbie_image_is_priced_as_the_lumina2_model_comfyui_detects():
     """ComfyUI 0.18.2 detects NewBie-Image as Lumina 2 (model_detection.py:432-448): the template's published size
     with the Lumina 2 blocks' traced working memory."""
-    info = cat.catalogue_info("NewBie-Image-Exp0.1-bf16.safetensors", "diffusion_models")
+    info = catalogue_info("NewBie-Image-Exp0.1-bf16.safetensors", "diffusion_models")
     assert (info.kind, info.family) == ("diffusion", "lumina2")
     assert info.weights_bytes == round(6.49 * 2**30) and "from the name" in info.evidence[0]
     assert memory.working_memory_key(info.family, info.arch) == "lumina2"

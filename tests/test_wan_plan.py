@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from vram_budget.nodes.estimator import wan_plan as wp
 from vram_budget.nodes.estimator.device import Device
 from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.catalogue import catalogue_info
+from vram_budget.nodes.estimator.published import catalogue_info
 from vram_budget.nodes.estimator.errors import PlanError
 from vram_budget.nodes.estimator.gpus import find_card
 from vram_budget.nodes.estimator.units import GiB

@@ -11,7 +11,7 @@ import pytest
 from vram_budget.nodes.estimator import memory
 from vram_budget.nodes.estimator.device import Device
 from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.catalogue import catalogue_info
+from vram_budget.nodes.estimator.published import catalogue_info
 from vram_budget.nodes.estimator.families import describe
 from vram_budget.nodes.estimator.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow

@@ -16,70 +16,24 @@ the published file sizes to within the header (e.g. Flux.1 dev 11,901,408,320 x 
 """
 from __future__ import annotations
 
-import json
-import os
-from dataclasses import dataclass, replace
-from functools import lru_cache
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from .families import FAMILIES
-from .model_info import CHECKPOINT, DIFFUSION, LORA, TEXT_ENCODER, VAE, ModelInfo
+from .families.adapters import P_CLIP_VISION_H
+from .families.flux1 import P_AE, P_FLUX1_CONTROL, P_FLUX1_DEV, P_FLUX1_FILL, P_FLUX1_SCHNELL, P_FLUX_CN_5_0, P_FLUX_CN_6_0, P_XLABS_CN
+from .families.flux2 import P_FLUX2
+from .families.hidream import P_HIDREAM
+from .families.hunyuan_video import P_HUNYUAN_VIDEO
+from .families.qwen_image import P_QWEN_IMAGE
+from .families.stable_diffusion import P_SD15, P_SDXL
+from .families.text_encoders import P_CLIP_G, P_CLIP_L, P_LLAMA31_8B, P_MISTRAL_FLUX2, P_QWEN25_VL_7B, P_QWEN3_4B, P_T5XXL, P_UMT5XXL
+from .families.wan import P_WAN13, P_WAN14_FLF, P_WAN14_I2V, P_WAN14_T2V, P_WAN22_I2V_EXTRA, P_WAN5
+from .model_info import CHECKPOINT, DIFFUSION, TEXT_ENCODER, VAE, ModelInfo
 
 GB = 10**9
 MB = 10**6
 
-# Parameter counts computed from the full-size architectures (see module docstring).
-P_FLUX1_DEV = 11_901_408_320
-P_FLUX1_SCHNELL = 11_891_178_560  # dev minus guidance_in (2 x Linear: 256->3072, 3072->3072)
-P_WAN14_T2V = 14_288_491_584
-P_WAN14_I2V = 16_394_878_784  # + k_img/v_img/norm_k_img per block + img_emb MLP
-P_WAN14_FLF = P_WAN14_I2V + 514 * 1280  # + img_emb.emb_pos [1, 514, 1280]
-P_WAN13 = 1_418_996_800
-# Diffusers FluxControlNetModel at Flux.1 widths: embedders (x, context, timestep, guidance, pooled text,
-# controlnet_x) + num_layers double blocks (339,831,296 each) + num_single_layers single blocks (141,591,808) +
-# one zero Linear(3072, 3072) per block (+ num_mode x 3072 for the union mode embedding)
-P_FLUX_CN_5_0 = 1_791_605_248
-P_FLUX_CN_6_0 = 2_140_876_800
-P_XLABS_CN = 743_807_280  # XLabs Flux ControlNet (2 double blocks), computed: see its catalogue lines
-# Whisper large v3's encoder as ComfyUI builds it (comfy/audio_encoders/whisper.py AudioEncoder: 2 convs, 1500 positions,
-# 32 layers of 1280 with a bias-less k_proj, final LayerNorm), computed; a full Whisper file also holds the decoder,
-# which load_sd(strict=False) leaves out (audio_encoders.py load_audio_encoder_from_sd)
-P_WHISPER_V3_ENCODER = 636_968_960
-P_WAN22_I2V_EXTRA = 20 * 5120 * 2 * 2  # Wan 2.2 I2V: patch_embedding takes 36 instead of 16 channels
-P_QWEN_IMAGE = 20_450_000_000  # 40.9 GB BF16 listing / 2
-P_QWEN25_VL_7B = 8_300_000_000  # 16.6 GB BF16 listing / 2
-P_WAN5 = 4_999_787_712
-P_T5XXL = 4_762_310_656  # encoder + shared embedding (32128 x 4096)
-P_UMT5XXL = 5_680_910_336  # encoder + shared embedding (256384 x 4096), bias in every block
-P_CLIP_L = 123_060_480  # CLIP-L text model without the projection
-P_SD15 = 859_520_964 + 123_060_480 + 83_653_863  # UNet + CLIP-L text + VAE
-P_SDXL = 2_567_463_684 + 123_060_480 + 694_659_841 + 83_653_863  # UNet + CLIP-L + CLIP-G (OpenCLIP) + VAE
-P_AE = 83_819_683  # Flux VAE (16-channel KL, no quant convs)
-P_CLIP_VISION_H = 632_076_800  # OpenCLIP ViT-H/14 vision tower, HF layout
-P_FLUX1_FILL = P_FLUX1_DEV + (384 - 64) * 3072  # img_in takes 384 packed channels (16 latent + 16 masked + 64 mask, x4)
-P_FLUX1_CONTROL = P_FLUX1_DEV + (128 - 64) * 3072  # Canny/Depth dev: img_in takes 128 (16 latent + 16 control, x4)
-P_ACE_STEP_15 = 2_436_202_246  # ComfyUI 0.18.2 ACEStep15 traced at full size: weight_bytes 4,872,404,492 / 2
-P_CHROMA_RADIANCE = 9_506_156_579  # ComfyUI 0.18.2 ChromaRadiance traced at full size: weight_bytes 19,012,313,158 / 2
-P_LONGCAT_IMAGE = 6_270_688_864  # ComfyUI 0.18.2 LongCatImage traced at full size: weight_bytes 12,541,377,728 / 2
-P_ANIMA = 2_091_071_078  # ComfyUI 0.18.2 Anima traced at full size: weight_bytes 4,182,142,156 / 2 (= the published 4.18 GB)
-P_OMNIGEN2 = 3_967_163_400  # ComfyUI 0.18.2 Omnigen2 traced at full size: weight_bytes 7,934,326,800 / 2 (= the published 7.93 GB)
-# Qwen2.5-VL 3B's LLM as ComfyUI loads it for OmniGen2 (llama.Qwen25_3B: no vision tower): traced weight_bytes 6,171,877,380 / 2
-P_QWEN25_3B_LLM = 3_085_938_690
-P_KANDINSKY5_LITE = 2_007_706_640  # ComfyUI 0.18.2 Kandinsky5 at full size: traced weight_bytes 4,015,413,280 / 2
-P_CLIP_G = 694_659_841  # OpenCLIP bigG text model (budget.CHECKPOINT_SPLITS)
-P_QWEN3_4B = 4_022_468_096  # Qwen3-4B config.json (36 layers, 2560, tied embeddings); the file is 2 x this + header
-P_LLAMA31_8B = 8_030_261_248  # Llama-3.1-8B config.json (32 layers, 4096, untied embeddings)
-# From published 16-bit file sizes (params = bytes / 2) or model cards, where no layout was computed:
-P_HIDREAM = 17_100_000_000  # hidream_i1_*_bf16.safetensors 34.2 GB / 2 (the model card says 17B)
-P_HUNYUAN_VIDEO = 12_800_000_000  # hunyuan_video_t2v_720p_bf16.safetensors 25.6 GB / 2 (model card: 13B)
-P_HUNYUAN_VIDEO_15 = 8_300_000_000  # tencent/HunyuanVideo-1.5 model card: 8.3B parameters
-P_Z_IMAGE = 6_150_000_000  # z_image_turbo_bf16.safetensors 12.3 GB / 2 (model card: 6B)
-P_FLUX2 = 32_000_000_000  # black-forest-labs/FLUX.2-dev model card: 32 billion parameters
-P_MISTRAL_FLUX2 = 17_800_000_000  # mistral_3_small_flux2_bf16.safetensors 35.6 GB / 2 (ComfyUI keeps the layers Flux.2 reads)
-P_CHROMA = 8_900_000_000  # lodestones/Chroma model card: 8.9B parameters
-P_SD35_LARGE = 8_100_000_000  # stabilityai/stable-diffusion-3.5-large model card: 8.1 billion parameters
-P_SD35_MEDIUM = 2_500_000_000  # stabilityai/stable-diffusion-3.5-medium model card: 2.5 billion parameters
-P_LUMINA2 = 2_600_000_000  # Alpha-VLLM/Lumina-Image-2.0 model card: 2.6B parameters
 
 _HF = "Hugging Face file listing"
 
@@ -505,12 +459,12 @@ def lookup(name: str, folder: str | None = None) -> CatalogueEntry | None:
     return hits[0]
 
 
-def catalogue_info(name: str, folder: str | None = None) -> ModelInfo | None:
-    """A ModelInfo (source "catalogue") for a well-known public file, or None: the hand entries
-    above, else the sizes the official templates publish (template_info)."""
+def entry_info(name: str, folder: str | None = None) -> ModelInfo | None:
+    """A ModelInfo (source "catalogue") for a file of the hand entries above, or None (published.py
+    then looks in the sizes the official templates publish)."""
     entry = lookup(name, folder)
     if entry is None:
-        return template_info(name, folder)
+        return None
     fam = FAMILIES.get(entry.family, FAMILIES["unknown"])
     kind = entry.kind or fam.kind
     label = (entry.label or fam.label) + (" checkpoint" if kind == CHECKPOINT else "")
@@ -528,59 +482,3 @@ def entries_for_family(family: str) -> list[CatalogueEntry]:
     return [e for e in ENTRIES + PUBLISHED if e.family == family]
 
 
-
-# --- Generated: every file the official templates publish a size for ------------------------------
-# data/template_models.json is written by bench/gen_template_models.py from the installed
-# comfyui-workflow-templates-json: each template's "Model Links" note gives "[name](url) (38.05 GB)"
-# (binary units: bytes = value x 2**30) and its loaders' properties.models the ComfyUI folder.
-TEMPLATE_MODELS = os.path.join(os.path.dirname(__file__), "data", "template_models.json")
-
-
-@lru_cache(maxsize=1)
-def template_models() -> dict:
-    """{"source": ..., "files": {file name: {"bytes", "size", "folder", "url", "template"}}} ({} if absent)."""
-    try:
-        with open(TEMPLATE_MODELS, encoding="utf-8") as fh:
-            table = json.load(fh)
-    except (OSError, ValueError):
-        return {"source": "", "files": {}}
-    files = {_norm(k): v for k, v in table.get("files", {}).items()}
-    return {"source": table.get("source", ""), "files": files}
-
-
-def template_info(name: str, folder: str | None = None) -> ModelInfo | None:
-    """A file the official templates publish a size for: that size (exact to the note's rounding),
-    with what the name says of its family (name_infer); family "unknown" when the name says nothing."""
-    if not name:
-        return None
-    table = template_models()
-    entry = table["files"].get(_norm(name))
-    if entry is None:
-        return None
-    package = table["source"].split(":")[0]
-    cite = f"{package}, template {entry['template']}: {entry['size']} (binary units) at {entry['url']}"
-    where = _FOLDER_ALIASES.get(folder or "", folder) or entry.get("folder")
-    from .name_infer import family_of, infer_info, kind_of_folder, precision_of  # noqa: PLC0415 (imports this module)
-
-    inferred, _ = infer_info(name, None, where)
-    evidence = f"file name {name!r}: size published by the official template {entry['template']}"
-    if inferred is not None:
-        params = inferred.params
-        if inferred.kind == LORA:  # the rank was assumed; the published bytes say the count
-            params = int(entry["bytes"]) * 8 // (16 if inferred.dtype in (None, "BF16", "F16") else 32)
-        return replace(inferred, weights_bytes=int(entry["bytes"]), params=params, source="catalogue",
-                       label=inferred.label.replace(" (size from the name)", ""),
-                       evidence=(evidence,) + tuple(inferred.evidence), notes=(cite,))
-    kind = kind_of_folder(where)
-    if kind is None:
-        return None
-    bits, dtype, quant = precision_of(name)
-    family, label = family_of(name, kind) or ("unknown", name.replace("\\", "/").rsplit("/", 1)[-1])
-    if family != "unknown" and FAMILIES.get(family, FAMILIES["unknown"]).kind != kind:
-        family = "unknown"  # a LoRA / ControlNet named after its base model is not that model
-    if family != "unknown":
-        evidence += f"; family {label} from the name"
-    return ModelInfo(kind=kind, family=family, label=label, arch=MappingProxyType(dict(FAMILIES[family].arch)),
-                     params=int(entry["bytes"]) * 8 // bits, weights_bytes=int(entry["bytes"]), dtype=dtype,
-                     quantization=quant, evidence=(evidence,), source="catalogue",
-                     notes=(f"{cite}; params = bytes / {bits // 8} ({dtype} from the name or assumed)",))

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Mapping
 
+from .families import registry
 from .model_info import WAN_TASK_VARIANTS
 from .workload import LatentShape
 
@@ -40,43 +41,16 @@ DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
 # multiview 1370 per view (4 views assumed); LongCat: its tokenizer pads to 512; Anima: the LLM adapter pads to 512;
 # ACE-Step 1.5: 128 caption tokens (traced) + 128 lyric tokens assumed; SVD: one CLIP-ViT-H image embedding.
 # OmniGen2: the prompt in its chat template, unpadded (text_encoders/omnigen2.py; the templates' prompts give 43-73).
-DEFAULT_TEXT_TOKENS = {"flux": 256, "wan": 512, "sd3": 77, "qwen-image": 256, "hunyuan-video": 256, "ltxv": 128,
-                       "flux2": 512, "hidream": 128, "z-image": 256, "lumina2": 256, "hunyuan-video-1.5": 256,
-                       "ltx2": 1024, "ltx2.3": 1024, "lotus-d": 2, "ace-step-v1": 320, "hunyuan3d-2.1": 1370,
-                       "hunyuan3d-2.0": 1370, "hunyuan3d-2.0-mv": 5480, "longcat-image": 512,
-                       "longcat-image-edit": 512, "anima": 512, "ace-step-1.5": 256, "svd": 1, "omnigen2": 80}
-DEFAULT_TE_TOKENS = {"t5-xxl": 512, "umt5-xxl": 512, "mistral": 512, "gemma3": 1024, "qwen2.5-3b": 80}
+DEFAULT_TEXT_TOKENS = registry.TEXT_TOKENS  # each family module's TEXT_TOKENS
+DEFAULT_TE_TOKENS = registry.TE_TOKENS  # families/text_encoders.py TE_TOKENS
 
 # Aliases: families that share an architecture's working-memory profile (used when the family has no
 # traced entry of its own).
-WORKING_MEMORY_ALIAS = {
-    "flux1-schnell": "flux1-dev", "flux1-fill": "flux1-dev", "flux1-kontext": "flux1-dev", "chroma": "flux1-dev",
-    "wan2.2-14b": "wan2.1-14b", "sd2": "sd15", "lotus-d": "sd15",
-    # ComfyUI 0.18.2 families (issue 10); LTX-2 traced with its audio stream (at 25 fps, one audio token a frame)
-    "flux2": "flux2-dev", "flux2-klein": "flux2-dev", "flux2-klein-9b": "flux2-dev", "sd3": "sd3.5-medium", "ltxv": "ltxv-2b", "ltx2": "ltx2-19b", "ltx2.3": "ltx2.3-22b",
-}
+WORKING_MEMORY_ALIAS = registry.WORKING_MEMORY_ALIAS
 
 # One family id, several traced configurations: the arch numbers read from the file (families.py)
 # pick the entry. (family, arch key, value, traced entry).
-ARCH_ROUTES = (
-    ("flux2", "hidden_size", 3072, "flux2-klein-4b"),
-    ("flux2-klein", "hidden_size", 3072, "flux2-klein-4b"),
-    ("lumina2", "hidden_size", 3840, "z-image"),
-    ("hunyuan-video", "latent_channels", 32, "hunyuan-video-1.5"),
-    ("hunyuan-video", "latent_channels", 64, "hunyuan-image-2.1"),
-    ("sd3", "depth", 38, "sd3.5-large"),
-    ("ltxv", "hidden_size", 4096, "ltxv-13b"),
-    ("wan2.2-14b", "task", "i2v", "wan2.2-14b-i2v"),
-    ("wan2.1-14b", "task", "i2v", "wan2.1-14b-i2v"),
-    ("wan2.1-14b", "task", "flf", "wan2.1-14b-flf"),
-    ("wan2.1-14b", "task", "vace", "wan2.1-14b-vace"),
-    ("wan2.1-14b", "task", "control", "wan2.1-14b-fun-control"),
-    ("wan2.1-14b", "task", "camera", "wan2.1-14b-camera"),
-    ("gemma", "hidden_size", 3840, "gemma3"),
-) + tuple((fam, "task", task, key) for fam in ("wan2.1-14b", "wan2.2-14b") for task, key in (
-    # Wan 2.2 S2V, HuMo 17B (Wan 2.1 14B based), Wan 2.2 Animate: families.py reads the task from the keys
-    # (casual_audio_encoder.* / audio_proj.* / face_adapter.*); the Wan 2.1 / 2.2 family comes from the name.
-    ("s2v", "wan2.2-14b-s2v"), ("humo", "wan2.1-14b-humo"), ("animate", "wan2.2-14b-animate")))
+ARCH_ROUTES = registry.ARCH_ROUTES
 
 # Tasks a file's name (name_infer._variant) or the catalogue's variant names when no header was read: they pick the
 # traced entry the way families.py's arch["task"] does for a header. ModelInfo puts them into its arch itself.
@@ -144,7 +118,7 @@ def working_memory_key(family: str, arch: Mapping[str, object] | None = None) ->
 # - HunyuanVideo: 1.6, from ~22 GB at 960×544×129 on a 4090 (kijai/ComfyUI-HunyuanVideoWrapper#189);
 # - any other architecture: 1.6, the middle of those. The range keeps the bare trace (low) and
 #   1.1 × the factor (high). A GPU measurement of max_memory_reserved should replace this fit.
-ACTIVATION_CALIBRATION = {"flux": 1.75, "qwen-image": 1.4, "hunyuan-video": 1.6}
+ACTIVATION_CALIBRATION = registry.CALIBRATION  # each family module's CALIBRATION
 DEFAULT_CALIBRATION = 1.6
 ACTIVATION_LOW, ACTIVATION_HIGH_OVER = 1.0, 1.1
 

@@ -28,11 +28,12 @@ from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
 from . import catalogue as cat
-from .families import FAMILIES
+from .families import FAMILIES, registry
+from .families._spec import UPSCALER, Rule, _r
+from .families.stable_diffusion import P_SD15, P_SDXL
 from .llm_quant import AWQ_BITS, GGML_BLOCK, GGUF_FTYPES, NF4_BITS
 from .model_info import AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, VAE, ModelInfo
 
-UPSCALER = "upscaler"
 DEFAULT_LORA_RANK = 32
 SVDQ_RANK = 32  # nunchaku's SVDQuant models keep a 16-bit low-rank branch of rank 32 (svdq-*_r32-*)
 
@@ -49,133 +50,25 @@ _TOKEN_KIND = ((r"lora|lycoris|locon", LORA), (r"controlnet|control[_-]?net", CO
                (r"t5|clip[_-]?[lg](?![a-z])|llama|qwen[_-]?\d|gemma|mistral|byt5", TEXT_ENCODER))
 
 
-class Rule(NamedTuple):
-    pattern: str  # searched in the lower-cased path
-    family: str  # FAMILIES id where there is one
-    label: str
-    params: int | None  # canonical count; None: from the name's size token (or the family's catalogue entry)
-    source: str  # where `params` comes from
-    sized: bool = False  # the pattern names the size ("qwen3 4b"): the name's size token is that size
-
-
-def _r(pattern, family, label, params=None, source="", sized=False) -> Rule:
-    return Rule(pattern, family, label, params, source, sized)
-
-
 _C = "catalogue"
 # First match wins: specific before general.
-_DIFFUSION = (
-    _r(r"wan[\s_.-]?2[._]?2.*(?:ti2v|5b)|(?:ti2v|5b).*wan[\s_.-]?2[._]?2", "wan2.2-ti2v-5b", "Wan 2.2 TI2V 5B", cat.P_WAN5, f"{_C} P_WAN5 (computed)"),
-    _r(r"wan[\s_.-]?2[._]?2|a14b", "wan2.2-14b", "Wan 2.2 A14B expert", cat.P_WAN14_T2V, f"{_C} P_WAN14_T2V (computed)"),
-    _r(r"wan.*1[._]3b|1[._]3b.*wan|wanvideo.*1[._]3b", "wan2.1-1.3b", "Wan 2.1 1.3B", cat.P_WAN13, f"{_C} P_WAN13 (computed)"),
-    _r(r"wan|(?:14b.*(?:[it]2v|flf2v|vace|480p|720p))|lightx2v|causvid|skyreels|phantom|humo|recammaster|fantasy"
-       r"(?:talking|portrait)|infinite_?talk|steadydancer|pusa|magref|scail",
-       "wan2.1-14b", "Wan 2.1 14B", cat.P_WAN14_T2V, f"{_C} P_WAN14_T2V (computed)"),
-    _r(r"hunyuan[_-]?video[_-]?1[._]?5|hunyuanvideo15", "hunyuan-video-1.5", "HunyuanVideo 1.5", cat.P_HUNYUAN_VIDEO_15, f"{_C} P_HUNYUAN_VIDEO_15 (model card)"),
-    _r(r"hunyuan[_-]?video|hyvid", "hunyuan-video", "HunyuanVideo (13B)", cat.P_HUNYUAN_VIDEO, f"{_C} P_HUNYUAN_VIDEO (25.6 GB bf16 listing / 2)"),
-    _r(r"kandinsky[_-]?5[_-]?lite|kandinsky5lite", "kandinsky5-lite", "Kandinsky 5.0 Lite (2B)", cat.P_KANDINSKY5_LITE,
-       f"{_C} P_KANDINSKY5_LITE (ComfyUI's Kandinsky5 traced at full size)"),
-    _r(r"lotus[_-]?(?:depth|normal)", "lotus-d", "Lotus (SD 2 UNet)"),
-    _r(r"ace[_-]?step[_-]?v?1[._]5", "ace-step-1.5", "ACE-Step 1.5 (2.4B)", cat.P_ACE_STEP_15,
-       f"{_C} P_ACE_STEP_15 (ComfyUI's ACEStep15 traced at full size)"),
-    _r(r"longcat[_-]?image[_-]?edit", "longcat-image-edit", "LongCat-Image-Edit (6.3B)", cat.P_LONGCAT_IMAGE,
-       f"{_C} P_LONGCAT_IMAGE (ComfyUI's LongCatImage traced at full size)"),
-    _r(r"longcat[_-]?image", "longcat-image", "LongCat-Image (6.3B)", cat.P_LONGCAT_IMAGE,
-       f"{_C} P_LONGCAT_IMAGE (ComfyUI's LongCatImage traced at full size)"),
-    _r(r"(?<![a-z])anima[_-](?:preview|base|v?\d)", "anima", "Anima (2.1B)", cat.P_ANIMA,
-       f"{_C} P_ANIMA (ComfyUI's Anima traced at full size; the published files are 4.18 GB)"),
-    # Capybara: ComfyUI 0.18.2 detects it as HunyuanVideo15 (no code of its own; same 54 double blocks)
-    _r(r"capybara", "hunyuan-video-1.5", "Capybara (HunyuanVideo 1.5 architecture, 8.3B)", cat.P_HUNYUAN_VIDEO_15,
-       f"{_C} P_HUNYUAN_VIDEO_15 (model card)"),
-    _r(r"omni[_-]?gen[_-]?2", "omnigen2", "OmniGen2 (4B)", cat.P_OMNIGEN2,
-       f"{_C} P_OMNIGEN2 (ComfyUI's Omnigen2 traced at full size)"),
-    _r(r"ltx[_-]?2[._]3", "ltx2.3", "LTX-2.3 (22B)"),
-    _r(r"ltx[_-]?2(?![._]?[1-9])", "ltx2", "LTX-2"),
-    _r(r"ltx[_-]?video|ltxv", "ltxv", "LTX-Video"),
-    # FireRed-Image-Edit: the template loads it with the Qwen-Image edit nodes, and its published 38.05 GiB
-    # (40.86 GB) is 2 bytes x Qwen-Image's 20.4B (data/template_models.json)
-    _r(r"fire[_-]?red[_-]?image[_-]?edit", "qwen-image", "FireRed-Image-Edit (Qwen-Image-Edit architecture, 20B)",
-       cat.P_QWEN_IMAGE, f"{_C} P_QWEN_IMAGE (its published size is 2 bytes x Qwen-Image's count)"),
-    _r(r"qwen[_-]?image", "qwen-image", "Qwen-Image (20B)", cat.P_QWEN_IMAGE, f"{_C} P_QWEN_IMAGE (40.9 GB bf16 listing / 2)"),
-    _r(r"flux[._-]?2[._-]?klein.*9b|flux[._-]?2[._-]?klein[._-]?9", "flux2-klein-9b", "FLUX.2 klein 9B"),
-    _r(r"flux[._-]?2[._-]?klein", "flux2-klein", "FLUX.2 klein"),  # params from the name (4b)
-    _r(r"flux[._-]?2", "flux2", "Flux.2 dev (32B)", cat.P_FLUX2, f"{_C} P_FLUX2 (model card)"),
-    _r(r"flux(?:[._-]?1)?(?![._-]?[02-9]).*fill|fill.*flux(?![._-]?[02-9])", "flux1-fill", "Flux.1 Fill dev (12B)", cat.P_FLUX1_FILL, f"{_C} P_FLUX1_FILL (computed)"),
-    _r(r"kontext", "flux1-kontext", "Flux.1 Kontext dev (12B)", cat.P_FLUX1_DEV, f"{_C} P_FLUX1_DEV (computed)"),
-    _r(r"flux(?:[._-]?1)?(?![._-]?[02-9]).*(?:canny|depth)", "flux1-dev", "Flux.1 dev (12B)", cat.P_FLUX1_CONTROL, f"{_C} P_FLUX1_CONTROL (computed)"),
-    _r(r"schnell", "flux1-schnell", "Flux.1 schnell (12B)", cat.P_FLUX1_SCHNELL, f"{_C} P_FLUX1_SCHNELL (computed)"),
-    _r(r"flux(?:[._-]?1)?(?![._-]?[02-9])|xlabs", "flux1-dev", "Flux.1 dev (12B)", cat.P_FLUX1_DEV, f"{_C} P_FLUX1_DEV (computed)"),
-    # Chroma Radiance works in pixel space (ChromaRadiance: 16 px patches and a per-pixel NeRF head): its own table
-    _r(r"chroma[\w.-]*radiance", "chroma-radiance", "Chroma Radiance (9.5B, pixel space)", cat.P_CHROMA_RADIANCE,
-       f"{_C} P_CHROMA_RADIANCE (ComfyUI's ChromaRadiance traced at full size)"),
-    _r(r"chroma", "chroma", "Chroma (8.9B)", cat.P_CHROMA, f"{_C} P_CHROMA (model card)"),
-    _r(r"hidream(?![_-]?o1)", "hidream", "HiDream-I1 (17B)", cat.P_HIDREAM, f"{_C} P_HIDREAM (34.2 GB bf16 listing / 2)"),
-    _r(r"z[_-]?image", "z-image", "Z-Image (6B)", cat.P_Z_IMAGE, f"{_C} P_Z_IMAGE (12.3 GB bf16 listing / 2)"),
-    # NewBie-Image: ComfyUI detects it as Lumina 2 (model_detection.py:432-448, dim 2304 with a Jina CLIP pooled
-    # projection): the same blocks, more of them; its size from the template that links it
-    _r(r"newbie[_-]?image", "lumina2", "NewBie-Image (Lumina 2 architecture)"),
-    _r(r"lumina|netayume", "lumina2", "Lumina Image 2.0 (2.6B)", cat.P_LUMINA2, f"{_C} P_LUMINA2 (model card)"),
-    _r(r"sd[_-]?3[._]?5.*large|large.*sd3[._]?5", "sd3", "SD 3.5 Large", cat.P_SD35_LARGE, f"{_C} P_SD35_LARGE (model card)"),
-    _r(r"sd[_-]?3[._]?5.*medium", "sd3", "SD 3.5 Medium", cat.P_SD35_MEDIUM, f"{_C} P_SD35_MEDIUM (model card)"),
-    _r(r"sd[_-]?xl|sdxl|pony|illustrious", "sdxl", "Stable Diffusion XL", 2_567_463_684, "budget.CHECKPOINT_SPLITS (SDXL UNet)"),
-    _r(r"sd[_-]?1[._-]?5|v1-5|(?<![a-z])sd15", "sd15", "Stable Diffusion 1.5", 859_520_964, "budget.CHECKPOINT_SPLITS (SD1.5 UNet)"),
-)
-_TEXT = (
-    _r(r"umt5", "umt5-xxl", "umT5-XXL encoder", cat.P_UMT5XXL, f"{_C} P_UMT5XXL (computed)"),
-    _r(r"t5[_-]?(?:v1[_.]1[_-])?xxl|t5xxl", "t5-xxl", "T5-XXL encoder", cat.P_T5XXL, f"{_C} P_T5XXL (computed)"),
-    _r(r"clip[_-]?l(?![a-z])", "clip-l", "CLIP-L (text)", cat.P_CLIP_L, f"{_C} P_CLIP_L (computed)"),
-    _r(r"clip[_-]?g(?![a-z])", "clip-g", "CLIP-G (text)", cat.P_CLIP_G, f"{_C} P_CLIP_G"),
-    _r(r"qwen[_-]?2[._]?5[_-]?vl[_-]?3b", "qwen2.5-3b", "Qwen2.5-VL 3B (LLM)", cat.P_QWEN25_3B_LLM,
-       f"{_C} P_QWEN25_3B_LLM (ComfyUI's Qwen25_3B traced: the LLM, no vision tower)", sized=True),
-    _r(r"qwen[_-]?2[._]?5[_-]?vl[_-]?7b|qwen[_-]?2[._]?5[_-]?vl(?!.*\db)", "qwen2.5-vl-7b", "Qwen2.5-VL 7B", cat.P_QWEN25_VL_7B, f"{_C} P_QWEN25_VL_7B (16.6 GB bf16 listing / 2)", sized=True),
-    _r(r"qwen[_-]?3[_-]?4b", "qwen3", "Qwen3 4B", cat.P_QWEN3_4B, f"{_C} P_QWEN3_4B (config.json)", sized=True),
-    _r(r"qwen", "qwen", "Qwen LLM"),
-    _r(r"llama", "llama3-8b", "Llama 3.1 8B", cat.P_LLAMA31_8B, f"{_C} P_LLAMA31_8B (config.json)"),
-    _r(r"mistral.*flux[._-]?2", "mistral", "Mistral Small 3 (Flux.2 cut)", cat.P_MISTRAL_FLUX2, f"{_C} P_MISTRAL_FLUX2 (35.6 GB bf16 listing / 2)"),
-    _r(r"mistral|ministral", "mistral", "Mistral"),
-    _r(r"gemma[_-]?2[_-]?2b", "gemma", "Gemma 2 2B", None, "decoder count from FAMILIES['gemma'] (tied embeddings)", sized=True),
-    _r(r"gemma", "gemma3", "Gemma"),
-)
-_VAE = (
-    _r(r"wan[\s_.-]?2[._]?2.*vae|wan2_2_vae", "vae-wan2.2", "Wan 2.2 VAE"),
-    _r(r"wan|qwen[_-]?image(?:[_-]layered)?[_-]vae", "vae-wan2.1", "Wan 2.1 VAE"),
-    _r(r"flux[._-]?2", "vae-flux2", "Flux.2 VAE"),
-    _r(r"hunyuan[_-]?video[_-]?1[._]?5|hunyuanvideo15", "vae-hunyuan15", "HunyuanVideo 1.5 VAE"),
-    _r(r"hunyuan[_-]?video[_-]?vae|hunyuan_video", "vae-hunyuan", "HunyuanVideo VAE"),
-    _r(r"(?<![a-z])ae(?![a-z])|flux|sd3", "vae-kl16", "Flux/SD3 VAE (16 ch)"),
-    _r(r"sdxl|sd_xl|ft[_-]mse|sd[_-]?1[._]?5|kl[_-]f8", "vae-kl4", "SD/SDXL VAE (4 ch)"),
-)
-_VISION = (
-    _r(r"clip.*vit[_-]?h(?![a-z])|clip[_-]?vision[_-]?h(?![a-z])", "clip-vision", "CLIP vision ViT-H", cat.P_CLIP_VISION_H, f"{_C} P_CLIP_VISION_H (computed)"),
-)
-_UPSCALERS = (
-    _r(r"esrgan|ultrasharp|x4plus|(?<![a-z0-9])[248]x[_-]", "esrgan", "ESRGAN upscaler"),
-)
+_DIFFUSION = registry.name_rules(DIFFUSION)
+_TEXT = registry.name_rules(TEXT_ENCODER)
+_VAE = registry.name_rules(VAE)
+_VISION = registry.name_rules(CLIP_VISION)
+_UPSCALERS = registry.name_rules(UPSCALER)
 # a LoRA named after Qwen alone ("gummycandy_qwen", "QWEN_EDIT_ACTION") adapts Qwen-Image
-_LORA_ONLY = (_r(r"qwen", "qwen-image", "Qwen-Image (20B)"),)
-_AUDIO = (
-    # comfy/audio_encoders/whisper.py WhisperLargeV3: the encoder only (a full Whisper file's decoder is not loaded)
-    _r(r"whisper", "whisper-encoder", "Whisper large v3 encoder", cat.P_WHISPER_V3_ENCODER,
-       f"{_C} P_WHISPER_V3_ENCODER (computed)"),
-    _r(r"wav2vec", "wav2vec2", "wav2vec2 audio encoder"),
-)
+_LORA_ONLY = registry.name_rules(LORA)
+_AUDIO = registry.name_rules(AUDIO_ENCODER)
 _RULES = {DIFFUSION: _DIFFUSION, CHECKPOINT: _DIFFUSION, LORA: _DIFFUSION + _LORA_ONLY, CONTROLNET: _DIFFUSION,
           TEXT_ENCODER: _TEXT, VAE: _VAE, CLIP_VISION: _VISION, UPSCALER: _UPSCALERS, AUDIO_ENCODER: _AUDIO}
 # catalogue entries that stand for a whole family (their params, e.g. VAE and upscaler sizes)
-_FAMILY_ENTRY = {"vae-wan2.1": "wan_2.1_vae.safetensors", "vae-wan2.2": "wan2.2_vae.safetensors",
-                 "vae-flux2": "flux2-vae.safetensors", "vae-hunyuan": "hunyuan_video_vae_bf16.safetensors",
-                 "vae-kl16": "ae.safetensors", "vae-kl4": "vae-ft-mse-840000-ema-pruned.safetensors",
-                 "esrgan": "4x-UltraSharp.pth"}
+_FAMILY_ENTRY = registry.FAMILY_ENTRY
 
-_GGUF_SAME_ARCH = {"flux1-kontext": "flux1-dev", "flux1-fill": "flux1-dev", "flux1-schnell": "flux1-dev",
-                   "wan2.2-14b": "wan2.1-14b"}
+_GGUF_SAME_ARCH = registry.GGUF_SAME_ARCH
 _WAN_EXTRAS = r"vace|fun|s2v|animate|humo|camera|scail|dancer|infinite|phantom|multitalk"
 _EXTENSIONS = ("safetensors", "sft", "gguf", "ckpt", "pt", "pth", "bin", "pt2")
-_WAN_VARIANT_PARAMS = {
-    ("wan2.1-14b", "i2v"): (cat.P_WAN14_I2V, f"{_C} P_WAN14_I2V (computed; image cross-attention)"),
-    ("wan2.1-14b", "flf"): (cat.P_WAN14_FLF, f"{_C} P_WAN14_FLF (computed)"),
-    ("wan2.2-14b", "i2v"): (cat.P_WAN14_T2V + cat.P_WAN22_I2V_EXTRA, f"{_C} P_WAN14_T2V + P_WAN22_I2V_EXTRA (computed)"),
-}
+_WAN_VARIANT_PARAMS = registry.VARIANT_PARAMS
 
 
 # ---------------------------------------------------------------------------------------------
@@ -401,7 +294,7 @@ def _canonical(rule: Rule | None, kind: str, path: str) -> tuple[int | None, str
     if rule is None or kind == CONTROLNET:  # a ControlNet is not the size of its base model
         return None, ""
     if kind == CHECKPOINT and rule.family in ("sd15", "sdxl"):
-        p = cat.P_SD15 if rule.family == "sd15" else cat.P_SDXL
+        p = P_SD15 if rule.family == "sd15" else P_SDXL
         return p, f"{_C} P_{rule.family.upper()} (UNet + text encoders + VAE)"
     wan = _WAN_VARIANT_PARAMS.get((rule.family, _task(path)))
     if wan:

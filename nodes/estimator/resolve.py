@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 from typing import Callable
 
-from .catalogue import catalogue_info
+from .published import catalogue_info
 from .device import Device
 from .errors import ModelFileError
-from .families import FAMILIES, describe
+from .families import FAMILIES, describe, registry
 from .model_info import AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN, VAE, ModelInfo
 from .name_infer import infer_info
 from .units import GiB
@@ -77,91 +77,13 @@ def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, 
 # exactly by its keys in families.py). Counts of the reference implementations: SD1.5 UNet
 # 859,520,964 / CLIP-L text 123,060,480 / VAE 83,653,863; SDXL base UNet 2,567,463,684 /
 # CLIP-L + OpenCLIP bigG text 123,060,480 + 694,659,841 / VAE 83,653,863.
-CHECKPOINT_SPLITS = {
-    "sd15": {"model": (859_520_964, DIFFUSION, "sd15", "SD 1.5 UNet"), "clip": (123_060_480, TEXT_ENCODER, "clip-l", "CLIP-L"),
-             "vae": (83_653_863, VAE, "vae-kl4", "SD VAE")},
-    "sdxl": {"model": (2_567_463_684, DIFFUSION, "sdxl", "SDXL UNet"),
-             "clip": (817_720_321, TEXT_ENCODER, "clip-g", "CLIP-L + CLIP-G"),
-             "vae": (83_653_863, VAE, "vae-kl4", "SDXL VAE")},
-    # Comfy-Org's Flux all-in-one fp8 checkpoints: Flux transformer + T5-XXL + CLIP-L + the Flux VAE
-    # (catalogue P_* counts: 11.9B, 4.76B + 0.123B, 83.8M)
-    "flux1-dev": {"model": (11_901_408_320, DIFFUSION, "flux1-dev", "Flux.1 dev"),
-                  "clip": (4_762_310_656 + 123_060_480, TEXT_ENCODER, "t5-xxl", "T5-XXL + CLIP-L"),
-                  "vae": (83_819_683, VAE, "vae-kl16", "Flux VAE")},
-    "flux1-schnell": {"model": (11_891_178_560, DIFFUSION, "flux1-schnell", "Flux.1 schnell"),
-                      "clip": (4_762_310_656 + 123_060_480, TEXT_ENCODER, "t5-xxl", "T5-XXL + CLIP-L"),
-                      "vae": (83_819_683, VAE, "vae-kl16", "Flux VAE")},
-    # SD3.5 Large with its text encoders (sd3.5_large_fp8_scaled): MMDiT 8.1B (model card) + CLIP-L +
-    # CLIP-G (OpenCLIP bigG text, 695M) + T5-XXL + the 16-channel VAE
-    "sd3": {"model": (8_100_000_000, DIFFUSION, "sd3", "SD3.5 MMDiT"),
-            "clip": (123_060_480 + 694_659_841 + 4_762_310_656, TEXT_ENCODER, "t5-xxl", "CLIP-L + CLIP-G + T5-XXL"),
-            "vae": (83_819_683, VAE, "vae-kl16", "SD3 VAE")},
-    # LTX-Video 2B checkpoints (ltx-video-2b-v0.9*.safetensors): the transformer (1,923,405,472 params:
-    # ComfyUI 0.18.2's LTXV at full size, traced weight_bytes 3,846,810,944 at bf16) + the causal video
-    # VAE (419,193,649 params, traced: data/vae_memory.json vae-ltxv); no text encoder (T5-XXL loads
-    # separately). 4 bytes x both = 9.37 GB, the published size of v0.9 (stored in fp32).
-    "ltxv": {"model": (1_923_405_472, DIFFUSION, "ltxv", "LTX-Video 2B transformer"),
-             "vae": (419_193_649, VAE, "vae-ltxv", "LTX-Video VAE")},
-    # LTX-2 19B checkpoints (ltx-2-19b-*.safetensors): LTXAV with its text connectors (19,585,135,392 params:
-    # ComfyUI 0.18.2's LTXAV traced at full size, weight_bytes 39,170,270,784), the video VAE (VideoVAE
-    # version 2, 1,246,913,522, data/vae_memory.json vae-ltx2), the audio VAE + vocoder (108,840,948,
-    # vae-ltx2-audio) and the Gemma projection LTXAVTextEncoderLoader reads (text_encoders/lt.py:129:
-    # Linear(3840*49, 3840) = 722,534,400). 2 bytes x the sum = 43.33 GB, the published 43.3 GB.
-    "ltx2": {"model": (19_585_135_392, DIFFUSION, "ltx2", "LTX-2 19B transformer"),
-             "vae": (1_246_913_522, VAE, "vae-ltx2", "LTX-2 video VAE"),
-             "audio_vae": (108_840_948, VAE, "vae-ltx2-audio", "LTX-2 audio VAE"),
-             "clip": (722_534_400, TEXT_ENCODER, "gemma3", "LTX-2 text projection")},
-    # ACE-Step v1 3.5B (ace_step_v1_3.5b.safetensors, 7,698,728,878 B published): the transformer (3,322,438,608
-    # params: ComfyUI 0.18.2's ACEStep traced, weight_bytes 6,644,877,216), the music DCAE + vocoder
-    # (259,817,564: vae-ace traced) and the rest, the UMT5-base text encoder (the published size / 2 - both)
-    "ace-step-v1": {"model": (3_322_438_608, DIFFUSION, "ace-step-v1", "ACE-Step v1 transformer"),
-                    "clip": (7_698_728_878 // 2 - 3_322_438_608 - 259_817_564, TEXT_ENCODER, "t5-base",
-                             "UMT5-base (ACE-Step)"),
-                    "vae": (259_817_564, VAE, "vae-ace", "ACE-Step music DCAE + vocoder")},
-    # Hunyuan3D 2.1 (hunyuan_3d_v2.1.safetensors): the DiT (3,050,762,768: Hunyuan3Dv2_1 traced, weight_bytes
-    # 6,101,525,536), the shape VAE (327,614,977: vae-hunyuan3d traced) and its DINOv2 image encoder
-    "hunyuan3d-2.1": {"model": (3_050_762_768, DIFFUSION, "hunyuan3d-2.1", "Hunyuan3D 2.1 DiT"),
-                      "vae": (327_614_977, VAE, "vae-hunyuan3d", "Hunyuan3D shape VAE"),
-                      # ImageOnlyCheckpointLoader's CLIP_VISION: DINOv2-L (facebook/dinov2-large, 304M params)
-                      "clip_vision": (304_368_640, CLIP_VISION, "clip-vision", "DINOv2-L image encoder")},
-    # Hunyuan3D 2.0 (hunyuan3d-dit-v2*_fp16): the DiT (Hunyuan3Dv2 traced: 1,113,276,432 params; multiview
-    # 1,114,589,200), the shape VAE (327,614,977, vae-hunyuan3d) and DINOv2-giant: the rest of the 2-byte file
-    "hunyuan3d-2.0": {"model": (1_113_276_432, DIFFUSION, "hunyuan3d-2.0", "Hunyuan3D 2.0 DiT"),
-                      "vae": (327_614_977, VAE, "vae-hunyuan3d", "Hunyuan3D shape VAE"),
-                      "clip_vision": (4_928_151_562 // 2 - 1_113_276_432 - 327_614_977, CLIP_VISION, "clip-vision",
-                                      "DINOv2-giant image encoder")},
-    "hunyuan3d-2.0-mv": {"model": (1_114_589_200, DIFFUSION, "hunyuan3d-2.0-mv", "Hunyuan3D 2.0 multiview DiT"),
-                         "vae": (327_614_977, VAE, "vae-hunyuan3d", "Hunyuan3D shape VAE"),
-                         "clip_vision": (4_928_474_972 // 2 - 1_114_589_200 - 327_614_977, CLIP_VISION, "clip-vision",
-                                         "DINOv2-giant image encoder")},
-    # LTX-2.3 22B (ltx-2.3-22b-*.safetensors): LTXAV with its connectors (21,005,004,544 params traced), the
-    # video VAE (726,105,969), audio VAE + 48 kHz vocoder (181,785,594) and the dual text projection
-    # (1,156,061,184); 2 bytes x the sum = 46.1 GB, the published ~46 GB bf16 file (5947 tensors)
-    "ltx2.3": {"model": (21_005_004_544, DIFFUSION, "ltx2.3", "LTX-2.3 22B transformer"),
-               "vae": (726_105_969, VAE, "vae-ltx2.3", "LTX-2.3 video VAE"),
-               "audio_vae": (181_785_594, VAE, "vae-ltx2.3-audio", "LTX-2.3 audio VAE"),
-               "clip": (1_156_061_184, TEXT_ENCODER, "gemma3", "LTX-2.3 text projection")},
-    # ACE-Step 1.5 all-in-one (ace_step_1.5_turbo_aio): ACEStep15 (2,436,202,246 params traced), Qwen3 0.6B
-    # (595,776,512) + the 1.7B song LM (1,854,243,840; ACEStep15.clip_target), the Oobleck VAE (168,695,426)
-    "ace-step-1.5": {"model": (2_436_202_246, DIFFUSION, "ace-step-1.5", "ACE-Step 1.5 DiT"),
-                     "clip": (595_776_512 + 1_854_243_840, TEXT_ENCODER, "qwen3", "Qwen3 0.6B + 1.7B LM (ACE-Step 1.5)"),
-                     "vae": (168_695_426, VAE, "vae-ace15", "ACE-Step 1.5 audio VAE")},
-    # Stable Video Diffusion (svd_xt, fp32): the UNet (1,524,627,120 traced), CLIP-ViT-H with projection
-    # (632,076,800) and the temporal VAE (97,742,775); the published 9.56 GB holds ~136M more (not split out)
-    "svd": {"model": (1_524_627_120, DIFFUSION, "svd", "SVD UNet"),
-            "clip_vision": (632_076_800, CLIP_VISION, "clip-vision", "CLIP-ViT-H image encoder"),
-            "vae": (97_742_775, VAE, "vae-svd", "SVD temporal VAE")},
-    # Lumina 2 all-in-one (NetaYume): Lumina 2 DiT 2.6B + Gemma 2 2B (2.61B) + the Flux VAE
-    "lumina2": {"model": (2_600_000_000, DIFFUSION, "lumina2", "Lumina 2 DiT"),
-                "clip": (2_614_341_888, TEXT_ENCODER, "gemma", "Gemma 2 2B"),
-                "vae": (83_819_683, VAE, "vae-kl16", "Flux VAE")},
-}
+CHECKPOINT_SPLITS = registry.CHECKPOINT_SPLITS  # each family module's CHECKPOINT_SPLITS
 
 
 PIXEL_SPACE_VAE = "vae-pixel"
 
 
-FP8_MODEL_ONLY_SPLITS = {"ltx2", "ltx2.3"}  # Lightricks' ltx-2-19b-dev-fp8: transformer fp8, VAEs and projection bf16
+FP8_MODEL_ONLY_SPLITS = registry.FP8_MODEL_ONLY_SPLITS  # fp8 all-in-one files that quantize the diffusion model only
 
 
 def part_of(info: ModelInfo, ref: ModelRef) -> ModelInfo:

@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass
 
 from . import vae_memory
+from .families import registry
 from .memory import latent_tokens, text_tokens_for, traced_constants, working_memory_key
 from .model_info import DIFFUSION, TEXT_ENCODER, VAE
 from .resolve import vae_dtype_bytes
@@ -47,13 +48,7 @@ AIMDO_PAGE = 32 * MiB
 FLASH_BYTES_PER_AREA = 0.01 * 2**20
 
 # memory_usage_factor per model (supported_models.py, COMFYUI-NOTES §2.2, COMFYUI-RUNTIME §4.3)
-MEMORY_USAGE_FACTOR = {
-    "flux1-dev": 3.1, "flux1-schnell": 3.1, "flux1-fill": 3.1, "flux1-kontext": 3.1,  # Flux:707
-    "chroma": 3.2,  # :1292
-    "flux2": 3.1 * 4 * 2.36,  # Flux2:766
-    "sd15": 1.0, "sd2": 1.0, "sdxl": 0.8, "sd3": 1.6,  # SD15:48 SD20:95 SDXL:198 SD3:545
-    "hunyuan-video": 1.8, "ltxv": 5.5, "qwen-image": 1.8, "lumina2": 1.4, "hidream": 2.0,
-}
+MEMORY_USAGE_FACTOR = registry.MEMORY_USAGE_FACTOR  # each family module's MEMORY_USAGE_FACTOR
 
 # --- speed model ---------------------------------------------------------------------------------
 # Sustained share of the datasheet throughput: transformer matmuls at these sizes reach about half

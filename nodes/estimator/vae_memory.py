@@ -59,6 +59,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from .errors import PlanError, VramBudgetError
+from .families import registry
+from .families._spec import VaeFamily
 from .units import fmt_gib
 
 DATA_FILE = Path(__file__).resolve().parent / "data" / "vae_memory.json"
@@ -109,75 +111,13 @@ MODES = ("auto", "force_tiled", "never_tiled")
 
 
 # ----------------------------------------------------------------------------------------------
-# Families (constants from ComfyUI 0.8.0 comfy/sd.py, class VAE.__init__ branches)
-@dataclass(frozen=True)
-class VaeFamily:
-    id: str
-    label: str
-    latent_channels: int
-    spatial: int  # pixels per latent pixel (upscale_ratio[-1])
-    temporal: int | None  # pixel frames per latent frame, None for image VAEs
-    comfy_class: str  # first_stage_model class ComfyUI builds
-
-    @property
-    def is_video(self) -> bool:
-        return self.temporal is not None
-
-    def pixel_frames(self, latent_frames: int) -> int:
-        """ComfyUI's upscale_ratio[0]: 4T-3 (Wan, Hunyuan), 8T-7 (LTXV)."""
-        t = self.temporal or 1
-        return max(0, latent_frames * t - (t - 1))
-
-    def latent_frames(self, pixel_frames: int) -> int:
-        """ComfyUI's downscale_ratio[0]: floor((F + t - 1) / t)."""
-        t = self.temporal or 1
-        return max(0, (pixel_frames + t - 1) // t)
-
-
-FAMILIES: dict[str, VaeFamily] = {f.id: f for f in (
-    # sd.py:408-433, SD1.x/SD2.x/SDXL files have (post_)quant_conv -> AutoencoderKL
-    VaeFamily("vae-kl4", "KL VAE, 4 channels (SD 1.x / SDXL)", 4, 8, None, "AutoencoderKL"),
-    # same branch, Flux.1 ae.safetensors / SD3: no quant_conv -> AutoencodingEngine
-    VaeFamily("vae-kl16", "KL VAE, 16 channels (Flux.1 / SD3)", 16, 8, None, "AutoencodingEngine"),
-    # sd.py:545-559
-    VaeFamily("vae-wan2.1", "Wan 2.1 VAE (Wan 2.1, Wan 2.2 14B, Qwen-Image)", 16, 8, 4, "comfy.ldm.wan.vae.WanVAE"),
-    # sd.py:533-544
-    VaeFamily("vae-wan2.2", "Wan 2.2 VAE (TI2V 5B)", 48, 16, 4, "comfy.ldm.wan.vae2_2.WanVAE"),
-    # sd.py:503-518 (AutoencoderKL with conv3d, time_compress 4)
-    VaeFamily("vae-hunyuan", "HunyuanVideo VAE", 16, 8, 4, "AutoencoderKL (conv3d)"),
-    # sd.py:464-485
-    VaeFamily("vae-ltxv", "LTX-Video VAE", 128, 32, 8, "comfy.ldm.lightricks...VideoVAE"),
-    # 0.18.2 sd.py:537-560: the default KL branch (ch 128, ch_mult 1-2-4-4) with a 32-channel latent
-    # and a batch-norm latent layer: downscale ×2 (16) and 4× the channels (2×2 patches packed)
-    VaeFamily("vae-flux2", "Flux.2 VAE (32 ch, packed to 128)", 128, 16, None, "AutoencoderKL (batch-norm latent)"),
-    # 0.18.2 sd.py:631-647: HunyuanVideo 1.5 / Capybara (32 ch, 16x spatial, 4x temporal)
-    VaeFamily("vae-hunyuan15", "HunyuanVideo 1.5 VAE", 32, 16, 4, "AutoencodingEngine (HunyuanVideo 1.5)"),
-    # 0.18.2 sd.py:609-621: LTX-2's video VAE, VideoVAE version 2 (LTX-Video's class, another config)
-    VaeFamily("vae-ltx2", "LTX-2 video VAE", 128, 32, 8, "comfy.ldm.lightricks...VideoVAE (version 2)"),
-    # LTX-2.3's video VAE: the same class, its own layout from the file's metadata config
-    VaeFamily("vae-ltx2.3", "LTX-2.3 video VAE", 128, 32, 8, "comfy.ldm.lightricks...VideoVAE (version 2, 2.3 layout)"),
-    # 0.18.2 sd.py:472-479: SVD's KL encoder + temporal VideoDecoder; the frames are the batch (mixed in one call)
-    VaeFamily("vae-svd", "Stable Video Diffusion VAE (temporal decoder)", 4, 8, None, "AutoencodingEngine (VideoDecoder)"),
-)}
-# Audio and 3D VAEs: no pixels; their decode cost grows with the latent's length (bench/trace_vae_memory.py
-# records it per family: "scales_with"). (label, latent axes whose product is the length, what it is)
-# (label, latent axes whose product is the length, what the length counts, batch decoded in one call)
-MEDIA_FAMILIES = {
-    "vae-ltx2-audio": ("LTX-2 audio VAE + vocoder", (2,), "latent frames (25 a second)", True),
-    "vae-ltx2.3-audio": ("LTX-2.3 audio VAE + vocoder (48 kHz)", (2,), "latent frames (25 a second)", True),
-    # music_dcae_pipeline.py decode: one batch item at a time
-    "vae-ace": ("ACE-Step music DCAE + vocoder", (3,), "latent columns (~10.8 a second)", False),
-    # 0.18.2 sd.py:560-587: AudioOobleckVAE (48 kHz, 1920 samples a latent), latent [B, 64, L]
-    "vae-ace15": ("ACE-Step 1.5 audio VAE", (2,), "latent frames (25 a second)", True),
-    # ShapeVAE decode (VAEDecodeHunyuan3D): see hunyuan3d_decode_bytes
-    "vae-hunyuan3d": ("Hunyuan3D shape VAE", (2,), "latent vectors", True),
-}
-# Families whose decoder / encoder is another traced family's: (traced family, why). Bytes per pixel
-# come from that family's points; the geometry (channels, compression) stays the family's own.
-TRACED_AS = {
-    "vae-flux2": ("vae-kl16", "Flux.2's VAE is Flux.1's KL decoder (ch 128, mult 1-2-4-4, sd.py:537-560) with a "
-                              "32-channel latent: the same activations per pixel"),
-}
+# Families: each family module's VAES / MEDIA_VAES / VAE_TRACED_AS (families/<group>.py), as one view.
+# MEDIA_FAMILIES: audio and 3D VAEs, no pixels; their decode cost grows with the latent's length
+# (bench/trace_vae_memory.py records it per family: "scales_with"). TRACED_AS: families whose decoder /
+# encoder is another traced family's (bytes per pixel from that family's points; geometry their own).
+FAMILIES: dict[str, VaeFamily] = registry.VAE_FAMILIES
+MEDIA_FAMILIES = registry.MEDIA_VAES
+TRACED_AS = registry.VAE_TRACED_AS
 
 
 # Inside ComfyUI, the adapter can set a live tracer for VAEs the traced table does not know:

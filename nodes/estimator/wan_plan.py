@@ -38,7 +38,8 @@ from .advice import GGUF_BITS
 from .budget import Budget
 from .device import COMFY_RESERVE_BYTES, Device
 from .stages import StageBudget
-from .catalogue import P_WAN5, P_WAN13, P_WAN14_T2V, catalogue_info
+from .published import catalogue_info
+from .families.wan import P_WAN5, P_WAN13, P_WAN14_T2V
 from .errors import PlanError
 from .runtime import block_bytes
 from .families import FAMILIES

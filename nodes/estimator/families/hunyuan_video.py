@@ -1,0 +1,78 @@
+"""HunyuanVideo, HunyuanVideo 1.5 (and Capybara, its architecture) and their VAEs."""
+from __future__ import annotations
+
+from ._spec import DIFFUSION, Family, VAE, VaeFamily, _r
+
+ORDER = 20  # name rules of a lower ORDER are tried first (specific before general)
+_C = "catalogue"
+
+# Parameter counts (the catalogue's and the name rules' P_* figures)
+P_HUNYUAN_VIDEO = 12_800_000_000  # hunyuan_video_t2v_720p_bf16.safetensors 25.6 GB / 2 (model card: 13B)
+P_HUNYUAN_VIDEO_15 = 8_300_000_000  # tencent/HunyuanVideo-1.5 model card: 8.3B parameters
+
+
+# Full-size architecture numbers (families.Family): ComfyUI's configs / the models' config.json
+FAMILIES = {
+    "hunyuan-video": Family(DIFFUSION, "HunyuanVideo (13B)", dict(
+        hidden_size=3072, depth=60, depth_double=20, depth_single=40, heads=24, head_dim=128, mlp_ratio=4.0,
+        ffn_dim=12288, in_channels=16, out_channels=16, patch_size=(1, 2, 2), context_dim=4096,
+        latent_channels=16, spatial_compression=8, temporal_compression=4)),
+    "hunyuan-video-1.5": Family(DIFFUSION, "HunyuanVideo 1.5 (8.3B)", dict(
+        hidden_size=2048, depth=54, depth_double=54, depth_single=0, heads=16, head_dim=128, mlp_ratio=4.0,
+        ffn_dim=8192, in_channels=32, out_channels=32, patch_size=(1, 1, 1), context_dim=3584, latent_channels=32,
+        spatial_compression=16, temporal_compression=4)),
+    "vae-hunyuan": Family(VAE, "HunyuanVideo VAE", dict(latent_channels=16, spatial_compression=8,
+                                                        temporal_compression=4, base_channels=128)),
+    "vae-hunyuan15": Family(VAE, "HunyuanVideo 1.5 VAE", dict(latent_channels=32, spatial_compression=16,
+                                                             temporal_compression=4)),
+}
+
+# Text tokens the diffusion model attends to by default (memory.DEFAULT_TEXT_TOKENS; group keys too)
+TEXT_TOKENS = {
+    "hunyuan-video": 256,
+    "hunyuan-video-1.5": 256,
+}
+
+# Traced activations x this = the published peak (memory.ACTIVATION_CALIBRATION; group keys)
+CALIBRATION = {
+    "hunyuan-video": 1.6,
+}
+
+# memory_usage_factor (supported_models.py, COMFYUI-NOTES §2.2) (runtime.MEMORY_USAGE_FACTOR)
+MEMORY_USAGE_FACTOR = {
+    "hunyuan-video": 1.8,
+}
+
+# Catalogue entries that stand for the whole family (name_infer)
+FAMILY_ENTRY = {
+    "vae-hunyuan": "hunyuan_video_vae_bf16.safetensors",
+}
+
+# One family id, several traced configurations: (family, arch key, value, traced entry) (memory.ARCH_ROUTES)
+ARCH_ROUTES = (
+    ("hunyuan-video", "latent_channels", 32, "hunyuan-video-1.5"),
+    ("hunyuan-video", "latent_channels", 64, "hunyuan-image-2.1"),
+)
+
+# VAEs priced with the traced VAE constants (vae_memory.FAMILIES)
+VAES = (
+    # sd.py:503-518 (AutoencoderKL with conv3d, time_compress 4)
+    VaeFamily("vae-hunyuan", "HunyuanVideo VAE", 16, 8, 4, "AutoencoderKL (conv3d)"),
+    # 0.18.2 sd.py:631-647: HunyuanVideo 1.5 / Capybara (32 ch, 16x spatial, 4x temporal)
+    VaeFamily("vae-hunyuan15", "HunyuanVideo 1.5 VAE", 32, 16, 4, "AutoencodingEngine (HunyuanVideo 1.5)"),
+)
+
+# File-name rules by kind: first match wins, specific before general (name_infer)
+NAME_RULES = {
+    DIFFUSION: (
+        _r(r"hunyuan[_-]?video[_-]?1[._]?5|hunyuanvideo15", "hunyuan-video-1.5", "HunyuanVideo 1.5", P_HUNYUAN_VIDEO_15, f"{_C} P_HUNYUAN_VIDEO_15 (model card)"),
+        _r(r"hunyuan[_-]?video|hyvid", "hunyuan-video", "HunyuanVideo (13B)", P_HUNYUAN_VIDEO, f"{_C} P_HUNYUAN_VIDEO (25.6 GB bf16 listing / 2)"),
+        # Capybara: ComfyUI 0.18.2 detects it as HunyuanVideo15 (no code of its own; same 54 double blocks)
+        _r(r"capybara", "hunyuan-video-1.5", "Capybara (HunyuanVideo 1.5 architecture, 8.3B)", P_HUNYUAN_VIDEO_15,
+           f"{_C} P_HUNYUAN_VIDEO_15 (model card)"),
+    ),
+    VAE: (
+        _r(r"hunyuan[_-]?video[_-]?1[._]?5|hunyuanvideo15", "vae-hunyuan15", "HunyuanVideo 1.5 VAE"),
+        _r(r"hunyuan[_-]?video[_-]?vae|hunyuan_video", "vae-hunyuan", "HunyuanVideo VAE"),
+    ),
+}

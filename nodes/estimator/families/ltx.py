@@ -1,0 +1,112 @@
+"""LTX-Video, LTX-2 and LTX-2.3 (audio-video) and their video / audio VAEs."""
+from __future__ import annotations
+
+from ._spec import DIFFUSION, Family, TEXT_ENCODER, VAE, VaeFamily, _r
+
+ORDER = 80  # name rules of a lower ORDER are tried first (specific before general)
+
+
+# Full-size architecture numbers (families.Family): ComfyUI's configs / the models' config.json
+FAMILIES = {
+    "ltxv": Family(DIFFUSION, "LTX-Video (2B)", dict(
+        hidden_size=2048, depth=28, heads=32, head_dim=64, in_channels=128, out_channels=128,
+        patch_size=(1, 1, 1), context_dim=4096, cross_attention_dim=2048, latent_channels=128,
+        spatial_compression=32, temporal_compression=8)),
+    # LTX-2 (audio + video): ComfyUI's LTXAVModel defaults (ldm/lightricks/av_model.py:381-403): 48 layers,
+    # video 32 heads x 128, Gemma 3 captions (3840); the video stream is LTX-Video 13B's size.
+    "ltx2": Family(DIFFUSION, "LTX-2 (audio-video, 19B)", dict(
+        hidden_size=4096, depth=48, heads=32, head_dim=128, in_channels=128, out_channels=128, patch_size=(1, 1, 1),
+        context_dim=3840, cross_attention_dim=4096, latent_channels=128, spatial_compression=32,
+        temporal_compression=8)),
+    # LTX-2.3 22B: LTXAV with gated attention, 8-layer connectors, the dual text projection (ComfyUI 0.18.2 reads
+    # the layout from the file's metadata config; bench/trace_working_memory.py LTX2_3_22B)
+    "ltx2.3": Family(DIFFUSION, "LTX-2.3 (audio-video, 22B)", dict(
+        hidden_size=4096, depth=48, heads=32, head_dim=128, in_channels=128, out_channels=128, patch_size=(1, 1, 1),
+        context_dim=6144, cross_attention_dim=4096, latent_channels=128, spatial_compression=32,
+        temporal_compression=8)),
+    "vae-ltx2": Family(VAE, "LTX-2 video VAE", dict(latent_channels=128, spatial_compression=32, temporal_compression=8)),
+    "vae-ltx2-audio": Family(VAE, "LTX-2 audio VAE", dict(latent_channels=8)),
+    "vae-ltx2.3": Family(VAE, "LTX-2.3 video VAE", dict(latent_channels=128, spatial_compression=32,
+                                                         temporal_compression=8)),
+    "vae-ltx2.3-audio": Family(VAE, "LTX-2.3 audio VAE", dict(latent_channels=8)),
+    "vae-ltxv": Family(VAE, "LTX-Video VAE", dict(latent_channels=128, spatial_compression=32,
+                                                  temporal_compression=8)),
+}
+
+# Families that share another's traced working-memory profile (memory.WORKING_MEMORY_ALIAS)
+WORKING_MEMORY_ALIAS = {
+    "ltxv": "ltxv-2b",
+    "ltx2": "ltx2-19b",
+    "ltx2.3": "ltx2.3-22b",
+}
+
+# Text tokens the diffusion model attends to by default (memory.DEFAULT_TEXT_TOKENS; group keys too)
+TEXT_TOKENS = {
+    "ltxv": 128,
+    "ltx2": 1024,
+    "ltx2.3": 1024,
+}
+
+# memory_usage_factor (supported_models.py, COMFYUI-NOTES §2.2) (runtime.MEMORY_USAGE_FACTOR)
+MEMORY_USAGE_FACTOR = {
+    "ltxv": 5.5,
+}
+
+# All-in-one checkpoints known from the catalogue: part -> (params, kind, family, label) (resolve.CHECKPOINT_SPLITS)
+CHECKPOINT_SPLITS = {
+    # LTX-Video 2B checkpoints (ltx-video-2b-v0.9*.safetensors): the transformer (1,923,405,472 params:
+    # ComfyUI 0.18.2's LTXV at full size, traced weight_bytes 3,846,810,944 at bf16) + the causal video
+    # VAE (419,193,649 params, traced: data/vae_memory.json vae-ltxv); no text encoder (T5-XXL loads
+    # separately). 4 bytes x both = 9.37 GB, the published size of v0.9 (stored in fp32).
+    "ltxv": {"model": (1_923_405_472, DIFFUSION, "ltxv", "LTX-Video 2B transformer"),
+             "vae": (419_193_649, VAE, "vae-ltxv", "LTX-Video VAE")},
+    # LTX-2 19B checkpoints (ltx-2-19b-*.safetensors): LTXAV with its text connectors (19,585,135,392 params:
+    # ComfyUI 0.18.2's LTXAV traced at full size, weight_bytes 39,170,270,784), the video VAE (VideoVAE
+    # version 2, 1,246,913,522, data/vae_memory.json vae-ltx2), the audio VAE + vocoder (108,840,948,
+    # vae-ltx2-audio) and the Gemma projection LTXAVTextEncoderLoader reads (text_encoders/lt.py:129:
+    # Linear(3840*49, 3840) = 722,534,400). 2 bytes x the sum = 43.33 GB, the published 43.3 GB.
+    "ltx2": {"model": (19_585_135_392, DIFFUSION, "ltx2", "LTX-2 19B transformer"),
+             "vae": (1_246_913_522, VAE, "vae-ltx2", "LTX-2 video VAE"),
+             "audio_vae": (108_840_948, VAE, "vae-ltx2-audio", "LTX-2 audio VAE"),
+             "clip": (722_534_400, TEXT_ENCODER, "gemma3", "LTX-2 text projection")},
+    # LTX-2.3 22B (ltx-2.3-22b-*.safetensors): LTXAV with its connectors (21,005,004,544 params traced), the
+    # video VAE (726,105,969), audio VAE + 48 kHz vocoder (181,785,594) and the dual text projection
+    # (1,156,061,184); 2 bytes x the sum = 46.1 GB, the published ~46 GB bf16 file (5947 tensors)
+    "ltx2.3": {"model": (21_005_004_544, DIFFUSION, "ltx2.3", "LTX-2.3 22B transformer"),
+               "vae": (726_105_969, VAE, "vae-ltx2.3", "LTX-2.3 video VAE"),
+               "audio_vae": (181_785_594, VAE, "vae-ltx2.3-audio", "LTX-2.3 audio VAE"),
+               "clip": (1_156_061_184, TEXT_ENCODER, "gemma3", "LTX-2.3 text projection")},
+}
+
+# Audio and 3D VAEs: (label, latent axes whose product is the length, what it counts, batch in one call) (vae_memory.MEDIA_FAMILIES)
+MEDIA_VAES = {
+    "vae-ltx2-audio": ("LTX-2 audio VAE + vocoder", (2,), "latent frames (25 a second)", True),
+    "vae-ltx2.3-audio": ("LTX-2.3 audio VAE + vocoder (48 kHz)", (2,), "latent frames (25 a second)", True),
+}
+
+# One family id, several traced configurations: (family, arch key, value, traced entry) (memory.ARCH_ROUTES)
+ARCH_ROUTES = (
+    ("ltxv", "hidden_size", 4096, "ltxv-13b"),
+)
+
+# VAEs priced with the traced VAE constants (vae_memory.FAMILIES)
+VAES = (
+    # sd.py:464-485
+    VaeFamily("vae-ltxv", "LTX-Video VAE", 128, 32, 8, "comfy.ldm.lightricks...VideoVAE"),
+    # 0.18.2 sd.py:609-621: LTX-2's video VAE, VideoVAE version 2 (LTX-Video's class, another config)
+    VaeFamily("vae-ltx2", "LTX-2 video VAE", 128, 32, 8, "comfy.ldm.lightricks...VideoVAE (version 2)"),
+    # LTX-2.3's video VAE: the same class, its own layout from the file's metadata config
+    VaeFamily("vae-ltx2.3", "LTX-2.3 video VAE", 128, 32, 8, "comfy.ldm.lightricks...VideoVAE (version 2, 2.3 layout)"),
+)
+
+# File-name rules by kind: first match wins, specific before general (name_infer)
+NAME_RULES = {
+    DIFFUSION: (
+        _r(r"ltx[_-]?2[._]3", "ltx2.3", "LTX-2.3 (22B)"),
+        _r(r"ltx[_-]?2(?![._]?[1-9])", "ltx2", "LTX-2"),
+        _r(r"ltx[_-]?video|ltxv", "ltxv", "LTX-Video"),
+    ),
+}
+
+# Lightricks' ltx-2-19b-dev-fp8: transformer fp8, VAEs and projection bf16 (resolve.part_of)
+FP8_MODEL_ONLY_SPLITS = frozenset({"ltx2", "ltx2.3"})

@@ -1,0 +1,81 @@
+"""The family registry: every module of this package but the private ones (`_spec`, `detect`,
+`registry`) is one family or a group of close variants, holding all that family's facts in named
+sections (FAMILIES, NAME_RULES, WORKING_MEMORY_ALIAS, ARCH_ROUTES, TEXT_TOKENS, TE_TOKENS, CALIBRATION,
+MEMORY_USAGE_FACTOR, CHECKPOINT_SPLITS, VAES, MEDIA_VAES, VAE_TRACED_AS, FAMILY_ENTRY, GGUF_SAME_ARCH,
+VARIANT_PARAMS, FP8_MODEL_ONLY_SPLITS, P_* parameter counts). The tables the estimator reads are views
+built here, once, by merging the sections in ORDER (a module's ORDER also ranks its name rules: lower
+first, specific before general). A new family is one new file: nothing here names a family.
+
+A key two modules both define is an error (it would make the answer depend on import order).
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+from types import MappingProxyType, ModuleType
+
+from ._spec import Family, Rule, VaeFamily
+
+_PRIVATE = {"detect", "registry"}
+_PACKAGE_PATH = [os.path.dirname(os.path.abspath(__file__))]  # this package's folder, wherever it is installed
+DICT_SECTIONS = ("FAMILIES", "WORKING_MEMORY_ALIAS", "TEXT_TOKENS", "TE_TOKENS", "CALIBRATION", "MEMORY_USAGE_FACTOR",
+                 "CHECKPOINT_SPLITS", "MEDIA_VAES", "VAE_TRACED_AS", "FAMILY_ENTRY", "GGUF_SAME_ARCH", "VARIANT_PARAMS")
+
+
+def _discover() -> tuple[ModuleType, ...]:
+    package = __name__.rsplit(".", 1)[0]
+    mods = [importlib.import_module(f"{package}.{m.name}") for m in pkgutil.iter_modules(_PACKAGE_PATH)
+            if not m.name.startswith("_") and m.name not in _PRIVATE]
+    return tuple(sorted(mods, key=lambda m: (getattr(m, "ORDER", 1000), m.__name__)))
+
+
+MODULES = _discover()
+
+
+def _merge(section: str) -> dict:
+    out: dict = {}
+    owner: dict = {}
+    for mod in MODULES:
+        for key, value in getattr(mod, section, {}).items():
+            if key in out:
+                raise ValueError(f"{section}[{key!r}] is defined in both {owner[key]} and {mod.__name__}")
+            out[key], owner[key] = value, mod.__name__
+    return out
+
+
+_merged = {name: _merge(name) for name in DICT_SECTIONS}
+
+FAMILIES: MappingProxyType = MappingProxyType(
+    {fid: Family(f.kind, f.label, MappingProxyType(dict(f.arch))) for fid, f in _merged["FAMILIES"].items()})
+WORKING_MEMORY_ALIAS = MappingProxyType(_merged["WORKING_MEMORY_ALIAS"])
+TEXT_TOKENS = MappingProxyType(_merged["TEXT_TOKENS"])
+TE_TOKENS = MappingProxyType(_merged["TE_TOKENS"])
+CALIBRATION = MappingProxyType(_merged["CALIBRATION"])
+MEMORY_USAGE_FACTOR = MappingProxyType(_merged["MEMORY_USAGE_FACTOR"])
+CHECKPOINT_SPLITS = MappingProxyType(_merged["CHECKPOINT_SPLITS"])
+MEDIA_VAES = MappingProxyType(_merged["MEDIA_VAES"])
+VAE_TRACED_AS = MappingProxyType(_merged["VAE_TRACED_AS"])
+FAMILY_ENTRY = MappingProxyType(_merged["FAMILY_ENTRY"])
+GGUF_SAME_ARCH = MappingProxyType(_merged["GGUF_SAME_ARCH"])
+VARIANT_PARAMS = MappingProxyType(_merged["VARIANT_PARAMS"])
+ARCH_ROUTES: tuple[tuple[str, str, object, str], ...] = tuple(r for m in MODULES for r in getattr(m, "ARCH_ROUTES", ()))
+FP8_MODEL_ONLY_SPLITS = frozenset(f for m in MODULES for f in getattr(m, "FP8_MODEL_ONLY_SPLITS", ()))
+VAE_FAMILIES: dict[str, VaeFamily] = {}
+for _m in MODULES:
+    for _v in getattr(_m, "VAES", ()):
+        if _v.id in VAE_FAMILIES:
+            raise ValueError(f"VAES {_v.id!r} is defined twice ({_m.__name__})")
+        VAE_FAMILIES[_v.id] = _v
+PARAMS = MappingProxyType({name: value for m in MODULES for name, value in vars(m).items()
+                           if name.startswith("P_") and isinstance(value, int)})
+
+
+def name_rules(role: str) -> tuple[Rule, ...]:
+    """Every module's file-name rules for this role (a ModelInfo kind or "upscaler"), in ORDER."""
+    return tuple(r for m in MODULES for r in getattr(m, "NAME_RULES", {}).get(role, ()))
+
+
+def module_of(family: str) -> str:
+    """The module that defines a family id ('' when none does)."""
+    return next((m.__name__.rsplit(".", 1)[-1] for m in MODULES if family in getattr(m, "FAMILIES", {})), "")

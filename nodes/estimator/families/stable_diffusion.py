@@ -1,0 +1,100 @@
+"""Stable Diffusion UNets: 1.5, 2.x, XL (and Pony / Illustrious), Lotus, Stable Video Diffusion; the 4-channel KL VAE."""
+from __future__ import annotations
+
+from ._spec import CLIP_VISION, DIFFUSION, Family, TEXT_ENCODER, VAE, VaeFamily, _r
+
+ORDER = 150  # name rules of a lower ORDER are tried first (specific before general)
+
+# Parameter counts (the catalogue's and the name rules' P_* figures)
+P_SD15 = 859_520_964 + 123_060_480 + 83_653_863  # UNet + CLIP-L text + VAE
+P_SDXL = 2_567_463_684 + 123_060_480 + 694_659_841 + 83_653_863  # UNet + CLIP-L + CLIP-G (OpenCLIP) + VAE
+
+
+# Full-size architecture numbers (families.Family): ComfyUI's configs / the models' config.json
+FAMILIES = {
+    "sd15": Family(DIFFUSION, "Stable Diffusion 1.5", dict(
+        model_channels=320, hidden_size=320, channel_mult=(1, 2, 4, 4), transformer_depth=(1, 1, 1, 0), depth=16,
+        heads=8, head_dim=None, context_dim=768, in_channels=4, out_channels=4, latent_channels=4,
+        spatial_compression=8)),
+    "sd2": Family(DIFFUSION, "Stable Diffusion 2.x", dict(
+        model_channels=320, hidden_size=320, channel_mult=(1, 2, 4, 4), transformer_depth=(1, 1, 1, 0), depth=16,
+        heads=None, head_dim=64, context_dim=1024, in_channels=4, out_channels=4, latent_channels=4,
+        spatial_compression=8)),
+    # Lotus depth / normal (jingheya/lotus): an SD 2 UNet with a 4-wide task embedding (supported_models.LotusD)
+    "lotus-d": Family(DIFFUSION, "Lotus (SD 2 UNet)", dict(
+        model_channels=320, hidden_size=320, channel_mult=(1, 2, 4, 4), transformer_depth=(1, 1, 1, 0), depth=16,
+        heads=None, head_dim=64, context_dim=1024, in_channels=4, out_channels=4, latent_channels=4,
+        spatial_compression=8, adm_in_channels=4)),
+    "sdxl": Family(DIFFUSION, "Stable Diffusion XL", dict(
+        model_channels=320, hidden_size=320, channel_mult=(1, 2, 4), transformer_depth=(0, 2, 10), depth=70,
+        heads=None, head_dim=64, context_dim=2048, adm_in_channels=2816, in_channels=4, out_channels=4,
+        latent_channels=4, spatial_compression=8)),
+    # Stable Video Diffusion (SVD_img2vid, supported_models.py:301-318): SD 2-style UNet with temporal layers;
+    # the frames are the batch, 4-channel SD latent /8, a CLIP-ViT-H image embedding as the context
+    "svd": Family(DIFFUSION, "Stable Video Diffusion (1.5B UNet)", dict(
+        model_channels=320, hidden_size=320, channel_mult=(1, 2, 4, 4), transformer_depth=(1, 1, 1, 0), depth=16,
+        heads=None, head_dim=64, context_dim=1024, in_channels=8, out_channels=4, latent_channels=4,
+        spatial_compression=8)),
+    # VAEs (comfy/sd.py VAE.__init__ branches)
+    "vae-kl4": Family(VAE, "SD/SDXL VAE (4 ch)", dict(latent_channels=4, spatial_compression=8, base_channels=128,
+                                                      channel_mult=(1, 2, 4, 4))),
+    "vae-svd": Family(VAE, "Stable Video Diffusion VAE", dict(latent_channels=4, spatial_compression=8)),
+}
+
+# Families that share another's traced working-memory profile (memory.WORKING_MEMORY_ALIAS)
+WORKING_MEMORY_ALIAS = {
+    "sd2": "sd15",
+    "lotus-d": "sd15",
+}
+
+# Text tokens the diffusion model attends to by default (memory.DEFAULT_TEXT_TOKENS; group keys too)
+TEXT_TOKENS = {
+    "lotus-d": 2,
+    "svd": 1,
+}
+
+# memory_usage_factor (supported_models.py, COMFYUI-NOTES §2.2) (runtime.MEMORY_USAGE_FACTOR)
+MEMORY_USAGE_FACTOR = {
+    "sd15": 1.0,  # SD15:48 SD20:95 SDXL:198 SD3:545
+    "sd2": 1.0,  # SD15:48 SD20:95 SDXL:198 SD3:545
+    "sdxl": 0.8,  # SD15:48 SD20:95 SDXL:198 SD3:545
+}
+
+# All-in-one checkpoints known from the catalogue: part -> (params, kind, family, label) (resolve.CHECKPOINT_SPLITS)
+CHECKPOINT_SPLITS = {
+    "sd15": {"model": (859_520_964, DIFFUSION, "sd15", "SD 1.5 UNet"), "clip": (123_060_480, TEXT_ENCODER, "clip-l", "CLIP-L"),
+             "vae": (83_653_863, VAE, "vae-kl4", "SD VAE")},
+    "sdxl": {"model": (2_567_463_684, DIFFUSION, "sdxl", "SDXL UNet"),
+             "clip": (817_720_321, TEXT_ENCODER, "clip-g", "CLIP-L + CLIP-G"),
+             "vae": (83_653_863, VAE, "vae-kl4", "SDXL VAE")},
+    # Stable Video Diffusion (svd_xt, fp32): the UNet (1,524,627,120 traced), CLIP-ViT-H with projection
+    # (632,076,800) and the temporal VAE (97,742,775); the published 9.56 GB holds ~136M more (not split out)
+    "svd": {"model": (1_524_627_120, DIFFUSION, "svd", "SVD UNet"),
+            "clip_vision": (632_076_800, CLIP_VISION, "clip-vision", "CLIP-ViT-H image encoder"),
+            "vae": (97_742_775, VAE, "vae-svd", "SVD temporal VAE")},
+}
+
+# Catalogue entries that stand for the whole family (name_infer)
+FAMILY_ENTRY = {
+    "vae-kl4": "vae-ft-mse-840000-ema-pruned.safetensors",
+}
+
+# VAEs priced with the traced VAE constants (vae_memory.FAMILIES)
+VAES = (
+    # sd.py:408-433, SD1.x/SD2.x/SDXL files have (post_)quant_conv -> AutoencoderKL
+    VaeFamily("vae-kl4", "KL VAE, 4 channels (SD 1.x / SDXL)", 4, 8, None, "AutoencoderKL"),
+    # 0.18.2 sd.py:472-479: SVD's KL encoder + temporal VideoDecoder; the frames are the batch (mixed in one call)
+    VaeFamily("vae-svd", "Stable Video Diffusion VAE (temporal decoder)", 4, 8, None, "AutoencodingEngine (VideoDecoder)"),
+)
+
+# File-name rules by kind: first match wins, specific before general (name_infer)
+NAME_RULES = {
+    DIFFUSION: (
+        _r(r"lotus[_-]?(?:depth|normal)", "lotus-d", "Lotus (SD 2 UNet)"),
+        _r(r"sd[_-]?xl|sdxl|pony|illustrious", "sdxl", "Stable Diffusion XL", 2_567_463_684, "budget.CHECKPOINT_SPLITS (SDXL UNet)"),
+        _r(r"sd[_-]?1[._-]?5|v1-5|(?<![a-z])sd15", "sd15", "Stable Diffusion 1.5", 859_520_964, "budget.CHECKPOINT_SPLITS (SD1.5 UNet)"),
+    ),
+    VAE: (
+        _r(r"sdxl|sd_xl|ft[_-]mse|sd[_-]?1[._]?5|kl[_-]f8", "vae-kl4", "SD/SDXL VAE (4 ch)"),
+    ),
+}
