@@ -9,7 +9,7 @@ from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DI
                           UNKNOWN, VAE)
 
 __all__ = ["AUDIO_ENCODER", "CHECKPOINT", "CLIP_VISION", "CONTROLNET", "DIFFUSION", "LORA", "TEXT_ENCODER", "UNKNOWN",
-           "UPSCALER", "VAE", "Family", "Rule", "VaeFamily", "_r"]
+           "UPSCALER", "VAE", "Family", "Found", "Rule", "VaeFamily", "_r"]
 
 UPSCALER = "upscaler"  # upscale models have no ModelInfo kind of their own: a name-rule role
 
@@ -18,6 +18,15 @@ class Family(NamedTuple):
     kind: str
     label: str
     arch: Mapping[str, object]  # full-size numbers from ComfyUI's configs / the models' config.json
+
+
+class Found(NamedTuple):
+    """What a header detector found: the family, the arch numbers read from the file, the evidence."""
+    family: str
+    arch: dict
+    evidence: tuple[str, ...]
+    variant: str | None = None
+    notes: tuple[str, ...] = ()
 
 
 class Rule(NamedTuple):

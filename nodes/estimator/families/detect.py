@@ -26,11 +26,11 @@ import threading
 from collections import Counter
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Callable, Mapping, NamedTuple
+from typing import Callable, Mapping
 
 from ..files import Inventory, TensorInfo, inspect_file
-from ._spec import Family
-from .registry import FAMILIES
+from ._spec import Family, Found
+from .registry import FAMILIES, detectors
 from ..model_info import (
     AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN, VAE, ModelInfo,
 )
@@ -124,12 +124,7 @@ class _View:
         return count
 
 
-class _Found(NamedTuple):
-    family: str
-    arch: dict
-    evidence: tuple[str, ...]
-    variant: str | None = None
-    notes: tuple[str, ...] = ()
+_Found = Found  # a header detector's answer (families/_spec.py)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -348,6 +343,10 @@ def _detect_diffusion(v: _View, name: str) -> _Found | None:
         return _omnigen2(v)
     if v.has("input_blocks.0.0.weight"):
         return _sd_unet(v)
+    for detect in detectors(DIFFUSION):  # the family modules' own header detectors (DETECT sections)
+        found = detect(v)
+        if found is not None:
+            return found
     return None
 
 

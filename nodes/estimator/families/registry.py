@@ -2,7 +2,7 @@
 `registry`) is one family or a group of close variants, holding all that family's facts in named
 sections (FAMILIES, NAME_RULES, WORKING_MEMORY_ALIAS, ARCH_ROUTES, TEXT_TOKENS, TE_TOKENS, CALIBRATION,
 MEMORY_USAGE_FACTOR, CHECKPOINT_SPLITS, VAES, MEDIA_VAES, VAE_TRACED_AS, FAMILY_ENTRY, GGUF_SAME_ARCH,
-VARIANT_PARAMS, FP8_MODEL_ONLY_SPLITS, P_* parameter counts). The tables the estimator reads are views
+VARIANT_PARAMS, FP8_MODEL_ONLY_SPLITS, DETECT header detectors, P_* parameter counts). The tables the estimator reads are views
 built here, once, by merging the sections in ORDER (a module's ORDER also ranks its name rules: lower
 first, specific before general). A new family is one new file: nothing here names a family.
 
@@ -74,6 +74,13 @@ PARAMS = MappingProxyType({name: value for m in MODULES for name, value in vars(
 def name_rules(role: str) -> tuple[Rule, ...]:
     """Every module's file-name rules for this role (a ModelInfo kind or "upscaler"), in ORDER."""
     return tuple(r for m in MODULES for r in getattr(m, "NAME_RULES", {}).get(role, ()))
+
+
+def detectors(kind: str) -> tuple:
+    """The family modules' header detectors for a kind (their DETECT sections), in ORDER: each takes the
+    file's tensors with the prefix stripped (has / shape / dim) and returns a _spec.Found or None. They run
+    after the built-in key tests of families/detect.py."""
+    return tuple(fn for m in MODULES for fn in getattr(m, "DETECT", {}).get(kind, ()))
 
 
 def module_of(family: str) -> str:

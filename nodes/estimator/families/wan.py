@@ -1,6 +1,10 @@
 """Wan 2.1 / 2.2 (1.3B, 14B, TI2V 5B, A14B experts and the 14B task variants) and their VAEs."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Mapping
+
+from ..errors import PlanError
 from ._spec import DIFFUSION, Family, VAE, VaeFamily, _r
 
 ORDER = 10  # name rules of a lower ORDER are tried first (specific before general)
@@ -97,3 +101,78 @@ NAME_RULES = {
         _r(r"wan|qwen[_-]?image(?:[_-]layered)?[_-]vae", "vae-wan2.1", "Wan 2.1 VAE"),
     ),
 }
+
+
+# ----------------------------------------------------------------------------------------------
+# The Wan planner's model lines (wan_plan.py, nodes/wan_planner.py)
+@dataclass(frozen=True)
+class WanVariant:
+    """A Wan model line as the planner needs it (published architecture, files, rules)."""
+
+    key: str
+    label: str
+    family: str  # families id of its diffusion model
+    experts: tuple[str | None, ...]  # (None,) or the A14B pair sampled in turn
+    fps: int
+    multiple: int  # width/height step: VAE spatial factor × patch 2
+    spatial_compression: int
+    latent_channels: int
+    dim: int
+    num_layers: int
+    ffn_dim: int
+    params: int  # published parameter count of one expert (fallback when the catalogue lacks the file)
+    native_sizes: tuple[tuple[int, int], ...]  # landscape (width, height)
+    default_length: int
+    vae_file: str
+    vae_family: str
+    latent_node: str  # the ComfyUI node whose width/height/length the planner feeds
+    files: Mapping[str, tuple[str, ...]]  # precision -> one file name per expert
+    gguf_pattern: str  # GGUF file name with {quant} (and {expert}) placeholders
+
+    def length_for_seconds(self, seconds: float) -> int:
+        return length_for_seconds(seconds, self.fps)
+
+
+# Architectures: Wan-Video configs (wan_t2v_14B / wan_t2v_1_3B / wan_ti2v_5B / wan_t2v_A14B):
+# dim, ffn_dim, num_layers. Parameter counts: the model cards (1.3B, 14B, 5B; A14B = 2 × 14B).
+# File names: Comfy-Org repackaged repositories; GGUF: city96 / QuantStack naming.
+VARIANTS: dict[str, WanVariant] = {
+    v.key: v
+    for v in (
+        WanVariant(
+            "wan2.1-1.3b", "Wan 2.1 1.3B", "wan2.1-1.3b", (None,), 16, 16, 8, 16, 1536, 30, 8960, P_WAN13,
+            ((832, 480),), 81, "wan_2.1_vae.safetensors", "vae-wan2.1", "EmptyHunyuanLatentVideo",
+            {"fp16": ("wan2.1_t2v_1.3B_fp16.safetensors",)}, "wan2.1-t2v-1.3b-{quant}.gguf",
+        ),
+        WanVariant(
+            "wan2.1-14b", "Wan 2.1 14B", "wan2.1-14b", (None,), 16, 16, 8, 16, 5120, 40, 13824, P_WAN14_T2V,
+            ((832, 480), (1280, 720)), 81, "wan_2.1_vae.safetensors", "vae-wan2.1", "EmptyHunyuanLatentVideo",
+            {"fp16": ("wan2.1_t2v_14B_fp16.safetensors",), "fp8": ("wan2.1_t2v_14B_fp8_e4m3fn.safetensors",)},
+            "wan2.1-t2v-14b-{quant}.gguf",
+        ),
+        WanVariant(
+            "wan2.2-ti2v-5b", "Wan 2.2 TI2V 5B", "wan2.2-ti2v-5b", (None,), 24, 32, 16, 48, 3072, 30, 14336,
+            P_WAN5, ((1280, 704),), 121, "wan2.2_vae.safetensors", "vae-wan2.2", "Wan22ImageToVideoLatent",
+            {"fp16": ("wan2.2_ti2v_5B_fp16.safetensors",)}, "Wan2.2-TI2V-5B-{quant}.gguf",
+        ),
+        WanVariant(
+            "wan2.2-a14b", "Wan 2.2 14B (A14B)", "wan2.2-14b", ("high_noise", "low_noise"), 16, 16, 8, 16, 5120, 40,
+            13824, P_WAN14_T2V, ((832, 480), (1280, 720)), 81, "wan_2.1_vae.safetensors", "vae-wan2.1",
+            "EmptyHunyuanLatentVideo",
+            {
+                "fp16": ("wan2.2_t2v_high_noise_14B_fp16.safetensors", "wan2.2_t2v_low_noise_14B_fp16.safetensors"),
+                "fp8": ("wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors",
+                        "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors"),
+            },
+            "Wan2.2-T2V-A14B-{expert}-{quant}.gguf",
+        ),
+    )
+}
+
+
+def length_for_seconds(seconds: float, fps: int) -> int:
+    """The 4k+1 length closest to `seconds` at `fps` (5 s at 16 fps -> 81, Wan's default clip)."""
+    if seconds <= 0:
+        raise PlanError(f"seconds must be positive, got {seconds}")
+    frames = seconds * fps  # 4k+1 frames span 4k frame intervals = 4k/fps seconds
+    return 4 * max(0, int(round(frames / 4))) + 1
