@@ -33,10 +33,11 @@ def _discover() -> tuple[ModuleType, ...]:
 MODULES = _discover()
 
 
-def _merge(section: str) -> dict:
+def merge(section: str, modules=None) -> dict:
+    """One section of every module as one dict; a key two modules define is a ValueError."""
     out: dict = {}
     owner: dict = {}
-    for mod in MODULES:
+    for mod in MODULES if modules is None else modules:
         for key, value in getattr(mod, section, {}).items():
             if key in out:
                 raise ValueError(f"{section}[{key!r}] is defined in both {owner[key]} and {mod.__name__}")
@@ -44,7 +45,7 @@ def _merge(section: str) -> dict:
     return out
 
 
-_merged = {name: _merge(name) for name in DICT_SECTIONS}
+_merged = {name: merge(name) for name in DICT_SECTIONS}
 
 FAMILIES: MappingProxyType = MappingProxyType(
     {fid: Family(f.kind, f.label, MappingProxyType(dict(f.arch))) for fid, f in _merged["FAMILIES"].items()})
