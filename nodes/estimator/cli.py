@@ -18,6 +18,9 @@ from .errors import VramBudgetError
 from .families import describe, info_to_dict
 from .files import iter_model_files
 from .units import fmt_gib, fmt_params
+from .cli_llm import add_llm_parsers
+from .cli_estimate import add_estimate_parser as add
+from .files import inspect_file
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,7 +32,6 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers.required = True
     add_inspect_parser(subparsers)
     add_estimate_parser(subparsers)
-    from .cli_llm import add_llm_parsers  # noqa: PLC0415  (`llm` and `train`, cli_llm.py)
     add_llm_parsers(subparsers)
     return parser
 
@@ -47,8 +49,6 @@ def add_inspect_parser(subparsers) -> None:
 
 def add_estimate_parser(subparsers) -> None:
     """Hook for the ``estimate`` subcommand (workflow -> peak VRAM), defined in cli_estimate.py."""
-    from .cli_estimate import add_estimate_parser as add  # noqa: PLC0415  (keeps `inspect` light to import)
-
     add(subparsers)
 
 
@@ -89,8 +89,6 @@ def cmd_inspect(args: argparse.Namespace, out=None, err=None) -> int:
 
 
 def _dtype_mix(path: str) -> dict[str, int]:
-    from .files import inspect_file  # cached by inspect_file: no second read
-
     return inspect_file(path).bytes_by_dtype
 
 

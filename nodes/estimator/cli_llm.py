@@ -20,6 +20,9 @@ from .training import (COMFY_ALGORITHMS, LEAK_HINT, METHODS, OPTIMIZERS, PRECISI
                        cheapest_training_cards, diffusion_lora_budget, diffusion_remedies, llm_training,
                        llm_training_remedies)
 from .units import GB, fmt_gib, fmt_params
+from .families import describe
+from .model_info import DIFFUSION
+from .llm import cheapest_options
 
 
 def add_llm_parsers(subparsers) -> None:
@@ -134,8 +137,6 @@ def load_llm(model: str) -> llm.LlmConfig:
     """llm.load_model, plus ComfyUI single-file text encoders (no config.json: shapes + known configs)."""
     if os.path.isfile(model) and model.lower().endswith((".safetensors", ".sft")) and \
             not os.path.isfile(os.path.join(os.path.dirname(os.path.abspath(model)), "config.json")):
-        from .families import describe  # noqa: PLC0415
-
         info = describe(model)
         if info.arch.get("kv_heads"):
             return llm.config_from_arch(info.label, info.arch, info.params)
@@ -250,9 +251,6 @@ def format_training(b: TrainingBudget, card: Card | None, options, remedies) -> 
 def _diffusion_info(model: str):
     if not (os.path.isfile(model) and model.lower().endswith((".safetensors", ".sft", ".gguf"))):
         return None
-    from .families import describe  # noqa: PLC0415
-    from .model_info import DIFFUSION  # noqa: PLC0415
-
     info = describe(model)
     return info if info.kind == DIFFUSION else None
 
@@ -267,8 +265,6 @@ def _run_diffusion_train(args, info, card: Card | None) -> int:
                                        optimizer=args.optimizer or "AdamW", grad_ckpt=args.grad_ckpt)
     except VramBudgetError as exc:
         return _fail(exc)
-    from .llm import cheapest_options  # noqa: PLC0415
-
     options = cheapest_options(lambda c, n: (budget.peak_high <= c.total_bytes, budget.peak_high, c.total_bytes),
                                counts=(1,))
     target = card or (find_card(options[0].card) if options else None)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import mmap
 import math
 import os
 import pickletools
@@ -416,7 +417,6 @@ def _inspect_gguf(path: str, size: int) -> Inventory:
         import gguf  # noqa: PLC0415  (optional at import time of the package)
     except ImportError:  # pragma: no cover - gguf is a declared dependency
         raise ModelFileError(path, "reading GGUF needs the 'gguf' package (pip install gguf)") from None
-    import mmap
 
     try:
         with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:

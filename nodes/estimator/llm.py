@@ -33,6 +33,7 @@ from .errors import ModelFileError, VramBudgetError
 from .gpus import CARDS, RENTAL_LINEUP, Card
 from .llm_quant import GGML_BLOCK, GGUF_FTYPES, WEIGHT_FORMATS, tensor_bytes, tensor_list, text_params
 from .units import GB, GiB
+from .files import inspect_file
 
 # FACTS.md: "weights + KV cache + 1–2 GB working margin" (activations, CUDA context, compute buffers).
 MARGIN_LOW, MARGIN_HIGH = 1 * GB, 2 * GB
@@ -190,8 +191,6 @@ _LAYER_KEY = re.compile(r"(?:^|\.)(?:model|language_model)\.layers\.(\d+)\.")
 
 def read_hf_folder(path: str) -> LlmConfig:
     """config.json + every *.safetensors header of a Hugging Face model folder (no tensor data read)."""
-    from .files import inspect_file  # noqa: PLC0415  (keeps known-name use import-light)
-
     cfg_path = os.path.join(path, "config.json")
     if not os.path.isfile(cfg_path):
         raise ModelFileError(path, "no config.json (a Hugging Face model folder has config.json next to its "
@@ -257,8 +256,6 @@ def _indexed(path: str, shards: list[str]) -> list[str]:
 
 def read_gguf(path: str) -> LlmConfig:
     """An LlmConfig from a llama.cpp GGUF: hyper-parameters from its metadata, bytes from its tensors."""
-    from .files import inspect_file  # noqa: PLC0415
-
     inv = inspect_file(path)
     meta = inv.metadata
     arch = meta.get("general.architecture")

@@ -48,6 +48,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from .units import GiB, KiB, MiB, fmt_gib
+from .resolve import resolve_model
+from .workload import SAMPLE, VAE_DECODE
+from .graph import read_workflow
 
 # --- thresholds (each says where it comes from) -------------------------------------------------
 # FACTS.md: "If it is several GiB, the problem is fragmentation". 2 GiB is the smallest amount
@@ -451,9 +454,6 @@ def _name_bits(name: str, gguf: bool = False) -> int | None:
 def context_for_workload(workload, resolver=None, install: str | None = None) -> OomContext:
     """The OomContext of a Workload (graph.read_workflow): model families as the estimator
     identifies them (file headers through `resolver`, else the catalogue of public files)."""
-    from .resolve import resolve_model  # noqa: PLC0415  (the estimator loads only when a workflow is given)
-    from .workload import SAMPLE, VAE_DECODE  # noqa: PLC0415
-
     families, bits, clip_types, models = [], [], [], []
     encoders: list[tuple[int, str, int | None, int | None]] = []  # (params, label, bits, bytes)
     for stage in workload.stages:
@@ -494,8 +494,6 @@ def context_for_prompt(prompt: Any, resolver=None, install: str | None = None) -
     """The OomContext of an API prompt or UI workflow; an empty one (generic advice) when it cannot
     be read. Never raises."""
     try:
-        from .graph import read_workflow  # noqa: PLC0415
-
         return context_for_workload(read_workflow(prompt), resolver, install)
     except Exception:  # noqa: BLE001  (OOM help must never fail on the workflow that caused it)
         return OomContext(install=_install(install))

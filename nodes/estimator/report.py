@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .units import GiB, fmt_gib
+from .runtime import speed_words
 
 VERDICT_TEXT = {"fits": "FITS", "tight": "FITS (TIGHT)", "runs_slower": "RUNS, SLOWER", "oom": "OUT OF MEMORY",
                 "unknown": "CAN'T TELL"}
@@ -184,8 +185,6 @@ def _verdict_tail(budget, peak_stage) -> str:
     if budget.verdict == "runs_slower":
         parts = []
         if budget.offload_bytes:
-            from .runtime import speed_words  # noqa: PLC0415
-
             parts.append(f"keeps {fmt_gib(budget.offload_bytes)} of weights in RAM: "
                          f"{speed_words(budget.slowdown, getattr(budget, 'slowdown_high', budget.slowdown))}")
         if budget.extra_seconds >= 1:

@@ -33,6 +33,9 @@ from .gpus import Card
 from .llm import MARGIN_HIGH, MARGIN_LOW, CardOption, LlmConfig, cheapest_options
 from .llm_quant import NF4_BITS, tensor_list
 from .units import GB
+from .files import inspect_file
+from .memory import latent_tokens, text_tokens_for
+from .workload import LatentShape
 
 METHODS = ("full", "lora", "qlora")
 OPTIMIZERS = ("adamw", "adam", "adamw8bit", "sgd", "rmsprop")
@@ -424,10 +427,6 @@ def diffusion_lora_budget(info, resolution: int = 1024, batch: int = 1, rank: in
     """TrainLoraNode on a diffusion model file: adapters exactly as ComfyUI creates them (from the file's
     tensors), the weights as stored, activations of forward + backward from the per-block formula at the
     latent tokens of ``resolution``. ``grad_ckpt`` means per-block checkpointing (ComfyUI checkpoint_depth 2)."""
-    from .files import inspect_file  # noqa: PLC0415
-    from .memory import latent_tokens, text_tokens_for  # noqa: PLC0415
-    from .workload import LatentShape  # noqa: PLC0415
-
     arch = info.arch
     depth, hidden = int(arch.get("depth") or 0), int(arch.get("hidden_size") or 0)
     if not arch.get("patch_size") or depth <= 0 or hidden <= 0:

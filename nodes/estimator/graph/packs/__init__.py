@@ -22,6 +22,9 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Callable
 
+from ...workload import ModelRef
+from ..base import MAX_CHAIN
+
 
 @dataclass
 class Pack:
@@ -104,8 +107,6 @@ def loader(fn: Callable) -> Callable:
 def lora_on_model(a, node, visiting, name_widget: str = "lora_name", strength_widget: str = "strength_model",
                   folder: str = "loras") -> list:
     """A pack's MODEL -> MODEL LoRA node: the models upstream plus this LoRA (unless strength 0)."""
-    from ...workload import ModelRef  # noqa: PLC0415
-
     base = a.refs(a.link(node, "model"), "MODEL", visiting)
     strength = a.number(node, strength_widget, 1.0, integer=False)
     name = a.value(node, name_widget)
@@ -117,8 +118,6 @@ def lora_on_model(a, node, visiting, name_widget: str = "lora_name", strength_wi
 
 def upstream_chain(a, link, next_link: Callable) -> list:
     """The nodes from ``link`` upstream, following ``next_link(node) -> link | None`` (bounded, no cycles)."""
-    from ..base import MAX_CHAIN  # noqa: PLC0415
-
     out: list = []
     for _ in range(MAX_CHAIN):
         node = a.nodes.get(link.node) if link else None

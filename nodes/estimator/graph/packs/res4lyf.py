@@ -9,6 +9,7 @@ ClownModelLoader / FluxLoader name the diffusion model, text encoders and VAE in
 from __future__ import annotations
 
 from ...workload import LatentShape, ModelRef
+from ..base import _Link
 from . import Pack, loader
 
 SAMPLERS = {"ClownsharKSampler_Beta", "ClownsharkChainsampler_Beta", "SharkSampler", "SharkSampler_Beta",
@@ -86,8 +87,6 @@ def _model_link(a, node):
                                                                                 "CheckpointLoaderSimple")]
     if len(loaders) == 1:
         a.stage_note(f"no model connected: the workflow's only model loader (node {loaders[0].id}) is assumed")
-        from ..base import _Link  # noqa: PLC0415
-
         return _Link(loaders[0].id, 0)
     return None
 

@@ -16,7 +16,7 @@ runtime simulator applies those rules instead of ComfyUI's.
 from __future__ import annotations
 
 from ...workload import AUDIO_ENCODE, CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape, ModelRef, Stage
-from ..base import MAX_CHAIN, _replace
+from ..base import MAX_CHAIN, _Link, _replace
 from . import Pack, loader, upstream_chain
 
 MANAGER = "WanVideoWrapper"
@@ -455,7 +455,6 @@ def _image_to_video_encode(a, node):
 
 
 def _self_link(node):
-    from ..base import _Link  # noqa: PLC0415
     return _Link(node.id, 0)
 
 
