@@ -25,6 +25,7 @@ from .model_info import DIFFUSION, TEXT_ENCODER
 from .stages.vae import vae_working
 from .units import GiB, fmt_gib
 from .workload import SAMPLE, VAE_DECODE, LatentShape, with_frames, with_pixels
+from .serial import JsonFields
 
 # Bits per parameter of common GGUF quants (ggml block sizes: Q8_0 34 B / 32, Q5_K 176 B / 256,
 # Q4_K 144 B / 256, Q6_K 210 B / 256; "_S" mixes keep a few tensors wider, ~+0.1 bit).
@@ -40,7 +41,7 @@ SHAPE_KINDS = ("batch", "frames", "resolution")  # remedies that scale the activ
 
 
 @dataclass(frozen=True)
-class Remedy:
+class Remedy(JsonFields):
     rank: int  # position on the FACTS ladder (1 = try first)
     kind: str  # precision | vae_tiling | batch | resolution | frames | free_memory | fragmentation | offload | bigger_card
     title: str  # "T5-XXL fp16 -> fp8: -4.56 GiB"
@@ -54,12 +55,7 @@ class Remedy:
     cuts: tuple[tuple[int, int], ...] = ()  # (stage index, bytes saved there): what the plan adds up per stage
     min_cuts: tuple[tuple[int, int], ...] | None = None  # the same with cond/uncond in turn (None: = cuts)
 
-    def to_dict(self) -> dict:
-        return {
-            "rank": self.rank, "kind": self.kind, "title": self.title, "detail": self.detail,
-            "saving_bytes": self.saving_bytes, "cost": self.cost, "new_peak_bytes": self.new_peak_bytes,
-            "fixes": self.fixes, "runs": self.runs,
-        }
+    _json_skip = ("sub_rank", "cuts", "min_cuts")
 
 
 def _peak_with(budget, stage_index: int, new_stage_peak: int) -> int:

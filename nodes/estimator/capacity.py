@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from . import budget as budget_mod
 from .errors import VramBudgetError
 from .workload import LatentShape, Workload, with_frames, with_pixels
+from .serial import JsonFields
 
 WHATS = ("batch", "resolution", "frames")
 MAX_STEPS = 4096  # the search never looks past this many steps of a size (EmptyLatentImage batch_size max)
@@ -20,7 +21,7 @@ MAX_RESOLUTION = 16384  # nodes.MAX_RESOLUTION: no latent node accepts a larger 
 
 
 @dataclass(frozen=True)
-class Capacity:
+class Capacity(JsonFields):
     what: str  # batch | resolution | frames
     current: str  # what the workflow asks for ("batch 1", "1024×1024", "81 frames")
     resident: str | None  # the largest that stays resident (None: not even the smallest)
@@ -29,9 +30,6 @@ class Capacity:
     runs_value: int | None
     note: str = ""
 
-    def to_dict(self) -> dict:
-        return {"what": self.what, "current": self.current, "resident": self.resident, "runs": self.runs,
-                "resident_value": self.resident_value, "runs_value": self.runs_value, "note": self.note}
 
     def text(self) -> str:
         res = self.resident or "nothing (not even the smallest)"

@@ -59,6 +59,7 @@ from dataclasses import dataclass, field, replace
 from .model_info import CHECKPOINT, DIFFUSION, LORA, TEXT_ENCODER, VAE
 from .units import GiB, MiB, fmt_gib
 from .workload import SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE
+from .serial import JsonFields
 
 FITS, SWAPPING, THRASHING, OOM, ASSUMED = "fits", "swapping", "thrashing", "oom", "assumed"
 HOST_SEVERITY = {FITS: 0, ASSUMED: 0, THRASHING: 1, SWAPPING: 1, OOM: 2}
@@ -143,14 +144,11 @@ class Host:
 
 
 @dataclass(frozen=True)
-class HostItem:
+class HostItem(JsonFields):
     label: str
     bytes: int
     category: str  # process | os | weights | cached | pinned | load | images | mapped
     note: str = ""
-
-    def to_dict(self) -> dict:
-        return {"label": self.label, "bytes": self.bytes, "category": self.category, "note": self.note}
 
 
 @dataclass(frozen=True)
@@ -205,17 +203,13 @@ class HostBudget:
 
 
 @dataclass(frozen=True)
-class HostRemedy:
+class HostRemedy(JsonFields):
     kind: str  # text_encoder_fp8 | cache_none | disable_pinned | page_file | swap | weights_fp8 | frames | close_programs
     title: str
     detail: str
     saving_bytes: int
     fixes: bool
     cost: str
-
-    def to_dict(self) -> dict:
-        return {"kind": self.kind, "title": self.title, "detail": self.detail, "saving_bytes": self.saving_bytes,
-                "fixes": self.fixes, "cost": self.cost}
 
 
 # ---------------------------------------------------------------------------------------------

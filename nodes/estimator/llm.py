@@ -34,6 +34,7 @@ from .gpus import CARDS, RENTAL_LINEUP, Card
 from .llm_quant import GGML_BLOCK, GGUF_FTYPES, WEIGHT_FORMATS, tensor_bytes, tensor_list, text_params
 from .units import GB, GiB
 from .files import inspect_file
+from .serial import JsonFields
 
 # FACTS.md: "weights + KV cache + 1–2 GB working margin" (activations, CUDA context, compute buffers).
 MARGIN_LOW, MARGIN_HIGH = 1 * GB, 2 * GB
@@ -739,7 +740,7 @@ def _kv_layer_bytes(cfg: LlmConfig, ctx: int, users: int, kv: str, windowed: boo
 # ---------------------------------------------------------------------------------------------
 # Cheapest card
 @dataclass(frozen=True)
-class CardOption:
+class CardOption(JsonFields):
     card: str
     count: int
     price_eur_h: float | None  # for all cards together; None when the guide gives no price
@@ -747,9 +748,6 @@ class CardOption:
     capacity_bytes: int
     how: str = ""  # e.g. "tensor parallel", "ZeRO-3"
 
-    def to_dict(self) -> dict:
-        return dict(card=self.card, count=self.count, price_eur_h=self.price_eur_h,
-                    per_gpu_bytes=self.per_gpu_bytes, capacity_bytes=self.capacity_bytes, how=self.how)
 
     def label(self) -> str:
         price = f", €{self.price_eur_h:.2f}/h" if self.price_eur_h is not None else ""
@@ -804,14 +802,11 @@ def cheapest_serving(cfg: LlmConfig, context: int | None = None, users: int = 1,
 # ---------------------------------------------------------------------------------------------
 # Remedies
 @dataclass(frozen=True)
-class ServeRemedy:
+class ServeRemedy(JsonFields):
     what: str
     per_gpu_high: int
     verdict: str
     cost: str
-
-    def to_dict(self) -> dict:
-        return dict(what=self.what, per_gpu_high=self.per_gpu_high, verdict=self.verdict, cost=self.cost)
 
 
 def serve_remedies(cfg: LlmConfig, plan: ServePlan, card: Card, weights: str, engine: str,

@@ -51,6 +51,7 @@ from .units import GiB, KiB, MiB, fmt_gib
 from .resolve import resolve_model
 from .workload import SAMPLE, VAE_DECODE
 from .graph import read_workflow
+from .serial import JsonFields
 
 # --- thresholds (each says where it comes from) -------------------------------------------------
 # FACTS.md: "If it is several GiB, the problem is fragmentation". 2 GiB is the smallest amount
@@ -82,16 +83,14 @@ class ProcessUsage:
 
 
 @dataclass(frozen=True)
-class Remedy:
+class Remedy(JsonFields):
     key: str  # stable id: "expandable_segments", "fp8_gguf", "tiled_vae", ...
     title: str
     detail: str
     flag: str | None = None  # the launch flag or environment variable it sets, if any
     where: tuple[tuple[str, str], ...] = ()  # (install, where to set it there): see where_to_set
 
-    def to_dict(self) -> dict:
-        return {"key": self.key, "title": self.title, "detail": self.detail, "flag": self.flag,
-                "where": dict(self.where) if self.where else None}
+    _json_convert = {"where": lambda w: dict(w) if w else None}
 
 
 @dataclass(frozen=True)

@@ -419,7 +419,6 @@ def speed_words(low: float, high: float) -> str:
     return f"sampling ≈ {_range(low, high)}× slower"
 
 
-
 def _oom_sample(sb, ctx, minimum, work, rules, notes, k, weights, resident=0, peak=None) -> StageRun:
     peak = peak if peak is not None else minimum
     if minimum > ctx.capacity:

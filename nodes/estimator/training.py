@@ -36,6 +36,7 @@ from .units import GB
 from .files import inspect_file
 from .memory import latent_tokens, text_tokens_for
 from .workload import LatentShape
+from .serial import JsonFields
 
 METHODS = ("full", "lora", "qlora")
 OPTIMIZERS = ("adamw", "adam", "adamw8bit", "sgd", "rmsprop")
@@ -332,14 +333,11 @@ LEAK_HINT = ("An out-of-memory error after hundreds of steps is a leak, not the 
 
 
 @dataclass(frozen=True)
-class Remedy:
+class Remedy(JsonFields):
     what: str
     peak_high: int
     saving: int
     cost: str
-
-    def to_dict(self) -> dict:
-        return dict(what=self.what, peak_high=self.peak_high, saving=self.saving, cost=self.cost)
 
 
 def llm_training_remedies(cfg: LlmConfig, setup: TrainSetup, capacity: int | None = None) -> list[Remedy]:

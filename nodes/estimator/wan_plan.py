@@ -46,6 +46,7 @@ from .families import FAMILIES
 from .model_info import DIFFUSION, ModelInfo
 from .units import GiB, fmt_gib
 from .workload import SAMPLE, TEXT_ENCODE, VAE_DECODE, LatentShape, ModelRef, Stage, Workload
+from .serial import JsonFields
 
 # ----------------------------------------------------------------------------------------------
 # Constants (each says where it comes from)
@@ -409,7 +410,7 @@ def search_path(width: int, height: int, length: int, multiple: int, keep: str) 
 # ----------------------------------------------------------------------------------------------
 # The plan
 @dataclass(frozen=True)
-class KeepOption:
+class KeepOption(JsonFields):
     """One way to keep the original target instead of cutting it."""
 
     kind: str  # "precision" | "block_swap" | "reserve_vram" | "dynamic_vram" | "bigger_card"
@@ -418,10 +419,6 @@ class KeepOption:
     cost: str
     works: bool = True
     value: float | None = None  # blocks, GB, ...
-
-    def to_dict(self) -> dict:
-        return {"kind": self.kind, "title": self.title, "detail": self.detail, "cost": self.cost,
-                "works": self.works, "value": self.value}
 
 
 @dataclass(frozen=True)
