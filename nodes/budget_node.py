@@ -34,14 +34,9 @@ class BudgetWontFitError(VramBudgetError):
 
 def live_device(memory_mode: str = "auto", vram_gb: float = 0.0, gpu: str = THIS_GPU) -> Device:
     """The Device to estimate against: a catalogue card, a typed budget, or the GPU ComfyUI runs
-    on; on a CPU-only ComfyUI, system RAM (where the models live then)."""
-    device, _why = comfy_bridge.estimator_device(None if gpu == THIS_GPU else gpu, memory_mode, vram_gb)
-    if device is not None:
-        return device
-    state = comfy_bridge.device_state()
-    return Device(name=f"{state.name} (no CUDA device: RAM)", total_bytes=state.total,
-                  memory_mode="classic" if memory_mode == "auto" else memory_mode, context_bytes=0, source="live",
-                  host=comfy_bridge.live_host())
+    on; on a CPU-only ComfyUI, system RAM (where the models live then). The panel's estimate
+    route asks the same function (comfy_bridge.estimator_device), so both give one answer."""
+    return comfy_bridge.estimator_device(None if gpu == THIS_GPU else gpu, memory_mode, vram_gb)[0]
 
 
 def with_ram_budget(device: Device, ram_gb: float) -> Device:

@@ -7,8 +7,17 @@ comfy-aimdo in 0.13+), it feature-detects with ``hasattr`` instead of assuming e
 """
 from __future__ import annotations
 
+import math
 import os
+import platform
+from collections import Counter
 from dataclasses import dataclass
+
+from .estimator.device import CUDA_CONTEXT_BYTES, LaunchFlags, device_for_launch, rules_for_version
+from .estimator.errors import VramBudgetError
+from .estimator.gpus import Card, card_for_vram, find_card
+from .estimator.host_memory import Host
+from .estimator.units import GiB, fmt_gib
 
 
 def _mm():
@@ -21,6 +30,15 @@ def _folder_paths():
     import folder_paths  # noqa: PLC0415
 
     return folder_paths
+
+
+def comfy_args():
+    """ComfyUI's parsed launch flags (comfy.cli_args.args), or None outside ComfyUI."""
+    try:
+        from comfy.cli_args import args  # noqa: PLC0415
+    except Exception:  # noqa: BLE001  (outside ComfyUI)
+        return None
+    return args
 
 
 # ----------------------------------------------------------------------------------------------
@@ -64,13 +82,9 @@ def memory_mode() -> str:
                 pass
         elif val:
             return "dynamic"
-    try:
-        from comfy.cli_args import args  # noqa: PLC0415
-
-        if getattr(args, "enable_dynamic_vram", False) or getattr(args, "dynamic_vram", False):
-            return "dynamic"
-    except Exception:
-        pass
+    args = comfy_args()
+    if getattr(args, "enable_dynamic_vram", False) or getattr(args, "dynamic_vram", False):
+        return "dynamic"
     return "classic"
 
 
@@ -201,9 +215,8 @@ def _aimdo_simple_headroom(control) -> int | None:
         value = _lib_int64(lib, "simple_vram_headroom")
         if value is not None:
             return value
-    try:
-        from comfy.cli_args import args  # noqa: PLC0415
-    except Exception:
+    args = comfy_args()
+    if args is None:
         return None
     reserve = getattr(args, "reserve_vram", None)
     return 0 if reserve is None else int(float(reserve) * 1024 ** 3)
@@ -227,13 +240,10 @@ def _aimdo_headroom(control) -> int | None:
     simple = _aimdo_simple_headroom(control)
     if simple is None:
         return None
-    extra = 0
     try:
-        from comfy.cli_args import args  # noqa: PLC0415
-
-        extra = int(float(getattr(args, "vram_headroom", 0) or 0) * 1024 ** 3)
-    except Exception:
-        pass
+        extra = int(float(getattr(comfy_args(), "vram_headroom", 0) or 0) * 1024 ** 3)
+    except (TypeError, ValueError):
+        extra = 0
     return max(simple, _AIMDO_HEADROOM_FLOOR) + max(extra, 0)
 
 
@@ -540,9 +550,6 @@ def describe_loaded_model(model) -> dict:
     weights, whose class carries ``tensor_type`` / ``tensor_shape``: ComfyUI-GGUF ops.py),
     gguf_type (most common quantized type, e.g. "Q4_K"), largest_tensor_params, manual_cast_dtype.
     """
-    import math  # noqa: PLC0415
-    from collections import Counter  # noqa: PLC0415
-
     base = getattr(model, "model", model)  # ModelPatcher -> BaseModel
     dm = getattr(base, "diffusion_model", None)
     config = getattr(getattr(base, "model_config", None), "unet_config", None) or {}
@@ -733,49 +740,20 @@ def send_node_text(node_id, text: str) -> bool:
         return False
 
 
-def rules_for_version(version: str | None) -> tuple[str, str]:
-    """(host-memory rule set, note) for a ComfyUI version: 0.8 up to 0.15 (classic), 0.18 for 0.16-0.29
-    (Dynamic VRAM, pins capped at 95 % of RAM), 0.33 from 0.30 (pin budget, RAM-pressure cache); a
-    version newer than the newest rule set is said."""
-    from .estimator.host_memory import RULE_SETS  # noqa: PLC0415
-
-    try:
-        major, minor = (int(x) for x in str(version).split(".")[:2])
-    except (TypeError, ValueError):
-        return RULE_SETS[-1], f"ComfyUI version not read: the rules of {RULE_SETS[-1]} are used"
-    if (major, minor) < (0, 16):
-        return "0.8", ""
-    if (major, minor) < (0, 30):
-        return "0.18", ""
-    newest = RULE_SETS[-1]
-    if (major, minor) > tuple(int(x) for x in newest.split(".")):
-        return newest, f"rules of {newest} used for {major}.{minor}"
-    return newest, ""
-
-
 def live_host():
     """The machine's RAM as ComfyUI sees it (psutil) and the launch flags that change host memory,
     as an estimator Host; a psutil that fails gives a Host that says the RAM is not known."""
-    import platform  # noqa: PLC0415
-
-    from .estimator.host_memory import Host  # noqa: PLC0415
-
     version = comfy_version() or ""
     rules, note = rules_for_version(version)
-    flags = {}
-    try:
-        from comfy.cli_args import args  # noqa: PLC0415
-
-        flags = {k: getattr(args, k, None) for k in ("cache_none", "cache_lru", "cache_ram", "high_ram",
-                                                     "disable_pinned_memory", "cache_classic")}
-    except Exception:  # noqa: BLE001  (outside ComfyUI)
-        pass
+    args = comfy_args()
+    flags = {} if args is None else {k: getattr(args, k, None) for k in ("cache_none", "cache_lru", "cache_ram",
+                                                                           "high_ram", "disable_pinned_memory",
+                                                                           "cache_classic")}
     lru = flags.get("cache_lru") or 0
     cache = ("none" if flags.get("cache_none") else "lru" if lru else "classic" if flags.get("cache_classic")
              else "ram" if flags.get("cache_ram") not in (None, False) and rules != "0.8" else "")
     notes = (note,) if note else ()
-    os_name = "windows" if platform.system() == "Windows" else "linux"
-    common = dict(os=os_name, rules=rules, version=version, cache=cache,
+    common = dict(os=_os_name(), rules=rules, version=version, cache=cache,
                   pinned_memory=not flags.get("disable_pinned_memory"), high_ram=bool(flags.get("high_ram")))
     try:
         import psutil  # noqa: PLC0415
@@ -793,65 +771,76 @@ def live_host():
                 source="live", notes=notes, **common)
 
 
+def _os_name() -> str:
+    return "windows" if platform.system() == "Windows" else "linux"
+
+
+def live_launch_flags() -> LaunchFlags:
+    """This ComfyUI's launch flags, its OS and the host-memory rule set of its version, for the
+    estimator's one launch-flags -> Device mapping (estimator/device.py device_for_launch)."""
+    args = comfy_args()
+    return LaunchFlags.from_args(args if args is not None else object(), os=_os_name(),
+                                 rules=rules_for_version(comfy_version())[0])
+
+
+def live_memory_mode() -> str:
+    """"dynamic" when this ComfyUI streams weights with comfy-aimdo, else "classic" (also on the CPU)."""
+    return "dynamic" if (memory_mode() == "dynamic" or dynamic_vram_status().enabled) else "classic"
+
+
+def _live_card(name: str) -> Card:
+    """The catalogue card of the live GPU's name (its speed, host link, bf16, vendor), else a card
+    that carries only the name (the measurements give its size and fp8)."""
+    try:
+        return find_card(name)
+    except VramBudgetError:
+        return Card(name, 0, True)
+
+
 def estimator_device(card: str | None = None, memory_mode: str = "auto", budget_gb: float = 0.0):
-    """The Device of _estimator_device with the machine's RAM (live_host) attached."""
-    from dataclasses import replace  # noqa: PLC0415
-
-    dev, note = _estimator_device(card, memory_mode, budget_gb)
-    if dev is not None:
-        dev = replace(dev, host=live_host())
-    return dev, note
-
-
-def _estimator_device(card: str | None = None, memory_mode: str = "auto", budget_gb: float = 0.0):
-    """(estimator Device, note) for the node and the panel: a catalogue card when one is named, a
-    typed budget, else the live compute GPU; (None, reason) when there is no CUDA device.
+    """(estimator Device, note) for the VRAM Budget node and the panel, with this machine's RAM
+    (live_host): a catalogue card when one is named, a typed budget (GiB), else the GPU ComfyUI
+    computes on, measured; on a ComfyUI without a CUDA device (--cpu, MPS, ...) its system memory,
+    where the models live then, with a note saying so. Every one goes through device_for_launch
+    with this ComfyUI's launch flags, as the command line does with its own.
 
     Other processes = total − driver-free − PyTorch-reserved − our own CUDA context (the budget
     adds the context itself, as overhead of every stage)."""
-    from .estimator.device import CUDA_CONTEXT_BYTES, Device  # noqa: PLC0415
-    from .estimator.gpus import find_card  # noqa: PLC0415
-    from .estimator.units import GiB  # noqa: PLC0415
-
-    state = device_state()
-    if memory_mode in ("classic", "dynamic"):
-        mode = memory_mode
-    else:
-        mode = "dynamic" if (state.memory_mode == "dynamic" or dynamic_vram_status().enabled) else "classic"
+    flags = live_launch_flags()
+    mode = memory_mode if memory_mode in ("classic", "dynamic") else live_memory_mode()
+    common = dict(memory_mode=mode, host=live_host())
     if card:
-        return Device.from_card(find_card(card), memory_mode=mode, source="catalogue"), None
+        return device_for_launch(find_card(card), flags, **common), None
     if budget_gb and budget_gb > 0:
-        return Device(name=f"{budget_gb:g} GiB budget", total_bytes=int(budget_gb * GiB), memory_mode=mode,
-                      source="budget input"), None
+        return device_for_launch(card_for_vram(budget_gb), flags, name=f"{budget_gb:g} GiB budget",
+                                 total_bytes=int(budget_gb * GiB), source="budget input", **common), None
+    state = device_state()
     if state.type != "cuda":
-        return None, f"no CUDA device: ComfyUI runs on the {state.type}"
+        return (device_for_launch(None, flags, name=state.name, total_bytes=state.total, **common),
+                f"No CUDA device: ComfyUI runs on the {state.type}, so this is for its {fmt_gib(state.total)} of "
+                "system memory, where the models live; pick a card to estimate for one.")
     live = next((d for d in cuda_devices() if d.is_compute_device), None)
     total = live.total if live else state.total
     driver_free = live.driver_free if live and live.driver_free is not None else state.driver_free
     reserved = live.torch_reserved if live else state.torch_reserved
     allocated = live.torch_allocated if live else state.torch_allocated
-    held = sum(m.loaded for m in loaded_models() if m.device_type == "cuda")
     name = live.name if live else state.name.split(" : ")[0]
-    flags = launch_flags()
-    return Device(
-        name=name, total_bytes=total,
+    return device_for_launch(
+        _live_card(name), flags, name=name, total_bytes=total,
         other_processes_bytes=max(0, total - driver_free - reserved - CUDA_CONTEXT_BYTES),
-        reserved_unallocated_bytes=max(0, reserved - allocated), held_by_models_bytes=held,
-        fp8_compute=supports_fp8_compute(), memory_mode=mode,
-        lowvram=state.vram_state in ("LOW_VRAM", "NO_VRAM"), reserve_bytes=state.reserve or 0, source="live",
-        vram_state=_VRAM_STATES.get(state.vram_state, "normal") if not flags.get("gpu_only") else "gpu_only",
-        cpu_vae=bool(flags.get("cpu_vae")), smart_memory=not flags.get("disable_smart_memory"),
-        te_cpu_reason=_te_cpu_reason(), compute_fp32_reason=_compute_fp32_reason(), **_card_speed(name),
-    ), None
+        reserved_unallocated_bytes=max(0, reserved - allocated),
+        held_by_models_bytes=sum(m.loaded for m in loaded_models() if m.device_type == "cuda"),
+        fp8_compute=supports_fp8_compute(), reserve_bytes=state.reserve or None,
+        te_cpu_reason=_te_cpu_reason(), compute_fp32_reason=_compute_fp32_reason(), source="live", **common), None
 
 
 def _compute_fp32_reason() -> str:
     """ComfyUI's own unet_manual_cast for a 16-bit model on this GPU: float32 means the diffusion model
     computes in fp32 here (Pascal under Linux, GTX 16xx), so its activations take 4 bytes."""
     try:
-        import comfy.model_management as mm  # noqa: PLC0415
         import torch  # noqa: PLC0415
 
+        mm = _mm()
         dev = mm.get_torch_device()
         if getattr(dev, "type", "") != "cuda":
             return ""
@@ -865,37 +854,9 @@ def _compute_fp32_reason() -> str:
 def _te_cpu_reason() -> str:
     """ComfyUI's own text_encoder_device(): where this ComfyUI will run text encoders."""
     try:
-        import comfy.model_management as mm  # noqa: PLC0415
-
-        dev = mm.text_encoder_device()
+        dev = _mm().text_encoder_device()
     except Exception:  # noqa: BLE001
         return ""
     if getattr(dev, "type", "") == "cpu":
         return "this ComfyUI runs text encoders on the CPU (model_management.text_encoder_device)"
     return ""
-
-
-# ComfyUI's VRAMState names -> the estimator's vram_state (runtime.py)
-_VRAM_STATES = {"NORMAL_VRAM": "normal", "LOW_VRAM": "low", "NO_VRAM": "no", "HIGH_VRAM": "high", "SHARED": "high"}
-
-
-def launch_flags() -> dict:
-    """The launch flags the runtime simulation needs, read from comfy.cli_args (not guessed)."""
-    try:
-        from comfy.cli_args import args  # noqa: PLC0415
-    except Exception:  # noqa: BLE001  (outside ComfyUI)
-        return {}
-    return {k: bool(getattr(args, k, False)) for k in ("gpu_only", "cpu_vae", "disable_smart_memory", "highvram",
-                                                        "lowvram", "novram")}
-
-
-def _card_speed(name: str) -> dict:
-    """Throughput and host link of the live card from the catalogue, when it is there."""
-    from .estimator.gpus import find_card  # noqa: PLC0415
-    from .estimator.errors import VramBudgetError  # noqa: PLC0415
-
-    try:
-        card = find_card(name)
-    except VramBudgetError:
-        return {}
-    return {"flops": card.flops or 165.2e12, "host_bytes_per_s": card.host_bytes_per_s}

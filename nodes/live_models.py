@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 
+from . import comfy_bridge
 from .comfy_trace import LiveTracer, tensor_list
 from .estimator import families, memory, vae_memory
 from .estimator.files import inspect_file
@@ -52,8 +53,6 @@ def tracer() -> LiveTracer | None:
             root = comfy_root()
             if root is None:
                 return None
-            from . import comfy_bridge  # noqa: PLC0415
-
             cache = None
             try:
                 import folder_paths  # noqa: PLC0415

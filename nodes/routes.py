@@ -9,14 +9,16 @@ POST /vram_budget/free_cache   the same plus the node-output cache (free_memory 
 GET  /vram_budget/last_oom     the newest OOM execution_error in ComfyUI's history, diagnosed
 POST /vram_budget/parse_oom    {"message", "exception_type", "node_type"?, "prompt"?, "install"?} -> diagnosis (oom.py)
 POST /vram_budget/estimate     {"prompt": API prompt, "workflow"?: UI workflow, "card"?: name} -> Budget
-GET  /vram_budget/cards        the estimator's card catalogue (the panel's "estimate for" choice)
+GET  /vram_budget/cards        the estimator's card catalogue (the panel's "estimate for" choice) and,
+                               as "default", what no choice estimates for (this GPU / system memory)
 GET  /vram_budget/readout      the top-bar readout: used / total of the compute device, the peak of
                                the running (or last) prompt, the newest measured-vs-predicted run
 GET  /vram_budget/runs         ?limit=N (1-200): measured against predicted, newest first (run_log.py)
 GET  /vram_budget/runs/export  the whole run log as JSON lines (a download)
 
-Every answer is JSON; every error is {"error": message} with a 4xx status (501 while the
-estimator is missing), never a stack trace. Work that can take more than a millisecond runs in
+Every answer is JSON; every error is {"error": message} with a 4xx status, never a stack trace.
+The estimator is imported with this module: a broken estimator fails the module's import, which
+the pack's registry logs with its traceback while ComfyUI loads on (no route answers "not available"). Work that can take more than a millisecond runs in
 the default executor, off the event loop.
 
 Threading (COMFYUI-NOTES §1.5): models belong to the prompt-worker thread. Unloading ONE model
@@ -40,16 +42,22 @@ import asyncio
 import dataclasses
 import json
 import logging
+import os
 import re
 import sys
 import time
-from typing import Any, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from . import comfy_bridge as bridge
 from . import run_log
+from .estimator.errors import VramBudgetError
+from .estimator.gpus import CARDS
 from .estimator.oom import context_for_prompt, guess_install, is_oom_message, parse_oom
-from .model_names import ModelNames
+from .estimator.planning import estimate_prompt
 from .estimator.units import GiB, MiB, fmt_gib
+from .live_models import live_hooks, prewarm
+from .model_names import ModelNames
 
 try:
     from aiohttp import web
@@ -494,56 +502,29 @@ DYNAMIC_NOTE = ("Dynamic VRAM: the weights comfy-aimdo streams live outside PyTo
 
 
 # ----------------------------------------------------------------------------------------------
-# The estimator (nodes/estimator/budget.py, built by the lead). Looked up on every call, so the
-# route lights up as soon as budget.py lands; until then 501.
-def _missing(exc: ImportError) -> str:
-    """'estimator module catalogue is missing', without the server's file paths."""
-    name = (getattr(exc, "name", None) or "").rsplit(".", 1)[-1]
-    return f"estimator module {name!r} is missing" if name else "a part of the estimator is missing"
+# The estimator: the same Device as the VRAM Budget node for the same request (comfy_bridge.estimator_device)
+def estimator_device(card: str | None = None) -> tuple[Any, str | None]:
+    """(device for estimate_prompt, note): a catalogue card when one is named, else this GPU; on a
+    ComfyUI without a CUDA device its system memory, as the node estimates there, with a note."""
+    return bridge.estimator_device(card)
 
 
-def load_estimator() -> tuple[Callable | None, Any, str | None]:
+def default_device_name() -> str:
+    """What the panel estimates for when it names no card: this GPU, or on a ComfyUI without a CUDA
+    device its system memory (the node's answer there too)."""
     try:
-        from .estimator import planning as budget  # noqa: PLC0415
-    except ImportError as exc:
-        return None, None, _missing(exc)
-    fn = getattr(budget, "estimate_prompt", None)
-    if not callable(fn):
-        return None, budget, "nodes/estimator/budget.py has no estimate_prompt()"
-    return fn, budget, None
-
-
-# With no CUDA device (ComfyUI on the CPU) a workflow is estimated for this card unless the
-# panel picks another: the FACTS.md guide's first rental card, the common 24 GB class.
-DEFAULT_CARD = "RTX 4090"
-
-
-def estimator_device(budget_module, card: str | None = None) -> tuple[Any, str | None]:
-    """(device for estimate_prompt, note): comfy_bridge.estimator_device (shared with the VRAM
-    Budget node); on a machine without CUDA, the catalogue card DEFAULT_CARD with a note."""
-    device, why = bridge.estimator_device(card)
-    if device is not None:
-        return device, None
-    from .estimator.gpus import find_card  # noqa: PLC0415
-
-    chosen = find_card(DEFAULT_CARD)
-    device, _ = bridge.estimator_device(chosen.name)
-    return device, f"No CUDA device here, so this is for an {chosen.name} ({chosen.nominal_gb} GB); pick another card above."
+        return "This GPU" if bridge.device_state().type == "cuda" else "System memory"
+    except Exception:  # noqa: BLE001  (outside ComfyUI)
+        return "This GPU"
 
 
 def card_list() -> list[dict]:
-    try:
-        from .estimator.gpus import CARDS  # noqa: PLC0415
-    except ImportError:
-        return []
     return [{"name": c.name, "nominal_gb": c.nominal_gb, "price_eur_h": c.price_eur_h} for c in CARDS]
 
 
 def server_roots() -> list[str]:
     """Absolute folders of this server that an HTTP answer must not reveal: ComfyUI's base and
     models folders, every model folder it searches, the user's home."""
-    import os  # noqa: PLC0415
-
     roots = {os.path.expanduser("~")}
     try:
         import folder_paths  # noqa: PLC0415
@@ -559,8 +540,6 @@ def server_roots() -> list[str]:
 def scrub_paths(data: Any, roots: list[str]) -> Any:
     """The same JSON with every server path made relative to the folder it lies in ("vae/ae.safetensors"),
     and model `path` fields reduced to the file name."""
-    import os  # noqa: PLC0415
-
     def text(s: str) -> str:
         for root in roots:
             if root and root in s:
@@ -579,20 +558,12 @@ def scrub_paths(data: Any, roots: list[str]) -> Any:
 
 
 def run_estimate(prompt: dict | None, workflow: dict | None, card: str | None = None) -> dict:
-    fn, budget_module, why = load_estimator()
-    if fn is None:
-        raise NotImplementedError(why or "estimator not available")
     t0 = time.perf_counter()
-    device, note = estimator_device(budget_module, card)
-    try:
-        from .live_models import live_hooks  # noqa: PLC0415  (ComfyUI's own detection / tracing)
-
-        with live_hooks(wait_s=20.0):  # inside the estimate pool's 30 s limit
-            result = fn(prompt if prompt is not None else workflow, device, bridge.model_resolver(), capacities=None)
-    except ImportError as exc:  # a part of the estimator that is not there yet
-        raise NotImplementedError(_missing(exc)) from None
-    data = result.to_dict() if hasattr(result, "to_dict") else result
-    data = scrub_paths(data, server_roots())
+    device, note = estimator_device(card)
+    with live_hooks(wait_s=20.0):  # ComfyUI's own detection / tracing, inside the estimate pool's 30 s limit
+        result = estimate_prompt(prompt if prompt is not None else workflow, device, bridge.model_resolver(),
+                                 capacities=None)
+    data = scrub_paths(result.to_dict(), server_roots())
     return {"available": True, "budget": data, "device_note": note,
             "elapsed_ms": round((time.perf_counter() - t0) * 1000, 2)}
 
@@ -696,8 +667,6 @@ async def _estimate_call(fn, *args):
     if _estimates_in_flight >= ESTIMATE_SLOTS:
         raise EstimatorBusy()
     if _estimate_pool is None:
-        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
-
         _estimate_pool = ThreadPoolExecutor(max_workers=ESTIMATE_WORKERS, thread_name_prefix="vram-budget-estimate")
     loop = asyncio.get_running_loop()
     _estimates_in_flight += 1
@@ -802,18 +771,14 @@ def register(server) -> bool:
         card = body.get("card")
         if card is not None and (not isinstance(card, str) or not 0 < len(card) <= 100):
             raise ValueError("\"card\" must be a card name such as \"RTX 4090\", or null for this GPU")
-        try:  # the first call imports the estimator: in the estimate pool too
+        try:
             return _json(await _estimate_call(run_estimate, prompt, workflow, card))
         except EstimatorBusy:
             return _error(429, f"the estimator is busy with {ESTIMATE_SLOTS} estimates; try again in a moment",
                           busy=True)
         except asyncio.TimeoutError:
             return _error(504, f"the estimate took longer than {ESTIMATE_TIMEOUT_S:g} s; it was abandoned")
-        except NotImplementedError as exc:
-            return _error(501, "estimator not available", available=False, detail=str(exc))
         except Exception as exc:  # VramBudgetError carries a user-facing message
-            from .estimator.errors import VramBudgetError  # noqa: PLC0415
-
             if not isinstance(exc, VramBudgetError):
                 # An estimator bug: the traceback goes to ComfyUI's log; the message names no paths.
                 log.exception("[VRAM Budget] estimate failed")
@@ -824,13 +789,11 @@ def register(server) -> bool:
     @routes.get(PREFIX + "/cards")
     @_guard
     async def vram_cards(request):
-        return _json({"cards": card_list(), "default": DEFAULT_CARD})
+        return _json({"cards": card_list(), "default": await _in_executor(default_device_name)})
 
     @routes.get(PREFIX + "/readout")
     @_guard
     async def vram_readout(request):
-        from .live_models import prewarm  # noqa: PLC0415
-
         prewarm()  # the UI is open: start the trace worker now, not on the first estimate
         return _json(await _in_executor(build_readout, tracker))
 

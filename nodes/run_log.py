@@ -38,6 +38,14 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from importlib import metadata
+
+from . import comfy_bridge
+
+try:
+    import tomllib
+except ImportError:  # pragma: no cover  (Python < 3.11: the line reader in _project_version)
+    tomllib = None
 from typing import Any, Callable
 
 from .estimator.units import GiB, MiB
@@ -347,10 +355,6 @@ _SKIP_PACK_DIRS = {"__pycache__", "node_modules"}
 
 
 def _dist_version(*names: str) -> str | None:
-    try:
-        from importlib import metadata  # noqa: PLC0415
-    except ImportError:  # pragma: no cover
-        return None
     for name in names:
         try:
             return str(metadata.version(name))[:MAX_VERSION_CHARS]
@@ -369,15 +373,13 @@ def torch_version() -> str | None:
 def _project_version(text: str) -> str | None:
     """[project] version of a pyproject.toml (tomllib; a line reader where it is missing or the
     file is not valid TOML, for the simple `version = "1.2.3"` that packs write)."""
-    try:
-        import tomllib  # noqa: PLC0415
-
-        version = (tomllib.loads(text).get("project") or {}).get("version")
-        return str(version)[:MAX_VERSION_CHARS] if isinstance(version, (str, int, float)) and str(version) else None
-    except ImportError:  # pragma: no cover  (Python < 3.11)
-        pass
-    except Exception:  # noqa: BLE001  (invalid TOML: try the plain line)
-        pass
+    if tomllib is not None:
+        try:
+            version = (tomllib.loads(text).get("project") or {}).get("version")
+            return (str(version)[:MAX_VERSION_CHARS] if isinstance(version, (str, int, float)) and str(version)
+                    else None)
+        except Exception:  # noqa: BLE001  (invalid TOML: try the plain line)
+            pass
     section = None
     for line in text.splitlines():
         line = line.strip()
@@ -450,7 +452,7 @@ def capture_versions(comfy_version: Callable[[], str | None] | None = None, dirs
                      limit: int = MAX_PACKS) -> dict:
     """{"comfyui", "comfy_aimdo", "torch", "custom_nodes": {pack: version}, "custom_nodes_omitted"}."""
     if comfy_version is None:
-        from .comfy_bridge import comfy_version  # noqa: PLC0415
+        comfy_version = comfy_bridge.comfy_version
     try:
         comfy = comfy_version()
     except Exception:  # noqa: BLE001

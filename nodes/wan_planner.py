@@ -14,8 +14,8 @@ from . import comfy_bridge
 from .budget_node import THIS_GPU, live_device
 from .estimator.gpus import CARDS
 from .estimator.wan_plan import (
-    DEFAULT_CFG, KEEP_MODES, PRECISIONS, VARIANT_LABELS, VARIANTS, format_plan, model_spec, plan,
-    spec_from_loaded,
+    DEFAULT_CFG, KEEP_MODES, PRECISIONS, VARIANT_LABELS, VARIANTS, format_plan, length_for_seconds, model_spec,
+    plan, spec_from_loaded,
 )
 
 log = logging.getLogger("vram_budget")
@@ -76,8 +76,6 @@ class WanPlanner:
         else:
             spec = model_spec(VARIANT_LABELS.get(variant, variant), precision)
         if seconds and seconds > 0:
-            from .estimator.wan_plan import length_for_seconds  # noqa: PLC0415
-
             length = length_for_seconds(seconds, spec.fps)
         device = live_device("auto", vram_budget_gb, gpu)
         result = plan(spec, device, int(width), int(height), int(length), keep, float(cfg))

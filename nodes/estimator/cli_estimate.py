@@ -6,14 +6,13 @@ import json
 import math
 import os
 import sys
-from dataclasses import replace as _with
 
 from . import host_memory
-from .device import Device
+from .device import Device, LaunchFlags, device_for_launch
 from .planning import estimate, with_capacity
 from .resolve import folder_resolver
 from .errors import VramBudgetError
-from .gpus import CARDS, card_for_vram, find_card, windows_desktop_bytes
+from .gpus import CARDS, card_for_vram, find_card
 from .graph import read_workflow
 from .graph.base import INPUT_MEDIA
 from .media import input_reader
@@ -94,6 +93,8 @@ def _finite(name: str, value, lo: float, hi: float):
 
 
 def device_from_args(args) -> Device:
+    """The command line's flags -> Device, through the mapping the node and the panel use
+    (device.device_for_launch); what the machine would measure is given by flags here."""
     _finite("--reserve-vram", args.reserve_vram, 0, 1024)
     _finite("--vram-headroom", getattr(args, "vram_headroom", 0.0), 0, 1024)
     _finite("--other-processes", args.other_processes, 0, 10_000)
@@ -105,55 +106,11 @@ def device_from_args(args) -> Device:
         card = find_card(args.gpu)
     else:
         card = find_card("RTX 4090")
-    kw = {}
-    if args.reserve_vram is not None:
-        kw["reserve_bytes"] = int(args.reserve_vram * GiB)
-    elif getattr(args, "os", "linux") == "windows":
-        # EXTRA_RESERVED_VRAM on Windows: 600 MiB, +100 MiB above 15 GiB (model_management.py:566-572 / :716-723)
-        kw["reserve_bytes"] = (600 + (100 if card.total_bytes > 15 * GiB else 0)) * 1024 * 1024
-    state = ("no" if getattr(args, "novram", False) else "high" if getattr(args, "highvram", False)
-             else "gpu_only" if getattr(args, "gpu_only", False) else "low" if args.lowvram else "normal")
-    dev = Device.from_card(
-        card,
-        memory_mode=default_memory_mode(args, card) if state in ("normal", "low") else "classic",  # these turn it off
-        lowvram=state in ("low", "no"),
-        vram_state=state,
-        cpu_vae=getattr(args, "cpu_vae", False),
-        smart_memory=not getattr(args, "disable_smart_memory", False),
-        other_processes_bytes=(int(args.other_processes * GiB) if args.other_processes is not None
-                               else windows_desktop_bytes(card) if getattr(args, "os", "linux") == "windows" else 0),
-        source="--vram" if args.vram else "catalogue",
-        **kw,
-    )
-    if card.pascal and getattr(args, "os", "linux") == "linux" and state in ("normal", "high"):
-        # text_encoder_device(): GPU only when should_use_fp16, which is False for Pascal on Linux
-        # (model_management.py:875-884 / :1080-1089)
-        from dataclasses import replace as _replace  # noqa: PLC0415
-
-        dev = _replace(dev, te_cpu_reason="ComfyUI keeps text encoders on the CPU on Pascal cards under Linux "
-                                          "(no fast fp16: model_management.text_encoder_device)",
-                       compute_fp32_reason="ComfyUI computes in fp32 on a Pascal card under Linux (should_use_fp16 "
-                                           "is False for the 10 series there, so unet_manual_cast picks float32)")
-    dev = _with(dev, host=host_from_args(args))
-    if (getattr(args, "comfyui_version", None) or host_memory.RULE_SETS[-1]) == "0.33":
-        dev = _with(dev, vram_headroom_bytes=int((getattr(args, "vram_headroom", 0.0) or 0.0) * GiB),
-                    aimdo_headroom_bytes=None if args.reserve_vram is None else int(args.reserve_vram * GiB))
-    if args.no_fp8_compute:
-        from dataclasses import replace  # noqa: PLC0415
-
-        dev = replace(dev, fp8_compute=False)
-    return dev
-
-
-def default_memory_mode(args, card) -> str:
-    """--memory-mode, or what the ComfyUI of --comfyui-version does on this card: Dynamic VRAM is on by
-    default from 0.16 on NVIDIA (0.18.2 main.py:211-230, 0.33.0 main.py:291-331: enables_dynamic_vram unless
-    --disable-dynamic-vram / --highvram / --gpu-only / --novram / --cpu); 0.8 has none."""
-    mode = getattr(args, "memory_mode", None)
-    if mode:
-        return mode
-    version = getattr(args, "comfyui_version", None) or host_memory.RULE_SETS[-1]
-    return "dynamic" if version != "0.8" and getattr(card, "vendor", "NVIDIA") == "NVIDIA" else "classic"
+    return device_for_launch(
+        card, LaunchFlags.from_args(args), memory_mode=getattr(args, "memory_mode", None),
+        other_processes_bytes=None if args.other_processes is None else int(args.other_processes * GiB),
+        fp8_compute=False if args.no_fp8_compute else None, source="--vram" if args.vram else None,
+        host=host_from_args(args))
 
 
 # Largest RAM / swap a flag accepts: 64 TiB (a big server has 12 TB; beyond that it is a typo)

@@ -3,14 +3,11 @@
 Bytes inside; the command line, the node and the panel build one of these (device_for_launch)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, fields
 
-from .gpus import Card
-from .units import MiB
-
-if TYPE_CHECKING:  # the annotation only: host_memory builds on this module
-    from .host_memory import Host
+from .gpus import Card, windows_desktop_bytes
+from .host_memory import RULE_SETS, Host
+from .units import GiB, MiB
 
 # CUDA context + cuBLAS/cuDNN handles: "the CUDA context takes a few hundred MB more before any
 # model loads" (FACTS.md). 400 MiB until a GPU measurement corrects it (docs/working-memory.md).
@@ -41,7 +38,7 @@ class Device:
     smart_memory: bool = True  # --disable-smart-memory sets False
     flops: float = 165.2e12  # dense 16-bit tensor FLOP/s (gpus.Card.tflops), for the speed model
     host_bytes_per_s: float = 25.2e9  # host link, effective (gpus.PCIE)
-    host: "Host | None" = None  # the machine's RAM / swap; None: not known (the answer says what it assumes)
+    host: Host | None = None  # the machine's RAM / swap; None: not known (the answer says what it assumes)
     # ComfyUI computes diffusion models in fp32 on this card (unet_manual_cast returns float32 when neither
     # fp16 nor bf16 is "supported": Pascal 10-series on Linux, GTX 16xx; model_management.py:845-867 /
     # :1050 / :1159 and should_use_fp16's 10- and 16-series lists, :1403-1409 in 0.8): activations take 4 bytes
@@ -62,3 +59,151 @@ class Device:
     def capacity_bytes(self) -> int:
         """What this ComfyUI can use: the card minus other processes."""
         return max(0, self.total_bytes - self.other_processes_bytes)
+
+
+# ----------------------------------------------------------------------------------------------
+# Launch flags -> Device: the one mapping the command line, the VRAM Budget node and the panel use
+@dataclass(frozen=True)
+class LaunchFlags:
+    """ComfyUI's launch flags that shape memory on the card, named as comfy.cli_args names them, plus the
+    machine's OS and the host-memory rule set of the ComfyUI version (host_memory.RULE_SETS). GB flags are
+    GiB (ComfyUI multiplies them by 1024**3)."""
+
+    lowvram: bool = False
+    novram: bool = False
+    highvram: bool = False
+    gpu_only: bool = False
+    cpu: bool = False  # --cpu: ComfyUI computes on the CPU (no Dynamic VRAM: cli_args.enables_dynamic_vram)
+    reserve_vram: float | None = None  # --reserve-vram GB
+    vram_headroom: float = 0.0  # --vram-headroom GB (0.33 only)
+    cpu_vae: bool = False
+    disable_smart_memory: bool = False
+    disable_dynamic_vram: bool = False  # 0.16+
+    enable_dynamic_vram: bool = False  # 0.16+: forces Dynamic VRAM on whatever the other flags say
+    os: str = "linux"  # "linux" | "windows"
+    rules: str = RULE_SETS[-1]  # "0.8" | "0.18" | "0.33" (rules_for_version)
+
+    @classmethod
+    def from_args(cls, args, *, os: str | None = None, rules: str | None = None) -> "LaunchFlags":
+        """From an argparse namespace: ComfyUI's comfy.cli_args.args or the command line's (which also
+        carries --os and --comfyui-version); a flag this ComfyUI version does not have keeps its default."""
+        def flag(name: str) -> bool:
+            return bool(getattr(args, name, False))
+
+        reserve = getattr(args, "reserve_vram", None)
+        return cls(
+            lowvram=flag("lowvram"), novram=flag("novram"), highvram=flag("highvram"), gpu_only=flag("gpu_only"),
+            cpu=flag("cpu"), reserve_vram=None if reserve is None else float(reserve),
+            vram_headroom=float(getattr(args, "vram_headroom", 0.0) or 0.0), cpu_vae=flag("cpu_vae"),
+            disable_smart_memory=flag("disable_smart_memory"), disable_dynamic_vram=flag("disable_dynamic_vram"),
+            enable_dynamic_vram=flag("enable_dynamic_vram"),
+            os=os or getattr(args, "os", None) or "linux",
+            rules=rules or getattr(args, "comfyui_version", None) or RULE_SETS[-1])
+
+    @property
+    def vram_state(self) -> str:
+        """ComfyUI's VRAMState from the flags (model_management.py:394-410 in 0.8, :510-526 in 0.18.2,
+        :557-573 in 0.33.0): --lowvram LOW, --novram NO, --highvram / --gpu-only HIGH; the estimator keeps
+        --gpu-only apart (everything on the GPU, runtime.py). Off the GPU ComfyUI sets DISABLED (--cpu) or
+        SHARED (MPS) after that (:412-416 in 0.8, :528-535 in 0.18.2, :575-579 in 0.33.0): there
+        device_for_launch builds the system-memory Device instead."""
+        return ("no" if self.novram else "high" if self.highvram else "gpu_only" if self.gpu_only
+                else "low" if self.lowvram else "normal")
+
+    def memory_mode(self, card: Card, chosen: str | None = None) -> str:
+        """Classic or Dynamic VRAM: `chosen` (--memory-mode, the node's choice, or what the live ComfyUI
+        runs), else what this ComfyUI version does on the card: Dynamic VRAM from 0.16 on NVIDIA (0.18.2
+        main.py:211-230, 0.33.0 main.py:291-331), none in 0.8. --highvram / --gpu-only / --novram turn it
+        off unless --enable-dynamic-vram (cli_args.enables_dynamic_vram, 0.18.2 cli_args.py:265-268,
+        0.33.0 cli_args.py:312-315); --cpu and --disable-dynamic-vram too."""
+        if self.vram_state not in ("normal", "low") and not self.enable_dynamic_vram:
+            return "classic"
+        if chosen:
+            return chosen
+        if self.enable_dynamic_vram:
+            return "dynamic"
+        if self.cpu or self.disable_dynamic_vram:
+            return "classic"
+        return "dynamic" if self.rules != "0.8" and card.vendor == "NVIDIA" else "classic"
+
+    def reserve_bytes(self, total_bytes: int) -> int:
+        """ComfyUI's EXTRA_RESERVED_VRAM: --reserve-vram GB, else 400 MiB, on Windows 600 MiB plus 100 on a
+        card over 15 GiB (model_management.py:566-576 in 0.8, :718-732 in 0.18.2, :847-855 in 0.33.0)."""
+        if self.reserve_vram is not None:
+            return int(self.reserve_vram * GiB)
+        if self.os == "windows":
+            return (600 + (100 if total_bytes > 15 * GiB else 0)) * MiB
+        return COMFY_RESERVE_BYTES
+
+
+PASCAL_TE_CPU = ("ComfyUI keeps text encoders on the CPU on Pascal cards under Linux "
+                 "(no fast fp16: model_management.text_encoder_device)")
+PASCAL_FP32 = ("ComfyUI computes in fp32 on a Pascal card under Linux (should_use_fp16 "
+               "is False for the 10 series there, so unet_manual_cast picks float32)")
+
+# What a caller may give device_for_launch as measured (the live ComfyUI) or given (command-line flags)
+MEASURED = frozenset({"name", "total_bytes", "other_processes_bytes", "reserved_unallocated_bytes",
+                      "held_by_models_bytes", "fp8_compute", "bf16", "reserve_bytes", "te_cpu_reason",
+                      "compute_fp32_reason", "host", "source"})
+assert MEASURED <= {f.name for f in fields(Device)}
+
+
+def device_for_launch(card: Card | None, flags: LaunchFlags = LaunchFlags(), *, memory_mode: str | None = None,
+                      **measured) -> Device:
+    """The Device a ComfyUI started with `flags` has on `card`: the command line (its flags), the VRAM
+    Budget node and the panel (comfy.cli_args.args and the live measurements) all build it here.
+
+    `card`: a catalogue card (gpus.find_card / card_for_vram); None: ComfyUI computes on no CUDA device
+    (--cpu, MPS, ...), so the models live in system memory: the Device is that memory (`name` and
+    `total_bytes` measured), without a CUDA context. `memory_mode`: see LaunchFlags.memory_mode.
+    `measured` (names in MEASURED; None = not measured) replaces what the flags and the card would say:
+    the live card's name and size, other processes, PyTorch's cache, loaded weights, ComfyUI's own
+    extra_reserved_memory / text_encoder_device / unet_manual_cast answers, the machine's RAM (host)."""
+    unknown = set(measured) - MEASURED
+    if unknown:
+        raise TypeError(f"device_for_launch: not a measurement: {', '.join(sorted(unknown))}")
+    given = {k: v for k, v in measured.items() if v is not None}
+    if card is None:
+        total = given.pop("total_bytes")
+        name = given.pop("name", "cpu")
+        kw = dict(memory_mode=memory_mode or "classic", context_bytes=0, source="live",
+                  smart_memory=not flags.disable_smart_memory, reserve_bytes=flags.reserve_bytes(total))
+        kw.update(given)
+        return Device(name=f"{name} (no CUDA device: RAM)", total_bytes=total, **kw)
+    total = given.get("total_bytes", card.total_bytes)
+    state = flags.vram_state
+    kw = dict(name=card.name, total_bytes=total, fp8_compute=card.fp8_compute, bf16=card.bf16,
+              flops=card.flops or 165.2e12, host_bytes_per_s=card.host_bytes_per_s,
+              memory_mode=flags.memory_mode(card, memory_mode), lowvram=state in ("low", "no"), vram_state=state,
+              cpu_vae=flags.cpu_vae, smart_memory=not flags.disable_smart_memory,
+              reserve_bytes=flags.reserve_bytes(total),
+              other_processes_bytes=windows_desktop_bytes(card) if flags.os == "windows" else 0, source="catalogue")
+    if card.pascal and flags.os == "linux" and state in ("normal", "high"):
+        # text_encoder_device(): GPU only when should_use_fp16, which is False for Pascal on Linux
+        # (model_management.py:875-884 in 0.8, :1080-1089 in 0.18.2, :1189-1198 in 0.33.0)
+        kw.update(te_cpu_reason=PASCAL_TE_CPU, compute_fp32_reason=PASCAL_FP32)
+    if flags.rules == "0.33":
+        # 0.33 hands --reserve-vram to comfy-aimdo as its headroom (main.py:99-101) and adds --vram-headroom
+        # on every device (main.py:305)
+        kw.update(vram_headroom_bytes=int(flags.vram_headroom * GiB),
+                  aimdo_headroom_bytes=None if flags.reserve_vram is None else int(flags.reserve_vram * GiB))
+    kw.update(given)
+    return Device(**kw)
+
+
+def rules_for_version(version: str | None) -> tuple[str, str]:
+    """(host-memory rule set, note) for a ComfyUI version: 0.8 up to 0.15 (classic), 0.18 for 0.16-0.29
+    (Dynamic VRAM, pins capped at 95 % of RAM), 0.33 from 0.30 (pin budget, RAM-pressure cache); a
+    version newer than the newest rule set is said."""
+    try:
+        major, minor = (int(x) for x in str(version).split(".")[:2])
+    except (TypeError, ValueError):
+        return RULE_SETS[-1], f"ComfyUI version not read: the rules of {RULE_SETS[-1]} are used"
+    if (major, minor) < (0, 16):
+        return "0.8", ""
+    if (major, minor) < (0, 30):
+        return "0.18", ""
+    newest = RULE_SETS[-1]
+    if (major, minor) > tuple(int(x) for x in newest.split(".")):
+        return newest, f"rules of {newest} used for {major}.{minor}"
+    return newest, ""

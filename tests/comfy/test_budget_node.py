@@ -125,19 +125,31 @@ def test_live_device_on_cpu_comfyui(run_in_comfy):
     out = run_in_comfy(
         """
         import json
+        from dataclasses import replace
         node_mod = sys.modules[PACK.__name__ + ".nodes.budget_node"]
+        routes = sys.modules[PACK.__name__ + ".nodes.routes"]
+        registry = sys.modules[PACK.__name__ + ".nodes.registry"]
         dev = node_mod.live_device("auto", 0.0)
         fixed = node_mod.live_device("auto", 12.0)
-        print(json.dumps({"name": dev.name, "total": dev.total_bytes, "mode": dev.memory_mode,
-                          "fixed": fixed.total_bytes}))
+        panel, note = routes.estimator_device(None)
+        same = [replace(node_mod.live_device("auto", 0.0, card), host=None)
+                == replace(routes.estimator_device(None if card == node_mod.THIS_GPU else card)[0], host=None)
+                for card in (node_mod.THIS_GPU, "RTX 5090")]
+        print(json.dumps({"name": dev.name, "total": dev.total_bytes, "mode": dev.memory_mode, "context": dev.context_bytes,
+                          "fixed": fixed.total_bytes, "panel_same": replace(dev, host=None) == replace(panel, host=None),
+                          "same": same, "note": note, "load_errors": registry.LOAD_ERRORS}))
         """
     )
     import psutil
 
-    assert "no CUDA device" in out["name"]
+    assert out["name"] == "cpu (no CUDA device: RAM)"
     assert out["total"] == pytest.approx(psutil.virtual_memory().total, rel=0.05)
-    assert out["mode"] == "classic"
+    assert out["mode"] == "classic" and out["context"] == 0
     assert out["fixed"] == 12 * 1024**3
+    # the panel's estimate route asks for the same Device as the node (the RAM figures aside, read twice)
+    assert out["panel_same"] and out["same"] == [True, True]
+    assert out["note"].startswith("No CUDA device: ComfyUI runs on the cpu")
+    assert out["load_errors"] == {}
 
 
 def test_stop_if_wont_fit_stops_a_prompt_that_runs_out_of_system_ram(comfy_server, flux_models):
