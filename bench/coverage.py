@@ -65,7 +65,7 @@ class Result:
     incomplete: list = field(default_factory=list)  # stage strings from Budget.incomplete
     unknown: list = field(default_factory=list)  # node types the estimator did not understand
     error: str = ""
-    in_018: bool = True  # every node type exists in ComfyUI 0.18.2 (the newest version this pack tests)
+    in_known: bool = True  # every node type exists in a ComfyUI this pack tests (the newest: NEWEST_COMFYUI)
 
 
 def cli_device(gpu: str | None):
@@ -103,9 +103,13 @@ def community(dirs: list[Path]):
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
-def runs_on_018(workflow) -> bool:
-    """True when every node type of the workflow is one ComfyUI 0.18.2 has (data/widget_specs.json,
-    generated from it) or a frontend-only node; templates made for newer ComfyUI releases are not."""
+NEWEST_COMFYUI = max(load_specs().get("comfyui_versions") or ["0.18.2"], key=lambda v: tuple(map(int, v.split("."))))
+
+
+def runs_on_known_comfyui(workflow) -> bool:
+    """True when every node type of the workflow is one the ComfyUI versions of data/widget_specs.json have
+    (generated from 0.8.0, 0.18.2 and 0.33.0) or a frontend-only node; templates made for ComfyUI releases
+    newer than NEWEST_COMFYUI are not."""
     specs = load_specs()
     known = set(specs.get("nodes", {})) | set(specs.get("core", ()))
     frontend = {"Reroute", "PrimitiveNode", "Note", "MarkdownNote"}
@@ -146,7 +150,8 @@ def print_totals(results: list[Result]) -> None:
     print("\n| group | workflows | complete | % complete | incomplete | error | crash |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     groups = [("templates", lambda r: r.group == "templates"),
-              ("templates whose nodes all exist in ComfyUI 0.18.2", lambda r: r.group == "templates" and r.in_018),
+              (f"templates whose nodes all exist in ComfyUI {NEWEST_COMFYUI}",
+               lambda r: r.group == "templates" and r.in_known),
               ("community", lambda r: r.group == "community")]
     for group, keep in groups:
         rows = [r for r in results if keep(r)]
@@ -214,7 +219,7 @@ def main(argv=None) -> int:
     if not args.no_templates:
         for n, wf in official(args.templates_site):
             result = run_one(n, "templates", wf, device)
-            result.in_018 = runs_on_018(wf)
+            result.in_known = runs_on_known_comfyui(wf)
             results.append(result)
         if not results:
             print("no comfyui-workflow-templates package installed: templates skipped", file=sys.stderr)

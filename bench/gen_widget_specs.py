@@ -144,6 +144,20 @@ def _relevant(name: str, spec: dict) -> bool:
     return bool(types & RELEVANT_TYPES) or spec.get("out_node") or name in VALUE_NODES
 
 
+def with_alternates(spec: dict, older: dict) -> dict:
+    """`spec` (this ComfyUI's) with `older` (the merged file's, and its own alternates) as "alt": each
+    distinct widget list once, this version's first."""
+    alts = [{k: v for k, v in s.items() if k != "alt"} for s in [older, *older.get("alt", [])]]
+    out = {k: v for k, v in spec.items() if k != "alt"}
+    kept = []
+    for alt in alts:
+        if alt.get("w") != out.get("w") and all(alt.get("w") != k.get("w") for k in kept):
+            kept.append(alt)
+    if kept:
+        out["alt"] = kept
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--comfy", default=os.environ.get("COMFYUI_PATH", "/work/comfy/a"))
@@ -212,6 +226,11 @@ def main(argv=None) -> int:
         for name, spec in old.get("nodes", {}).items():
             if name not in specs and name not in api and name not in core:
                 specs[name] = spec
+            elif name in specs:
+                # the same node type in another ComfyUI with other widgets (0.33's TrainLoraNode inserts
+                # quantized_backward mid-list): keep the older specs as "alt", tried in turn by the reader
+                # for a workflow whose widgets_values fit this version's spec not (node_specs.py)
+                specs[name] = with_alternates(specs[name], spec)
         core = sorted(set(core) | (set(old.get("core", [])) - set(specs)))
         api = sorted(set(api) | set(old.get("api", [])))
         versions = sorted(set(old.get("comfyui_versions", [])) | {version})

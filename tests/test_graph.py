@@ -552,6 +552,23 @@ def test_widget_count_from_another_comfyui_version_maps_by_position():
     assert any("mapped by position" in n for n in w.notes)
 
 
+def test_a_node_whose_widgets_changed_between_versions_reads_both():
+    """0.33.0's TrainLoraNode inserts quantized_backward after lora_dtype (nodes_train.py): a workflow saved
+    by 0.18.2 (18 values) is read with 0.18.2's list (the spec's "alt"), one saved by 0.33 with 0.33's."""
+    spec = node_specs.load_specs()["nodes"]["TrainLoraNode"]
+    assert "0.33.0" in node_specs.load_specs()["comfyui_versions"]
+    names = [w[0] for w in spec["w"]]
+    assert names.index("quantized_backward") == names.index("lora_dtype") + 1
+    old = [1, 1, 10, 0.0005, 8, "AdamW", "MSE", 0, "fixed", "bf16", "bf16", "LoRA", True, 1, False, "[None]",
+           False, False]
+    new = old[:11] + [True] + old[11:]
+    got_old, got_new = node_specs.map_widget_values(spec, old), node_specs.map_widget_values(spec, new)
+    assert (got_old["algorithm"], got_old["gradient_checkpointing"], got_old["rank"]) == ("LoRA", True, 8)
+    assert "quantized_backward" not in got_old
+    assert (got_new["quantized_backward"], got_new["algorithm"], got_new["checkpoint_depth"]) == (True, "LoRA", 1)
+    assert node_specs.map_widget_values(spec, old[:5]) is None  # fits no version: the caller's fallbacks
+
+
 def test_live_specs_make_a_custom_node_known():
     p = base_prompt()
     p["7"] = {"class_type": "MyLoader", "inputs": {"file": "m.safetensors"}}
@@ -566,7 +583,7 @@ def test_live_specs_make_a_custom_node_known():
 # ---------------------------------------------------------------------------------- node specs
 def test_widget_specs_file_is_small_and_covers_the_estimator_nodes():
     assert node_specs.SPECS_PATH.endswith("widget_specs.json")
-    assert Path(node_specs.SPECS_PATH).stat().st_size < 100 * 1024
+    assert Path(node_specs.SPECS_PATH).stat().st_size < 128 * 1024  # 0.8.0 + 0.18.2 + 0.33.0 (448 specs)
     specs = node_specs.load_specs()
     for name in ("CheckpointLoaderSimple", "UNETLoader", "CLIPLoader", "DualCLIPLoader", "TripleCLIPLoader",
                  "QuadrupleCLIPLoader", "VAELoader", "LoraLoader", "LoraLoaderModelOnly", "ControlNetLoader",

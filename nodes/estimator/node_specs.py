@@ -127,9 +127,19 @@ def specs_from_object_info(object_info: Mapping[str, Mapping]) -> dict[str, dict
 def map_widget_values(spec: Mapping, values: list) -> dict[str, Any] | None:
     """Name the values of a UI ``widgets_values`` list with a spec; None when they do not fit.
 
-    Companion widgets are dropped. A count mismatch (a node saved by another ComfyUI version)
-    returns None so the caller can try another source of names.
+    Companion widgets are dropped. A node type whose widgets differ between the ComfyUI versions the
+    spec file was made from carries the other versions' lists as ``alt`` (bench/gen_widget_specs.py):
+    the newest that fits names the values. A count mismatch with every one (a node saved by yet
+    another version) returns None so the caller can try another source of names.
     """
+    for candidate in (spec, *(spec.get("alt") or ())):
+        named = _map_one(candidate, values)
+        if named is not None:
+            return named
+    return None
+
+
+def _map_one(spec: Mapping, values: list) -> dict[str, Any] | None:
     named: dict[str, Any] = {}
     i = 0
     for entry in spec.get("w") or ():
