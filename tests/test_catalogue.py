@@ -106,3 +106,38 @@ def test_computed_params_agree_with_the_full_size_architectures():
     # and the published file sizes follow from them (16-bit: 2 bytes per parameter, plus a header)
     assert abs(P["P_SDXL"] * 2 - 6.94e9) / 6.94e9 < 0.005
     assert abs(P["P_WAN13"] * 2 - 2_838_104_528) < 200_000
+
+
+# ---------------------------------------------------------------------------------- the data file
+def test_the_hand_catalogue_is_data_whose_counts_follow_the_family_modules(tmp_path):
+    """data/catalogue.json (issue 22): one file a line; a count written as P_* names is the family modules' count."""
+    import json
+
+    from vram_budget.nodes.estimator import catalogue as cat
+
+    rows = json.load(open(cat.DATA_PATH, encoding="utf-8"))["files"]
+    assert len(rows) == len(cat.ENTRIES) + len(cat.PUBLISHED) > 150
+    by_name = {(r["name"], r.get("folder")): r for r in rows}
+    ckpt = by_name[("flux1-dev-fp8.safetensors", "checkpoints")]  # model + CLIP-L + T5-XXL + VAE in one file
+    assert set(ckpt["params"].replace(" ", "").split("+")) == {"P_FLUX1_DEV", "P_CLIP_L", "P_T5XXL", "P_AE"}
+    assert lookup("flux1-dev-fp8.safetensors", "checkpoints").params == (
+        P["P_FLUX1_DEV"] + P["P_CLIP_L"] + P["P_T5XXL"] + P["P_AE"])
+    assert lookup("flux1-dev.safetensors").params == P["P_FLUX1_DEV"] == 11_901_408_320
+    # a count published as bytes / bytes-per-weight stays the literal its source line derives
+    qwen = by_name[("qwen_image_bf16.safetensors", "diffusion_models")]
+    assert isinstance(qwen["params"], int) and "params = bytes / 2" in qwen["source"]
+    # a bad row is refused with the file and the row named, not a KeyError deep inside
+    def load(row):
+        path = tmp_path / "catalogue.json"
+        path.write_text(json.dumps({"files": [row]}))
+        return cat._load(str(path))
+
+    good = {"name": "x.safetensors", "family": "flux1-dev", "params": "P_FLUX1_DEV", "bytes": 1, "dtype": "BF16",
+            "source": "test", "table": "entries", "note": "provenance only"}
+    assert load(good)[0][0].params == P["P_FLUX1_DEV"]
+    with pytest.raises(ValueError, match=r"catalogue.json, x.safetensors: params 'P_NOPE': no family defines P_NOPE"):
+        load(dict(good, params="P_NOPE"))
+    with pytest.raises(ValueError, match=r"x.safetensors: table must be"):
+        load(dict(good, table="other"))
+    with pytest.raises(ValueError, match=r"extra=\['sizee'\]"):
+        load(dict(good, sizee=3))
