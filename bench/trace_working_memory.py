@@ -1628,36 +1628,20 @@ def trace_text_encoder(arch: Arch, case: Case, deadline_s: float) -> dict:
 ROPE_ARCHES = ("flux1-dev", "wan2.1-14b", "wan2.1-1.3b", "wan2.2-ti2v-5b", "qwen-image", "hunyuan-video")
 
 
-class RopeEager:
-    """Swap comfy-kitchen's fused RoPE op for its eager backend.
+class RopeEager(_CT.EagerRope):
+    """Swap comfy-kitchen's fused RoPE op for its eager backend (nodes/comfy_trace.py ``EagerRope``).
 
     ComfyUI 0.8.0 binds ``apply_rope``/``apply_rope1`` to ``comfy.quant_ops.ck`` (flux/math.py:32-35);
     quant_ops.py:16-20 disables comfy-kitchen's CUDA backend on torch built for CUDA < 13, and the op
     then runs the eager backend (fp32 temporaries), the same math as ComfyUI's own fallback
     (flux/math.py:38-47). Default (no variant) = CUDA >= 13 torch, fused kernel: output only.
+    The three modules that bind the op are imported first; comfy-kitchen is required.
     """
 
-    TARGETS = (("comfy.ldm.flux.math", ("apply_rope", "apply_rope1")),
-               ("comfy.ldm.wan.model", ("apply_rope1",)),
-               ("comfy.ldm.qwen_image.model", ("apply_rope1",)))
+    MODULES = ("comfy.ldm.flux.math", "comfy.ldm.wan.model", "comfy.ldm.qwen_image.model")
 
-    def __enter__(self):
-        import importlib
-        from comfy_kitchen.backends.eager import rope as eager
-
-        self.saved = []
-        for mod_name, names in self.TARGETS:
-            mod = importlib.import_module(mod_name)
-            for n in names:
-                if hasattr(mod, n):
-                    self.saved.append((mod, n, getattr(mod, n)))
-                    setattr(mod, n, getattr(eager, n))
-        return self
-
-    def __exit__(self, *exc):
-        for mod, n, f in self.saved:
-            setattr(mod, n, f)
-        return False
+    def __init__(self):
+        super().__init__(import_first=self.MODULES, required=True)
 
 
 class WanI2V:

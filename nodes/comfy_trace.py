@@ -544,19 +544,44 @@ def _checkpointed(forward):
     return checkpointing_fwd
 
 
-class _EagerRope:
-    """comfy-kitchen's fused RoPE ops have no autograd formula: for a backward, bind every
-    ``apply_rope`` / ``apply_rope1`` of ComfyUI's model code to comfy-kitchen's eager backend (the
-    same math as ComfyUI's own fallback, flux/math.py) for the duration of the trace."""
+class EagerRope:
+    """Bind every ``apply_rope`` / ``apply_rope1`` of ComfyUI's model code to comfy-kitchen's eager
+    backend (``comfy_kitchen.backends.eager.rope``) for the duration of a ``with`` block, restoring the
+    originals on exit.
+
+    ComfyUI 0.8.0 binds ``apply_rope``/``apply_rope1`` to ``comfy.quant_ops.ck`` (flux/math.py:32-35);
+    quant_ops.py:16-20 disables comfy-kitchen's CUDA backend on torch built for CUDA < 13, and the op
+    then runs the eager backend (fp32 temporaries), the same math as ComfyUI's own fallback
+    (flux/math.py:38-47). Two users:
+    - a live training trace (``trace_train``): comfy-kitchen's fused RoPE ops have no autograd
+      formula, so a backward needs the eager ones;
+    - bench/trace_working_memory.py's ``rope_eager`` variant (torch built for CUDA < 13).
+
+    ``import_first``: modules imported before patching (so they are loaded and patched even when no
+    model has imported them yet); then every loaded ``comfy.ldm.*`` module that binds one of the names
+    is patched. ``required``: raise ImportError when comfy-kitchen is missing (the bench variant must
+    not record the default op's numbers as the eager ones); otherwise do nothing (without comfy-kitchen
+    ComfyUI already runs its own eager RoPE)."""
 
     NAMES = ("apply_rope", "apply_rope1")
 
+    def __init__(self, import_first: tuple = (), required: bool = False):
+        self.import_first = tuple(import_first)
+        self.required = required
+        self.saved = []
+
     def __enter__(self):
+        import importlib
+
         self.saved = []
         try:
             from comfy_kitchen.backends.eager import rope as eager
-        except ImportError:  # no comfy-kitchen: ComfyUI already runs its own eager RoPE
+        except ImportError:
+            if self.required:
+                raise
             return self
+        for mod_name in self.import_first:
+            importlib.import_module(mod_name)
         for mod_name, mod in list(sys.modules.items()):
             if not mod_name.startswith("comfy.ldm.") or mod is None:
                 continue
@@ -567,8 +592,9 @@ class _EagerRope:
         return self
 
     def __exit__(self, *exc):
-        for mod, name, value in self.saved:
+        for mod, name, value in reversed(self.saved):
             setattr(mod, name, value)
+        self.saved = []
         return False
 
 
@@ -614,7 +640,7 @@ def trace_train(tensors: list, latent: list, text_tokens: int, metadata: Mapping
     tracker = Tracker(excluded)
     tracker.allow_fused = True
     try:
-        with _EagerRope(), torch.enable_grad(), fake, tracker:
+        with EagerRope(), torch.enable_grad(), fake, tracker:
             x, sigma, c_cross, extra, held = _sampler_inputs(config, model, latent, text_tokens, "cpu",
                                                              requires_grad=True)
             out = model.apply_model(x, sigma, c_crossattn=c_cross, **extra)

@@ -745,6 +745,63 @@ def test_a_number_beyond_float_range_in_json_text_names_its_node():
     assert "node 4" in str(err.value) and "inf" in str(err.value)
 
 
+def _sdxl_prompt_7_8(latent: tuple[str, dict], steps=20) -> dict:
+    """An SDXL prompt whose latent node is 7, feeding the KSampler node 8."""
+    return _api(**{
+        "4": ("CheckpointLoaderSimple", {"ckpt_name": "sd_xl_base_1.0.safetensors"}),
+        "6": ("CLIPTextEncode", {"clip": ["4", 1], "text": "a cat"}),
+        "7": latent,
+        "8": ("KSampler", {"model": ["4", 0], "positive": ["6", 0], "negative": ["6", 0], "latent_image": ["7", 0],
+                           "seed": 1, "steps": steps, "cfg": 7.0, "sampler_name": "euler", "scheduler": "normal",
+                           "denoise": 1.0}),
+        "9": ("VAEDecode", {"samples": ["8", 0], "vae": ["4", 2]}),
+        "10": ("SaveImage", {"images": ["9", 0], "filename_prefix": "x"}),
+    })
+
+
+def test_an_integer_beyond_float_range_in_json_text_names_its_node():
+    """The JSON integer literal 10**309 (310 digits) is a Python int no float holds: it got "node 8
+    (KSampler): could not be read (OverflowError ...)"; now the same message as the float 1e309,
+    naming node 7 and its width."""
+    text = json.dumps(_sdxl_prompt_7_8(("EmptyLatentImage", {"width": 512, "height": 512, "batch_size": 1})))
+    text = text.replace('"width": 512', '"width": 1' + "0" * 309)
+    with pytest.raises(WorkflowError) as err:
+        read_workflow(text)
+    msg = str(err.value)
+    assert "node 7 (EmptyLatentImage): width = 1e+309 is outside ComfyUI's range 1..16384" in msg, msg
+    assert "could not be read" not in msg and "Overflow" not in msg
+
+
+@pytest.mark.parametrize("latent,name", [
+    (("EmptyLatentImage", {"width": 512, "height": 10**309, "batch_size": 1}), "height"),
+    (("EmptyLatentImage", {"width": 512, "height": 512, "batch_size": 10**309}), "batch_size"),
+    (("EmptyLatentImage", {"width": -10**309, "height": 512, "batch_size": 1}), "width"),
+    (("EmptyHunyuanLatentVideo", {"width": 848, "height": 480, "length": 10**309, "batch_size": 1}), "length"),
+    (("EmptyHunyuanLatentVideo", {"width": 848, "height": 480, "length": 10**5000, "batch_size": 1}), "length"),
+])
+def test_huge_integer_sizes_are_refused_naming_the_node_and_widget(latent, name):
+    from vram_budget.nodes.estimator.device import Device
+    from vram_budget.nodes.estimator.gpus import find_card
+    from vram_budget.nodes.estimator.planning import estimate_prompt
+
+    prompt = _sdxl_prompt_7_8(latent)
+    with pytest.raises(WorkflowError) as err:
+        estimate_prompt(prompt, Device.from_card(find_card("RTX 4090")), None, None)
+    msg = str(err.value)
+    assert f"node 7 ({latent[0]}): {name} = " in msg and "outside ComfyUI's range" in msg, msg
+    assert "could not be read" not in msg and "Overflow" not in msg
+
+
+def test_a_huge_integer_step_count_is_noted_not_a_crash():
+    from vram_budget.nodes.estimator.device import Device
+    from vram_budget.nodes.estimator.gpus import find_card
+    from vram_budget.nodes.estimator.planning import estimate_prompt
+
+    prompt = _sdxl_prompt_7_8(("EmptyLatentImage", {"width": 512, "height": 512, "batch_size": 1}), steps=10**309)
+    budget = estimate_prompt(json.dumps(prompt), Device.from_card(find_card("RTX 4090")), None, None)
+    assert "node 8 (KSampler): 'steps' = 1e+309 is too large to use" in budget.notes
+
+
 def _lora_chain(n: int) -> dict:
     p = _flux_prompt()
     prev = ["1", 0]

@@ -314,3 +314,18 @@ def test_comfyui_reads_the_urls(monkeypatch):
     cfg = config_parser.extract_node_configuration(str(REPO))
     assert cfg.project.urls.repository == REGISTRY_URL and cfg.project.urls.issues == REGISTRY_URL + "/issues"
     assert cfg.project.urls.homepage == REGISTRY_URL and cfg.tool_comfy.icon.endswith("/docs/icon.svg")
+
+
+# --- the web folder ----------------------------------------------------------------------------
+def test_web_scripts_share_one_stylesheet_helper_that_is_harmless_on_its_own():
+    """ComfyUI lists every .js file under WEB_DIRECTORY as an extension script (server.py, GET
+    /extensions: glob '**/*.js') and the frontend imports each one, so the shared module is loaded on
+    its own too: it may only declare exported functions (no top-level statement runs anything)."""
+    shared = (REPO / "web" / "vram_style.js").read_text(encoding="utf-8")
+    code = re.sub(r"//[^\n]*", "", shared)
+    tops = [ln for ln in code.splitlines() if ln.strip() and not ln.startswith((" ", "}"))]
+    assert tops and all(ln.startswith("export function ") for ln in tops), tops
+    for name in ("vram_panel.js", "vram_readout.js"):
+        text = (REPO / "web" / name).read_text(encoding="utf-8")
+        assert 'import { ensureStylesheet } from "./vram_style.js";' in text, name
+        assert "function ensureStylesheet" not in text, name

@@ -285,6 +285,10 @@ def test_qwen_image_constants_predict_the_edit_runs(doc):
 
 # -- the estimator uses them ----------------------------------------------------------------------
 
+# data/working_memory.json's z-image coefficients, from which the literals below were worked out by hand
+Z_IMAGE_COEFFICIENTS = {"a": 119693.0, "b": 1773802, "c": 63372.8, "d": 1965.29, "q": 0.0}
+
+
 def _z_image_prompt(width=1024, height=1024, batch=1) -> dict:
     """The official Z-Image Turbo template as an API prompt (models by their published names)."""
     return {
@@ -316,12 +320,14 @@ def test_z_image_template_estimate_is_complete_and_uses_its_traced_entry():
     assert all(s.weights_bytes > 0 for s in (text, sample, decode))
     acts = next(i for i in sample.items if i.category == "working" and "activations" in i.label)
     assert "ComfyUI 0.18.2" in acts.assumption, acts.assumption
-    # the traced z-image constants at 1024x1024: 4096 tokens, batch 1 (cfg 1), the stage's text tokens,
-    # times the allocator calibration (1.6 for families without a published run)
-    k = traced_constants()["z-image"]["coefficients"]
-    ttok = text_tokens_for("z-image", sample.stage.text_tokens)
-    traced = 1 * (k["a"] * 4096 + k["c"] * ttok) + k["d"] * 4096 + k["b"]
-    assert acts.bytes == pytest.approx(1.6 * traced, rel=1e-6)
+    # the traced z-image constants at 1024x1024, worked out by hand from the stored formula
+    # batch*(a*tokens + c*text_tokens) + d*tokens + q*tokens**2 + b: 4096 tokens, batch 1 (cfg 1), 256 text
+    # tokens (families/lumina.py TEXT_TOKENS; the prompt node gives no count), times the allocator
+    # calibration (1.6 for families without a published run):
+    #   1*(119693*4096 + 63372.8*256) + 1965.29*4096 + 1773802 = 516,309,594.64; x 1.6 = 826,095,351.4
+    assert traced_constants()["z-image"]["coefficients"] == Z_IMAGE_COEFFICIENTS  # a refit: redo the literals
+    assert sample.stage.text_tokens is None and text_tokens_for("z-image") == 256
+    assert acts.bytes == pytest.approx(826_095_351.4, rel=1e-6)
     te_acts = next(i for i in text.items if i.category == "working")
     assert "qwen3" in te_acts.assumption and "0.18.2" in te_acts.assumption
 
@@ -381,5 +387,7 @@ def test_header_detected_z_image_gets_its_traced_working_memory(tmp_path):
                                       sparse=True).path)
     wm = memory.diffusion_working(z.family, z.arch, LatentShape(1, 16, 128, 128), 1)
     assert (z.family, wm.source) == ("lumina2", "traced") and "ComfyUI 0.18.2" in wm.assumption
-    k = memory.traced_constants()["z-image"]["coefficients"]
-    assert wm.traced_bytes == int(k["a"] * 4096 + k["c"] * 256 + k["d"] * 4096 + k["b"])
+    # 128x128 latent / 2x2 patches = 4096 tokens, batch 1, 256 text tokens, the traced z-image constants
+    # (by hand, as above): 119693*4096 + 63372.8*256 + 1965.29*4096 + 1773802 = 516,309,594.64, truncated
+    assert memory.traced_constants()["z-image"]["coefficients"] == Z_IMAGE_COEFFICIENTS
+    assert wm.traced_bytes == 516_309_594

@@ -7,6 +7,7 @@
 // render(el) through a function ref, possibly more than once, and destroy() on unmount).
 import { app } from "../../scripts/app.js";
 import { api } from "../../scripts/api.js";
+import { ensureStylesheet } from "./vram_style.js";
 
 const EXTENSION = "VRAMBudget.Panel";
 const TAB_ID = "vram-budget";
@@ -829,15 +830,6 @@ async function onExecutionError(event) {
 
 // ---------------------------------------------------------------------------------------------
 // the sidebar tab
-function ensureStylesheet() {
-  if (document.getElementById("vrb-styles")) return;
-  const link = document.createElement("link");
-  link.id = "vrb-styles";
-  link.rel = "stylesheet";
-  link.href = new URL("./vram_panel.css", import.meta.url).href;
-  document.head.append(link);
-}
-
 function buildRoot() {
   const sections = {};
   const section = (key, cls = "") => (sections[key] = h(`section.vrb-section${cls}`, { dataset: { section: key } }));
@@ -858,7 +850,7 @@ function onGraphChanged() {
 }
 
 function render(el) {
-  ensureStylesheet();
+  ensureStylesheet("vrb-styles", "vram_panel.css");
   if (!panel) panel = { ...buildRoot(), timer: null, mounted: false, lastKeys: {}, generation: 0 };
   if (panel.root.parentElement !== el) {
     el.replaceChildren(panel.root);

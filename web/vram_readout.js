@@ -9,6 +9,7 @@
 // process list, no model scan), plus the "vram_budget.run" websocket event after each run.
 import { app } from "../../scripts/app.js";
 import { api } from "../../scripts/api.js";
+import { ensureStylesheet } from "./vram_style.js";
 
 const BUTTON_CLASS = "vrb-readout-btn";
 const TAB_ID = "vram-budget";
@@ -134,15 +135,6 @@ async function openPanel() {
   if (manager?.sidebarTab) manager.sidebarTab.activeSidebarTabId = TAB_ID;
 }
 
-function ensureStylesheet() {
-  if (document.getElementById("vrb-readout-styles")) return;
-  const link = document.createElement("link");
-  link.id = "vrb-readout-styles";
-  link.rel = "stylesheet";
-  link.href = new URL("./vram_readout.css", import.meta.url).href;
-  document.head.append(link);
-}
-
 app.registerExtension({
   name: "VRAMBudget.Readout",
   actionBarButtons: [{ icon: "pi pi-microchip", class: BUTTON_CLASS, onClick: openPanel }],
@@ -158,7 +150,7 @@ app.registerExtension({
     },
   }],
   async setup() {
-    ensureStylesheet();
+    ensureStylesheet("vrb-readout-styles", "vram_readout.css");
     api.addEventListener("execution_start", () => {
       readout.hold = readout.data?.used ?? 0; // a new run: the peak-hold starts again
       mount();

@@ -17,7 +17,8 @@ from ..errors import WorkflowError
 from ..workload import (AUDIO_ENCODE, CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape,
                         ModelRef, Stage, Workload)
 from .base import (MAX_CHAIN, MAX_DEPTH, MAX_NUMBER, MAX_RESOLUTION, MIN_TEXT_TOKENS, _as_number, _Graph,
-                   _ImageSize, _Link, _natural_key, _Node, _replace, _UNKNOWN, estimate_text_tokens)
+                   _ImageSize, _Link, _natural_key, _Node, _replace, _show_number, _UNKNOWN,
+                   estimate_text_tokens)
 from .packs import REGISTRY as R
 from .packs.core import VIRTUAL_VAES
 
@@ -165,7 +166,7 @@ class _Analyzer:
             self.note(f"{self.label(node)}: '{name}' is not a number ({str(raw)[:40]!r})")
             return None
         if abs(number) > MAX_NUMBER:
-            self.note(f"{self.label(node)}: '{name}' = {number:g} is too large to use")
+            self.note(f"{self.label(node)}: '{name}' = {_show_number(number)} is too large to use")
             return None
         return int(number) if integer else float(number)
 
@@ -456,8 +457,11 @@ class _Analyzer:
         if number is None:
             return
         lo, hi = self.WIDGET_RANGES[name]
-        if not math.isfinite(number) or not lo <= number <= hi:
-            raise WorkflowError(f"{self.label(node)}: {name} = {str(raw)[:24]} is outside ComfyUI's range {lo}..{hi}; "
+        # no math.isfinite here: an int (the JSON literal 10**309) has no float form; inf and nan fail the range
+        if not lo <= number <= hi:
+            # an integer longer than the 24 characters shown: 1e+309, not its first 24 digits
+            shown = _show_number(raw) if isinstance(raw, int) and abs(raw) >= 10**24 else str(raw)[:24]
+            raise WorkflowError(f"{self.label(node)}: {name} = {shown} is outside ComfyUI's range {lo}..{hi}; "
                                 "ComfyUI would refuse this prompt")
 
     def _check_size(self, node: _Node, width: int, height: int, frames: int | None, batch: int) -> None:

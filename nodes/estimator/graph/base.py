@@ -141,9 +141,13 @@ class _MathEval:
 
 
 def _as_number(value: Any):
+    """A widget value as a number, or None (not a number, inf, nan). A JSON integer literal is a
+    Python int of any size (10**309 is no float): it is returned as it is, never passed to float()."""
     if isinstance(value, bool):
         return int(value)
-    if isinstance(value, (int, float)) and math.isfinite(value):
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
         return value
     if isinstance(value, str):
         try:
@@ -152,6 +156,25 @@ def _as_number(value: Any):
             return None
         return number if math.isfinite(number) else None
     return None
+
+
+def _show_number(value: int | float) -> str:
+    """A number for a message, as ``:g`` shows it (1e+20, inf); an integer too large for a float (a
+    JSON literal such as 10**309, where ``:g`` overflows) in the same form, 1e+309, in integer
+    arithmetic (str() refuses ints of more than 4300 digits)."""
+    try:
+        return f"{value:g}"
+    except OverflowError:
+        pass
+    magnitude = abs(int(value))
+    exp = int(math.log10(magnitude))  # math.log10 takes ints of any size; correct its float rounding
+    while 10**exp > magnitude:
+        exp -= 1
+    while 10**(exp + 1) <= magnitude:
+        exp += 1
+    digits = str(magnitude // 10**(exp - 5))  # six significant digits (truncated), as many as :g shows
+    mantissa = (digits[0] + "." + digits[1:]).rstrip("0").rstrip(".")
+    return f"{'-' if value < 0 else ''}{mantissa}e+{exp}"
 
 
 @dataclass
