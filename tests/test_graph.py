@@ -285,6 +285,13 @@ def test_unknown_model_to_model_node_is_followed_and_listed():
     assert ("7", "MyFancyModelPatch") in w.unknown_nodes
     assert [m.part for m in w.stages_of(SAMPLE)[0].models] == ["model"]
     assert any("MyFancyModelPatch" in n and "followed its MODEL input" in n for n in w.notes)
+    # and why it is not understood: no ComfyUI up to the newest the specs were made from has it
+    newest = max(node_specs.load_specs()["comfyui_versions"], key=lambda v: tuple(map(int, v.split("."))))
+    assert newest == "0.33.0"
+    assert any(n.startswith("node types not understood, in no ComfyUI up to 0.33.0") and "MyFancyModelPatch" in n
+               for n in w.notes), w.notes
+    live = dict(node_specs.load_specs(), comfyui_versions=None)  # a live ComfyUI's own nodes: a custom node
+    assert any("not among this ComfyUI's nodes" in n for n in read_workflow(p, specs=live).notes)
 
 
 def test_unknown_ui_node_with_typed_sockets():

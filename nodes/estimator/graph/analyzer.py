@@ -49,6 +49,20 @@ VAE_NAME_GEOMETRY = (
 MODEL_FILE = re.compile(r"\.(safetensors|sft|gguf|ckpt|pt|pth|bin)$", re.IGNORECASE)
 
 
+def unknown_nodes_note(types: list[str], versions: list[str]) -> str:
+    """Why node types are not understood: no ComfyUI this estimator was made from (data/widget_specs.json's
+    versions; a live ComfyUI passes its own nodes, so there they are custom nodes) and no node pack module
+    (graph/packs/) has them. Whatever they load or compute is not in the estimate."""
+    def key(v: str) -> tuple:
+        return tuple(int(p) if p.isdigit() else 0 for p in v.split("."))
+
+    where = (f"in no ComfyUI up to {max(versions, key=key)} (the newest this estimator knows) and in no node pack "
+             "it knows: made for a newer ComfyUI or by a custom node pack" if versions
+             else "not among this ComfyUI's nodes nor the node packs this estimator knows")
+    return (f"node types not understood, {where}: {', '.join(types)}; a model they load or memory they use is "
+            "not in this estimate")
+
+
 class _Analyzer:
     def __init__(self, graph: _Graph, specs: Mapping):
         self.g = graph
@@ -61,6 +75,7 @@ class _Analyzer:
         self.specs: Mapping = specs.get("nodes", {})
         self.core = set(specs.get("core", ()))
         self.api = set(specs.get("api", ()))
+        self.specs_versions: list[str] = [str(v) for v in specs.get("comfyui_versions") or ()]
         self.notes: list[str] = list(graph.notes)
         self._seen_notes: set[str] = set(self.notes)
         self._stage_notes: list[str] | None = None
@@ -348,7 +363,8 @@ class _Analyzer:
         """Reference latents an edit model sees next to the image (ComfyUI appends them to the
         conditioning's reference_latents): ReferenceLatent's latent (nodes_edit_model.py:23-26) and
         the images TextEncodeQwenImageEdit / ...Plus scale to 1 MP and VAE-encode (nodes_qwen.py:34-44,
-        :80-98). (latent rows, latent columns) each, found on the conditioning chain."""
+        :80-98). (latent rows, latent columns) each, found on the conditioning chain. A pack's
+        ``cond_references`` handler names those of its own nodes (one entry per latent frame)."""
         out: list[tuple[int, int]] = []
         seen: set = set()
         stack = [link]
@@ -360,7 +376,9 @@ class _Analyzer:
             node = self.nodes.get(link.node)
             if node is None:
                 continue
-            if node.type == "ReferenceLatent" and self.link(node, "latent") is not None:
+            if node.type in R.cond_references:
+                out.extend(R.cond_references[node.type](self, node))
+            elif node.type == "ReferenceLatent" and self.link(node, "latent") is not None:
                 shape = self.latent(self.link(node, "latent"))
                 if shape is not None and not shape.media:
                     out.append((shape.height, shape.width))
@@ -879,6 +897,8 @@ class _Analyzer:
                 helpers.add(t)
         if api_nodes:
             self.note(f"API nodes run remotely (no local VRAM): {', '.join(sorted(api_nodes))}")
+        if unknown:
+            self.note(unknown_nodes_note(sorted({t for _, t in unknown}), self.specs_versions))
         if helpers:
             self.note(f"nodes without model/latent sockets, not needed for the estimate: {', '.join(sorted(helpers))}")
         models: list[ModelRef] = []
