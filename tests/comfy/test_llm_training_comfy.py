@@ -6,8 +6,6 @@
 """
 from __future__ import annotations
 
-import pytest
-
 from vram_budget.nodes.estimator import llm
 from vram_budget.nodes.estimator import training as T
 
@@ -52,10 +50,14 @@ print(json.dumps(out))
 '''
 
 
-def test_textgenerate_kv_cache_matches_comfyui(run_in_comfy):
+def test_textgenerate_kv_cache_matches_comfyui(run_in_comfy, comfy_install):
     out = run_in_comfy(KV_SNIPPET)
     if "skip" in out:
-        pytest.skip(out["skip"])
+        # 0.8.0 has no TextGenerate (comfy/text_encoders/llama.py there has no BaseGenerate): nothing of it to
+        # match, and no prompt of that version can use it; a version that should have it fails here
+        version = tuple(int(x) for x in comfy_install[2].split(".")[:2])
+        assert version < (0, 18), f"ComfyUI {comfy_install[2]}: {out['skip']}"
+        return
     assert out, "no ComfyUI text-generation model class found"
     for cls, got in out.items():
         arch = dict(hidden_size=got["hidden"], layers=got["layers"], heads=got["heads"], kv_heads=got["kv_heads"],
@@ -94,8 +96,7 @@ print(json.dumps({"counts": counts, "fact": fact}))
 def test_trainlora_adapters_match_comfyui(run_in_comfy, comfy_install):
     old = tuple(int(x) for x in comfy_install[2].split(".")[:2]) < (0, 18)
     out = run_in_comfy(ADAPTER_SNIPPET)
-    if "skip" in out:
-        pytest.skip(out["skip"])
+    assert "skip" not in out, f"ComfyUI {comfy_install[2]}: {out.get('skip')}"  # 0.8.0 has them too
     for dim, factor, want in out["fact"]:
         assert list(T.comfy_factorization(dim, factor)) == want, (dim, factor)
     checked = 0
