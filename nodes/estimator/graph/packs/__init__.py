@@ -13,6 +13,7 @@ Handler signatures (``a`` is the analyzer, ``node`` the node being read):
 - sigmas:  ``(a, node, link, depth) -> int | None``  (steps a SIGMAS output holds)
 - guiders: ``(a, node, depth) -> dict``  (model links, conditioning links, cfg, uses_negative)
 - stages:  ``(a, node) -> Stage | None``  for a node whose kind is in ``stage_kinds``
+- cond_references: ``(a, node) -> list[(rows, columns)]``  latents a conditioning node adds for the model to attend over
 """
 from __future__ import annotations
 
@@ -66,6 +67,9 @@ class Pack:
     sigmas: dict[str, Callable] = field(default_factory=dict)
     guiders: dict[str, Callable] = field(default_factory=dict)
     stages: dict[str, Callable] = field(default_factory=dict)
+    # conditioning nodes that hand the model latents it attends over next to the image's (in-context tokens):
+    # ``(a, node) -> [(latent rows, latent columns), ...]``, one entry per latent frame (Stage.reference_latents)
+    cond_references: dict[str, Callable] = field(default_factory=dict)
 
     def merged_with(self, other: "Pack") -> "Pack":
         out = Pack(name=f"{self.name}+{other.name}")
