@@ -47,6 +47,9 @@ class Device:
     # as its headroom (main.py:99-101) and adds --vram-headroom on every device (main.py:305)
     aimdo_headroom_bytes: int | None = None
     vram_headroom_bytes: int = 0
+    # ComfyUI 0.33's model prefetch under Dynamic VRAM (comfy/model_prefetch.py, model_base.py:245): LTXAV and
+    # MiniMax H3 cast a streamed block whole, one cast buffer per offload stream (runtime.prefetch_block_bytes)
+    model_prefetch: bool = False
 
     @classmethod
     def from_card(cls, card: Card, **kw) -> "Device":
@@ -186,7 +189,10 @@ def device_for_launch(card: Card | None, flags: LaunchFlags = LaunchFlags(), *, 
         # 0.33 hands --reserve-vram to comfy-aimdo as its headroom (main.py:99-101) and adds --vram-headroom
         # on every device (main.py:305)
         kw.update(vram_headroom_bytes=int(flags.vram_headroom * GiB),
-                  aimdo_headroom_bytes=None if flags.reserve_vram is None else int(flags.reserve_vram * GiB))
+                  aimdo_headroom_bytes=None if flags.reserve_vram is None else int(flags.reserve_vram * GiB),
+                  # model_prefetch.py:154-163 make_prefetch_queue: on a CUDA device with offload streams
+                  # (NUM_STREAMS 2 on NVIDIA, model_management.py:1341-1350); runtime uses it under Dynamic VRAM only
+                  model_prefetch=True)
     kw.update(given)
     return Device(**kw)
 

@@ -5,7 +5,7 @@ from ComfyUI's model code, the CUDA context. ComfyUI does not simply fail when t
 card: it loads models partially and streams the rest from RAM, batches cond and uncond only when
 its own estimate says there is room, splits VAE batches by free memory and retries a VAE decode
 tiled after an OOM. This module replays those decisions with ComfyUI's own rules and constants,
-each cited (file:line in 0.8.0 / 0.18.2; docs/runtime.md has the table), and gives per stage:
+each cited (file:line in 0.8.0 / 0.18.2, 0.33.0 where said; docs/runtime.md has the table), and gives per stage:
 
 - the outcome: ``fits`` (all resident), ``runs_slower`` (streams weights or falls back to tiles),
   ``oom`` (what cannot be satisfied even with offload), ``unknown`` (a model is missing);
@@ -43,6 +43,45 @@ COND_BATCH_FACTOR = 1.5
 # comfy-aimdo: VRAM_HEADROOM 256 MiB (aimdo src/plat.h:110); VBAR pages of 32 MiB (src/model-vbar.c:3)
 AIMDO_HEADROOM = 256 * MiB
 AIMDO_PAGE = 32 * MiB
+# ComfyUI 0.33 model prefetch under Dynamic VRAM (comfy/model_prefetch.py): a diffusion model whose forward walks
+# its blocks through make_prefetch_queue / prefetch_queue_pop casts each block's weights in one go before the block
+# runs (model_prefetch.py:99-124 -> ops.py:126-263 cast_modules_with_vbar with all the block's modules): the weights
+# of the block that are not resident go into the aimdo cast buffer of ONE offload stream, back to back
+# (ops.py:149-162 get_cast_buffer: cast_buffer_offset grows through the block), and get_offload_stream rotates the
+# NUM_STREAMS streams block by block (model_management.py:1459-1494), each stream's buffer kept until the node ends
+# (execution.py:550 reset_cast_buffers). So NUM_STREAMS buffers of a block's streamed bytes stay allocated instead
+# of NUM_STREAMS of the largest single weight. Models that do this in 0.33.0 (model_base.py:245 sets
+# prefetch_dynamic_vbars when the patcher is dynamic): LTXAV (ldm/lightricks/av_model.py:935-942, :1018) and
+# MiniMax H3 (ldm/minimax/model.py:699-713). Per block, the linear weights (the ones with a VBAR slot, `_v`), from
+# the block classes; biases, norms and modulation tables are O(hidden) and left out (< 0.1 %).
+def _ltxav_block_params(arch: dict) -> int:
+    """BasicAVTransformerBlock (av_model.py:85-204) at video width h and audio width a = 32 heads x 64
+    (LTXAVModel defaults, av_model.py:400-404; LTX-2.3 the same): attn1 and attn2 4h² each (attn2's context is
+    h wide after the connectors), audio_attn1 / audio_attn2 4a² each, audio_to_video and video_to_audio
+    2ha + 2a² each, ff 2·h·4h and audio_ff 2·a·4a (FeedForward mult 4, GELU_approx: glu is not used,
+    lightricks/model.py:314-322): 16h² + 20a² + 4ha."""
+    h = int(arch.get("hidden_size", 4096) or 4096)
+    a = 32 * 64
+    return 16 * h * h + 20 * a * a + 4 * h * a
+
+
+def _minimax_h3_block_params(arch: dict) -> int:
+    """DiTBlock (ldm/minimax/model.py:274-291): qkv_proj h x 3·inner + out_proj inner x h (Attention, :158-167)
+    and the SwiGLU MLP fc1 h x 2·ffn + fc2 ffn x h (:199-203): 4·h·inner + 3·h·ffn. Its AdalnProj (t_dim x 18h,
+    :209-217) is left out: the curve-form files (the pruned H3 the templates load) make t_dim a small basis
+    (model.py:455-458, model_detection.py:403-408), and 50 x 385.4 M + the two refiner blocks is their 20.1 B
+    parameters; a full-form file's block (t_dim 2688) is larger than this."""
+    h = int(arch.get("hidden_size", 5376) or 5376)
+    inner = int(arch.get("heads", 56) or 56) * int(arch.get("head_dim", 128) or 128)
+    ffn = int(arch.get("ffn_dim", 14336) or 14336)
+    return 4 * h * inner + 3 * h * ffn
+
+
+# LTX-2.5 ("LTX 2.4" in 0.33's code) is the same LTXAV class (supported_models.py:945-957): its ff_bias False
+# drops only biases, left out here anyway
+PREFETCH_BLOCK_PARAMS = {"ltx2": _ltxav_block_params, "ltx2.3": _ltxav_block_params, "ltx2.5": _ltxav_block_params,
+                         "minimax-h3": _minimax_h3_block_params}
+
 # model_base.memory_required under SDPA / xformers ("flash"): area · dtype_size · 0.01 · factor · 2^20
 # (model_base.py:359-383 / :374-396); default factor 2.0 (supported_models_base.py:49)
 FLASH_BYTES_PER_AREA = 0.01 * 2**20
@@ -113,6 +152,7 @@ class _Ctx:
     smart_memory: bool = True
     device: object = None
     headroom: int = AIMDO_HEADROOM  # what Dynamic VRAM keeps free: aimdo's headroom + --vram-headroom (0.33)
+    prefetch: bool = False  # ComfyUI 0.33's block prefetch under Dynamic VRAM (Device.model_prefetch)
 
     def __post_init__(self):
         self.mim = MIM_BASE + self.reserve
@@ -127,7 +167,7 @@ def context_for(device) -> _Ctx:
         flops=getattr(device, "flops", 0.0) or 165.2e12,
         host_bps=getattr(device, "host_bytes_per_s", 0.0) or 25.2e9,
         cpu_vae=getattr(device, "cpu_vae", False), smart_memory=getattr(device, "smart_memory", True),
-        device=device, headroom=dynamic_headroom(device),
+        device=device, headroom=dynamic_headroom(device), prefetch=bool(getattr(device, "model_prefetch", False)),
     )
 
 
@@ -200,6 +240,17 @@ def largest_module_bytes(model, loaded_bytes: int) -> int:
     if h:
         return int(h * ffn * bpp)
     return int(loaded_bytes / 50)  # ~2 % of the weights: a UNet's largest conv/linear
+
+
+def prefetch_block_bytes(model, loaded_bytes: int) -> int:
+    """One block as ComfyUI 0.33's model prefetch casts it (PREFETCH_BLOCK_PARAMS), at the loaded bytes per
+    parameter; 0 for a model that does not prefetch. Never more than the weights spread over the blocks."""
+    fn = PREFETCH_BLOCK_PARAMS.get(getattr(model, "family", None) or "") if model is not None else None
+    arch = (model.arch or {}) if model is not None else {}
+    depth = int(arch.get("depth", 0) or 0)
+    if fn is None or depth <= 0 or not model.params:
+        return 0
+    return int(loaded_bytes * min(fn(arch), model.params / depth) / model.params)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -360,12 +411,28 @@ def run_sample(sb, ctx: _Ctx) -> StageRun:
         k = 2 if cond_needed == 2 and COND_BATCH_FACTOR * est_full < free else 1
         work = work_batched if k == 2 else work_single
         casts = (NUM_STREAMS + 1) * largest
+        block = prefetch_block_bytes(model, next((it.bytes for it in sb.items if it.model is model), weights)) \
+            if ctx.prefetch else 0
+        everything_fits = False
+        if block:
+            # 0.33 model prefetch: a streamed block is cast whole into one offload stream's buffer, NUM_STREAMS of
+            # them kept (model_prefetch.py:99-124, ops.py:126-263), + one weight's compute-side cast as before. A
+            # block whose weights are all resident needs no buffer (ops.py:166-176: resident, nothing copied), so
+            # the buffers exist only once something streams, and streaming less than a block frees nothing (its
+            # bytes come back as buffer): resident = what fits beside the buffers of whole blocks.
+            casts = NUM_STREAMS * block + largest
+            everything_fits = ctx.context + work + weights + ctx.headroom <= ctx.capacity
+            rules.append("model_prefetch.py:62-124, ops.py:126-263 (0.33 prefetch: a streamed block cast whole, "
+                         "one buffer per offload stream)")
         non_evictable = ctx.context + work + casts
-        resident, streamed = _dynamic_resident(ctx, weights, non_evictable)
+        resident, streamed = (weights, 0) if everything_fits else _dynamic_resident(ctx, weights, non_evictable)
         minimum = ctx.context + work_single + casts + ctx.headroom
         peak = min(ctx.capacity, ctx.context + weights + work + casts) if streamed else ctx.context + weights + work
         rules += ["aimdo src/plat.h:119-133 (deficit, 256 MiB headroom)", "model_patcher.py:1521-1643 (ModelPatcherDynamic.load)"]
-        if ctx.context + work + casts + ctx.headroom > ctx.capacity:
+        if block and streamed:
+            notes.append(f"ComfyUI 0.33 prefetches each streamed block whole: {NUM_STREAMS} cast buffers of "
+                         f"{fmt_gib(block)} (one block each) stay on the card beside the resident weights")
+        if not everything_fits and ctx.context + work + casts + ctx.headroom > ctx.capacity:
             if k == 2 and minimum <= ctx.capacity:
                 k, work = 1, work_single  # its own estimate is too low to notice; an OOM is what happens
             return _oom_sample(sb, ctx, minimum, work, rules, notes, k, weights)
