@@ -348,7 +348,13 @@ def test_family_table_vocabulary_and_full_size_numbers():
                "in_channels", "out_channels", "patch_size", "latent_channels", "spatial_compression",
                "temporal_compression", "context_dim", "layers", "vocab", "kv_heads", "max_tokens", "vec_dim",
                "guidance_embed", "model_channels", "channel_mult", "transformer_depth", "adm_in_channels",
-               "base_channels", "freq_dim", "cross_attention_dim", "image_size"}
+               "base_channels", "freq_dim", "cross_attention_dim", "image_size",
+               # ComfyUI 0.33's families: an autoregressive video model's latent frames a call (memory.py), a
+               # DiT that runs in windows of tokens (MiniMax Music 3), an audio track beside the video and the
+               # token refiner's depth (MiniMax H3), and VAEs that state their own dtype / quantised ops / audio
+               # rate (resolve.vae_dtype_bytes, the VAE_FORMULAS of families/minimax*.py)
+               "ar_block_frames", "window_tokens", "audio_latent_channels", "token_refiner_depth", "quantized_ops",
+               "vae_dtype_bytes", "sample_rate", "samples_per_latent"}
     for fid, fam in FAMILIES.items():
         assert set(fam.arch) <= allowed, (fid, set(fam.arch) - allowed)
         if "patch_size" in fam.arch:

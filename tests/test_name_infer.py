@@ -51,7 +51,8 @@ CASES = [
      ("diffusion", "hunyuan-video", P["P_HUNYUAN_VIDEO"], 1)),
     (("qwen_image_2512_fp8_e4m3fn.safetensors", "diffusion", "diffusion_models"), ("diffusion", "qwen-image", P["P_QWEN_IMAGE"], 1)),
     (("z_image_int8_convrot.safetensors", "diffusion", "diffusion_models"), ("diffusion", "z-image", P["P_Z_IMAGE"], 1)),
-    (("pixeldit_1300m_1024px_bf16.safetensors", "diffusion", "diffusion_models"), ("diffusion", "unknown", 1_300_000_000, 2)),
+    # ComfyUI 0.33's PixelDiT (families/pixeldit.py): the published bf16 file / 2, not the name's "1300m"
+    (("pixeldit_1300m_1024px_bf16.safetensors", "diffusion", "diffusion_models"), ("diffusion", "pixeldit", P["P_PIXELDIT"], 2)),
     (("ponyDiffusionV6XL.safetensors", "checkpoint", "checkpoints"), ("checkpoint", "sdxl", P["P_SDXL"], 2)),
     (("clip_l_flux.safetensors", "text_encoder", "text_encoders"), ("text_encoder", "clip-l", P["P_CLIP_L"], 2)),
     (("qwen_3_4b_fp8_mixed.safetensors", "text_encoder", "text_encoders"), ("text_encoder", "qwen3", P["P_QWEN3_4B"], 1)),

@@ -194,7 +194,10 @@ def latent_tokens(family: str, arch: Mapping[str, object], latent: LatentShape) 
     if group == "unet":
         div = 2 if family == "sdxl" else 1
         return math.ceil(latent.height / div) * math.ceil(latent.width / div)
-    return frames * math.ceil(latent.height / ph) * math.ceil(latent.width / pw)
+    tokens = frames * math.ceil(latent.height / ph) * math.ceil(latent.width / pw)
+    window = arch.get("window_tokens") if isinstance(arch, Mapping) else None
+    # a model that runs a longer sequence in windows of this many tokens, one after another (MiniMax Music 3)
+    return min(tokens, int(window)) if window else tokens
 
 
 def text_tokens_for(family: str, requested: int | None = None) -> int:
@@ -269,6 +272,9 @@ def diffusion_working(
         ref_tokens = sum(latent_tokens(family, arch, LatentShape(1, latent.channels, h, w)) for h, w in references)
         tokens += ref_tokens
     ttok = text_tokens_for(family, text_tokens)
+    if arch.get("ar_block_frames"):
+        return _autoregressive_working(family, arch, latent, batch, tokens, ttok, key, int(arch["ar_block_frames"]),
+                                       compute_bytes)
     tracer = LIVE_TRACER.get()
     if tracer is not None and path and not ref_tokens:
         live = tracer(path, latent, batch, ttok)
@@ -307,6 +313,35 @@ def diffusion_working(
         f"{shape}, batch {batch}, {tokens} latent tokens + {ttok} text tokens; fused attention, "
         f"16-bit compute; first-principles formula (uncalibrated for {family}) × {k}",
         "formula", traced_bytes=value,
+    )
+
+
+def _autoregressive_working(family: str, arch: Mapping[str, object], latent: LatentShape, batch: int, tokens: int,
+                            ttok: int, key: str, block_frames: int, compute_bytes: int) -> WorkingMemory | None:
+    """A KV-cached autoregressive video model (arch ``ar_block_frames``; ComfyUI 0.33 comfy/ldm/wan/ar_model.py
+    CausalWanModel, sampled by k_diffusion/sampling.py:1845-1957 sample_ar_video): each call denoises one block of
+    ``block_frames`` latent frames, attending over the KV cache of the frames before it. Working memory = the
+    traced profile of the same backbone at one block's tokens (× the calibration) + the KV cache, allocated once
+    for the whole video (sampling.py:1885 init_kv_caches(bs, lat_t · frame_seq_len); ar_model.py:228-237: a k and
+    a v tensor [bs, max_seq_len, heads, head_dim] per layer, in the model's dtype), which is exact."""
+    frames = max(1, latent.frames or 1)
+    block_tokens = (tokens // frames) * min(block_frames, frames)
+    entry = traced_constants().get(key)
+    value = _eval_traced(entry, batch, block_tokens, ttok, latent) if entry is not None else None
+    if value is None:
+        return None
+    hidden, depth = int(arch.get("hidden_size") or 0), int(arch.get("depth") or 0)
+    if not hidden or not depth:
+        return None
+    kv = batch * tokens * depth * 2 * hidden * compute_bytes
+    k = calibration(family)
+    return WorkingMemory(
+        int(value * k) + kv, tokens,
+        f"autoregressive: {block_frames} latent frame(s) ({block_tokens} tokens) per call, batch {batch}, "
+        f"+ {ttok} text tokens: constants traced from {traced_version(key)} model code ({key}) × {k}; + the KV cache "
+        f"of all {tokens} tokens ({depth} layers × k and v × {hidden} × {compute_bytes} bytes, "
+        "ldm/wan/ar_model.py:228-237, sampling.py:1885)",
+        "traced", traced_bytes=value + kv,
     )
 
 

@@ -121,7 +121,11 @@ def part_of(info: ModelInfo, ref: ModelRef) -> ModelInfo:
 def vae_dtype_bytes(family: str, device: Device) -> int:
     """ComfyUI's vae_dtype (sd.py:672-677 / :810-817): the first working dtype the card runs well.
     KL VAEs (SD, SDXL, Flux, SD3) list [bf16, fp32]: fp32 without bf16 (Turing, Pascal). The video
-    VAEs list fp16 too, so they stay 16-bit."""
+    VAEs list fp16 too, so they stay 16-bit. A family whose arch gives `vae_dtype_bytes` has one working
+    dtype only (e.g. [float32]): that size on every card."""
+    pinned = FAMILIES[family].arch.get("vae_dtype_bytes") if family in FAMILIES else None
+    if pinned:
+        return int(pinned)
     if not device.bf16 and family in ("vae-kl4", "vae-kl16", "vae-flux2"):
         return 4
     return 2
@@ -166,7 +170,12 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
         if q.startswith("fp8") and info.family in ("t5-xxl", "umt5-xxl"):
             return stored, f"{q} kept (T5 keeps the file's dtype)"
         return params * 2, "fp16 (ComfyUI's text-encoder dtype)"
+    if info.kind == VAE and q.startswith(KEPT_QUANTIZED) and info.family in FAMILIES \
+            and FAMILIES[info.family].arch.get("quantized_ops"):  # sd.py builds it with mixed_precision_ops
+        return stored, f"{q} file kept quantized"
     if info.kind == VAE and vae_dtype_bytes(info.family, device) == 4:
+        if FAMILIES[info.family].arch.get("vae_dtype_bytes") if info.family in FAMILIES else None:
+            return params * 4, "fp32: the VAE's only working dtype in ComfyUI"
         return params * 4, "fp32: no bf16 on this GPU (ComfyUI's vae_dtype for this VAE)"
     if info.kind in (VAE, CONTROLNET, CLIP_VISION):
         return params * 2, "16-bit"

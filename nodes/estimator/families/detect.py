@@ -325,6 +325,8 @@ def _detect_diffusion(v: _View, name: str) -> _Found | None:
         return _sd3(v)
     if v.has("txt_in.individual_token_refiner.blocks.0.norm1.weight"):
         return _hunyuan_video(v)
+    if _is_ovis_image(v):  # a Flux whose key norms may be stored as .weight, and which has Qwen-Image's txt_norm
+        return _flux(v, name)
     if v.has("double_blocks.0.img_attn.norm.key_norm.scale") and (
             v.has("img_in.weight") or v.has("distilled_guidance_layer.norms.0.scale")
             or v.has("distilled_guidance_layer.0.norms.0.scale")):
@@ -337,9 +339,15 @@ def _detect_diffusion(v: _View, name: str) -> _Found | None:
         return _wan(v, name)
     if v.has("caption_projection.0.linear.weight"):
         return _hidream(v)
-    if v.has("txt_norm.weight") and v.has("img_in.weight"):
+    # Mage-Flow has Qwen-Image's keys; ComfyUI tells it by its widths first (model_detection.py:944, 0.33.0):
+    # families/mage_flow.py's detector takes it
+    if v.has("txt_norm.weight") and v.has("img_in.weight") and not (
+            v.dim("txt_norm.weight", 0) == 2560 and v.dim("proj_out.weight", 0) == 128):
         return _qwen_image(v)
-    if v.has("time_caption_embed.timestep_embedder.linear_1.bias"):
+    # ComfyUI tells Boogu-Image (an OmniGen2 derivative) by its dual-stream layers first (model_detection.py:890,
+    # 0.33.0): families/boogu.py's detector takes it
+    if v.has("time_caption_embed.timestep_embedder.linear_1.bias") and \
+            not v.has("double_stream_layers.0.img_instruct_attn.processor.img_to_q.weight"):
         return _omnigen2(v)
     if v.has("input_blocks.0.0.weight"):
         return _sd_unet(v)
@@ -348,6 +356,13 @@ def _detect_diffusion(v: _View, name: str) -> _Found | None:
         if found is not None:
             return found
     return None
+
+
+def _is_ovis_image(v: _View) -> bool:
+    """model_detection.py:349-353 (0.33.0): a Flux header with a gated MLP (`img_mlp.gate_proj`, yak_mlp) and a
+    `txt_norm` is the "Ovis model" (families/ovis.py)."""
+    return v.has("img_in.weight") and v.has("double_blocks.0.img_mlp.gate_proj.weight") and (
+        v.has("txt_norm.weight") or v.has("txt_norm.scale"))
 
 
 def _flux(v: _View, name: str) -> _Found:
@@ -378,7 +393,16 @@ def _flux(v: _View, name: str) -> _Found:
         arch["mlp_ratio"] = ffn / arch["hidden_size"]
     arch["patch_size"] = (patch, patch)
     variant = None
-    if flux2:
+    if _is_ovis_image(v):
+        family = "ovis-image"
+        ev.append("keys double_blocks.0.img_mlp.gate_proj.weight + txt_norm (Ovis-Image, model_detection.py:352)")
+        arch["guidance_embed"] = v.has("guidance_in.in_layer.weight")
+        ffn = v.dim("double_blocks.0.img_mlp.gate_proj.weight", 0)
+        if ffn and arch.get("hidden_size"):
+            arch.update(ffn_dim=ffn, mlp_ratio=ffn / arch["hidden_size"])
+        if arch.get("hidden_size") and not arch.get("heads"):
+            arch.update(head_dim=128, heads=arch["hidden_size"] // 128)  # // sum(axes_dim 16, 56, 56): :282, :314
+    elif flux2:
         family = "flux2"
         ev.append("key double_stream_modulation_img.lin.weight (Flux.2)")
         arch["guidance_embed"] = v.startswith("guidance_in.")
@@ -796,7 +820,9 @@ def _detect_vae(v: _View) -> _Found | None:
             variant = "1.5"
         return _Found("vae-hunyuan", arch, (f"key decoder.conv_in.conv.weight ({c} latent channels, HunyuanVideo VAE)",),
                       variant)
-    if v.has("decoder.conv_in.weight"):
+    # the SeedVR2 VAE (sd.py:589, 0.33.0, tested before the KL branches) has a 16-channel decoder.conv_in too:
+    # families/seedvr2.py's detector takes it
+    if v.has("decoder.conv_in.weight") and not v.has("decoder.up_blocks.2.upsamplers.0.upscale_conv.weight"):
         s = v.shape("decoder.conv_in.weight")
         c = s[1] if len(s) > 1 else None
         base = v.dim("encoder.conv_in.weight", 0, 128)
@@ -818,6 +844,10 @@ def _detect_vae(v: _View) -> _Found | None:
                           ("decoder.conv_in.weight input 64 channels (HunyuanImage 2.1 VAE)",), "hunyuan-image")
         arch = dict(FAMILIES["vae-kl4"].arch, latent_channels=c, base_channels=base)
         return _Found("vae-kl4" if c < 16 else "vae-kl16", arch, (f"decoder.conv_in.weight input {c} channels (KL VAE)",))
+    for detect in detectors(VAE):  # the family modules' own VAE header detectors (DETECT sections)
+        found = detect(v)
+        if found is not None:
+            return found
     return None
 
 

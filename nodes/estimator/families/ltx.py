@@ -1,9 +1,25 @@
-"""LTX-Video, LTX-2 and LTX-2.3 (audio-video) and their video / audio VAEs."""
+"""LTX-Video, LTX-2, LTX-2.3 and LTX-2.5 (audio-video) and their video / audio VAEs."""
 from __future__ import annotations
 
 from ._spec import DIFFUSION, Family, TEXT_ENCODER, VAE, VaeFamily, _r
 
 ORDER = 80  # name rules of a lower ORDER are tried first (specific before general)
+
+# LTX-2.5 22B (ComfyUI 0.33 calls it "LTX 2.4" in its code: ldm/lightricks/duration_head.py:1,
+# vae/na_diffusion_decoder.py:1, nodes_lt.py:1130): the LTXAV class (supported_models.py:945-955,
+# model_detection.py:419-429, the layout from the file's metadata config) with LTX-2.3's widths and two config
+# keys 0.33 added: ff_bias False (no bias on the 48 video feed-forwards, ldm/lightricks/model.py:314-322, :726,
+# av_model.py:418) and use_keyframes_abs_pos_embedding (one [1, 4096] marker, model.py:728, :788-792,
+# model_detection.py:428). ComfyUI 0.33's LTXAVModel built so on the meta device: 21,004,025,600 params
+# (LTX-2.3's 21,005,004,544 - 983,040 biases + 4,096); all its linears at 1 byte = 21.02 GB, the published
+# int8-convrot transformer is 21.50 GB (its quantisation scales on top).
+P_LTX25 = 21_004_025_600
+# LTX-2.5's video VAE: CausalDiffusionVAE (sd.py:616-631, picked by decoder.conv_in_x_t.weight): the conv encoder
+# of LTX-2 with a neighbourhood-attention diffusion decoder (vae/na_diffusion_decoder.py). Built on the meta device
+# with its default config LTX_24_VAE_CONFIG (:426-464, class :467-520): 736,070,513 params (encoder 318,936,897, decoder
+# 417,133,616) x 2 bytes = 1.472 GB, the published 1.47 GB ltx-2.5-video-vae-bf16 (LTX-2.3's VideoVAE, 726,105,969,
+# would be 1.452 GB; Lightricks ships that one separately as ltx-2.5-video-vae-conv-bf16).
+P_VAE_LTX25 = 736_070_513
 
 
 # Full-size architecture numbers (families.Family): ComfyUI's configs / the models' config.json
@@ -24,6 +40,15 @@ FAMILIES = {
         hidden_size=4096, depth=48, heads=32, head_dim=128, in_channels=128, out_channels=128, patch_size=(1, 1, 1),
         context_dim=6144, cross_attention_dim=4096, latent_channels=128, spatial_compression=32,
         temporal_compression=8)),
+    # LTX-2.5 22B: LTX-2.3's layout, ff_bias False + the keyframe marker (P_LTX25 above). Not LTX-2.3's
+    # configuration, so not its traced profile: the first-principles formula prices it (uncalibrated).
+    "ltx2.5": Family(DIFFUSION, "LTX-2.5 (audio-video, 22B)", dict(
+        hidden_size=4096, depth=48, heads=32, head_dim=128, in_channels=128, out_channels=128, patch_size=(1, 1, 1),
+        context_dim=6144, cross_attention_dim=4096, latent_channels=128, spatial_compression=32,
+        temporal_compression=8)),
+    # sd.py:616-631: 128 latent channels (decoder.conv_in), /32 spatially, 8 frames a latent frame
+    "vae-ltx2.5": Family(VAE, "LTX-2.5 video VAE (diffusion decoder)", dict(
+        latent_channels=128, spatial_compression=32, temporal_compression=8)),
     "vae-ltx2": Family(VAE, "LTX-2 video VAE", dict(latent_channels=128, spatial_compression=32, temporal_compression=8)),
     "vae-ltx2-audio": Family(VAE, "LTX-2 audio VAE", dict(latent_channels=8)),
     "vae-ltx2.3": Family(VAE, "LTX-2.3 video VAE", dict(latent_channels=128, spatial_compression=32,
@@ -45,6 +70,7 @@ TEXT_TOKENS = {
     "ltxv": 128,
     "ltx2": 1024,
     "ltx2.3": 1024,
+    "ltx2.5": 1024,  # Gemma 4 12B: text_encoders/lt.py:84-90 pads to 1024 (ltxav_gemma4_tokenizer)
 }
 
 # memory_usage_factor (supported_models.py, COMFYUI-NOTES §2.2) (runtime.MEMORY_USAGE_FACTOR)
@@ -98,13 +124,21 @@ VAES = (
     # LTX-2.3's video VAE: the same class, its own layout from the file's metadata config
     VaeFamily("vae-ltx2.3", "LTX-2.3 video VAE", 128, 32, 8, "comfy.ldm.lightricks...VideoVAE (version 2, 2.3 layout)"),
 )
+# Not here: "vae-ltx2.5" (0.33 sd.py:616-631, CausalDiffusionVAE, another class than the VideoVAE above). Nothing
+# traced it, so its decode / encode working memory is left unknown rather than borrowed from LTX-2.3's VAE; a
+# VaeFamily with no traced data would only change the "known:" list other workflows' unknown-VAE notes print.
 
 # File-name rules by kind: first match wins, specific before general (name_infer)
 NAME_RULES = {
     DIFFUSION: (
+        _r(r"ltx[_-]?2[._]5", "ltx2.5", "LTX-2.5 (22B)", P_LTX25, "P_LTX25 (computed: ComfyUI 0.33 LTXAVModel)"),
         _r(r"ltx[_-]?2[._]3", "ltx2.3", "LTX-2.3 (22B)"),
         _r(r"ltx[_-]?2(?![._]?[1-9])", "ltx2", "LTX-2"),
         _r(r"ltx[_-]?video|ltxv", "ltxv", "LTX-Video"),
+    ),
+    VAE: (
+        _r(r"ltx[_-]?2[._]5.*video[_-]?vae(?!.*conv)", "vae-ltx2.5", "LTX-2.5 video VAE", P_VAE_LTX25,
+           "P_VAE_LTX25 (computed: ComfyUI 0.33 CausalDiffusionVAE)"),
     ),
 }
 

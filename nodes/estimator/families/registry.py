@@ -2,7 +2,7 @@
 `registry`) is one family or a group of close variants, holding all that family's facts in named
 sections (FAMILIES, NAME_RULES, WORKING_MEMORY_ALIAS, ARCH_ROUTES, TEXT_TOKENS, TE_TOKENS, CALIBRATION,
 MEMORY_USAGE_FACTOR, CHECKPOINT_SPLITS, VAES, MEDIA_VAES, VAE_TRACED_AS, FAMILY_ENTRY, GGUF_SAME_ARCH,
-VARIANT_PARAMS, FP8_MODEL_ONLY_SPLITS, DETECT header detectors, P_* parameter counts). The tables the estimator reads are views
+VARIANT_PARAMS, FP8_MODEL_ONLY_SPLITS, VAE_FORMULAS, DETECT header detectors, P_* parameter counts). The tables the estimator reads are views
 built here, once, by merging the sections in ORDER (a module's ORDER also ranks its name rules: lower
 first, specific before general). A new family is one new file: nothing here names a family.
 
@@ -20,7 +20,8 @@ from ._spec import Family, Rule, VaeFamily
 _PRIVATE = {"detect", "registry"}
 _PACKAGE_PATH = [os.path.dirname(os.path.abspath(__file__))]  # this package's folder, wherever it is installed
 DICT_SECTIONS = ("FAMILIES", "WORKING_MEMORY_ALIAS", "TEXT_TOKENS", "TE_TOKENS", "CALIBRATION", "MEMORY_USAGE_FACTOR",
-                 "CHECKPOINT_SPLITS", "MEDIA_VAES", "VAE_TRACED_AS", "FAMILY_ENTRY", "GGUF_SAME_ARCH", "VARIANT_PARAMS")
+                 "CHECKPOINT_SPLITS", "MEDIA_VAES", "VAE_TRACED_AS", "FAMILY_ENTRY", "GGUF_SAME_ARCH", "VARIANT_PARAMS",
+                 "VAE_FORMULAS")
 
 
 def _discover() -> tuple[ModuleType, ...]:
@@ -60,6 +61,10 @@ VAE_TRACED_AS = MappingProxyType(_merged["VAE_TRACED_AS"])
 FAMILY_ENTRY = MappingProxyType(_merged["FAMILY_ENTRY"])
 GGUF_SAME_ARCH = MappingProxyType(_merged["GGUF_SAME_ARCH"])
 VARIANT_PARAMS = MappingProxyType(_merged["VARIANT_PARAMS"])
+# VAEs no trace covers whose ComfyUI class states its own working-memory estimate (memory_used_decode /
+# memory_used_encode in comfy/sd.py): family id -> fn(op "decode" | "encode", workload.LatentShape, dtype bytes,
+# the tiled node's settings or None) -> (bytes, how) or None (stages/vae.py; a live trace comes first)
+VAE_FORMULAS = MappingProxyType(_merged["VAE_FORMULAS"])
 ARCH_ROUTES: tuple[tuple[str, str, object, str], ...] = tuple(r for m in MODULES for r in getattr(m, "ARCH_ROUTES", ()))
 FP8_MODEL_ONLY_SPLITS = frozenset(f for m in MODULES for f in getattr(m, "FP8_MODEL_ONLY_SPLITS", ()))
 VAE_FAMILIES: dict[str, VaeFamily] = {}

@@ -27,6 +27,15 @@ FAMILIES = {
     "wan2.1-1.3b": Family(DIFFUSION, "Wan 2.1 1.3B", {**_WAN14, "hidden_size": 1536, "depth": 30, "heads": 12,
                                                      "ffn_dim": 8960}),
     "wan2.1-14b": Family(DIFFUSION, "Wan 2.1 14B", dict(_WAN14)),
+    # Causal Forcing (ComfyUI 0.33 supported_models.py:1341-1355 WAN21_CausalAR_T2V, picked by the file's metadata
+    # config {"transformer": {"causal_ar": true}} (model_detection.py:779-780); model_base.py:1700-1704
+    # CausalWanModel, comfy/ldm/wan/ar_model.py: WanModel's weights, so the 1.3B numbers). It is sampled block by
+    # block with a KV cache (k_diffusion/sampling.py:1845-1957): ar_block_frames latent frames a call, which must
+    # match the checkpoint's training mode: 1 framewise, 3 chunkwise (nodes_ar_video.py:57-63 SamplerARVideo).
+    "wan2.1-1.3b-causal": Family(DIFFUSION, "Causal Forcing framewise (Wan 2.1 1.3B)", {
+        **_WAN14, "hidden_size": 1536, "depth": 30, "heads": 12, "ffn_dim": 8960, "ar_block_frames": 1}),
+    "wan2.1-1.3b-causal-chunkwise": Family(DIFFUSION, "Causal Forcing chunkwise (Wan 2.1 1.3B)", {
+        **_WAN14, "hidden_size": 1536, "depth": 30, "heads": 12, "ffn_dim": 8960, "ar_block_frames": 3}),
     "wan2.2-ti2v-5b": Family(DIFFUSION, "Wan 2.2 TI2V 5B", {**_WAN14, "hidden_size": 3072, "depth": 30, "heads": 24,
                                                            "ffn_dim": 14336, "in_channels": 48, "out_channels": 48,
                                                            "latent_channels": 48, "spatial_compression": 16}),
@@ -40,6 +49,9 @@ FAMILIES = {
 # Families that share another's traced working-memory profile (memory.WORKING_MEMORY_ALIAS)
 WORKING_MEMORY_ALIAS = {
     "wan2.2-14b": "wan2.1-14b",
+    # one block's forward of CausalWanModel (a WanModel subclass, same layers) at that block's tokens
+    "wan2.1-1.3b-causal": "wan2.1-1.3b",
+    "wan2.1-1.3b-causal-chunkwise": "wan2.1-1.3b",
 }
 
 # Text tokens the diffusion model attends to by default (memory.DEFAULT_TEXT_TOKENS; group keys too)
@@ -91,6 +103,12 @@ NAME_RULES = {
     DIFFUSION: (
         _r(r"wan[\s_.-]?2[._]?2.*(?:ti2v|5b)|(?:ti2v|5b).*wan[\s_.-]?2[._]?2", "wan2.2-ti2v-5b", "Wan 2.2 TI2V 5B", P_WAN5, f"{_C} P_WAN5 (computed)"),
         _r(r"wan[\s_.-]?2[._]?2|a14b", "wan2.2-14b", "Wan 2.2 A14B expert", P_WAN14_T2V, f"{_C} P_WAN14_T2V (computed)"),
+        # causal_forcing-framewise.safetensors: 5,680,094,249 bytes published (template video_causal_forcing_i2v)
+        # = P_WAN13 x 4 (fp32) + its header; Causal Forcing is trained from Wan 2.1 T2V 1.3B
+        _r(r"causal[_-]?forcing.*chunk", "wan2.1-1.3b-causal-chunkwise", "Causal Forcing chunkwise (Wan 2.1 1.3B)",
+           P_WAN13, f"{_C} P_WAN13 (computed)"),
+        _r(r"causal[_-]?forcing", "wan2.1-1.3b-causal", "Causal Forcing framewise (Wan 2.1 1.3B)", P_WAN13,
+           f"{_C} P_WAN13 (computed)"),
         _r(r"wan.*1[._]3b|1[._]3b.*wan|wanvideo.*1[._]3b", "wan2.1-1.3b", "Wan 2.1 1.3B", P_WAN13, f"{_C} P_WAN13 (computed)"),
         _r(r"wan|(?:14b.*(?:[it]2v|flf2v|vace|480p|720p))|lightx2v|causvid|skyreels|phantom|humo|recammaster|fantasy"
            r"(?:talking|portrait)|infinite_?talk|steadydancer|pusa|magref|scail",

@@ -19,6 +19,9 @@ from ..workload import (AUDIO_ENCODE, CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, V
 from .base import (MAX_CHAIN, MAX_DEPTH, MAX_NUMBER, MAX_RESOLUTION, MIN_TEXT_TOKENS, _as_number, _Graph,
                    _ImageSize, _Link, _natural_key, _Node, _replace, _show_number, _UNKNOWN,
                    estimate_text_tokens)
+from ..families.registry import VAE_FAMILIES
+from ..model_info import VAE
+from ..name_infer import family_of
 from .packs import REGISTRY as R
 from .packs.core import VIRTUAL_VAES
 
@@ -421,6 +424,12 @@ class _Analyzer:
             for pattern, geometry in VAE_NAME_GEOMETRY:
                 if pattern.search(name):
                     return geometry, ref.name
+            # else a family module's VAE its name rule names (families/<module>.py VAES), where the /8 image
+            # default is wrong for it (another compression or a video VAE): that VAE's own geometry
+            family = family_of(ref.name, VAE)
+            vae = VAE_FAMILIES.get(family[0]) if family else None
+            if vae is not None and (vae.spatial != 8 or vae.temporal is not None):
+                return (vae.latent_channels, vae.spatial, vae.temporal), ref.name
         return None, None
 
     def _creator_shape(self, node: _Node, geometry: tuple | None = None) -> LatentShape | None:
@@ -770,6 +779,8 @@ class _Analyzer:
             samples = ins[0][1] if ins else None
         if node.type in R.audio_decoders:
             shape = self.latent(samples)
+            if shape is not None and shape.media != "audio" and shape.audio is not None:
+                shape = shape.audio  # an audio-video latent: its audio stream (0.33 comfy_extras/nodes_audio.py:100-101)
             if shape is None or shape.media != "audio":
                 self.stage_note("audio decode; the audio latent's size is not fixed by the graph")
                 shape = None

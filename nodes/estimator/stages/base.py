@@ -2,14 +2,14 @@
 a stage loads (at ComfyUI's cast rules, on this card or placed elsewhere) and the CUDA context."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable
+from dataclasses import dataclass, replace
+from typing import Iterable, Mapping
 
 from ..device import Device
 from ..model_info import ModelInfo
 from ..resolve import loaded_weights, ref_key
 from ..units import fmt_gib
-from ..workload import ModelRef, Stage
+from ..workload import LatentShape, ModelRef, Stage
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,21 @@ class StageBudget:
             "overhead_bytes": self.overhead_bytes, "items": [i.to_dict() for i in self.items],
             "notes": list(self.notes),
         }
+
+
+def as_model_latent(latent: LatentShape, arch: Mapping[str, object] | None) -> LatentShape:
+    """A latent whose creator leaves its format to the model (EmptyLatentImage: channels None, /8) as ComfyUI's
+    sampler makes it (comfy/sample.py:45-56 fix_empty_latent_channels, 0.33.0): the model's (or its VAE's) latent
+    channels, rows and columns scaled by the creator's / its spatial compression (a Flux.2-latent model such as
+    Lens: /16). A latent whose format the graph fixed, or a model of the same compression, is left as it is."""
+    spatial = int((arch or {}).get("spatial_compression") or 0)
+    if latent.channels is not None or latent.media or latent.frames or not spatial \
+            or spatial == latent.spatial_compression:
+        return latent
+    ratio = latent.spatial_compression / spatial
+    channels = (arch or {}).get("latent_channels")
+    return replace(latent, height=max(1, round(latent.height * ratio)), width=max(1, round(latent.width * ratio)),
+                   spatial_compression=spatial, channels=int(channels) if channels else None)
 
 
 def overhead_items(device: Device) -> list[Item]:

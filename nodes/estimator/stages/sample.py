@@ -8,7 +8,7 @@ from .. import memory
 from ..model_info import DIFFUSION
 from ..device import Device
 from ..workload import Stage
-from .base import Item, StageBudget, finish, overhead_items, weights_items
+from .base import Item, StageBudget, as_model_latent, finish, overhead_items, weights_items
 
 
 def build(stage: Stage, device: Device, info_for) -> StageBudget:
@@ -22,6 +22,7 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
         why = "no diffusion model identified" if model is None else "latent size unknown"
         notes.append(f"working memory not estimated: {why}")
         return finish(stage, title, items + overhead_items(device), notes)
+    latent = as_model_latent(latent, model.arch)
     cond_batch = 2 if (stage.cfg is not None and stage.cfg > 1.0 and stage.uses_negative) else 1
     batch = max(1, latent.batch)
     refs = stage.reference_latents

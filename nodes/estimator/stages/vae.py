@@ -2,14 +2,17 @@
 or this pack's auto-tiled plan), from the traced VAE constants (vae_memory.py) or traced live in ComfyUI."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .. import vae_memory
 from ..errors import VramBudgetError
+from ..families import registry
 from ..model_info import VAE, ModelInfo
 from ..resolve import PIXEL_SPACE_VAE, vae_dtype_bytes
 from ..workload import VAE_DECODE, LatentShape
 from ..device import Device
 from ..workload import Stage
-from .base import Item, StageBudget, finish, overhead_items, weights_items
+from .base import Item, StageBudget, as_model_latent, finish, overhead_items, weights_items
 
 
 def build(stage: Stage, device: Device, info_for) -> StageBudget:
@@ -20,6 +23,8 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     if vae is None or stage.latent is None:
         notes.append("working memory not estimated: " + ("VAE not identified" if vae is None else "latent size unknown"))
         return finish(stage, title, items + overhead_items(device), notes)
+    if decode:  # a sampled empty latent is in the model's format, which is its VAE's (comfy/sample.py:45-56)
+        stage = replace(stage, latent=as_model_latent(stage.latent, vae.arch))
     weights = sum(i.bytes for i in items)
     free_for_work = device.capacity_bytes - weights - device.context_bytes
     live = _live_vae(vae, stage.latent, decode)
@@ -68,6 +73,11 @@ def vae_working(family: str, latent: LatentShape, decode: bool = True, tiled: di
     node would choose with the memory left beside the weights (vae_memory.plan_decode).
     """
     op = "decode" if decode else "encode"
+    formula = registry.VAE_FORMULAS.get(family)  # no trace: the VAE class's own estimate in ComfyUI's sd.py
+    if formula is not None and not auto_tiled:
+        got = formula(op, latent, dtype_bytes, tiled)
+        if got is not None:
+            return int(got[0]), got[1], []
     if family == PIXEL_SPACE_VAE:  # 0.18.2 sd.py:746-749: ComfyUI's own memory_used_decode / _encode
         value = latent.batch * (latent.pixel_height or latent.height) * (latent.pixel_width or latent.width) * dtype_bytes
         return value, f"pixel space: the {op} is the identity; ComfyUI reserves H·W·dtype bytes (sd.py:748-749)", []

@@ -85,7 +85,6 @@ LATENT_CREATORS: dict[str, tuple[int | None, int, int | None, int | None]] = {
 }
 VAE_DEPENDENT_CREATORS = {"WanFirstLastFrameToVideo", "Wan22FunControlToVideo"}
 NON_IMAGE_LATENTS = {  # creators of latents the LatentShape cannot describe
-    "EmptyLatentAudio": "audio",
     "StableCascade_EmptyLatentImage": "Stable Cascade",
 }
 # LTX-2's audio VAE (comfy/ldm/lightricks/vae/audio_vae.py:231-267 of 0.18.2): 16 kHz mel spectrogram,
@@ -360,6 +359,15 @@ def _img_up(a, node, depth, name="image"):
     return a.image_size(a.link(node, name), depth + 1)
 
 
+def _img_switch(a, node, link, depth):
+    """ComfySwitchNode on IMAGE: the branch its switch picks (the first known one when the switch is not fixed),
+    as _switch_latent does for latents."""
+    switch = a.value(node, "switch")
+    if switch is _UNKNOWN or switch is None:
+        return _img_up(a, node, depth, "on_true") or _img_up(a, node, depth, "on_false")
+    return _img_up(a, node, depth, "on_true" if switch else "on_false")
+
+
 def _img_empty_image(a, node, link, depth):
     w, h = a.number(node, "width"), a.number(node, "height")
     return _ImageSize(w, h, a.number(node, "batch_size", 1) or 1) if w and h else None
@@ -532,6 +540,7 @@ IMAGES = {
     "ResizeImageMaskNode": _img_resize_image_mask_node,
     "RepeatImageBatch": _img_repeat_image_batch,
     "ImageFromBatch": _img_image_from_batch,
+    "ComfySwitchNode": _img_switch,
 }
 
 
@@ -629,6 +638,16 @@ def _decode_tiled(a, node):
     return _replace(a.decode_stage(node), tiled=_tiled_settings(a, node))
 
 
+def _decode_audio_tiled(a, node):
+    """VAEDecodeAudioTiled (0.33 comfy_extras/nodes_audio.py:137-156): vae.decode_tiled over tile_size latent frames
+    with `overlap` (defaults 512 / 64)."""
+    tiled = {}
+    for name, default in (("tile_size", 512), ("overlap", 64)):
+        value = a.number(node, name, default)
+        tiled[name] = default if value is None else value
+    return _replace(a.decode_stage(node), tiled=tiled)
+
+
 def _encode_tiled(a, node):
     stage = a.encode_stage(node)
     return _replace(stage, tiled=_tiled_settings(a, node)) if stage else None
@@ -718,6 +737,7 @@ PACK = Pack(
     guiders={"BasicGuider": _basic_guider, "CFGGuider": _cfg_guider, "DualCFGGuider": _dual_cfg_guider},
     stages={"KSampler": _ksampler, "KSamplerAdvanced": _ksampler_advanced, "SamplerCustom": _sampler_custom,
             "SamplerCustomAdvanced": _sampler_custom_advanced, "VAEDecodeTiled": _decode_tiled,
+            "VAEDecodeAudioTiled": _decode_audio_tiled,
             "VAEDecodeHunyuan3D": _decode_hunyuan3d, "ImageUpscaleWithModel": _upscale_with_model,
             "VAEEncodeTiled": _encode_tiled, "TextGenerate": _text_generate, "TextGenerateLTX2Prompt": _text_generate,
             "TrainLoraNode": _train_lora},

@@ -1,0 +1,82 @@
+"""ComfyUI 0.33's Boogu-Image node (comfy_extras/nodes_boogu.py): TextEncodeBooguEdit. Line references are
+ComfyUI 0.33.0.
+
+For each reference image it (1) scales a copy to 384 x 384 px of area for the Qwen3-VL vision tower (:62-67, the
+positive prompt only), (2) scales another to 1024 x 1024 px of area, each side snapped to 16 px, and VAE-encodes it
+(:69-75), then encodes the positive prompt with the vision images and the negative without (:78-79), and puts the
+reference latents on both conditionings (:81-83), which the Boogu model patch-embeds next to the image tokens.
+Read here as: one VAE-encode stage per reference, then the text-encode stage (the vision images counted as image
+tokens), and the reference latents for the sampler (cond_references)."""
+from __future__ import annotations
+
+import math
+
+from ...workload import TEXT_ENCODE, VAE_ENCODE, LatentShape, Stage
+from ..base import _Link, _replace
+from . import Pack
+
+FLUX_VAE = (16, 8)  # Boogu's Flux VAE (supported_models.py:1868 Boogu(Omnigen2): latent_formats.Flux): 16 ch, /8
+
+
+def _images(a, node) -> list:
+    """(input name, image size or None) of the node's linked `images.image_N` inputs, in N order (:53)."""
+    names = [k for k in node.inputs if k.startswith("images.") and isinstance(node.inputs[k], _Link)]
+    names.sort(key=lambda k: int("".join(ch for ch in k.rsplit("_", 1)[-1] if ch.isdigit()) or 0))
+    return [(n, a.image_size(node.inputs[n])) for n in names]
+
+
+def _area_resize(width: int, height: int, total: int, snap: int | None = None) -> tuple[int, int]:
+    scale = math.sqrt(total / (width * height))
+    if snap:
+        return round(width * scale / snap) * snap, round(height * scale / snap) * snap
+    return round(width * scale), round(height * scale)
+
+
+def _geometry(a, node) -> tuple[int, int]:
+    geometry, _name = a._vae_geometry(a.link(node, "vae"))
+    return (geometry[0] or FLUX_VAE[0], geometry[1] or FLUX_VAE[1]) if geometry else FLUX_VAE
+
+
+def _reference_sizes(a, node) -> list[tuple[int, int]]:
+    """(width, height) px of each reference the node VAE-encodes (:69-75); none without a VAE."""
+    if a.link(node, "vae") is None:
+        return []
+    out = []
+    for name, size in _images(a, node):
+        if size is None or not size.width or not size.height:
+            a.stage_note(f"TextEncodeBooguEdit {name.split('.')[-1]}: its size is not fixed by the graph; its "
+                         "reference latent is not counted")
+            continue
+        out.append(_area_resize(size.width, size.height, 1024 * 1024, 16))
+    return out
+
+
+def _references(a, node) -> list[tuple[int, int]]:
+    _channels, spatial = _geometry(a, node)
+    return [(h // spatial, w // spatial) for w, h in _reference_sizes(a, node)]
+
+
+def _stages(a, node) -> list[Stage]:
+    channels, spatial = _geometry(a, node)
+    vae = [r for r in a.refs(a.link(node, "vae"), "VAE")] if a.link(node, "vae") is not None else []
+    encodes = [Stage(kind=VAE_ENCODE, node_id=node.id, node_type=node.type, models=tuple(vae),
+                     latent=LatentShape(batch=1, channels=channels, height=h // spatial, width=w // spatial,
+                                        pixel_height=h, pixel_width=w, spatial_compression=spatial,
+                                        source_node=node.id, source_type=node.type))
+               for w, h in _reference_sizes(a, node)] if vae else []
+    text = a.text_stage(node)
+    vl = tuple(_area_resize(s.width, s.height, 384 * 384) for _, s in _images(a, node)
+               if s is not None and s.width and s.height)
+    text = _replace(text, kind=TEXT_ENCODE, models=tuple(m for m in text.models if m.role != "vae"), images=vl)
+    if encodes:
+        a.stage_note(f"VAE-encodes {len(encodes)} reference image(s) at 1024×1024 px of area (nodes_boogu.py:69-75); "
+                     f"the vision tower reads them at 384×384 px of area (:62-67)")
+    return encodes + [text]
+
+
+PACK = Pack(
+    name="nodes_boogu",
+    internal_encoders={"TextEncodeBooguEdit": ()},
+    stages={"TextEncodeBooguEdit": _stages},
+    cond_references={"TextEncodeBooguEdit": _references},
+)
