@@ -273,3 +273,29 @@ def test_gguf_takes_the_legacy_path_under_dynamic_vram():
     c, d = classic.runs[i], dynamic.runs[i]
     assert (d.resident_bytes, d.streamed_bytes, d.outcome) == (c.resident_bytes, c.streamed_bytes, c.outcome)
     assert any("GGUF: the legacy path" in e for e in d.explanation)
+
+
+@pytest.mark.parametrize("ram_gib, offered", [(8, True), (16, False)])
+def test_native_fp8_instead_of_gguf_only_where_it_pays(ram_gib, offered):
+    """Under Dynamic VRAM a GGUF model is loaded the legacy way and held in process RAM; a native fp8 file of the
+    same model goes through Dynamic VRAM with its pages mapped. Flux schnell Q4 on an 8 GB card: with 8 GiB of RAM
+    the GGUF run is killed (RAM) and the fp8 file's is not, so the fix is offered; with 16 GiB both run and the
+    fp8 file is no faster on the card, so it is not. Never in classic mode (both take the same path there)."""
+    from dataclasses import replace
+
+    import accuracy_cases as A
+    from vram_budget.nodes.estimator.gpus import card_for_vram
+    from vram_budget.nodes.estimator.host_memory import Host
+
+    card = card_for_vram(8, False)
+    host = Host(ram_total_bytes=ram_gib * GiB, swap_total_bytes=0, source="test")
+    dynamic = replace(Device.from_card(card, memory_mode="dynamic"), host=host)
+    budget = estimate(A.schnell_gguf(), dynamic, models=A.SCHNELL_Q4)
+    native = [r for r in budget.remedies if "native fp8" in r.title]
+    assert bool(native) == offered, [r.title for r in budget.remedies]
+    if offered:
+        assert budget.verdict == "oom" and budget.host.outcome == "oom"
+        assert "RAM: oom → thrashing" in native[0].title and native[0].runs and native[0].rank == 1
+        assert "legacy path" in native[0].detail
+    classic = estimate(A.schnell_gguf(), replace(dynamic, memory_mode="classic"), models=A.SCHNELL_Q4)
+    assert not [r for r in classic.remedies if "native fp8" in r.title]

@@ -58,6 +58,52 @@ class Remedy(JsonFields):
     _json_skip = ("sub_rank", "cuts", "min_cuts")
 
 
+# worse first: an outcome the native-fp8 alternative must beat (card verdict, then the host's)
+_VERDICT_ORDER = ("oom", "runs_slower", "tight", "fits")
+_HOST_ORDER = ("oom", "swapping", "thrashing", "fits", "assumed")
+
+
+def _native_fp8_instead_of_gguf(budget, workload, resolver) -> list[Remedy]:
+    """GGUF diffusion models under Dynamic VRAM: ComfyUI-GGUF's GGUFModelPatcher is a plain ModelPatcher
+    (ComfyUI-GGUF nodes.py:34, :175, :238), so ComfyUI loads it partially and streams it the classic way and
+    keeps it in process RAM (runtime._dynamic, host_memory), while a native fp8 file of the same model goes
+    through ModelPatcherDynamic (weights stream on demand, the file's pages are mapped). The whole workflow is
+    re-assessed with the model as an fp8 file (1 byte a weight); the remedy is offered only when that run
+    is better: a better card or RAM outcome, or the same outcome at least 10 % faster."""
+    if budget.device.memory_mode != "dynamic" or budget.verdict == "unknown":
+        return []
+    out: list[Remedy] = []
+    for key, info in budget.models.items():
+        if info.kind != DIFFUSION or not info.params or not (info.quantization or "").startswith("gguf"):
+            continue
+        fp8 = replace(info, quantization="fp8_e4m3fn", dtype="F8_E4M3", weights_bytes=int(info.params),
+                      largest_tensor_bytes=0, source=info.source)
+        new = assess(workload, budget.device, resolver, models={**budget.models, key: fp8})
+        if new.verdict == "unknown":
+            continue
+        card_now, card_new = _VERDICT_ORDER.index(budget.verdict), _VERDICT_ORDER.index(new.verdict)
+        host_now = _HOST_ORDER.index(budget.host.outcome) if budget.host else len(_HOST_ORDER) - 1
+        host_new = _HOST_ORDER.index(new.host.outcome) if new.host else len(_HOST_ORDER) - 1
+        better = (card_new > card_now and host_new >= host_now) or (host_new > host_now and card_new >= card_now) or (
+            card_new == card_now and host_new == host_now and new.slowdown <= 0.9 * budget.slowdown)
+        if not better:
+            continue
+        what = [f"card: {budget.verdict.replace('_', ' ')} → {new.verdict.replace('_', ' ')}"] if card_new != card_now else []
+        if new.slowdown != budget.slowdown:
+            what.append(f"sampling ×{budget.slowdown:.2f} → ×{new.slowdown:.2f}")
+        if budget.host and new.host and budget.host.outcome != new.host.outcome:
+            what.append(f"RAM: {budget.host.outcome} → {new.host.outcome}")
+        name = _model_name(info)
+        out.append(Remedy(
+            1, "precision", f"{name} GGUF → native fp8 file ({'; '.join(what)})",
+            f"under Dynamic VRAM a GGUF model takes ComfyUI's legacy path (partial load, weights in process RAM); "
+            f"a native fp8 file of this model ({fmt_gib(int(info.params))}) streams on demand through Dynamic VRAM "
+            "and its pages are mapped from the file: load it with UNETLoader (weight_dtype default)",
+            budget.peak_bytes - new.peak_bytes, "quality: slight loss (fp8 is close to Q8)", new.peak_bytes,
+            fixes=new.verdict in ("fits", "tight"), runs=new.verdict != "oom"))
+    return out
+
+
 def _peak_with(budget, stage_index: int, new_stage_peak: int) -> int:
     peaks = [s.peak_bytes for s in budget.stages]
     peaks[stage_index] = new_stage_peak
@@ -129,6 +175,14 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
             keep_last = f"{name} 16-bit → GGUF Q4_K_S"
             out[:] = [r for r in out if not (r.kind == "precision" and r.title.startswith(f"{name} 16-bit → GGUF Q")
                                                and not r.title.startswith((f"{name} 16-bit → GGUF Q8", keep_last)))]
+
+    # 1b. under Dynamic VRAM a GGUF model takes the legacy path (partial load, process RAM): a native fp8 file
+    # of the same model streams through Dynamic VRAM instead. Said only where the re-evaluation shows it pays.
+    if workload is not None:
+        for remedy in _native_fp8_instead_of_gguf(budget, workload, resolver):
+            add(1, "precision", remedy.title, remedy.detail, remedy.saving_bytes, remedy.cost,
+                new_peak=remedy.new_peak_bytes, sub_rank=-1)
+            out[-1] = replace(out[-1], fixes=remedy.fixes, runs=remedy.runs)
 
     # 2. VAE tiling
     for i, sb in enumerate(budget.stages):
