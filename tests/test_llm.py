@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from helpers_models import ITEMSIZE, gguf_expected_bytes, write_gguf, write_safetensors
-from vram_budget.nodes.estimator import llm, llm_models
+from vram_budget.nodes.estimator import llm, llm_models, llm_quant
 from vram_budget.nodes.estimator.errors import ModelFileError, VramBudgetError
 from vram_budget.nodes.estimator.gpus import CARDS, find_card
 from vram_budget.nodes.estimator.llm_quant import GGML_BLOCK, gguf_tensor_type, tensor_list, text_params
@@ -299,18 +299,80 @@ def test_vllm_share_and_flags():
     qwen = llm.load_model("Qwen3 32B")
     l40s = find_card("L40S")
     p = llm.serve_plan(qwen, 32_000, weights="fp8", engine="vllm", card=l40s)
-    assert p.capacity_bytes == int(0.9 * l40s.total_bytes) and p.verdict == "fits"
-    assert p.per_gpu_high == llm.weights_bytes(qwen, "fp8", "vllm") + llm.kv_cache_bytes(qwen, 32_000) + 2 * GB
-    assert "--max-model-len 32000" in p.flags and "--gpu-memory-utilization 0.90" in p.flags
+    assert p.capacity_bytes == int(0.92 * l40s.total_bytes) and p.verdict == "fits"  # vLLM 0.21's default
+    r = llm.vllm_reserve(qwen, 32_000, 1, l40s)
+    assert p.reserve_bytes == r.total and p.vllm_reserve == r.to_dict()
+    assert p.per_gpu_high == llm.weights_bytes(qwen, "fp8", "vllm") + llm.kv_cache_bytes(qwen, 32_000) + r.total
+    assert "--max-model-len 32000" in p.flags and "--gpu-memory-utilization 0.92" in p.flags
     fp8kv = llm.serve_plan(qwen, 32_000, weights="fp8", kv_dtype="fp8", engine="vllm", card=l40s)
     assert "--kv-cache-dtype fp8" in fp8kv.flags and fp8kv.max_users > p.max_users >= 1
-    # a plan that needs a little more than 0.9: vLLM's own knob is raised (up to 0.95), and said
+    # a plan that needs a little more than the default: vLLM's own knob is raised (up to 0.95), and said
     l70 = llm.load_model("Llama 3.x 70B")
     h = llm.serve_plan(l70, 8192, weights="fp8", engine="vllm", card=find_card("H100"))
-    assert h.verdict == "fits" and 0.9 < h.utilization <= 0.95
+    assert h.verdict == "fits" and 0.92 < h.utilization <= 0.95
     assert f"--gpu-memory-utilization {h.utilization:.2f}" in h.flags
+    eager = llm.serve_plan(l70, 8192, weights="fp8", engine="vllm", card=find_card("H100"), enforce_eager=True)
+    assert eager.utilization == 0.92 and "--enforce-eager" in eager.flags  # no CUDA-graph memory to hold
     fixed = llm.serve_plan(l70, 8192, weights="fp8", engine="vllm", card=find_card("H100"), utilization=0.9)
     assert fixed.verdict != "fits"
+    assert llm.vllm_rules("0.6.4").utilization == 0.9 and llm.serve_plan(
+        qwen, 32_000, weights="fp8", engine="vllm", card=l40s, vllm_version="0.11").utilization == 0.9
+
+
+def test_vllm_counts_use_the_share_it_sets():
+    """The bug of issue 23: no --gpu-memory-utilization printed 'set 0.90' but sized rooms at 0.95."""
+    l8 = llm.load_model("Llama 3.1 8B")
+    card = find_card("RTX 4090")
+    p = llm.serve_plan(l8, 8192, engine="vllm", card=card)
+    assert p.utilization == 0.92 and p.capacity_bytes == int(0.92 * card.total_bytes)
+    one_more = llm.serve_plan(l8, 8192, users=p.max_users + 1, engine="vllm", card=card, utilization=0.92)
+    assert one_more.verdict != "fits"  # the room count is the pool at the share the flags set
+    per_token = 32 * 8 * 128 * 2 * 2
+    pool = p.capacity_bytes - llm.weights_bytes(l8, "16bit", "vllm") - p.reserve_bytes
+    assert p.kv_cache_tokens == pool // (per_token * 16) * 16
+    assert p.max_concurrency == round(p.kv_cache_tokens / 8192, 2)
+
+
+def test_vllm_reserve_grows_with_the_profiled_tokens():
+    l8 = llm.load_model("Llama 3.1 8B")
+    v0 = llm.vllm_rules("0.6.4")
+    a, b = llm.vllm_reserve(l8, 20_000, rules=v0), llm.vllm_reserve(l8, 29_000, rules=v0)
+    assert (a.max_num_batched_tokens, b.max_num_batched_tokens) == (20_000, 29_000) and not a.chunked_prefill
+    assert b.activation_bytes - a.activation_bytes == 9_000 * 110_592  # 0.93 GiB; vllm#10517 logged 0.92
+    assert llm.vllm_reserve(l8, 40_000, rules=v0).max_num_batched_tokens == 512  # V0 chunks above 32k
+    cur = llm.vllm_reserve(l8, 131_072)
+    assert cur.chunked_prefill and cur.max_num_batched_tokens == 2048 and cur.cuda_graph_bytes > 0
+    big = llm.vllm_reserve(l8, 131_072, card=find_card("H100"))
+    assert (big.max_num_batched_tokens, big.max_num_seqs) == (8192, 1024)
+    assert llm.vllm_reserve(l8, 131_072, card=find_card("A100 80GB")).max_num_batched_tokens == 2048
+    assert llm.vllm_reserve(l8, 1000, enforce_eager=True).cuda_graph_bytes == 0
+    assert llm.vllm_reserve(l8, 1000, gpus=4).non_torch_bytes > cur.non_torch_bytes  # grows with TP
+    assert llm.vllm_reserve(l8, 1000, max_num_batched_tokens=4096).activation_bytes == 4096 * 110_592
+    with pytest.raises(VramBudgetError, match="--vllm-version 'x'"):
+        llm.vllm_rules("x")
+    with pytest.raises(VramBudgetError, match="--max-num-batched-tokens 0"):
+        llm.vllm_reserve(l8, 1000, max_num_batched_tokens=0)
+
+
+def test_vllm_refuses_what_its_pool_cannot_hold():
+    """vllm#10517: Llama 3.1 8B on an RTX 3090 at 0.9 started at 20k tokens and refused 29k."""
+    l8, card = llm.load_model("Llama 3.1 8B"), find_card("RTX 3090")
+    ok = llm.serve_plan(l8, 20_000, engine="vllm", card=card, utilization=0.9, vllm_version="0.6.4")
+    bad = llm.serve_plan(l8, 29_000, engine="vllm", card=card, utilization=0.9, vllm_version="0.6.4")
+    assert ok.verdict == "fits" and bad.verdict == "oom" and bad.kv_cache_tokens < 29_000 <= ok.kv_cache_tokens
+
+
+def test_vllm_max_model_len_auto():
+    l8, card = llm.load_model("Llama 3.1 8B"), find_card("RTX 4090")
+    p = llm.serve_plan(l8, "auto", engine="vllm", card=card)
+    assert p.context == p.max_context == p.kv_cache_tokens and p.verdict == "fits" and p.max_concurrency == 1.0
+    assert f"--max-model-len {p.context}" in p.flags
+    assert llm.serve_plan(llm.load_model("Qwen3 4B"), "auto", engine="vllm", card=find_card("H100")).context == 40960
+    for kw, needle in [(dict(card=None), "give a card"), (dict(card=card, context="long"), "'long'")]:
+        with pytest.raises(VramBudgetError, match=needle):
+            llm.serve_plan(l8, **{"context": "auto", **kw}, engine="vllm")
+    with pytest.raises(VramBudgetError, match="leaves no room"):
+        llm.serve_plan(llm.load_model("Llama 3.x 70B"), "auto", engine="vllm", card=card)
 
 
 def test_vllm_tensor_parallel_splits_weights_and_kv_heads():
@@ -318,13 +380,56 @@ def test_vllm_tensor_parallel_splits_weights_and_kv_heads():
     one = llm.serve_plan(l70, 128_000, weights="fp8", engine="vllm")
     two = llm.serve_plan(l70, 128_000, weights="fp8", engine="vllm", gpus=2)
     w = llm.weights_bytes(l70, "fp8", "vllm")
-    assert two.per_gpu_high == -(-w // 2) + llm.kv_cache_bytes(l70, 128_000) // 2 + 2 * GB
+    r2 = llm.vllm_reserve(l70, 128_000, gpus=2)
+    assert two.per_gpu_high == -(-w // 2) + llm.kv_cache_bytes(l70, 128_000) // 2 + r2.total
     assert "--tensor-parallel-size 2" in two.flags and one.per_gpu_high > two.per_gpu_high
     # more cards than KV heads: each card keeps a copy of one head (8 heads, 16 cards -> 1/8 of the cache each)
     sixteen = llm.serve_plan(l70, 128_000, weights="fp8", engine="vllm", gpus=16)
-    assert sixteen.per_gpu_high == -(-w // 16) + llm.kv_cache_bytes(l70, 128_000) // 8 + 2 * GB
+    r16 = llm.vllm_reserve(l70, 128_000, gpus=16)
+    assert sixteen.per_gpu_high == -(-w // 16) + llm.kv_cache_bytes(l70, 128_000) // 8 + r16.total
     with pytest.raises(VramBudgetError, match="divisible"):
         llm.serve_plan(l70, 1000, engine="vllm", gpus=3)
+
+
+def test_partly_quantised_checkpoint_keeps_ignored_modules_16bit(tmp_path):
+    """An FP8 checkpoint that keeps attention in BF16 (compressed-tensors ignore list) is not 'every linear FP8'."""
+    base = dict(SMALL)
+    ignore_attn = {**base, "quantization_config": {
+        "quant_method": "compressed-tensors", "ignore": ["lm_head", "re:.*self_attn.*"],
+        "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float"}}}}}
+    folder = tmp_path / "fp8"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(ignore_attn))
+    cfg = llm.load_model(str(folder))
+    assert cfg.quant.method == "compressed-tensors" and cfg.quant.bits == 8
+    h, i, kvd, L = 256, 512, 2 * 64, 4
+    attn = L * (2 * h * 4 * 64 + 2 * h * kvd)
+    mlp = L * 3 * h * i
+    everything_fp8 = llm.weights_bytes(cfg, "fp8", "vllm")
+    got = llm.weights_bytes(cfg, "file", "vllm")  # config only: sized from quantization_config
+    assert llm.weight_format("file", "vllm", cfg) == "checkpoint"
+    assert got - everything_fp8 == attn  # attention kept 2 bytes instead of 1
+    assert got == llm.weights_bytes(cfg, "16bit") - mlp
+    # vLLM's own Fp8Config spelling, and AWQ's modules_to_not_convert
+    q = llm_quant.checkpoint_quant({"quant_method": "fp8", "ignored_layers": ["model.layers.0.mlp.down_proj"]})
+    assert q.bits == 8 and q.ignored("model.layers.0.mlp.down_proj") and not q.ignored("model.layers.1.mlp.down_proj")
+    awq = llm_quant.checkpoint_quant({"quant_method": "awq", "bits": 4, "group_size": 128,
+                                      "modules_to_not_convert": ["visual"]})
+    assert awq.bits == 4 + 20 / 128 and awq.ignored("visual.blocks.0.attn.qkv")
+    assert llm_quant.checkpoint_quant({"quant_method": "mystery"}) is None and llm_quant.checkpoint_quant(None) is None
+    out = run("llm", str(folder), "--json")
+    d = json.loads(out.stdout)
+    assert out.returncode == 0 and d["weight_format"] == "checkpoint" and d["weights_bytes"] == got
+    assert d["config"]["quantization"] == {"method": "compressed-tensors", "bits": 8.0,
+                                           "ignore": ["lm_head", "re:.*self_attn.*"]}
+    # with the safetensors present the headers win, and each module kind's dtype is recorded
+    spec = write_hf_folder(tmp_path / "hdr", {**base})
+    cfg2 = llm.load_model(str(tmp_path / "hdr"))
+    assert "attention BF16" in llm.module_dtype_summary(cfg2) and "mlp BF16" in llm.module_dtype_summary(cfg2)
+    d2 = json.loads(run("llm", str(tmp_path / "hdr"), "--json").stdout)
+    assert "attention BF16" in d2["config"]["module_dtypes"] and d2["config"]["quantization"] is None
+    assert sum(b for _, _, b in cfg2.module_dtypes) == cfg2.stored.total == sum(
+        math.prod(sh) * ITEMSIZE[d] for d, sh in spec.values())
 
 
 def test_llamacpp_offload_layers_and_flash_attention():
@@ -471,3 +576,183 @@ def test_cli_llm_missing_config(tmp_path):
     (tmp_path / "m").mkdir()
     out = run("llm", str(tmp_path / "m"))
     assert out.returncode == 2 and "no config.json" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 23: Ollama's own split, llama.cpp -ngl / --n-cpu-moe / --tensor-split, speed, the new CLI flags
+QWEN2_72B = dict(model_type="qwen2", hidden_size=8192, intermediate_size=29568, num_hidden_layers=80,
+                 num_attention_heads=64, num_key_value_heads=8, vocab_size=152064, max_position_embeddings=32768,
+                 tie_word_embeddings=False)
+GiB_ = 1 << 30
+
+
+def test_ollama_estimate_follows_memory_go():
+    """ollama#5913: dolphin-qwen2:72b q4_k_s, num_ctx 2048, 24.0 GiB free -> layers.offload=43, kv 640 MiB,
+    graph.full 313.0 MiB, graph.partial 1.3 GiB, allocations 23.7 GiB."""
+    cfg = llm.config_from_hf(QWEN2_72B, "Qwen2 72B", "test")
+    layout = llm.weights_layout(cfg, "Q4_K_S", "ollama")
+    e = llm.ollama_estimate(cfg, layout, 2048, [24 * GiB_])
+    assert (e.layers_model, e.layers_offload, e.layers_split) == (81, 43, (43,))
+    assert e.kv_bytes == 640 * 2**20 and round(e.graph_full_bytes / 2**20, 1) == 313.0
+    assert round(e.graph_partial_bytes / GiB_, 1) == 1.3 and round(e.allocations[0] / GiB_, 1) == 23.5
+    assert e.required_full == e.required_partial + e.overflow and e.overflow > 0
+    # every layer reserved once more up front (blk.0 + its KV): memory.go:303
+    first = layout.layers[0] + 8 * 2**20
+    assert e.allocations[0] == llm.OLLAMA_MINIMUM_MEMORY + first + sum(layout.layers[-43:]) + 43 * 8 * 2**20 + \
+        e.graph_partial_bytes
+    # num_gpu as an input, several GPUs (the partial graph on each), and the plan around it
+    assert llm.ollama_estimate(cfg, layout, 2048, [24 * GiB_], num_gpu=10).layers_offload == 10
+    two = llm.ollama_estimate(cfg, layout, 2048, [24 * GiB_, 24 * GiB_])
+    assert two.graph_full_bytes == two.graph_partial_bytes and sum(two.layers_split) == two.layers_offload > 43
+    p = llm.serve_plan(cfg, 2048, weights="Q4_K_S", engine="ollama", free_bytes=[24 * GiB_], card=find_card("RTX 4090"))
+    assert p.verdict == "offload" and p.gpu_layers == 43 and p.ollama["layers_offload"] == 43
+    assert "PARAMETER num_gpu 43 (layers on the GPU)" in p.flags
+    ngl = llm.serve_plan(cfg, 2048, weights="Q4_K_S", engine="ollama", card=find_card("H100"), gpu_layers=20)
+    assert ngl.gpu_layers == 20 and ngl.verdict == "offload"
+
+
+def test_ollama_counts_the_vision_projector_and_its_graph():
+    g = llm.load_model("Gemma 3 27B")
+    w, graph = llm.ollama_projector(g)
+    assert w == g.vision_params * 2 and graph == 4 * (896 * 896 * 3 + 1152 * 14 + 4096 * 4096 * 16)
+    p = llm.serve_plan(g, 8192, weights="4bit", engine="ollama", card=find_card("RTX 4090"))
+    assert p.ollama["projector_graph"] == graph and p.per_gpu_high > llm.weights_bytes(g, "4bit", "ollama")
+    q = llm.serve_plan(llm.load_model("Qwen2.5-VL 7B"), 4096, weights="4bit", engine="ollama", card=find_card("H100"))
+    assert q.ollama["projector_graph"] > 0 and q.verdict == "fits"
+    assert llm.ollama_projector(llm.load_model("Qwen3 8B")) == (0, 0)
+    # Gemma 3's sliding layers hold parallel x window + batch tokens in Ollama (ggml.go gemma3 case)
+    kvl, _, _ = llm.ollama_graph(g, 32768)
+    row = 2 * g.head_dim * g.kv_heads * 2
+    assert kvl[5] == 32768 * row and kvl[0] == (1024 + 512) * row
+
+
+def test_llamacpp_ngl_as_input():
+    """ollama#3301: Llama 3 70B Q4_0 at -ngl 30 -> CUDA0 buffer 13771.88 MiB (the last 30 layers)."""
+    l70 = llm.load_model("Llama 3.1 70B")
+    layout = llm.weights_layout(l70, "Q4_0", "llama.cpp")
+    assert round(sum(layout.layers[-30:]) / 2**20, 2) == 13771.88
+    p = llm.serve_plan(l70, 2048, weights="Q4_0", engine="llama.cpp", gpu_layers=30, card=find_card("RTX 4090"))
+    kv30 = 30 * llm.kv_cache_bytes(l70, 2048) // 80
+    assert p.per_gpu_high == sum(layout.layers[-30:]) + kv30 + 2 * GB and p.gpu_layers == 30
+    assert p.verdict == "offload" and "-ngl 30" in p.flags
+    assert llm.serve_plan(l70, 2048, weights="Q4_0", engine="llama.cpp", gpu_layers=60,
+                          card=find_card("RTX 4090")).verdict == "oom"
+    everything = llm.serve_plan(l70, 2048, weights="Q4_0", engine="llama.cpp", gpu_layers=99)
+    assert everything.per_gpu_high == llm.serve_plan(l70, 2048, weights="Q4_0", engine="llama.cpp").per_gpu_high
+    with pytest.raises(VramBudgetError, match="-ngl"):
+        llm.serve_plan(l70, 2048, engine="vllm", gpu_layers=3)
+    with pytest.raises(VramBudgetError, match="-ngl -1"):
+        llm.serve_plan(l70, 2048, weights="Q4_0", engine="llama.cpp", gpu_layers=-1)
+
+
+def test_llamacpp_cpu_moe():
+    q = llm.load_model("qwen3-30b-a3b")
+    card = find_card("RTX 4060 Ti 8GB")
+    layout = llm.weights_layout(q, "Q4_K_M", "llama.cpp")
+    assert len(layout.experts) == 48 and all(0 < e < b for e, b in zip(layout.experts, layout.layers))
+    ten = llm.serve_plan(q, 8192, weights="Q4_K_M", engine="llama.cpp", n_cpu_moe=10)
+    base = llm.serve_plan(q, 8192, weights="Q4_K_M", engine="llama.cpp")
+    assert base.per_gpu_high - ten.per_gpu_high == sum(layout.experts[:10]) == ten.cpu_moe_bytes
+    assert ten.n_cpu_moe == 10 and "--n-cpu-moe 10" in ten.flags and ten.weights_bytes == base.weights_bytes
+    every = llm.serve_plan(q, 8192, weights="Q4_K_M", engine="llama.cpp", n_cpu_moe="all")
+    assert "--cpu-moe" in every.flags and every.cpu_moe_bytes == sum(layout.experts)
+    auto = llm.serve_plan(q, 8192, weights="Q4_K_M", engine="llama.cpp", n_cpu_moe="auto", card=card)
+    fewer = llm.serve_plan(q, 8192, weights="Q4_K_M", engine="llama.cpp", n_cpu_moe=auto.n_cpu_moe - 1, card=card)
+    assert auto.verdict == "fits" and fewer.verdict != "fits"  # the fewest layers, as llama-fit-params searches
+    for kw, needle in [(dict(n_cpu_moe=2, engine="vllm"), "llama.cpp's"), (dict(n_cpu_moe="some"), "'some'"),
+                       (dict(n_cpu_moe=-1), "--n-cpu-moe -1"), (dict(n_cpu_moe="auto"), "give a card")]:
+        with pytest.raises(VramBudgetError, match=needle):
+            llm.serve_plan(q, 8192, **{"weights": "Q4_K_M", "engine": "llama.cpp", **kw})
+    with pytest.raises(VramBudgetError, match="not a mixture-of-experts"):
+        llm.serve_plan(llm.load_model("Qwen3 8B"), 8192, weights="Q4_K_M", engine="llama.cpp", n_cpu_moe=2)
+
+
+def test_llamacpp_tensor_split():
+    l70 = llm.load_model("Llama 3.3 70B")
+    even = llm.serve_plan(l70, 8192, weights="4bit", engine="llama.cpp", gpus=2)
+    uneven = llm.serve_plan(l70, 8192, weights="4bit", engine="llama.cpp", gpus=2, tensor_split=[3, 1])
+    assert llm._split_layers(80, (3, 1)) == [60, 20] and llm._split_layers(80, (1, 1)) == [40, 40]
+    layout = llm.weights_layout(l70, "4bit", "llama.cpp")
+    assert uneven.per_gpu_high == sum(layout.layers[:60]) + 60 * llm.kv_cache_bytes(l70, 8192) // 80 + 2 * GB
+    assert uneven.per_gpu_high > even.per_gpu_high and "--tensor-split 3,1" in uneven.flags
+    assert uneven.tensor_split == (3.0, 1.0)
+    for split, needle in [([1], "give 2"), ([1, -1], "give 2"), ("a,b", "'a,b'")]:
+        with pytest.raises(VramBudgetError, match=needle):
+            llm.serve_plan(l70, 8192, weights="4bit", engine="llama.cpp", gpus=2, tensor_split=split)
+    with pytest.raises(VramBudgetError, match="llama.cpp's"):
+        llm.serve_plan(l70, 8192, engine="vllm", gpus=2, tensor_split=[1, 1])
+
+
+def test_tokens_per_second_is_an_estimate_with_its_basis():
+    l8 = llm.load_model("Llama 3.1 8B")
+    card = find_card("RTX 4090")
+    p = llm.serve_plan(l8, 8192, engine="vllm", card=card)
+    read = llm.weights_bytes(l8, "16bit") - 128256 * 4096 * 2 + llm.kv_cache_bytes(l8, 8192)
+    assert p.decode_tokens_per_s == round(1008e9 / read, 1)  # bandwidth over the bytes one token reads
+    assert p.prefill_tokens_per_s == round(165.2e12 * 0.5 / (2 * l8.params))
+    assert p.speed_basis.startswith("estimate:") and "1008 GB/s" in p.speed_basis
+    h100 = find_card("H100")
+    moe = llm.serve_plan(llm.load_model("qwen3-30b-a3b"), 8192, weights="Q4_K_M", engine="llama.cpp", card=h100)
+    dense = llm.serve_plan(llm.load_model("Qwen3 32B"), 8192, weights="Q4_K_M", engine="llama.cpp", card=h100)
+    assert moe.decode_tokens_per_s > 3 * dense.decode_tokens_per_s  # 3B active of 30B
+    assert llm.serve_plan(l8, 8192, engine="vllm").decode_tokens_per_s == 0  # no card, no speed
+
+
+def test_cli_llm_issue23_flags_and_fields():
+    out = run("llm", "Llama 3.1 8B", "--max-model-len", "auto", "--gpu", "RTX 4090", "--json")
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    for key in ("kv_cache_tokens", "max_concurrency", "reserve_bytes", "engine_version", "vllm_reserve", "ollama",
+                "n_cpu_moe", "cpu_moe_bytes", "tensor_split", "decode_tokens_per_s", "prefill_tokens_per_s",
+                "speed_basis"):
+        assert key in d, key
+    assert d["context"] == d["kv_cache_tokens"] == d["max_context"] and d["max_concurrency"] == 1.0
+    assert d["utilization"] == 0.92 and "0.92" in d["engine_version"] and d["vllm_reserve"]["cuda_graph_bytes"] > 0
+    out = run("llm", "Llama 3.1 8B", "--context", "8192", "--gpu", "RTX 4090", "--enforce-eager",
+              "--max-num-batched-tokens", "4096", "--max-num-seqs", "64", "--vllm-version", "0.11")
+    assert out.returncode == 0, out.stderr
+    assert "GPU KV cache size:" in out.stdout and "Maximum concurrency for 8,192 tokens per request:" in out.stdout
+    assert "--enforce-eager" in out.stdout and "--max-num-batched-tokens 4096" in out.stdout
+    assert "--gpu-memory-utilization 0.90" in out.stdout and "speed (estimate)" in out.stdout
+    out = run("llm", "Llama 3.3 70B", "--engine", "llama.cpp", "--weights", "Q4_0", "-ngl", "30", "--vram", "20",
+              "--json")
+    d = json.loads(out.stdout)
+    assert out.returncode == 0 and d["gpu_layers"] == 30 and d["card"] == "20 GiB free" and "-ngl 30" in d["flags"]
+    out = run("llm", "qwen3-30b-a3b", "--engine", "llama.cpp", "--weights", "Q4_K_M", "--n-cpu-moe", "auto",
+              "--gpu", "RTX 4060 Ti 8GB", "--json")
+    d = json.loads(out.stdout)
+    assert out.returncode == 0 and d["verdict"] == "fits" and d["n_cpu_moe"] > 0
+    out = run("llm", "Llama 3.3 70B", "--engine", "llama.cpp", "--weights", "4bit", "--gpus", "2", "--tensor-split",
+              "3,1", "--json")
+    assert json.loads(out.stdout)["tensor_split"] == [3.0, 1.0]
+    out = run("llm", "Qwen3 8B", "--engine", "ollama", "--weights", "4bit", "--vram", "6")
+    assert out.returncode == 0 and "Ollama: layers.offload=" in out.stdout
+
+
+@pytest.mark.parametrize("args,needle", [
+    (("llm", "Qwen3 8B", "--max-model-len", "lots"), "--max-model-len 'lots'"),
+    (("llm", "Qwen3 8B", "--max-model-len", "4096", "--context", "4096"), "name the same thing"),
+    (("llm", "Qwen3 8B", "--vram", "-3"), "--vram -3.0"),
+    (("llm", "Qwen3 8B", "--vram", "nan"), "--vram nan"),
+    (("llm", "Qwen3 8B", "--vram", "12", "--gpu", "RTX 4090"), "give one"),
+    (("llm", "Qwen3 8B", "--vllm-version", "new"), "--vllm-version 'new'"),
+    (("llm", "Qwen3 8B", "--max-num-batched-tokens", "0"), "--max-num-batched-tokens 0"),
+    (("llm", "Qwen3 8B", "--max-num-seqs", "-1"), "--max-num-seqs -1"),
+    (("llm", "Qwen3 8B", "-ngl", "20"), "-ngl / --n-gpu-layers is for llama.cpp"),
+    (("llm", "Qwen3 8B", "--engine", "llama.cpp", "-ngl", "-2"), "-ngl -2"),
+    (("llm", "Qwen3 8B", "--engine", "llama.cpp", "--n-cpu-moe", "4"), "not a mixture-of-experts"),
+    (("llm", "qwen3-30b-a3b", "--engine", "llama.cpp", "--n-cpu-moe", "x"), "--n-cpu-moe 'x'"),
+    (("llm", "Qwen3 8B", "--engine", "llama.cpp", "--gpus", "2", "--tensor-split", "1"), "give 2 non-negative"),
+    (("llm", "Qwen3 8B", "--tensor-split", "1,1", "--gpus", "2"), "--tensor-split is llama.cpp's"),
+])
+def test_cli_llm_issue23_errors(args, needle):
+    out = run(*args)
+    assert out.returncode == 2, out.stdout
+    assert needle in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_vllm_sliding_window_concurrency_matches_the_rooms():
+    g = llm.load_model("Gemma 3 27B")
+    p = llm.serve_plan(g, 32768, engine="vllm", card=find_card("H100"))
+    assert p.verdict == "fits" and int(p.max_concurrency) == p.max_users >= 2
+    assert p.kv_cache_tokens // 32768 == p.max_users

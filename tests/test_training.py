@@ -76,20 +76,29 @@ def test_qlora_8b_in_10_to_16_gb(l8):
     assert b.trainable_params == 32 * 16 * (2 * (4096 + 4096) + 2 * (4096 + 1024) + 3 * (4096 + 14336))
     nf4 = b.items["weights"]
     linear = l8.params - 2 * 128256 * 4096 - (2 * 32 + 1) * 4096
-    assert nf4 == math.ceil(linear * (4 + 8 / 64 + 32 / 16384) / 8) + (l8.params - linear) * 2
+    # BitsAndBytesConfig's default: no double quantization, one FP32 absmax per 64 weights (4.5 bits)
+    assert nf4 == math.ceil(linear * (4 + 32 / 64) / 8) + (l8.params - linear) * 2
+    dq = T.llm_training(l8, T.TrainSetup(method="qlora", grad_ckpt=True, quant="nf4-dq")).items["weights"]
+    assert dq == math.ceil(linear * (4 + 8 / 64 + 32 / 16384) / 8) + (l8.params - linear) * 2
+    prep = T.llm_training(l8, T.TrainSetup(method="qlora", grad_ckpt=True, kbit_prep=True))
+    assert prep.items["weights"] == nf4 + (l8.params - linear) * 2  # prepare_model_for_kbit_training: FP32
+    assert prep.items["autocast_copies"] == 128256 * 4096 * 2  # the FP32 head's 16-bit cast, kept for backward
+    assert b.items["dequantized_weight"] == 14336 * 4096 * 2  # the largest linear, dequantised to 16 bit
 
 
 def test_qlora_70b_about_48_gb(l70):
     """"70B ~48 GB, comfortable on 80 GB"."""
-    b = T.llm_training(l70, T.TrainSetup(method="qlora", grad_ckpt=True))
-    assert close(b.peak_high / GB, 48)
+    # the QLoRA paper's recipe: double quantization and paged AdamW (the states page out under pressure)
+    b = T.llm_training(l70, T.TrainSetup(method="qlora", grad_ckpt=True, quant="nf4-dq", optimizer="paged_adamw"))
+    assert close(b.peak_high / GB, 48, 0.06)
     assert b.peak_high <= find_card("H100").total_bytes
 
 
 def test_lora_keeps_fp32_adapters_and_a_16bit_base(l8):
     b = T.llm_training(l8, T.TrainSetup(method="lora", rank=8, optimizer="adamw"))
     n = T.lora_params(l8, 8)
-    assert b.items["weights"] == 2 * l8.params and b.items["gradients"] == 4 * n and b.items["optimizer_states"] == 8 * n
+    assert b.items["weights"] == 2 * l8.params
+    assert b.items["gradients"] == 4 * n and b.items["optimizer_states"] == 8 * n
     assert T.lora_params(l8, 8, "attention") == 32 * 8 * (2 * (4096 + 4096) + 2 * (4096 + 1024))
 
 
@@ -108,13 +117,78 @@ def test_zero_stages_shard_as_the_zero_paper(l8):
 
 def test_activations_formula(l8):
     per_layer = T.layer_activation_elements(l8)
-    assert per_layer == 4 * 4096 + 2 * 4096 + 2 * 1024 + 4 * 14336
+    assert per_layer == 4 * 4096 + 2 * 4096 + 2 * 1024 + 4 * 14336  # Korthikanti et al.'s count
     s = T.TrainSetup(batch=2, seq=1024)
+    full = T.layer_activation_bytes(l8, s)
+    # attention q,k,v,out + MLP gate/act/up + FP32 norm inputs + 16-bit normalised (trainable norm weights)
+    # + the inputs of q/k/v, gate/up and down (trainable linears)
+    assert full == (2 * 4096 + 2 * 1024) * 2 + 3 * 14336 * 2 + 2 * 4096 * 4 + 2 * 4096 * 2 + 2 * 4096 * 2 + 14336 * 2
     acts, logits = T.activation_bytes(l8, s)
-    assert acts == 2 * 1024 * 32 * per_layer * 2 and logits == 2 * 1024 * 128256 * 6
+    assert acts == 2 * 1024 * 32 * full and logits == 2 * 1024 * 128256 * 14  # the upcast loss: 14 B per entry
     ck, _ = T.activation_bytes(l8, replace(s, grad_ckpt=True))
-    assert ck == 2 * 1024 * (32 * 4096 * 2 + per_layer * 2) and ck < acts / 10
+    assert ck == 2 * 1024 * (32 * 4096 * 2 + full) and ck < acts / 10
     assert T.activation_bytes(l8, replace(s, batch=4))[0] == 2 * acts  # linear in the micro-batch
+    off, _ = T.activation_bytes(l8, replace(s, grad_ckpt=True, ckpt_offload=True))
+    assert off == 2 * 1024 * (2 * 4096 * 2 + full)  # two layer inputs on the GPU, the rest in CPU RAM
+
+
+def test_frozen_base_keeps_fewer_activations(l8):
+    """A frozen linear needs only its weight for the backward: LoRA on q,v keeps the q/k/v input, not the
+    MLP's inputs; a dropout adds its 16-bit output and 1-byte mask per adapted module."""
+    qv = T.TrainSetup(method="lora", targets="q,v", rank=8, precision="bf16")
+    want = (2 * 4096 + 2 * 1024) * 2 + 3 * 14336 * 2 + 2 * 4096 * 4 + 4096 * 2 + 8 * 2 * 2
+    assert T.layer_activation_bytes(l8, qv) == want
+    assert T.layer_activation_bytes(l8, replace(qv, lora_dropout=0.05)) == want + 2 * 4096 * 3
+    legacy = replace(qv, method="qlora", bnb_legacy=True)  # bitsandbytes < 0.43.2 kept every 4-bit input
+    assert T.layer_activation_bytes(l8, legacy) == want + (4096 + 4096 + 14336) * 2
+    assert T.layer_activation_bytes(l8, replace(legacy, bnb_legacy=False)) == want
+
+
+@pytest.mark.parametrize("loss,per_token", [("upcast", 128256 * 14), ("chunked", 128256 * 4), ("fused", 2 * 4096)])
+def test_loss_paths(l8, loss, per_token):
+    assert T.activation_bytes(l8, T.TrainSetup(seq=1000, loss=loss))[1] == 1000 * per_token
+
+
+def test_amp_keeps_18_bytes_per_parameter(m7):
+    """PyTorch autocast over FP32 weights: 4 + 4 + 8 persistent and autocast's 16-bit copy of every weight."""
+    b = T.llm_training(m7, T.TrainSetup(precision="amp"))
+    p = m7.params
+    assert b.before_activations == 16 * p and b.items["autocast_copies"] == 2 * p
+    assert b.peak == 16 * p + 2 * p + b.items["activations"] + b.items["logits"]
+
+
+def test_offload_and_paged_optimizers(m7):
+    base = T.llm_training(m7, T.TrainSetup(grad_ckpt=True))
+    off = T.llm_training(m7, T.TrainSetup(grad_ckpt=True, offload="optimizer"))
+    assert off.items["optimizer_states"] == off.items["master_weights"] == 0
+    assert off.setup["host_bytes"] == 12 * m7.params and "ZeRO-Offload" in off.notes[0]
+    assert base.peak - off.peak == 12 * m7.params
+    paged = T.llm_training(m7, T.TrainSetup(grad_ckpt=True, optimizer="paged_adamw8bit"))
+    assert paged.items["optimizer_states"] == 0 and paged.setup["paged_bytes"] == 2 * m7.params
+    assert any("paged optimizer" in n for n in paged.notes)
+
+
+def test_lora_targets(l8):
+    assert T.lora_target_modules("q,v") == ("attn_q", "attn_v")
+    assert T.lora_target_modules("Q_PROJ, v_proj") == ("attn_q", "attn_v")
+    assert T.lora_target_modules("gate,up,down") == T.LORA_TARGETS["mlp"]
+    assert T.lora_params(l8, 8, "q,v") == 32 * 8 * ((4096 + 4096) + (4096 + 1024))
+    for bad in ("qkv", "", "q,x"):
+        with pytest.raises(VramBudgetError, match="--lora-targets"):
+            T.lora_target_modules(bad)
+
+
+def test_largest_that_fits(l8):
+    s = T.TrainSetup(method="qlora", grad_ckpt=True)
+    cap = 24 * 2**30
+    n = T.llm_max(l8, s, cap, "seq")
+    assert T.llm_training(l8, replace(s, seq=n)).peak_high <= cap < T.llm_training(l8, replace(s, seq=n + 1)).peak_high
+    b = T.llm_max(l8, replace(s, seq=512), cap, "batch")
+    assert T.llm_training(l8, replace(s, seq=512, batch=b)).peak_high <= cap
+    assert T.llm_training(l8, replace(s, seq=512, batch=b + 1)).peak_high > cap
+    assert T.llm_max(l8, T.TrainSetup(), cap, "seq") == 0  # a full fine-tune of 8B never fits 24 GB
+    with pytest.raises(VramBudgetError, match="--max 'rank'"):
+        T.llm_max(l8, s, cap, "rank")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -149,7 +223,9 @@ def test_remedies_in_the_guides_order(l8):
 def test_setup_errors(l8):
     for kw, needle in [(dict(method="dpo"), "--method 'dpo'"), (dict(optimizer="lion"), "--optimizer 'lion'"),
                        (dict(batch=0), "--batch 0"), (dict(seq=-5), "--seq -5"), (dict(zero=4), "--zero 4"),
-                       (dict(gpus=0), "--gpus 0"), (dict(rank=1.5), "--rank 1.5")]:
+                       (dict(gpus=0), "--gpus 0"), (dict(rank=1.5), "--rank 1.5"), (dict(loss="fast"), "--loss 'fast'"),
+                       (dict(quant="int4"), "--quant 'int4'"), (dict(offload="disk"), "--offload 'disk'"),
+                       (dict(lora_dropout=1.0), "--lora-dropout 1.0"), (dict(targets="qk"), "--lora-targets 'qk'")]:
         with pytest.raises(VramBudgetError, match=re.escape(needle)):
             T.llm_training(l8, T.TrainSetup(**kw))
 
@@ -265,7 +341,8 @@ def test_cli_train_diffusion_file(flux_file):
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)
     assert "TrainLoraNode" in d["label"] and d["items"]["weights"] == flux_file.nbytes
-    assert d["setup"] == {"lora_dtype": "bf16", "optimizer": "AdamW"} and d["cheapest"]
+    assert d["setup"]["lora_dtype"] == "bf16" and d["setup"]["optimizer"] == "AdamW" and d["cheapest"]
+    assert d["setup"]["base"] == "stored" and d["setup"]["resolution"] == 512 and d["peak_allocated"] > 0
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -276,6 +353,18 @@ def test_cli_train_diffusion_file(flux_file):
     (("Qwen3 8B", "--resolution", "1024"), "--resolution is for diffusion models"),
     (("Qwen3 8B", "--seq", "nan"), "invalid int value"),
     (("Qwen3 8B", "--gpu", ""), "--gpu ''"),
+    (("Qwen3 8B", "--vram", "-3"), "--vram -3"),
+    (("Qwen3 8B", "--vram", "20", "--gpu", "RTX 4090"), "--vram and --gpu"),
+    (("Qwen3 8B", "--lora-targets", "qkv"), "--lora-targets 'qkv'"),
+    (("Qwen3 8B", "--lora-dropout", "1.5"), "--lora-dropout 1.5"),
+    (("Qwen3 8B", "--loss", "fast"), "--loss 'fast'"),
+    (("Qwen3 8B", "--quant", "int3"), "--quant 'int3'"),
+    (("Qwen3 8B", "--offload", "disk"), "--offload 'disk'"),
+    (("Qwen3 8B", "--max", "rank", "--gpu", "H100"), "--max 'rank'"),
+    (("Qwen3 8B", "--max", "resolution", "--gpu", "H100"), "--max 'resolution'"),
+    (("Qwen3 8B", "--base", "fp8"), "--base is for a diffusion LoRA"),
+    (("Qwen3 8B", "--optimizer", "lion"), "--optimizer 'lion'"),
+    (("Llama 3.x 70B", "--max", "seq"), "--max seq: give --gpu or --vram"),
 ])
 def test_cli_train_errors(args, needle):
     out = run(*args)
@@ -285,4 +374,76 @@ def test_cli_train_errors(args, needle):
 
 def test_cli_train_diffusion_rejects_llm_flags(flux_file):
     out = run(flux_file.path, "--method", "qlora")
-    assert out.returncode == 2 and "are for LLMs" in out.stderr
+    assert out.returncode == 2 and "--method is for LLMs" in out.stderr
+    out = run(flux_file.path, "--loss", "fused", "--kbit-prep")
+    assert out.returncode == 2 and "--loss/--kbit-prep are for LLMs" in out.stderr
+
+
+def test_cli_train_new_llm_flags():
+    out = run("Llama 3.1 8B", "--method", "QLoRA", "--optimizer", "PAGED_AdamW8bit", "--grad-ckpt", "--vram", "20",
+              "--max", "seq", "--lora-targets", "q,v", "--lora-dropout", "0.05", "--loss", "chunked", "--quant",
+              "nf4-dq", "--kbit-prep", "--bnb-legacy", "--json")
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert d["card"] == "20 GiB free" and d["max"] == "seq" and d["max_value"] > 2048 and d["max_card"] == "20 GiB free"
+    st = d["setup"]
+    assert st["method"] == "qlora" and st["optimizer"] == "paged_adamw8bit"
+    assert st["lora_modules"] == ["attn_q", "attn_v"]
+    assert st["loss"] == "chunked" and st["quant"] == "nf4-dq" and st["kbit_prep"] and st["bnb_legacy"]
+    assert st["lora_dropout"] == 0.05 and st["paged_bytes"] > 0 and d["peak_allocated"] < d["peak_low"]
+    assert d["items"]["autocast_copies"] > 0 and d["items"]["dequantized_weight"] > 0
+    off = json.loads(run("Mistral 7B", "--offload", "optimizer", "--ckpt-offload", "--gpu", "H100", "--max", "batch",
+                         "--json").stdout)
+    assert off["setup"]["offload"] == "optimizer" and off["setup"]["ckpt_offload"] and off["setup"]["grad_ckpt"]
+    assert off["setup"]["host_bytes"] > 12 * off["config"]["params"] and off["max_value"] >= 1
+    amp = json.loads(run("Qwen3 4B", "--precision", "AMP", "--json").stdout)
+    assert amp["setup"]["precision"] == "amp" and amp["items"]["autocast_copies"] == 2 * amp["config"]["params"]
+    text = run("Llama 3.1 8B", "--method", "lora", "--vram", "24", "--max", "batch").stdout
+    assert "largest that fits on 24 GiB free:" in text and "micro-batch" in text
+
+
+def test_cli_train_diffusion_options(flux_file):
+    d = json.loads(run(flux_file.path, "--base", "fp8", "--optimizer", "adamw8bit", "--vram", "16", "--max",
+                       "resolution", "--grad-ckpt", "--json").stdout)
+    assert d["setup"]["base"] == "fp8" and d["setup"]["optimizer"] == "AdamW8bit" and d["max"] == "resolution"
+    assert d["items"]["weights"] < flux_file.nbytes and d["items"]["dequantized_weight"] > 0
+    assert d["max_value"] % 64 == 0
+    b = json.loads(run(flux_file.path, "--gpu", "RTX 5090", "--max", "batch", "--grad-ckpt", "--json").stdout)
+    assert b["max"] == "batch" and b["max_card"] == "RTX 5090" and b["max_value"] >= 1
+    assert any("bitsandbytes" in n for n in d["notes"])
+    sgd = json.loads(run(flux_file.path, "--optimizer", "sgd", "--json").stdout)
+    assert sgd["setup"]["optimizer"] == "SGD" and sgd["items"]["optimizer_states"] == 0
+    for args, needle in [(("--base", "fp16x"), "--base 'fp16x'"), (("--optimizer", "lion"), "--optimizer 'lion'"),
+                         (("--max", "seq", "--gpu", "H100"), "--max 'seq'")]:
+        out = run(flux_file.path, *args)
+        assert out.returncode == 2 and needle in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_diffusion_quantised_base(flux_file):
+    from vram_budget.nodes.estimator.families import describe
+
+    info = describe(flux_file.path)
+    linear = [math.prod(s) for k, (_, s) in flux_file.spec.items() if k.endswith(".weight") and len(s) == 2]
+    stored = T.diffusion_lora_budget(info, rank=8)
+    for base, bits in (("fp8", 8), ("nf4", 4.5), ("nf4-dq", 4 + 8 / 64 + 32 / 16384)):
+        b = T.diffusion_lora_budget(info, rank=8, base=base)
+        assert b.items["weights"] == flux_file.nbytes - 2 * sum(linear) + math.ceil(sum(linear) * bits / 8)
+        assert b.items["dequantized_weight"] == 2 * max(linear)
+        assert b.trainable_params == stored.trainable_params
+    eight = T.diffusion_lora_budget(info, rank=8, optimizer="adamw8bit")
+    assert eight.items["optimizer_states"] == 2 * eight.trainable_params and "optimizer_step" not in eight.items
+    paged = T.diffusion_lora_budget(info, rank=8, optimizer="PagedAdamW8bit")
+    assert paged.items["optimizer_states"] == 0 and any("paged optimizer" in n for n in paged.notes)
+
+
+def test_cli_train_catalogue_name_without_the_file(tmp_path):
+    """The README's `vram-budget train flux1-dev.safetensors` with no such file: the catalogue entry."""
+    cli = [sys.executable, "-m", "vram_budget.nodes.estimator.cli", "train"]
+    args = ["flux1-dev.safetensors", "--resolution", "768", "--rank", "16", "--grad-ckpt", "--json"]
+    out = subprocess.run(cli + args, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert d["items"]["weights"] == 23_800_000_000 and "catalogue" in d["notes"][0]
+    bad = subprocess.run(cli + ["no-such-model.safetensors"], capture_output=True, text=True, cwd=tmp_path,
+                         timeout=120)
+    assert bad.returncode == 2 and "no such file, and not a file name the catalogue knows" in bad.stderr

@@ -14,12 +14,14 @@ from dataclasses import replace
 
 from . import llm
 from .errors import VramBudgetError
-from .gpus import CARDS, Card, find_card
+from .gpus import CARDS, DRIVER_RESERVED, Card, find_card
 from .llm_quant import WEIGHT_FORMATS
 from .training import (COMFY_ALGORITHMS, LEAK_HINT, METHODS, OPTIMIZERS, PRECISIONS, TrainSetup, TrainingBudget,
                        cheapest_training_cards, diffusion_lora_budget, diffusion_remedies, llm_training,
-                       llm_training_remedies)
-from .units import GB, fmt_gib, fmt_params
+                       llm_training_remedies,
+                       add_train_arguments, diffusion_train_kwargs, llm_max, train_setup_from_args, diffusion_info_for,
+                       diffusion_max)
+from .units import GB, GiB, fmt_gib, fmt_params
 from .families import describe
 from .model_info import DIFFUSION
 from .llm import cheapest_options
@@ -40,7 +42,9 @@ def add_llm_parsers(subparsers) -> None:
     p.add_argument("--gpus", type=int, default=1, help="cards (vLLM: tensor parallel; llama.cpp/Ollama: layers split)")
     p.add_argument("--gpu", help=f"card to check (known: {', '.join(c.name for c in CARDS)})")
     p.add_argument("--gpu-memory-utilization", type=float, dest="utilization",
-                   help="vLLM's share of the card (default 0.9, raised up to 0.95 when that is enough)")
+                   help=f"vLLM's share of the card (default {llm.vllm_rules().utilization:.2f} in vLLM "
+                        f"{llm.VLLM_ASSUMED_VERSION}+, 0.90 before; raised up to 0.95 when that is enough)")
+    llm_engine_arguments(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run_llm)
 
@@ -63,8 +67,63 @@ def add_llm_parsers(subparsers) -> None:
     t.add_argument("--algorithm", default="LoRA", help=f"diffusion LoRA: {', '.join(COMFY_ALGORITHMS)}")
     t.add_argument("--lora-dtype", default="bf16", help="diffusion LoRA: bf16 (ComfyUI default) or fp32")
     t.add_argument("--gpu", help="card to check")
+    t.add_argument("--vram", type=float, help="free GPU memory in GiB (instead of a catalogue card)")
+    add_train_arguments(t)
     t.add_argument("--json", action="store_true", help="machine-readable output")
     t.set_defaults(func=run_train)
+
+
+def llm_engine_arguments(p) -> None:
+    """The serving engines' own knobs (issue 23): vLLM's profile, llama.cpp -ngl, free memory."""
+    p.add_argument("--max-model-len", dest="max_model_len",
+                   help="vLLM --max-model-len: tokens, or 'auto' for the longest context that fits (= --context)")
+    p.add_argument("--max-num-batched-tokens", type=int, help="vLLM's profiling / chunked-prefill budget "
+                                                              "(default 2048; 8192 on >= 70 GiB cards)")
+    p.add_argument("--max-num-seqs", type=int, help="vLLM's sequence limit for the sampler warm-up (default 256/1024)")
+    p.add_argument("--enforce-eager", action="store_true", help="vLLM without CUDA graphs (no graph memory)")
+    p.add_argument("--vllm-version", help=f"apply an older vLLM's memory rules, e.g. 0.6.4 (default "
+                                          f"{llm.VLLM_ASSUMED_VERSION})")
+    p.add_argument("-ngl", "--n-gpu-layers", type=int, dest="n_gpu_layers",
+                   help="llama.cpp -ngl N / Ollama num_gpu as an input: what N layers on the GPU need")
+    p.add_argument("--vram", type=float, help="free GPU memory in GiB (instead of a catalogue card)")
+    p.add_argument("--n-cpu-moe", "-ncmoe", dest="n_cpu_moe",
+                   help="llama.cpp: keep the experts of the first N layers on the CPU; 'all' (= --cpu-moe) or "
+                        "'auto' (the fewest that make the rest fit)")
+    p.add_argument("--tensor-split", "-ts", dest="tensor_split", help="llama.cpp: one share per card, e.g. 3,1")
+
+
+def _engine_extra(args) -> dict:
+    n = args.n_cpu_moe
+    if n is not None and str(n).strip().lower() not in ("all", "auto"):
+        try:
+            n = int(n)
+        except ValueError:
+            raise VramBudgetError(f"--n-cpu-moe {args.n_cpu_moe!r}: give a number of layers, 'all' or 'auto'") from None
+    return dict(max_num_batched_tokens=args.max_num_batched_tokens, max_num_seqs=args.max_num_seqs,
+                enforce_eager=args.enforce_eager, vllm_version=args.vllm_version, gpu_layers=args.n_gpu_layers,
+                n_cpu_moe=n, tensor_split=args.tensor_split)
+
+
+def _context_arg(args):
+    if args.max_model_len is None:
+        return args.context
+    if args.context is not None:
+        raise VramBudgetError("--context and --max-model-len name the same thing: give one")
+    v = str(args.max_model_len).strip().lower()
+    if v in ("auto", "-1"):
+        return "auto"
+    try:
+        return int(v)
+    except ValueError:
+        raise VramBudgetError(f"--max-model-len {args.max_model_len!r}: give a number of tokens or 'auto'") from None
+
+
+def _vram_card(vram: float | None) -> Card | None:
+    if vram is None:
+        return None
+    if not math.isfinite(vram) or not 0.5 <= vram <= 4096:
+        raise VramBudgetError(f"--vram {vram}: give the free GPU memory in GiB, from 0.5 to 4096")
+    return Card(f"{vram:g} GiB free", vram + DRIVER_RESERVED / GiB, True)  # type: ignore[arg-type]
 
 
 def _card(name: str | None) -> Card | None:
@@ -94,22 +153,30 @@ def _gb(n: int) -> str:
 def run_llm(args) -> int:
     try:
         _finite("--gpu-memory-utilization", args.utilization, 0.05, 1.0)
-        card = _card(args.gpu)
+        if args.vram is not None and args.gpu is not None:
+            raise VramBudgetError("--vram and --gpu: give one (the free memory, or a card)")
+        card = _card(args.gpu) or _vram_card(args.vram)
         cfg = load_llm(args.model)
-        weights = args.weights or ("file" if cfg.stored is not None else "16bit")
-        kw = dict(context=args.context, users=args.users, weights=weights, kv_dtype=args.kv_dtype,
+        weights = args.weights or ("file" if cfg.stored is not None or cfg.quant is not None else "16bit")
+        ex = _engine_extra(args)
+        context = _context_arg(args)
+        kw = dict(context=context, users=args.users, weights=weights, kv_dtype=args.kv_dtype,
                   engine=args.engine, gpus=args.gpus)
-        plan = llm.serve_plan(cfg, **kw, utilization=args.utilization)  # validates before the card search
-        options = llm.cheapest_serving(cfg, **{**kw, "gpus": args.gpus if args.gpus > 1 else None})
+        llm.serve_plan(cfg, **{**kw, "context": None if context == "auto" else context}, utilization=args.utilization,
+                       **{**ex, "n_cpu_moe": 0 if ex["n_cpu_moe"] == "auto" else ex["n_cpu_moe"]})  # validates first
+        options = llm.cheapest_serving(cfg, **{**kw, "gpus": args.gpus if args.gpus > 1 else None}, **ex)
         target, remedies = _target(card, options), []
-        if target is not None:
-            plan = llm.serve_plan(cfg, **kw, card=target, utilization=args.utilization)
+        if target is None and context == "auto":
+            raise VramBudgetError(f"--max-model-len auto: no single card of the lineup holds {cfg.name}; "
+                                  "give --gpu or --vram (with --gpus for several)")
+        plan = llm.serve_plan(cfg, **kw, card=target, utilization=args.utilization, **ex)
         if target is not None and plan.verdict != "fits":
-            remedies = llm.serve_remedies(cfg, plan, target, weights, args.engine, args.utilization)
+            remedies = llm.serve_remedies(cfg, plan, target, weights, args.engine, args.utilization, **ex)
         elif target is None and args.gpus == 1:  # no single card serves: what would fit the largest one
             biggest = _largest_card()
-            remedies = llm.serve_remedies(cfg, llm.serve_plan(cfg, **kw, card=biggest, utilization=args.utilization),
-                                          biggest, weights, args.engine, args.utilization)
+            remedies = llm.serve_remedies(cfg, llm.serve_plan(cfg, **kw, card=biggest, utilization=args.utilization,
+                                                              **ex),
+                                          biggest, weights, args.engine, args.utilization, **ex)
             remedies = [replace(r, what=f"on one {biggest.name}: {r.what}") for r in remedies]
     except VramBudgetError as exc:
         return _fail(exc)
@@ -149,7 +216,22 @@ def _model_dict(cfg: llm.LlmConfig) -> dict:
                 kv_heads=cfg.kv_heads, head_dim=cfg.head_dim, vocab=cfg.vocab, intermediate=cfg.intermediate,
                 params=cfg.params, tied_embeddings=cfg.tied_embeddings, experts=cfg.experts,
                 sliding_window=cfg.sliding_window, sliding_layers=cfg.sliding_layers, max_context=cfg.max_context,
-                stored_format=cfg.stored_format or None, stored_bytes=cfg.stored.total if cfg.stored else None)
+                stored_format=cfg.stored_format or None, stored_bytes=cfg.stored.total if cfg.stored else None,
+                quantization=dict(method=cfg.quant.method, bits=round(cfg.quant.bits, 4), ignore=list(cfg.quant.ignore))
+                if cfg.quant else None, module_dtypes=llm.module_dtype_summary(cfg) or None)
+
+
+def _reserve_line(p: llm.ServePlan) -> str:
+    r = p.vllm_reserve
+    if r:
+        graphs = "--enforce-eager" if r["enforce_eager"] else fmt_gib(r["cuda_graph_bytes"])
+        return (f"  reserve   {_gb(p.reserve_bytes):>24}  vLLM profile of {r['max_num_batched_tokens']:,} tokens: "
+                f"activations {fmt_gib(r['activation_bytes'])}, sampler {fmt_gib(r['sampler_bytes'])}, non-torch "
+                f"{fmt_gib(r['non_torch_bytes'])}, CUDA graphs {graphs}")
+    if p.ollama:
+        return (f"  reserve   {_gb(p.reserve_bytes):>24}  Ollama: 457 MiB minimum + compute graph"
+                f"{' + vision graph' if p.ollama.get('projector_graph') else ''}")
+    return f"  margin    {'1-2 GB':>24}  working margin (activations, CUDA context)"
 
 
 def format_serve(cfg: llm.LlmConfig, p: llm.ServePlan, options, remedies) -> str:
@@ -159,7 +241,7 @@ def format_serve(cfg: llm.LlmConfig, p: llm.ServePlan, options, remedies) -> str
              f"  weights   {_gb(p.weights_bytes):>24}  {WEIGHT_FORMATS.get(p.weight_format, cfg.stored_format)}",
              f"  KV cache  {_gb(p.kv_bytes):>24}  {p.context:,} tokens × {p.users} user(s), {p.kv_dtype}: "
              f"{kvtok / 1024:.0f} KiB/token",
-             f"  margin    {'1-2 GB':>24}  working margin (activations, CUDA context)",
+             _reserve_line(p),
              f"  per card  {_gb(p.per_gpu_high):>24}  on each of {p.gpus} card(s)" if p.gpus > 1 else
              f"  needs     {_gb(p.per_gpu_high):>24}"]
     if p.card:
@@ -173,6 +255,22 @@ def format_serve(cfg: llm.LlmConfig, p: llm.ServePlan, options, remedies) -> str
                          f"{p.max_context:,} tokens")
         elif p.max_context:
             lines.append(f"  a shorter context fits: {p.max_context:,} tokens per conversation")
+    if p.engine == "vLLM" and p.card:
+        lines.append(f"  GPU KV cache size: {p.kv_cache_tokens:,} tokens")
+        lines.append(f"  Maximum concurrency for {p.context:,} tokens per request: {p.max_concurrency:.2f}x")
+    if p.ollama and p.card:
+        o = p.ollama
+        lines.append(f"  Ollama: layers.offload={o['layers_offload']} of layers.model={o['layers_model']}, "
+                     f"graph {fmt_gib(o['graph_full_bytes'])} full / {fmt_gib(o['graph_partial_bytes'])} partial"
+                     + (f", vision projector {fmt_gib(o['projector_weights'] + o['projector_graph'])}"
+                        if o['projector_weights'] else ""))
+    if p.n_cpu_moe:
+        lines.append(f"  experts of {p.n_cpu_moe} of {p.layers} layers on the CPU: {_gb(p.cpu_moe_bytes)}")
+    if p.decode_tokens_per_s:
+        lines.append(f"  speed (estimate): ~{p.decode_tokens_per_s:,.0f} tokens/s decode, "
+                     f"~{p.prefill_tokens_per_s:,.0f} tokens/s prefill ({p.speed_basis.removeprefix('estimate: ')})")
+    if p.engine_version:
+        lines.append(f"  rules: {p.engine_version}")
     if p.flags or p.env:
         env = " ".join(f"{k}={v}" for k, v in p.env.items())
         lines.append("  set: " + "  ".join(([env] if env else []) + list(p.flags)))
@@ -188,16 +286,16 @@ def format_serve(cfg: llm.LlmConfig, p: llm.ServePlan, options, remedies) -> str
 # ---------------------------------------------------------------------------------------------
 def run_train(args) -> int:
     try:
-        card = _card(args.gpu)
-        diffusion = _diffusion_info(args.model)
+        if args.vram is not None and args.gpu is not None:
+            raise VramBudgetError("--vram and --gpu: give one (the free memory, or a card)")
+        card = _card(args.gpu) or _vram_card(args.vram)
+        diffusion = diffusion_info_for(args.model, _diffusion_info)
         if diffusion is not None:
             return _run_diffusion_train(args, diffusion, card)
         if args.resolution is not None:
             raise VramBudgetError("--resolution is for diffusion models; give --seq for an LLM")
         cfg = load_llm(args.model)
-        setup = TrainSetup(method=args.method, optimizer=args.optimizer or "adamw", precision=args.precision,
-                           batch=args.batch, seq=args.seq if args.seq is not None else 2048,
-                           grad_ckpt=args.grad_ckpt, gpus=args.gpus, zero=args.zero, rank=args.rank).validate()
+        setup = train_setup_from_args(args)
         budget = llm_training(cfg, setup)
         options = cheapest_training_cards(cfg, setup)
         target = _target(card, options)
@@ -207,26 +305,37 @@ def run_train(args) -> int:
             biggest = _largest_card()
             remedies = [replace(r, what=f"on one {biggest.name}: {r.what}")
                         for r in llm_training_remedies(cfg, setup, biggest.total_bytes)]
+        best = _max_fit(args, target, lambda cap: llm_max(cfg, setup, cap, args.max))
     except VramBudgetError as exc:
         return _fail(exc)
     if args.json:
         d = {"model": cfg.name, **budget.to_dict(), "config": _model_dict(cfg), "card": target.name if target else None,
              "capacity_bytes": capacity, "fits": capacity is not None and budget.peak_high <= capacity,
              "cheapest": [o.to_dict() for o in options], "remedies": [r.to_dict() for r in remedies],
-             "leak_hint": LEAK_HINT}
+             "leak_hint": LEAK_HINT, **best}
         print(json.dumps(d, indent=2))
         return 0
-    print(format_training(budget, target, options, remedies))
+    print(format_training(budget, target, options, remedies, best))
     return 0
 
 
 _ITEM_LABELS = {"weights": "weights", "gradients": "gradients", "master_weights": "FP32 master copy",
                 "optimizer_states": "optimizer states", "zero3_gather": "ZeRO-3 gathered layers",
                 "activations": "activations", "logits": "loss logits", "adapter": "adapter parameters",
-                "optimizer_step": "optimizer step temporaries"}
+                "optimizer_step": "optimizer step temporaries", "autocast_copies": "autocast 16-bit copies",
+                "dequantized_weight": "dequantized 4-bit layer"}
 
 
-def format_training(b: TrainingBudget, card: Card | None, options, remedies) -> str:
+def _max_fit(args, target: Card | None, search) -> dict:
+    """``--max batch|seq``: {"max": what, "max_value": n} on the card asked for (or --vram), else the cheapest."""
+    if args.max is None:
+        return {}
+    if target is None:
+        raise VramBudgetError(f"--max {args.max}: give --gpu or --vram (no single card of the lineup holds it)")
+    return {"max": args.max, "max_value": search(target.total_bytes), "max_card": target.name}
+
+
+def format_training(b: TrainingBudget, card: Card | None, options, remedies, best: dict | None = None) -> str:
     lines = [b.label, f"  trainable parameters {fmt_params(b.trainable_params)}"]
     for k, v in b.items.items():
         if v:
@@ -236,6 +345,10 @@ def format_training(b: TrainingBudget, card: Card | None, options, remedies) -> 
     if card:
         ok = b.peak_high <= card.total_bytes
         lines.append(f"  on {card.name} ({fmt_gib(card.total_bytes)}): {'fits' if ok else 'does not fit'}")
+    if best:
+        unit = {"batch": "micro-batch", "seq": "tokens per sample", "resolution": "px"}[best["max"]]
+        lines.append(f"  largest that fits on {best['max_card']}: " +
+                     (f"{best['max_value']:,} {unit}" if best["max_value"] else f"none (even 1 {unit} does not fit)"))
     lines += [f"  note: {n}" for n in b.notes]
     lines.append("  cheapest: " + (" or ".join(o.label() for o in options) if options else
                                    "no card of the lineup (up to 8 cards) holds it"))
@@ -257,31 +370,26 @@ def _diffusion_info(model: str):
 
 def _run_diffusion_train(args, info, card: Card | None) -> int:
     try:
-        if args.seq is not None or args.method != "full" or args.zero:
-            raise VramBudgetError("--seq/--method/--zero are for LLMs; a diffusion model trains a LoRA "
-                                  "(--rank, --algorithm, --resolution)")
-        budget = diffusion_lora_budget(info, resolution=args.resolution or 1024, batch=args.batch,
-                                       rank=args.rank, algorithm=args.algorithm, lora_dtype=args.lora_dtype,
-                                       optimizer=args.optimizer or "AdamW", grad_ckpt=args.grad_ckpt)
+        kw = diffusion_train_kwargs(args)
+        budget = diffusion_lora_budget(info, **kw)
+        options = cheapest_options(lambda c, n: (budget.peak_high <= c.total_bytes, budget.peak_high, c.total_bytes),
+                                   counts=(1,))
+        target = card or (find_card(options[0].card) if options else None)
+        remedies = []
+        if card is not None and budget.peak_high > card.total_bytes:
+            remedies = diffusion_remedies(info, card.total_bytes, **kw)
+        best = _max_fit(args, target, lambda cap: diffusion_max(info, kw, cap, args.max))
     except VramBudgetError as exc:
         return _fail(exc)
-    options = cheapest_options(lambda c, n: (budget.peak_high <= c.total_bytes, budget.peak_high, c.total_bytes),
-                               counts=(1,))
-    target = card or (find_card(options[0].card) if options else None)
-    remedies = []
-    if card is not None and budget.peak_high > card.total_bytes:
-        remedies = diffusion_remedies(info, card.total_bytes, resolution=args.resolution or 1024, batch=args.batch,
-                                      rank=args.rank, algorithm=args.algorithm, lora_dtype=args.lora_dtype,
-                                      optimizer=args.optimizer or "AdamW", grad_ckpt=args.grad_ckpt)
     if args.json:
         d = {**budget.to_dict(), "card": target.name if target else None,
              "capacity_bytes": target.total_bytes if target else None,
              "fits": target is not None and budget.peak_high <= target.total_bytes,
              "cheapest": [o.to_dict() for o in options], "remedies": [r.to_dict() for r in remedies],
-             "leak_hint": LEAK_HINT}
+             "leak_hint": LEAK_HINT, **best}
         print(json.dumps(d, indent=2))
         return 0
-    print(format_training(budget, target, options, remedies))
+    print(format_training(budget, target, options, remedies, best))
     return 0
 
 

@@ -13,10 +13,14 @@ Llama 3.1 8B in 16 bit: 32 × 8 × 128 × 2 × 2 = 131,072 B = 128 KiB per token
 TextGenerate preallocates exactly this for prompt + max_length tokens (``textgen_kv_cache_bytes``).
 
 Serving (``serve_plan``) applies each engine's rules (ENGINES, a table: a new engine is one entry):
-vLLM takes ``--gpu-memory-utilization`` (0.9) of the card and fills what weights leave with KV
-blocks, splits heads over ``--tensor-parallel-size`` cards; llama.cpp puts ``-ngl`` layers on the
-GPU and needs flash attention for a quantized V cache; Ollama sizes ``num_ctx`` by VRAM and reads
-``OLLAMA_KV_CACHE_TYPE`` only with ``OLLAMA_FLASH_ATTENTION=1``. The answer names the flags.
+vLLM takes ``--gpu-memory-utilization`` (0.92 from vLLM 0.21, 0.9 before: ``vllm_rules``) of the card,
+subtracts the weights and its start-up profile (``vllm_reserve``: a forward of max_num_batched_tokens,
+the sampler warm-up, non-torch memory, CUDA graphs) and fills the rest with KV blocks, which it logs as
+"GPU KV cache size: N tokens"; it splits heads over ``--tensor-parallel-size`` cards. llama.cpp puts
+``-ngl`` layers on the GPU (``--n-cpu-moe`` / ``--tensor-split``) and needs flash attention for a quantized
+V cache; Ollama sizes ``num_ctx`` by VRAM, splits layers by llm/memory.go's estimate (``ollama_estimate``)
+and reads ``OLLAMA_KV_CACHE_TYPE`` only with ``OLLAMA_FLASH_ATTENTION=1``. The answer names the flags.
+Accuracy against the engines' logs: docs/accuracy-llm.md.
 """
 from __future__ import annotations
 
@@ -31,7 +35,8 @@ from typing import Callable, Mapping
 from . import llm_models
 from .errors import ModelFileError, VramBudgetError
 from .gpus import CARDS, RENTAL_LINEUP, Card
-from .llm_quant import GGML_BLOCK, GGUF_FTYPES, WEIGHT_FORMATS, tensor_bytes, tensor_list, text_params
+from .llm_quant import (GGML_BLOCK, GGUF_FTYPES, WEIGHT_FORMATS, CheckpointQuant, checkpoint_quant,
+                         checkpoint_tensor_bytes, tensor_bytes, tensor_list, text_params)
 from .units import GB, GiB
 from .files import inspect_file
 from .serial import JsonFields
@@ -57,10 +62,24 @@ class Layout:
     output: int  # the output head; for tied embeddings the copy llama.cpp puts on the GPU (TENSOR_DUPLICATED)
     other: int  # norms outside layers, vision tower, anything else
     tied: bool = False  # the output head is the embedding: stored once
+    experts: tuple[int, ...] = ()  # MoE: each layer's routed-expert bytes (ffn_*_exps), part of ``layers``
+    cpu: int = 0  # bytes moved off the GPU(s) by llama.cpp --cpu-moe / --n-cpu-moe (not in ``layers``)
 
     @property
     def total(self) -> int:
-        return self.embed + sum(self.layers) + self.other + (0 if self.tied else self.output)
+        return self.embed + sum(self.layers) + self.other + (0 if self.tied else self.output) + self.cpu
+
+    def cpu_moe(self, n: int) -> "Layout":
+        """llama.cpp --n-cpu-moe N: the expert tensors of the first N layers stay in system memory
+        (common/arg.cpp --n-cpu-moe: a buffer override blk.<i>.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU for
+        i < N, common/common.h llm_ffn_exps_block_regex; --cpu-moe: every layer)."""
+        if not self.experts or n <= 0:
+            return self
+        n = min(n, len(self.layers))
+        moved = sum(self.experts[:n])
+        layers = tuple(b - (self.experts[i] if i < n else 0) for i, b in enumerate(self.layers))
+        experts = tuple(0 if i < n else e for i, e in enumerate(self.experts))
+        return replace(self, layers=layers, experts=experts, cpu=self.cpu + moved)
 
 
 @dataclass(frozen=True)
@@ -90,6 +109,8 @@ class LlmConfig:
     stored: Layout | None = None  # the bytes the file(s) hold, by place (HF folder / GGUF)
     stored_format: str = ""  # "safetensors BF16", "GGUF Q4_K_M", "safetensors awq", ...
     notes: tuple[str, ...] = ()
+    quant: CheckpointQuant | None = None  # config.json's quantization_config (method, bits, modules kept 16-bit)
+    module_dtypes: tuple[tuple[str, str, int], ...] = ()  # (module kind, dtype, bytes) from the headers
 
     @property
     def vision_params(self) -> int:
@@ -166,6 +187,7 @@ def config_from_hf(d: Mapping, name: str, source: str, where: str = "config.json
         model_type=mt, qkv_bias=bool(t.get("attention_bias")) or mt.startswith("qwen2"),
         qk_norm=mt.startswith(("qwen3", "gemma3")), extra_norms=2 if mt.startswith("gemma") else 0,
         dtype=str(t.get("torch_dtype") or t.get("dtype") or "bfloat16"), source=source,
+        quant=checkpoint_quant(d.get("quantization_config") or t.get("quantization_config")),
     )
     return replace(cfg, params=text_params(cfg))
 
@@ -212,12 +234,15 @@ def read_hf_folder(path: str) -> LlmConfig:
     embed = output = other = params = 0
     layers = [0] * cfg.layers
     by_dtype: dict[str, int] = {}
+    kinds: dict[tuple[str, str], int] = {}
     for shard in shards:
         inv = inspect_file(os.path.join(path, shard))
         params += inv.param_count
         for k, b in inv.bytes_by_dtype.items():
             by_dtype[k] = by_dtype.get(k, 0) + b
         for t in inv.tensors.values():
+            key = (_module_kind(t.name), str(getattr(t, "dtype", "?")))
+            kinds[key] = kinds.get(key, 0) + t.nbytes
             m = _LAYER_KEY.search(t.name)
             if m and int(m.group(1)) < cfg.layers:
                 layers[int(m.group(1))] += t.nbytes
@@ -234,7 +259,36 @@ def read_hf_folder(path: str) -> LlmConfig:
         params = cfg.params
     tied = output == 0
     stored = Layout("file", embed, tuple(layers), embed if tied else output, other, tied)
-    return replace(cfg, params=params, stored=stored, stored_format=f"safetensors {method or main}")
+    dtypes = tuple(sorted(((k, d, b) for (k, d), b in kinds.items()), key=lambda x: -x[2]))
+    return replace(cfg, params=params, stored=stored, stored_format=f"safetensors {method or main}",
+                   module_dtypes=dtypes)
+
+
+def _module_kind(name: str) -> str:
+    """attention / mlp / embedding / head / norm / other, from a transformers tensor name."""
+    n = name.lower()
+    if "embed_tokens" in n:
+        return "embedding"
+    if "lm_head" in n:
+        return "head"
+    if "self_attn" in n or ".attn." in n or "attention" in n:
+        return "attention"
+    if ".mlp." in n or "experts" in n or "feed_forward" in n:
+        return "mlp"
+    if "norm" in n:
+        return "norm"
+    return "other"
+
+
+def module_dtype_summary(cfg: LlmConfig) -> str:
+    """'attention BF16, mlp F8_E4M3, ...': the dtype holding most bytes of each module kind (headers)."""
+    best: dict[str, tuple[str, int]] = {}
+    for kind, dtype, b in cfg.module_dtypes:
+        if dtype.upper() in ("F32",) and kind not in ("norm",):
+            continue  # scales
+        if kind not in best or b > best[kind][1]:
+            best[kind] = (dtype, b)
+    return ", ".join(f"{k} {d}" for k, (d, _) in best.items() if k in ("attention", "mlp", "embedding", "head"))
 
 
 def _indexed(path: str, shards: list[str]) -> list[str]:
@@ -303,11 +357,14 @@ def _rows(tensors: Mapping, name: str) -> int:
 
 def _gguf_layout(tensors: Mapping, layers: int) -> Layout:
     per = [0] * layers
+    exps = [0] * layers
     embed = output = other = 0
     for name, t in tensors.items():
         m = re.match(r"blk\.(\d+)\.", name)
         if m and int(m.group(1)) < layers:
             per[int(m.group(1))] += t.nbytes
+            if re.search(r"\.ffn_(up|down|gate|gate_up)_(ch|)exps", name):
+                exps[int(m.group(1))] += t.nbytes
         elif name == "token_embd.weight":
             embed += t.nbytes
         elif name == "output.weight":
@@ -315,7 +372,8 @@ def _gguf_layout(tensors: Mapping, layers: int) -> Layout:
         else:
             other += t.nbytes
     tied = "output.weight" not in tensors
-    return Layout("file", embed, tuple(per), embed if tied else output, other, tied)
+    return Layout("file", embed, tuple(per), embed if tied else output, other, tied,
+                  tuple(exps) if any(exps) else ())
 
 
 def _gguf_ftype(meta: Mapping, inv) -> str:
@@ -370,6 +428,8 @@ def weight_format(weights: str, engine: str | None = None, cfg: LlmConfig | None
     16 bit = 2 B/param, FP8/8-bit = 1 B/param, 4 bit = GGUF Q4_K_M as 4-bit files are published)."""
     w = normalize_weights(weights)
     if w == "file":
+        if cfg is not None and cfg.stored is None and cfg.quant is not None:
+            return "checkpoint"  # config.json only: its quantization_config says which modules are quantised
         if cfg is None or cfg.stored is None:
             raise VramBudgetError("--weights file: only for a model read from files (a folder or a .gguf)")
         return "file"
@@ -386,6 +446,9 @@ def weights_layout(cfg: LlmConfig, weights: str = "16bit", engine: str | None = 
     fmt = weight_format(weights, engine, cfg)
     if fmt == "file":
         return cfg.stored  # type: ignore[return-value]
+    if fmt == "checkpoint":
+        q = cfg.quant
+        return _layout(cfg, fmt, lambda t: checkpoint_tensor_bytes(t, q, cfg.experts), cfg.vision_params * 2)
     if fmt in ("16bit", "8bit"):  # every parameter (vision tower included) at 2 / 1 byte
         per = 2 if fmt == "16bit" else 1
         return _layout(cfg, fmt, lambda t: t.numel * per, cfg.vision_params * per)
@@ -394,20 +457,24 @@ def weights_layout(cfg: LlmConfig, weights: str = "16bit", engine: str | None = 
 
 def _layout(cfg: LlmConfig, fmt: str, size: Callable, vision: int) -> Layout:
     layers = [0] * cfg.layers
+    exps = [0] * cfg.layers
     embed = output = other = 0
     for t in tensor_list(cfg):
         b = size(t)
         if t.layer >= 0:
             layers[t.layer] += b
+            if cfg.experts and t.category in ("ffn_gate", "ffn_up", "ffn_down"):
+                exps[t.layer] += b
         elif t.category == "token_embd":
             embed += b
         elif t.category == "output":
             output += b
         else:
             other += b
+    ex = tuple(exps) if cfg.experts else ()
     if cfg.tied_embeddings:  # one tensor; llama.cpp's GPU head is a copy of it
-        return Layout(fmt, embed, tuple(layers), embed, other + vision, tied=True)
-    return Layout(fmt, embed, tuple(layers), output, other + vision)
+        return Layout(fmt, embed, tuple(layers), embed, other + vision, tied=True, experts=ex)
+    return Layout(fmt, embed, tuple(layers), output, other + vision, experts=ex)
 
 
 def weights_bytes(cfg: LlmConfig, weights: str = "16bit", engine: str | None = None) -> int:
@@ -486,6 +553,11 @@ class Engine:
 def _vllm_flags(p: "ServePlan"):
     f = [f"--max-model-len {p.context}", f"--max-num-seqs {p.users}"]
     f.append(f"--gpu-memory-utilization {p.utilization:.2f}")
+    r = p.vllm_reserve or {}
+    if r.get("enforce_eager"):
+        f.append("--enforce-eager")
+    if r.get("max_num_batched_tokens") and r.get("chunked_prefill") and r["max_num_batched_tokens"] not in (2048, 8192):
+        f.append(f"--max-num-batched-tokens {r['max_num_batched_tokens']}")
     if p.gpus > 1:
         f.append(f"--tensor-parallel-size {p.gpus}")
     if p.kv_dtype == "fp8":
@@ -506,17 +578,22 @@ def _llamacpp_flags(p: "ServePlan"):
         f += [f"--cache-type-k {p.kv_dtype}", f"--cache-type-v {p.kv_dtype}", "-fa on"]
     if p.gpus > 1:
         f.append("--split-mode layer")
+    if p.tensor_split:
+        f.append("--tensor-split " + ",".join(f"{v:g}" for v in p.tensor_split))
+    if p.n_cpu_moe:
+        f.append("--cpu-moe" if p.n_cpu_moe >= p.layers else f"--n-cpu-moe {p.n_cpu_moe}")
     return tuple(f), {}
 
 
 def _ollama_flags(p: "ServePlan"):
     env = {"OLLAMA_CONTEXT_LENGTH": str(p.context)}
+    extra = (f"PARAMETER num_gpu {p.gpu_layers} (layers on the GPU)",) if p.verdict == "offload" else ()
     if p.users > 1:
         env["OLLAMA_NUM_PARALLEL"] = str(p.users)
     if p.kv_dtype != "fp16":
         env["OLLAMA_KV_CACHE_TYPE"] = p.kv_dtype
         env["OLLAMA_FLASH_ATTENTION"] = "1"
-    return (f"PARAMETER num_ctx {p.context} (Modelfile; or options.num_ctx per request)",), env
+    return (f"PARAMETER num_ctx {p.context} (Modelfile; or options.num_ctx per request)",) + extra, env
 
 
 _GGUF_WEIGHTS = {"16bit": "F16", "8bit": "Q8_0", "4bit": "Q4_K_M", "fp8": None, "awq": None, "nf4": None,
@@ -527,7 +604,7 @@ ENGINES: dict[str, Engine] = {
         {"16bit": "16bit", "8bit": "fp8-linear", "fp8": "fp8-linear", "4bit": "awq", "awq": "awq", "nf4": "nf4",
          "file": "file", **{k: k for k in GGUF_FTYPES}},
         "vLLM serves 16-bit, FP8, AWQ/GPTQ 4-bit (and GGUF experimentally)",
-        split="tensor", memory_share=0.9, max_share=0.95, block_tokens=16, flags=_vllm_flags),
+        split="tensor", memory_share=0.92, max_share=0.95, block_tokens=16, flags=_vllm_flags),
     "llama.cpp": Engine(
         "llama.cpp", {"fp16": "f16", "bf16": "bf16", "q8_0": "q8_0", "q4_0": "q4_0"}, _GGUF_WEIGHTS,
         "llama.cpp runs GGUF files: 16bit (F16), 8bit (Q8_0), 4bit (Q4_K_M) or a GGUF type",
@@ -555,6 +632,244 @@ def ollama_default_context(vram_bytes: int) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
+# vLLM's memory, as its start-up profile computes it
+# vLLM sizes the KV pool as  gpu_memory_utilization × total  −  (weights + the peak of one profiling
+# forward + non-torch memory [+ CUDA graphs])  (vllm/v1/worker/gpu_worker.py determine_available_memory;
+# V0: vllm/worker/worker.py, "the rest of the memory reserved for KV Cache"), then logs
+# "GPU KV cache size: N tokens" = blocks × block_size and "Maximum concurrency for L tokens per request:
+# X.XXx" = N / max_model_len (vllm/v1/core/kv_cache_utils.py, PR #13596). The profiling forward runs
+# max_num_batched_tokens tokens: --max-model-len without chunked prefill (V0 up to 32k), the chunked-
+# prefill budget otherwise (EngineArgs.get_batch_defaults: 2048 tokens / 256 sequences for `vllm serve`,
+# 8192 / 1024 on cards of >= 70 GiB other than the A100).
+VLLM_ASSUMED_VERSION = "0.21"
+# Bytes per token of the profiling forward: the MLP's gate_up output (2 × intermediate), its activation
+# (1 × intermediate) and three hidden-size buffers (residual, normed input, output), 2 bytes each.
+# Checked on Llama 3.1 8B: 20k -> 29k tokens adds 0.92 GiB to the profile's peak (vllm#10517); this gives 0.93.
+VLLM_SAMPLER_BYTES = 8  # per sequence × vocabulary entry: fp32 logits and fp32 probabilities
+VLLM_NON_TORCH = int(0.35 * GiB)  # CUDA context, cuBLAS workspace (vllm#10517: non_torch_memory=0.35GiB)
+VLLM_NON_TORCH_PER_RANK = int(0.10 * GiB)  # NCCL + custom all-reduce buffers per extra tensor-parallel rank
+VLLM_GRAPH_PER_LAYER = 16 * 1024 * 1024  # CUDA graphs: "Estimated CUDA graph memory: 0.52 GiB" for Qwen3-8B's
+# 36 layers (51 piecewise + 35 full sizes, LMCache#3430)
+
+
+@dataclass(frozen=True)
+class VllmRules:
+    version: str
+    utilization: float  # default --gpu-memory-utilization (vllm/config/cache.py)
+    v1: bool  # V1 engine (>= 0.8): chunked prefill always on
+    graphs_profiled: bool  # CUDA-graph memory counted in the budget (>= 0.21: "CUDA graph memory profiling is
+    # enabled (default since v0.21.0)", gpu_worker.py's start-up line)
+    big_card_defaults: bool  # >= 0.9: 8192 tokens / 1024 sequences on >= 70 GiB cards (not A100)
+    v07: bool = True  # >= 0.7: V0's chunked-prefill budget 2048 (512 before)
+
+
+def vllm_rules(version: str | None = None) -> VllmRules:
+    v = str(version or VLLM_ASSUMED_VERSION).strip().lstrip("v")
+    m = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+)?(?:\S*)", v)
+    if not m:
+        raise VramBudgetError(f"--vllm-version {version!r}: give a version such as 0.21 or 0.6.4")
+    t = (int(m.group(1)), int(m.group(2)))
+    return VllmRules(v, 0.92 if t >= (0, 21) else 0.9, t >= (0, 8), t >= (0, 21), t >= (0, 9), t >= (0, 7))
+
+
+@dataclass(frozen=True)
+class VllmReserve(JsonFields):
+    """What vLLM's profile takes per card before the KV cache: its non-KV reserve."""
+
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    chunked_prefill: bool
+    activation_bytes: int  # peak of the profiling forward over max_num_batched_tokens tokens
+    sampler_bytes: int  # logits and sampler temporaries for max_num_seqs sequences
+    non_torch_bytes: int  # CUDA context, NCCL / all-reduce buffers (grows with tensor parallelism)
+    cuda_graph_bytes: int  # 0 with --enforce-eager or before vLLM profiled graphs
+    enforce_eager: bool = False
+
+    @property
+    def total(self) -> int:
+        return self.activation_bytes + self.sampler_bytes + self.non_torch_bytes + self.cuda_graph_bytes
+
+
+def _big_card(card: Card | None) -> bool:
+    return card is not None and card.nominal_gb >= 70 and "a100" not in card.name.lower()
+
+
+def vllm_reserve(cfg: LlmConfig, context: int, gpus: int = 1, card: Card | None = None,
+                 rules: VllmRules | None = None, max_num_batched_tokens: int | None = None,
+                 max_num_seqs: int | None = None, enforce_eager: bool = False,
+                 chunked_prefill: bool | None = None) -> VllmReserve:
+    rules = rules or vllm_rules()
+    big = rules.big_card_defaults and _big_card(card)
+    chunked = chunked_prefill if chunked_prefill is not None else (rules.v1 or context > 32768)
+    # V0's chunked-prefill budget: 512 up to 0.6 (vllm#10517: the 35k profile peaked 0.06 GiB over the weights),
+    # the usage-context default of 2048 for `vllm serve` from 0.7
+    default_budget = (8192 if big else 2048) if rules.v1 else 2048 if rules.v07 else 512
+    budget = _count("--max-num-batched-tokens", max_num_batched_tokens) if max_num_batched_tokens is not None \
+        else default_budget
+    seqs = _count("--max-num-seqs", max_num_seqs) if max_num_seqs is not None else (1024 if big else 256)
+    tokens = budget if chunked else max(context, budget, 2048)
+    inter = cfg.experts_per_token * cfg.moe_intermediate if cfg.experts else cfg.intermediate
+    activation = tokens * 2 * (3 * -(-inter // gpus) + 3 * cfg.hidden)
+    # V1 warms the sampler on max_num_seqs rows of fp32 logits (gpu_model_runner _dummy_sampler_run); V0's
+    # profile peak is the forward (vllm#10517: the 8B peak at 20k tokens is the forward's alone)
+    sampler = min(seqs, tokens) * cfg.vocab * VLLM_SAMPLER_BYTES if rules.v1 else 0
+    non_torch = VLLM_NON_TORCH + VLLM_NON_TORCH_PER_RANK * (gpus - 1)
+    graphs = 0 if enforce_eager or not rules.graphs_profiled else cfg.layers * VLLM_GRAPH_PER_LAYER
+    return VllmReserve(tokens, seqs, chunked, activation, sampler, non_torch, graphs, bool(enforce_eager))
+
+
+# ---------------------------------------------------------------------------------------------
+# Ollama's layer split (llm/memory.go estimateGPULayers, ollama v0.12.10 = 4372d0b, the estimator that
+# logs "offload to cuda layers.offload=N memory.required..."; from v0.12.11 the split comes from the
+# backend's own allocation, f560bd0) and its graph sizes (fs/ggml/ggml.go GraphSize, VisionGraphSize).
+OLLAMA_MINIMUM_MEMORY = 457 * 1024 * 1024  # ml/device.go:352 MinimumMemory (CUDA and ROCm)
+OLLAMA_BATCH = 512  # num_batch default (api/types.go DefaultOptions)
+
+
+@dataclass(frozen=True)
+class OllamaEstimate(JsonFields):
+    layers_model: int  # blocks + 1 (the output layer)
+    layers_offload: int
+    layers_split: tuple[int, ...]
+    kv_bytes: int
+    graph_full_bytes: int
+    graph_partial_bytes: int
+    weights_repeating: int
+    weights_nonrepeating: int
+    projector_weights: int
+    projector_graph: int
+    allocations: tuple[int, ...]  # per GPU (memory.required.allocations)
+    overflow: int = 0  # what stays in system memory
+
+    @property
+    def required_partial(self) -> int:
+        return sum(self.allocations)
+
+    @property
+    def required_full(self) -> int:  # memory.required.full
+        return sum(self.allocations) + self.overflow
+
+
+def _kv_bytes_per_element(kv: str) -> float:
+    return {"q8_0": 1.0, "q4_0": 0.5, "fp32": 4.0}.get(kv, 2.0)  # fs/ggml/ggml.go kvCacheBytesPerElement
+
+
+def ollama_graph(cfg: LlmConfig, num_ctx: int, users: int = 1, kv: str = "fp16",
+                 batch: int = OLLAMA_BATCH) -> tuple[list[int], int, int]:
+    """(KV bytes per layer, partial-offload graph, full-offload graph): fs/ggml/ggml.go GraphSize (v0.12.10,
+    lines 550-760): per-architecture formulas for llama/mistral, qwen2 and gemma3; otherwise the graph is
+    GQA × total KV / 6 (llm/memory.go:244)."""
+    context = num_ctx * users
+    batch = min(num_ctx, batch)
+    e, heads, hkv, hd, vocab = cfg.hidden, cfg.heads, cfg.kv_heads, cfg.head_dim, cfg.vocab
+    bpe = _kv_bytes_per_element(kv)
+    kv_layers = [int(context * 2 * hd * hkv * bpe)] * cfg.layers  # ggml.go:588
+    mt = cfg.model_type.lower()
+    full = partial = 0
+    if mt.startswith(("llama", "mistral")) and not cfg.experts:  # ggml.go:614
+        full = max(4 * batch * (1 + 4 * e + context * (1 + heads)), 4 * batch * (e + vocab))
+        partial = 4 * batch * e + max(
+            4 * batch * (1 + e + max(context, e)) + e * e * 9 // 16 + 4 * context * (batch * heads + hd * hkv),
+            4 * batch * (e + vocab) + e * vocab * 105 // 128)
+    elif mt.startswith("gemma3") or mt.startswith("gemma2") or mt == "gemma":  # ggml.go:676
+        full = max(4 * batch * (e + vocab), 4 * batch * (2 + context + context * heads + 2 * e + 2 * hd * heads))
+        partial = max(4 * e * batch + e * vocab * 105 // 128 + 4 * vocab * batch,
+                      4 * batch * (2 * e + 1 + 2 * hd * heads + context + context * heads)
+                      + 4 * hd * context * 8 + e * hd * heads * 9 // 16)
+        if mt.startswith("gemma3") and cfg.sliding_window:
+            window = users * cfg.sliding_window + batch
+            kv_layers = [k if (i + 1) % 6 == 0 else int(window * 2 * hd * hkv * bpe) for i, k in enumerate(kv_layers)]
+    elif mt == "qwen2":  # ggml.go:717
+        full = max(4 * batch * (e + vocab), 4 * batch * (1 + 2 * e + context + context * heads))
+        partial = max(4 * batch * (e + vocab) + e * vocab * 105 // 128,
+                      4 * (batch * (1 + 2 * e + context * (1 + heads)) + e * (1 + context)))
+    if partial == 0:
+        partial = (heads // max(1, hkv)) * sum(kv_layers) // 6
+    if full == 0:
+        full = partial
+    return kv_layers, partial, full
+
+
+def ollama_projector(cfg: LlmConfig) -> tuple[int, int]:
+    """(vision weights, vision graph): fs/ggml/ggml.go VisionGraphSize for the Ollama engine's VLMs."""
+    if not cfg.vision_params:
+        return 0, 0
+    weights = cfg.vision_params * 2  # the vision tower in F16
+    mt = cfg.model_type.lower()
+    if mt.startswith("gemma3"):  # SigLIP 896 px, patch 14, 1152 wide, 16 heads, 3 channels
+        patches = (896 // 14) ** 2
+        return weights, 4 * (896 * 896 * 3 + 1152 * 14 + patches * patches * 16)
+    if mt.startswith("qwen2_5_vl") or mt == "qwen25vl":  # max_pixels 28·28·1280, patch 14, 1280 wide, 16 heads
+        px, p = 28 * 28 * 1280, 14
+        n = px // (p * p)
+        return weights, 4 * (px * 3 + px * 3 + n * 3 * p * p + n * n * 16 + 1280 * n)
+    return weights, 0
+
+
+def ollama_estimate(cfg: LlmConfig, layout: Layout, num_ctx: int, free: list[int], users: int = 1,
+                    kv: str = "fp16", num_gpu: int | None = None, overhead: int = 0) -> OllamaEstimate:
+    """llm/memory.go estimateGPULayers (v0.12.10): each GPU first holds MinimumMemory + one layer (blk.0 +
+    its KV, reserved before any layer is placed, :303) and must keep the larger graph free; layers go from
+    the last one down while ``free > overhead + used + graph + layer`` (:333), then the output layer
+    together with the vision projector's weights and graph (:352); the graph actually added is the full-
+    offload one when every layer fits, the partial one otherwise (:379)."""
+    kv_layers, partial, full = ollama_graph(cfg, num_ctx, users, kv)
+    if len(free) > 1:
+        full = partial  # memory.go: several GPUs use the partial graph
+    proj_w, proj_g = ollama_projector(cfg)
+    output = layout.output + 4 * cfg.hidden  # output_norm (F32) + output (or token_embd when tied)
+    blocks = list(layout.layers)
+    n = cfg.layers
+    graph = max(partial, full)
+    layer0 = (blocks[0] if blocks else 0) + (kv_layers[0] if kv_layers else 0)
+    alloc = [0] * len(free)
+    split = [0] * len(free)
+    space = []
+    for i, f in enumerate(free):
+        if f < overhead + graph + OLLAMA_MINIMUM_MEMORY + 2 * layer0:
+            continue
+        space.append(i)
+        alloc[i] += OLLAMA_MINIMUM_MEMORY + layer0
+    count = 0
+    overflow = 0
+    for i in range(n - 1, -1, -1):
+        size = blocks[i] + kv_layers[i]
+        if num_gpu is not None and count >= num_gpu:
+            overflow += size
+            continue
+        placed = False
+        for j in range(len(space), 0, -1):
+            g = space[i % j]
+            if free[g] > overhead + alloc[g] + graph + size:
+                alloc[g] += size
+                split[g] += 1
+                count += 1
+                placed = True
+                break
+            space.pop(i % j)
+        if not placed and not space:
+            overflow += size
+    fully = count >= n
+    last = output + proj_w + proj_g
+    if num_gpu is None or count < num_gpu:
+        for j in range(len(space), 0, -1):
+            g = space[count % j]
+            if free[g] > overhead + alloc[g] + graph + last:
+                alloc[g] += last
+                split[g] += 1
+                count += 1
+                break
+    if count < n + 1:
+        fully = False
+        overflow += last
+    for i in range(len(free)):
+        if split[i] > 0:
+            alloc[i] += full if fully else partial
+    return OllamaEstimate(n + 1, count, tuple(split), sum(kv_layers), full, partial, sum(blocks), output,
+                          proj_w, proj_g, tuple(int(a) for a in alloc), int(overflow))
+
+
+# ---------------------------------------------------------------------------------------------
 # Serving plan
 @dataclass(frozen=True)
 class ServePlan:
@@ -569,50 +884,227 @@ class ServePlan:
     layers: int
     weights_bytes: int  # all cards together
     kv_bytes: int  # all cards together
-    per_gpu_low: int  # weights + KV + 1 GB on the busiest card
-    per_gpu_high: int  # ... + 2 GB
+    per_gpu_low: int  # weights + KV + reserve (vLLM) / + 1 GB (llama.cpp) on the busiest card
+    per_gpu_high: int  # ... + 2 GB (llama.cpp); Ollama: its own allocation on the busiest card
     capacity_bytes: int  # per card: what the engine may use (vLLM: its share)
     utilization: float  # vLLM share to set (1.0 elsewhere)
     verdict: str  # fits | tight | offload | oom | unknown (no card)
     gpu_layers: int  # llama.cpp/Ollama: layers (+1 = output head) on the GPU
     max_users: int  # full-length sequences the card(s) hold next to the weights
-    max_context: int  # tokens one sequence can have on the card(s)
+    max_context: int  # tokens one sequence can have on the card(s) (vLLM: --max-model-len auto)
     flags: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    # added (issue 23): the pool as the engines log it
+    kv_cache_tokens: int = 0  # vLLM "GPU KV cache size: N tokens"; llama.cpp/Ollama: the context allocated
+    max_concurrency: float = 0.0  # vLLM "Maximum concurrency for L tokens per request: X.XXx"
+    reserve_bytes: int = 0  # per card, besides weights and KV: vLLM's profile / llama.cpp margin / Ollama graph
+    engine_version: str = ""  # the engine version whose rules were applied
+    vllm_reserve: Mapping | None = None  # VllmReserve.to_dict()
+    ollama: Mapping | None = None  # OllamaEstimate.to_dict(): the fields of its "offload" log line
+    n_cpu_moe: int = 0  # llama.cpp --n-cpu-moe: layers whose experts stay in system memory
+    cpu_moe_bytes: int = 0  # their bytes
+    tensor_split: tuple[float, ...] = ()  # llama.cpp --tensor-split
+    decode_tokens_per_s: float = 0.0  # an estimate: see speed_basis
+    prefill_tokens_per_s: float = 0.0
+    speed_basis: str = ""
 
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         d["env"] = dict(self.env)
         d["flags"], d["notes"] = list(self.flags), list(self.notes)
+        d["vllm_reserve"] = dict(self.vllm_reserve) if self.vllm_reserve else None
+        d["ollama"] = dict(self.ollama) if self.ollama else None
+        d["tensor_split"] = list(self.tensor_split)
         return d
 
 
-def serve_plan(cfg: LlmConfig, context: int | None = None, users: int = 1, weights: str = "16bit",
+def serve_plan(cfg: LlmConfig, context: int | str | None = None, users: int = 1, weights: str = "16bit",
                kv_dtype: str = "fp16", engine: str = "vllm", gpus: int = 1, card: Card | None = None,
-               utilization: float | None = None) -> ServePlan:
-    """What serving ``cfg`` needs per card on ``engine``, whether ``card`` (× gpus) holds it, and the flags."""
+               utilization: float | None = None, *, max_num_batched_tokens: int | None = None,
+               max_num_seqs: int | None = None, enforce_eager: bool = False, vllm_version: str | None = None,
+               chunked_prefill: bool | None = None, gpu_layers: int | None = None,
+               free_bytes: list[int] | None = None, n_cpu_moe: int | str | None = None,
+               tensor_split: list[float] | tuple[float, ...] | None = None) -> ServePlan:
+    """What serving ``cfg`` needs per card on ``engine``, whether ``card`` (× gpus) holds it, and the flags.
+
+    ``context="auto"``: the longest context that fits (vLLM's ``--max-model-len auto``; needs a card).
+    ``gpu_layers``: llama.cpp ``-ngl N`` / Ollama ``num_gpu`` as an input. ``free_bytes``: free memory of
+    each card (Ollama's memory.available; default the card's total). ``n_cpu_moe``: llama.cpp --n-cpu-moe N
+    (``"all"`` = --cpu-moe, ``"auto"`` = the fewest layers whose experts must stay on the CPU for the rest to
+    fit, as llama-fit-params searches). ``tensor_split``: llama.cpp --tensor-split, one share per card."""
     ek = engine_key(engine)
     eng = ENGINES[ek]
     kv = normalize_kv(kv_dtype)
     if kv not in eng.kv_dtypes:
         raise VramBudgetError(f"{eng.name} has no {kv} KV cache: use {', '.join(eng.kv_dtypes)}")
     users, gpus = _count("--users", users), _count("--gpus", gpus)
-    if utilization is not None and not (isinstance(utilization, (int, float)) and 0.05 <= utilization <= 1.0):
+    if utilization is not None and (isinstance(utilization, bool) or not isinstance(utilization, (int, float))
+                                    or not 0.05 <= utilization <= 1.0):
         raise VramBudgetError(f"--gpu-memory-utilization {utilization}: give a share from 0.05 to 1")
+    if gpu_layers is not None:
+        _count("-ngl", gpu_layers, 0)
+        if ek == "vllm":
+            raise VramBudgetError("-ngl / --n-gpu-layers is for llama.cpp and Ollama "
+                                  "(vLLM keeps every layer on the GPU)")
+    rules = vllm_rules(vllm_version) if ek == "vllm" else None
+    split = _tensor_split(tensor_split, gpus, ek)
+    if n_cpu_moe is not None:
+        if ek != "llama.cpp":
+            raise VramBudgetError("--n-cpu-moe / --cpu-moe are llama.cpp's (Ollama and vLLM place experts themselves)")
+        if not cfg.experts:
+            raise VramBudgetError(f"--n-cpu-moe: {cfg.name} is not a mixture-of-experts model")
+        if isinstance(n_cpu_moe, str) and n_cpu_moe.strip().lower() not in ("all", "auto"):
+            raise VramBudgetError(f"--n-cpu-moe {n_cpu_moe!r}: give a number of layers, 'all' or 'auto'")
+        if not isinstance(n_cpu_moe, str):
+            _count("--n-cpu-moe", n_cpu_moe, 0)
+    kw = dict(users=users, weights=weights, kv_dtype=kv, engine=ek, gpus=gpus, card=card, utilization=utilization,
+              max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs, enforce_eager=enforce_eager,
+              vllm_version=vllm_version, chunked_prefill=chunked_prefill, gpu_layers=gpu_layers, free_bytes=free_bytes,
+              n_cpu_moe=n_cpu_moe, tensor_split=tensor_split)
+    if isinstance(n_cpu_moe, str) and n_cpu_moe.strip().lower() == "auto":
+        if card is None:
+            raise VramBudgetError("--n-cpu-moe auto: give a card (--gpu) or its free memory (--vram)")
+        fits = lambda n: serve_plan(cfg, context, **{**kw, "n_cpu_moe": n}).verdict == "fits"  # noqa: E731
+        lo, hi = 0, cfg.layers
+        if not fits(hi):
+            return serve_plan(cfg, context, **{**kw, "n_cpu_moe": hi})
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if fits(mid) else (mid + 1, hi)
+        return serve_plan(cfg, context, **{**kw, "n_cpu_moe": lo})
+    if isinstance(context, str):
+        if context.strip().lower() not in ("auto", "-1"):
+            raise VramBudgetError(f"--max-model-len {context!r}: give a number of tokens or 'auto'")
+        if card is None:
+            raise VramBudgetError("--max-model-len auto: give a card (--gpu) or its free memory (--vram) to fit it to")
+        probe = serve_plan(cfg, cfg.max_context or 131072, **kw)
+        if probe.max_context < 1:
+            raise VramBudgetError(f"--max-model-len auto: {cfg.name} leaves no room for a KV cache on "
+                                  f"{gpus} × {card.name}")
+        return serve_plan(cfg, probe.max_context, **kw)
     fmt = weight_format(weights, ek, cfg)
     layout = weights_layout(cfg, weights, ek)
+    if n_cpu_moe is not None:
+        layout = layout.cpu_moe(cfg.layers if isinstance(n_cpu_moe, str) else n_cpu_moe)
     ctx = _context(cfg, ek, context, card, gpus)
-    need = _needs(cfg, eng, layout, kv, gpus)
+    reserve = vllm_reserve(cfg, ctx, gpus, card, rules, max_num_batched_tokens, max_num_seqs, enforce_eager,
+                           chunked_prefill) if rules else None
+    need = _needs(cfg, eng, layout, kv, gpus, split)
     w, k = need(ctx, users)
+    if reserve is not None:
+        low = high = w + k + reserve.total
+        reserve_bytes = reserve.total
+    else:
+        low, high, reserve_bytes = w + k + MARGIN_LOW, w + k + MARGIN_HIGH, MARGIN_HIGH
     plan = ServePlan(cfg.name, eng.name, fmt, kv, ctx, users, gpus, card.name if card else None, cfg.layers,
-                     layout.total, kv_cache_bytes(cfg, ctx, users, kv, eng.windowed_kv),
-                     w + k + MARGIN_LOW, w + k + MARGIN_HIGH, 0, 1.0, "unknown", cfg.layers + 1, 0, 0,
-                     notes=tuple(_notes(cfg, eng, fmt, kv, ctx)))
-    if card is not None:
+                     layout.total, kv_cache_bytes(cfg, ctx, users, kv, eng.windowed_kv), low, high,
+                     0, 1.0, "unknown", cfg.layers + 1, 0, 0, notes=tuple(_notes(cfg, eng, fmt, kv, ctx)),
+                     kv_cache_tokens=ctx * users if ek != "vllm" else 0, reserve_bytes=reserve_bytes,
+                     engine_version=_version_label(ek, rules),
+                     vllm_reserve=reserve.to_dict() if reserve else None)
+    if ek == "ollama":
+        plan = _judge_ollama(plan, cfg, layout, card, free_bytes, gpu_layers)
+    elif card is not None and ek == "vllm":
+        plan = _judge_vllm(plan, cfg, eng, layout, card, utilization, rules, reserve, need)
+    elif card is not None:
         plan = _judge(plan, cfg, eng, layout, card, utilization, need)
+    if gpu_layers is not None and ek == "llama.cpp":
+        plan = _fixed_ngl(plan, cfg, eng, layout, card, gpu_layers)
+    if layout.cpu:
+        n = sum(1 for e in layout.experts if e == 0) if layout.experts else cfg.layers
+        plan = replace(plan, n_cpu_moe=n, cpu_moe_bytes=layout.cpu)
+    if split:
+        plan = replace(plan, tensor_split=split)
+    if card is not None:
+        plan = _speed(plan, cfg, layout, card, ek)
     flags, env = eng.flags(plan) if eng.flags else ((), {})
     return replace(plan, flags=tuple(flags), env=dict(env))
+
+
+def _tensor_split(split, gpus: int, ek: str) -> tuple[float, ...]:
+    if split is None:
+        return ()
+    if ek != "llama.cpp":
+        raise VramBudgetError("--tensor-split is llama.cpp's (vLLM splits tensors evenly; Ollama picks its own split)")
+    try:
+        vals = tuple(float(x) for x in (split.split(",") if isinstance(split, str) else split))
+    except (TypeError, ValueError):
+        raise VramBudgetError(f"--tensor-split {split!r}: give one share per card, e.g. 3,1") from None
+    if len(vals) != gpus or any(not math.isfinite(v) or v < 0 for v in vals) or sum(vals) <= 0:
+        raise VramBudgetError(f"--tensor-split {split!r}: give {gpus} non-negative shares "
+                              f"(one per card, --gpus {gpus})")
+    return vals
+
+
+def _split_layers(n: int, split: tuple[float, ...]) -> list[int]:
+    """Layers per card for llama.cpp --tensor-split (llama-model.cpp: layer i goes to the first device whose
+    cumulative share exceeds i / n_layer)."""
+    total = sum(split)
+    cum, acc = [], 0.0
+    for v in split:
+        acc += v / total
+        cum.append(acc)
+    counts = [0] * len(split)
+    for i in range(n):
+        d = next((j for j, c in enumerate(cum) if i / n < c), len(split) - 1)
+        counts[d] += 1
+    return counts
+
+
+# Decode reads every active weight and the KV cache once per token; prefill is compute-bound.
+HOST_BANDWIDTH = 50e9  # B/s: dual-channel DDR5 system memory, for layers left on the CPU (an assumption)
+PREFILL_MFU = 0.5  # share of the datasheet dense TFLOPS a prefill reaches (an assumption)
+
+
+def _active_share(cfg: LlmConfig) -> float:
+    """Parameters one token touches / all text parameters (MoE: top-k of the routed experts)."""
+    if not cfg.experts:
+        return 1.0
+    total = active = 0
+    for t in tensor_list(cfg):
+        if t.category == "token_embd":
+            continue
+        n = t.numel
+        total += n
+        active += n * cfg.experts_per_token // cfg.experts if len(t.shape) == 3 else n
+    return active / total if total else 1.0
+
+
+def _speed(plan: ServePlan, cfg: LlmConfig, layout: Layout, card: Card, ek: str) -> ServePlan:
+    if not card.bandwidth_gb_s or plan.verdict in ("oom", "unknown"):
+        return plan
+    share = _active_share(cfg)
+    bw = card.bandwidth_gb_s * 1e9
+    kv_seq = kv_cache_bytes(cfg, plan.context, 1, plan.kv_dtype, ENGINES[ek].windowed_kv)
+    gpu_w = (layout.total - layout.embed - layout.cpu) * share
+    cpu_w = layout.cpu * cfg.experts_per_token / max(1, cfg.experts) if cfg.experts else 0
+    if plan.verdict == "offload" and plan.gpu_layers <= cfg.layers:  # layers left on the CPU
+        on_gpu = sum(layout.layers[cfg.layers - plan.gpu_layers:]) * share if plan.gpu_layers else 0
+        cpu_w += gpu_w - on_gpu
+        gpu_w = on_gpu
+    if ek == "vllm":  # tensor parallel: each card reads its share at the same time
+        seconds = (gpu_w + kv_seq) / plan.gpus / bw
+    else:  # layers one card after another
+        seconds = (gpu_w + kv_seq) / bw + cpu_w / HOST_BANDWIDTH
+    flops = 2 * cfg.params * share
+    prefill = card.tflops * 1e12 * PREFILL_MFU * (plan.gpus if ek == "vllm" else 1) / flops if card.tflops else 0.0
+    basis = (f"estimate: decode = {card.name} memory bandwidth {card.bandwidth_gb_s:g} GB/s over the active weights + "
+             f"one conversation's KV cache at {plan.context:,} tokens read per token"
+             + (f" ({HOST_BANDWIDTH / 1e9:g} GB/s for what stays on the CPU)" if cpu_w else "")
+             + f"; prefill = {PREFILL_MFU:.0%} of {card.tflops:g} dense TFLOPS over 2 FLOPs per active parameter")
+    return replace(plan, decode_tokens_per_s=round(1 / seconds, 1) if seconds > 0 else 0.0,
+                   prefill_tokens_per_s=round(prefill), speed_basis=basis)
+
+
+def _version_label(ek: str, rules: VllmRules | None) -> str:
+    if rules is not None:
+        return (f"vLLM {rules.version} rules (default --gpu-memory-utilization {rules.utilization:.2f}"
+                f"{', CUDA graphs profiled' if rules.graphs_profiled else ''}"
+                f"{', V1 chunked prefill' if rules.v1 else ''})")
+    if ek == "ollama":
+        return "Ollama llm/memory.go estimator (v0.12.10)"
+    return "llama.cpp (-ngl layer split)"
 
 
 def _context(cfg: LlmConfig, ek: str, context: int | None, card: Card | None, gpus: int) -> int:
@@ -643,7 +1135,8 @@ def _notes(cfg: LlmConfig, eng: Engine, fmt: str, kv: str, ctx: int):
         yield f"{eng.name} needs a GGUF: convert with llama.cpp's convert_hf_to_gguf.py (sizes here are the safetensors')"
 
 
-def _needs(cfg: LlmConfig, eng: Engine, layout: Layout, kv: str, gpus: int) -> Callable[[int, int], tuple[int, int]]:
+def _needs(cfg: LlmConfig, eng: Engine, layout: Layout, kv: str, gpus: int,
+           split: tuple[float, ...] = ()) -> Callable[[int, int], tuple[int, int]]:
     """(context, users) -> (weights, KV) on the busiest card with every layer on the GPU(s)."""
     if eng.split == "tensor":
         per_w, kv_heads = -(-layout.total // gpus), _tp_kv_heads(cfg, gpus)
@@ -653,6 +1146,19 @@ def _needs(cfg: LlmConfig, eng: Engine, layout: Layout, kv: str, gpus: int) -> C
             return per_w, kv_cache_bytes(cfg, tokens, users, kv, eng.windowed_kv, kv_heads)
         return tensor
     # whole layers per card (llama.cpp --split-mode layer); the output head and the rest on one of them
+    if split:  # --tensor-split: layers by share, the output head on the last card; the busiest card counts
+        counts = _split_layers(cfg.layers, split)
+        starts = [sum(counts[:d]) for d in range(len(counts))]
+
+        def uneven(ctx: int, users: int) -> tuple[int, int]:
+            kvl = _kv_layer_bytes(cfg, ctx, users, kv, eng.windowed_kv)
+            best = (0, 0)
+            for d, (a, c) in enumerate(zip(starts, counts)):
+                w = sum(layout.layers[a:a + c]) + (layout.output + layout.other if d == len(counts) - 1 else 0)
+                k = sum(kvl[a:a + c])
+                best = max(best, (w, k), key=sum)
+            return best
+        return uneven
     per_w = -(-sum(layout.layers) // gpus) + layout.output + layout.other
 
     def layers(ctx: int, users: int) -> tuple[int, int]:
@@ -693,11 +1199,103 @@ def _judge(plan: ServePlan, cfg: LlmConfig, eng: Engine, layout: Layout, card: C
     elif plan.per_gpu_low <= capacity:
         verdict = "tight"
     elif eng.offloads_layers:
-        verdict, gpu_layers = "offload", _gpu_layers(cfg, eng, layout, plan, card)
+        verdict, gpu_layers = "offload", min(_gpu_layers(cfg, eng, layout, plan, card), cfg.layers)
     else:
         verdict = "oom"
     return replace(plan, capacity_bytes=capacity, utilization=round(share, 2), verdict=verdict,
                    gpu_layers=gpu_layers, max_users=max_users, max_context=max_ctx)
+
+
+def _vllm_token_bytes(cfg: LlmConfig, kv: str, gpus: int) -> int:
+    """KV bytes of one token on one card (every layer; heads split over the tensor-parallel cards)."""
+    return cfg.layers * _kv_row(cfg, kv, _tp_kv_heads(cfg, gpus))
+
+
+def _judge_vllm(plan: ServePlan, cfg: LlmConfig, eng: Engine, layout: Layout, card: Card,
+                utilization: float | None, rules: VllmRules, reserve: VllmReserve,
+                need: Callable[[int, int], tuple[int, int]]) -> ServePlan:
+    """vLLM on ``card``: its pool is share × total − weights − the profile's reserve; the share is the one
+    the flags set (the default, raised up to 0.95 when that is enough), and every count below uses it."""
+    total = card.total_bytes
+    share = utilization if utilization is not None else rules.utilization
+    needed = math.ceil(plan.per_gpu_high / total * 100) / 100
+    if utilization is None and share < needed <= eng.max_share:
+        share = needed  # raising --gpu-memory-utilization is vLLM's own knob (nothing else may use the card)
+    capacity = int(share * total)
+    w, _ = need(plan.context, plan.users)  # noqa: F841
+    per_token = _vllm_token_bytes(cfg, plan.kv_dtype, plan.gpus) * eng.block_tokens
+    pool = capacity - w - reserve.total
+    tokens = max(0, pool // per_token) * eng.block_tokens if per_token else 0
+    fits = lambda ctx, users: sum(need(ctx, users)) + reserve.total <= capacity  # noqa: E731
+    max_ctx = _largest(lambda c: fits(c, 1), cfg.max_context or 1 << 22)
+    max_users = _largest(lambda u: fits(plan.context, u), 4096)
+    concurrency = tokens / plan.context
+    if cfg.sliding_layers and eng.windowed_kv and pool > 0:
+        # sliding-window layers keep only their window (vLLM's hybrid KV manager): count conversations of this
+        # length by their real bytes; the token figure is that many conversations' tokens (vLLM's own log line
+        # counts per KV-cache group and differs)
+        ctx_blocks = -(-plan.context // eng.block_tokens) * eng.block_tokens
+        per_seq = kv_cache_bytes(cfg, ctx_blocks, 1, plan.kv_dtype, True, _tp_kv_heads(cfg, plan.gpus))
+        concurrency = pool / per_seq
+        tokens = int(concurrency * plan.context) // eng.block_tokens * eng.block_tokens
+    if plan.per_gpu_high <= capacity:
+        verdict = "fits"
+    elif max_users >= 1:
+        verdict = "tight"  # vLLM starts, but fewer full-length conversations run at once (the rest queue)
+    else:
+        verdict = "oom"  # "The model's max seq len is larger than the maximum number of tokens ... in KV cache"
+    return replace(plan, capacity_bytes=capacity, utilization=round(share, 2), verdict=verdict,
+                   max_users=max_users, max_context=max_ctx, kv_cache_tokens=tokens,
+                   max_concurrency=round(max(0.0, concurrency), 2))
+
+
+def _judge_ollama(plan: ServePlan, cfg: LlmConfig, layout: Layout, card: Card | None, free: list[int] | None,
+                  num_gpu: int | None) -> ServePlan:
+    big = [1 << 60] * plan.gpus
+    whole = ollama_estimate(cfg, layout, plan.context, big, plan.users, plan.kv_dtype)  # everything on the GPU(s)
+    need = max(whole.allocations)
+    plan = replace(plan, per_gpu_low=need, per_gpu_high=need,
+                   reserve_bytes=OLLAMA_MINIMUM_MEMORY + whole.graph_full_bytes + whole.projector_graph,
+                   ollama=whole.to_dict())
+    if card is None and free is None:
+        return plan
+    if free is None:
+        free = [int(card.total_bytes)] * plan.gpus  # type: ignore[union-attr]
+    free = [int(f) for f in free]
+    est = ollama_estimate(cfg, layout, plan.context, free, plan.users, plan.kv_dtype, num_gpu)
+    n = cfg.layers + 1
+    on_gpu = lambda c, u: ollama_estimate(cfg, layout, c, free, u, plan.kv_dtype).layers_offload >= n  # noqa: E731
+    max_ctx = _largest(lambda c: on_gpu(c, plan.users), cfg.max_context or 1 << 20)
+    max_users = _largest(lambda u: on_gpu(plan.context, u), 64)
+    if est.layers_offload >= n:
+        verdict = "fits"
+    else:
+        verdict = "offload"
+    d = est.to_dict()
+    d["required_partial"], d["required_full"] = est.required_partial, est.required_full
+    return replace(plan, capacity_bytes=min(free), verdict=verdict, gpu_layers=est.layers_offload,
+                   max_users=max_users, max_context=max_ctx, ollama=d,
+                   per_gpu_high=max(need, max(est.allocations)), per_gpu_low=max(need, max(est.allocations)))
+
+
+def _fixed_ngl(plan: ServePlan, cfg: LlmConfig, eng: Engine, layout: Layout, card: Card | None,
+               ngl: int) -> ServePlan:
+    """llama.cpp ``-ngl N`` as an input: the last N repeating layers (and their KV) on the GPU(s); the output
+    head too when N > layers (llama-model.cpp: i_gpu_start = n_layer + 1 - n_gpu_layers); the rest on the CPU."""
+    n = min(ngl, cfg.layers)
+    kv_layer = _kv_layer_bytes(cfg, plan.context, plan.users, plan.kv_dtype, eng.windowed_kv)
+    weights = sum(layout.layers[cfg.layers - n:]) + (layout.output + layout.other if ngl > cfg.layers else 0)
+    kv = sum(sorted(kv_layer)[::-1][:n]) if n else 0
+    per_gpu = -(-(weights + kv) // plan.gpus)
+    low, high = per_gpu + MARGIN_LOW, per_gpu + MARGIN_HIGH
+    verdict = plan.verdict
+    if card is not None:
+        cap = card.total_bytes
+        verdict = "fits" if high <= cap else "tight" if low <= cap else "oom"
+        if verdict != "oom" and ngl <= cfg.layers:
+            verdict = "offload" if verdict == "fits" else verdict
+    return replace(plan, per_gpu_low=low, per_gpu_high=high, gpu_layers=min(ngl, cfg.layers + 1), verdict=verdict,
+                   capacity_bytes=card.total_bytes if card is not None else 0)
 
 
 def _largest(ok: Callable[[int], bool], hi: int) -> int:
@@ -783,14 +1381,16 @@ def cheapest_options(check: Callable[[Card, int], tuple[bool, int, int]], counts
     return out
 
 
-def cheapest_serving(cfg: LlmConfig, context: int | None = None, users: int = 1, weights: str = "16bit",
-                     kv_dtype: str = "fp16", engine: str = "vllm", gpus: int | None = None) -> list[CardOption]:
-    """Cheapest card (or cards) of the guide's lineup on which serve_plan says 'fits'."""
+def cheapest_serving(cfg: LlmConfig, context: int | str | None = None, users: int = 1, weights: str = "16bit",
+                     kv_dtype: str = "fp16", engine: str = "vllm", gpus: int | None = None,
+                     **extra) -> list[CardOption]:
+    """Cheapest card (or cards) of the guide's lineup on which serve_plan says 'fits'. ``extra``: serve_plan's
+    engine options (max_num_batched_tokens, enforce_eager, vllm_version, gpu_layers, ...)."""
     counts = (gpus,) if gpus else (1, 2, 4, 8)
 
     def check(card: Card, n: int):
         try:
-            p = serve_plan(cfg, context, users, weights, kv_dtype, engine, n, card)
+            p = serve_plan(cfg, context, users, weights, kv_dtype, engine, n, card, **extra)
         except VramBudgetError:  # e.g. heads not divisible by this card count
             return False, 0, 0
         return p.verdict == "fits", p.per_gpu_high, p.capacity_bytes
@@ -810,14 +1410,14 @@ class ServeRemedy(JsonFields):
 
 
 def serve_remedies(cfg: LlmConfig, plan: ServePlan, card: Card, weights: str, engine: str,
-                   utilization: float | None = None) -> list[ServeRemedy]:
+                   utilization: float | None = None, **extra) -> list[ServeRemedy]:
     """The LLM chapter's fixes at the same context, each re-evaluated on top of the previous ones until
     the card serves: a quantized KV cache (halves it), FP8/8-bit weights (halve them), fewer concurrent
     users, 4-bit weights (a quality cost: the guide says take a bigger card instead), then a second card
     (tensor parallel / layer split). A shorter context is the plan's ``max_context``, said apart."""
     ek = engine_key(engine)
     kw = dict(context=plan.context, users=plan.users, weights=weights, kv_dtype=plan.kv_dtype, engine=ek,
-              gpus=plan.gpus, card=card, utilization=utilization)
+              gpus=plan.gpus, card=card, utilization=utilization, **extra)
     out: list[ServeRemedy] = []
     cur = plan
     for what, change, cost in _serve_ladder(plan, ek, weights):

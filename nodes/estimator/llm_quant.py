@@ -193,5 +193,97 @@ WEIGHT_FORMATS = {
     "fp8-linear": "FP8 linear layers, 16-bit embeddings/head (vLLM --quantization fp8, FP8 checkpoints)",
     "awq": "AWQ/GPTQ 4-bit, group 128 (4.16 bits), 16-bit embeddings/head",
     "nf4": "bitsandbytes NF4 + double quantization (4.13 bits), 16-bit embeddings/head (QLoRA)",
+    "checkpoint": "as config.json's quantization_config says: quantised linears, its ignore list kept 16-bit",
     **{k: f"GGUF {k} (llama.cpp per-tensor mix)" for k in GGUF_FTYPES},
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# Partly quantised checkpoints: config.json's quantization_config says which modules stay 16-bit
+# (compressed-tensors "ignore", transformers/vLLM "modules_to_not_convert", vLLM Fp8Config
+# "ignored_layers", ModelOpt "exclude_modules", bitsandbytes "llm_int8_skip_modules"). An FP8 checkpoint
+# that keeps attention in BF16 (ignore: ["lm_head", "re:.*self_attn.*"]) is not "every linear FP8".
+_HF_MODULE = {"attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj", "attn_v": "self_attn.v_proj",
+              "attn_output": "self_attn.o_proj", "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj",
+              "ffn_down": "mlp.down_proj", "router": "mlp.gate"}
+_IGNORE_KEYS = ("ignore", "modules_to_not_convert", "ignored_layers", "exclude_modules", "llm_int8_skip_modules")
+
+
+def hf_module_name(t: Tensor, experts: int = 0) -> str:
+    """The transformers module a tensor belongs to ('model.layers.3.self_attn.q_proj', 'lm_head')."""
+    if t.category == "token_embd":
+        return "model.embed_tokens"
+    if t.category == "output":
+        return "lm_head"
+    if t.layer < 0:
+        return "model.norm"
+    mod = _HF_MODULE.get(t.category, "norm")
+    if experts and t.category in ("ffn_gate", "ffn_up", "ffn_down"):
+        mod = mod.replace("mlp.", "mlp.experts.0.")
+    return f"model.layers.{t.layer}.{mod}"
+
+
+@dataclass(frozen=True)
+class CheckpointQuant:
+    """What a quantization_config says: the method, bits per quantised weight and the modules kept 16-bit."""
+
+    method: str
+    bits: float  # bits per quantised weight, scales and zero points included
+    ignore: tuple[str, ...] = ()
+
+    def ignored(self, module: str) -> bool:
+        import re  # noqa: PLC0415
+
+        for pat in self.ignore:
+            if pat.startswith("re:"):
+                try:
+                    if re.match(pat[3:], module):
+                        return True
+                except re.error:
+                    continue
+            elif module == pat or pat in module.split(".") or module.endswith("." + pat) or pat in module:
+                return True
+        return False
+
+
+def checkpoint_quant(qc) -> CheckpointQuant | None:
+    """A quantization_config -> CheckpointQuant, or None when there is none / it is not understood."""
+    if not isinstance(qc, dict) or not qc.get("quant_method"):
+        return None
+    method = str(qc["quant_method"]).lower()
+    ignore: list[str] = []
+    for key in _IGNORE_KEYS:
+        v = qc.get(key)
+        if isinstance(v, list):
+            ignore += [str(x) for x in v if isinstance(x, str)]
+    bits: float | None = None
+    if method in ("fp8", "fbgemm_fp8", "modelopt") or "fp8" in str(qc.get("quant_algo", "")).lower():
+        bits = 8.0
+    elif method == "compressed-tensors":
+        for group in (qc.get("config_groups") or {}).values():
+            w = (group or {}).get("weights") or {}
+            nb, gs = w.get("num_bits"), w.get("group_size")
+            if isinstance(nb, int) and nb > 0:
+                extra = (16 + (0 if w.get("symmetric", True) else nb)) / gs if isinstance(gs, int) and gs > 0 else 0
+                bits = nb + extra
+                break
+    elif method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
+        nb, gs = qc.get("bits", qc.get("w_bit", 4)), qc.get("group_size", qc.get("q_group_size", 128))
+        if isinstance(nb, int) and isinstance(gs, int) and gs > 0:
+            bits = nb + (16 + nb) / gs
+    elif method == "bitsandbytes":
+        bits = NF4_BITS if qc.get("load_in_4bit") else 8.0
+    if bits is None:
+        return None
+    return CheckpointQuant(method, bits, tuple(ignore))
+
+
+def checkpoint_tensor_bytes(t: Tensor, q: CheckpointQuant, experts: int = 0) -> int:
+    """Bytes of one tensor in a quantised checkpoint: linears quantised unless ignored; embeddings,
+    norms and routers 16-bit; the output head quantised only when not ignored (most ignore lm_head)."""
+    n = t.numel
+    if t.category in ("token_embd", "norm", "other", "router") or len(t.shape) < 2:
+        return 2 * n
+    if q.ignored(hf_module_name(t, experts)):
+        return 2 * n
+    return math.ceil(n * q.bits / 8)
