@@ -16,8 +16,8 @@ import accuracy_cases as A  # noqa: E402
 def main() -> int:
     results = [A.evaluate(c) for c in A.CASES]
     host = [A.evaluate(c) for c in A.HOST_CASES]
-    (REPO / "docs" / "accuracy.md").write_text(A.markdown(results) + A.host_markdown(host, results + host),
-                                               encoding="utf-8")
+    (REPO / "docs" / "accuracy.md").write_text(A.markdown(results) + A.host_markdown(host, results + host)
+                                               + A.engines_markdown(), encoding="utf-8")
     print(A.summary(results))
     print(A.host_summary(results + host))
     return 0

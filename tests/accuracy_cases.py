@@ -602,3 +602,26 @@ def host_markdown(results, all_results) -> str:
         "The rules each figure follows, with ComfyUI's file and line, are in `docs/host-memory.md`.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def engines_markdown() -> str:
+    """The pointer of docs/accuracy.md to the LLM serving and training tables (their own docs, generated and
+    pinned by tests/test_llm_accuracy.py and tests/test_training_accuracy.py); the case counts are the files'."""
+    import llm_accuracy_cases as L  # noqa: PLC0415  (tests/ on sys.path)
+    import training_accuracy_cases as T  # noqa: PLC0415
+
+    by_engine: dict[str, int] = {}
+    for case in L.CASES:
+        engine = str(getattr(case, "engine", "") or (case.get("engine") if isinstance(case, dict) else "") or "other")
+        by_engine[engine] = by_engine.get(engine, 0) + 1
+    engines = ", ".join(f"{n} {e}" for e, n in sorted(by_engine.items()))
+    return "\n".join([
+        "",
+        "## LLM serving and training",
+        "",
+        f"`vram-budget llm` against {len(L.CASES)} published engine figures ({engines}): "
+        "[accuracy-llm.md](accuracy-llm.md). `vram-budget train` against "
+        f"{len(T.CASES)} published training peaks: [accuracy-training.md](accuracy-training.md). Each table gives "
+        "the source, the published figure, ours and the error; the tests pin every case and the pass rate.",
+        "",
+    ])

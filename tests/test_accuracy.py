@@ -105,5 +105,5 @@ def test_docs_accuracy_md_is_generated_from_the_cases(results, host_results):
     doc = Path(__file__).resolve().parents[1] / "docs" / "accuracy.md"
     ordered = [results[c.id] for c in A.CASES]
     host = [host_results[c.id] for c in A.HOST_CASES]
-    expected = A.markdown(ordered) + A.host_markdown(host, ordered + host)
+    expected = A.markdown(ordered) + A.host_markdown(host, ordered + host) + A.engines_markdown()
     assert doc.read_text(encoding="utf-8") == expected, "run: python3 bench/accuracy_table.py"
