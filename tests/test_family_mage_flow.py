@@ -1,8 +1,8 @@
 """Mage-Flow (ComfyUI 0.33.0), one family module (nodes/estimator/families/mage_flow.py) and one node-pack module
 (graph/packs/nodes_mage.py): its header is told from Qwen-Image's (same keys, other widths), its Mage-VAE is
 recognised, TextEncodeMageFlowEdit's latent (128 ch, /16) and its reference latents reach the sampling stage. The
-Mage-VAE's working memory stays unknown (no traced profile of its class): the templates remain incomplete on
-the VAE stages only."""
+Mage-VAE (no traced profile of its class) is priced with ComfyUI 0.33's own estimate for it (sd.py:614-615), checked
+here against the lambdas written out by hand; the templates are complete."""
 import json
 
 import pytest
@@ -16,6 +16,8 @@ from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.model_info import DIFFUSION, VAE
 from vram_budget.nodes.estimator.planning import estimate
 from vram_budget.nodes.estimator.published import catalogue_info
+from vram_budget.nodes.estimator.stages.vae import vae_working
+from vram_budget.nodes.estimator.workload import LatentShape
 
 RTX4090 = Device.from_card(find_card("RTX 4090"))
 
@@ -78,12 +80,41 @@ def _sample_work(budget):
     return next(it for it in sample.items if it.category == "working")
 
 
-def test_the_t2i_template_prices_sampling_and_leaves_only_the_vae_unknown():
+def test_the_t2i_template_prices_sampling_and_the_vae():
     budget = _budget("image_mage_flow_t2i_int8")
     work = _sample_work(budget)
     assert "uncalibrated for mage-flow" in work.assumption and "4096 latent tokens" in work.assumption  # 1024 / 16
-    assert budget.incomplete and all("vae-mage" in gap for gap in budget.incomplete)
+    assert not budget.incomplete, budget.incomplete
+    decode = next(s for s in budget.stages if s.stage.kind == "vae_decode")
+    vae_work = next(it for it in decode.items if it.category == "working")
+    # sd.py:615 at the 64 x 64 latent, bf16: 1000 x 64 x 64 x 16 x 16 x 2
+    assert vae_work.bytes == 1000 * 64 * 64 * 16 * 16 * 2 and "not traced" in vae_work.assumption
     json.dumps(budget.to_dict())
+
+
+def test_the_vae_is_priced_with_comfyuis_own_estimate():
+    latent = LatentShape(batch=1, channels=128, height=48, width=64, pixel_height=768, pixel_width=1024,
+                         spatial_compression=16)
+    got, how, notes = vae_working("vae-mage", latent, decode=True, dtype_bytes=2)
+    # sd.py:615: memory_used_decode = 1000 * shape[2] * shape[3] * 16 * 16 * dtype_size on [1, 128, 48, 64]
+    assert got == 1000 * 48 * 64 * 16 * 16 * 2 == 1_572_864_000 and not notes
+    assert "sd.py:615" in how and "not traced" in how
+    # sd.py:614: memory_used_encode = 400 * shape[2] * shape[3] * dtype_size on the [1, 3, 768, 1024] pixels
+    assert vae_working("vae-mage", latent, decode=False, dtype_bytes=2)[0] == 400 * 768 * 1024 * 2 == 629_145_600
+    # VAEDecodeTiled 512 px: 32 latent pixels a side; ComfyUI reserves the estimate at one tile (sd.py:1328)
+    tiled = {"tile_size": 512, "overlap": 64, "temporal_size": 64, "temporal_overlap": 8}
+    assert vae_working("vae-mage", latent, decode=True, tiled=tiled, dtype_bytes=2)[0] == 1000 * 32 * 32 * 256 * 2
+    # per batch item (the lambdas read no batch): a batch of 2 decoded in one call is twice that
+    two = LatentShape(batch=2, channels=128, height=48, width=64, spatial_compression=16)
+    assert vae_working("vae-mage", two, decode=True, dtype_bytes=2)[0] == 2 * 1_572_864_000
+
+
+@pytest.mark.parametrize("name", ["image_mage_flow_t2i_int8", "image_mage_flow_turbo_t2i_int8",
+                                  "image_mage_flow_edit_int8", "image_mage_flow_edit_turbo_int8"])
+def test_the_templates_are_complete(name):
+    budget = _budget(name)
+    assert not budget.incomplete, budget.incomplete
+    assert budget.to_dict()["complete"] is True
 
 
 def test_the_edit_template_attends_over_the_reference_latent():
@@ -91,8 +122,10 @@ def test_the_edit_template_attends_over_the_reference_latent():
     work = _sample_work(budget)
     # the target (1024 px / 16 = 64 x 64) and the one connected reference image at the output size
     assert "8192 latent tokens" in work.assumption
-    assert any(s.stage.kind == "vae_encode" for s in budget.stages)
-    assert budget.incomplete and all("vae-mage" in gap for gap in budget.incomplete)
+    encode = next(s for s in budget.stages if s.stage.kind == "vae_encode")
+    # sd.py:614 on the 1024 x 1024 reference image, bf16
+    assert next(it.bytes for it in encode.items if it.category == "working") == 400 * 1024 * 1024 * 2
+    assert not budget.incomplete, budget.incomplete
 
 
 @pytest.mark.parametrize("switch, width", [(True, 512), (False, 768)])

@@ -1,7 +1,8 @@
 """Stable Audio Open 1.0 and Stable Audio 3 (ComfyUI 0.33.0, families/stable_audio.py; EmptyLatentAudio read by
 graph/packs/nodes_audio.py). Open 1.0's DiT is ComfyUI's AudioDiffusionTransformer at its defaults, priced by the
-first-principles formula; Stable Audio 3's widths come from its file only, and neither audio VAE is traced, so
-those stay unknown (not borrowed from ACE-Step 1.5's Oobleck VAE, another configuration)."""
+first-principles formula; Stable Audio 3's widths come from its file only, so they stay unknown. Neither audio VAE
+is traced (Open's is not borrowed from ACE-Step 1.5's Oobleck VAE, another configuration): Open's is priced with
+ComfyUI 0.33's own estimate for its branch (sd.py:712-713), Stable Audio 3's stays unknown."""
 import json
 
 import pytest
@@ -14,6 +15,8 @@ from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.model_info import CHECKPOINT
 from vram_budget.nodes.estimator.planning import estimate
 from vram_budget.nodes.estimator.published import catalogue_info
+from vram_budget.nodes.estimator.stages.vae import vae_working
+from vram_budget.nodes.estimator.workload import LatentShape
 
 
 def _prompt(seconds=47.6, batch=1, ckpt="stable-audio-open-1.0.safetensors"):
@@ -61,8 +64,26 @@ def test_empty_latent_audio_has_a_length_and_the_dit_is_priced_by_the_formula():
     assert sum(it.bytes for it in sample.items if it.category == "weights") == 2 * P_SA1_DIT  # cast to 16 bit
     longer = next(s for s in _budget(_prompt(seconds=95.2, batch=2)).stages if s.stage.kind == "sample")
     assert [it for it in longer.items if it.category == "working"][0].bytes > work[0].bytes
-    # the audio VAE is not traced: its decode stays unknown rather than borrowed
-    assert budget.incomplete and all("vae-stable-audio" in gap for gap in budget.incomplete)
+    # the audio VAE is not traced (ACE-Step's traced Oobleck is another configuration): ComfyUI 0.33's own estimate,
+    # sd.py:713 per batch item, x 2 items
+    assert not budget.incomplete, budget.incomplete
+    decode = next(s for s in budget.stages if s.stage.kind == "vae_decode")
+    assert next(it.bytes for it in decode.items if it.category == "working") == 2 * 1000 * 1024 * 2048 * 2
+
+
+def test_the_oobleck_vae_is_priced_with_comfyuis_own_estimate():
+    latent = LatentShape(batch=1, channels=64, height=1, width=1024, spatial_compression=1, media="audio")
+    got, how, notes = vae_working("vae-stable-audio", latent, decode=True, dtype_bytes=2)
+    # sd.py:713: memory_used_decode = 1000 * shape[2] * 2048 * dtype_size on [1, 64, 1024], fp16 / bf16
+    assert got == 1000 * 1024 * 2048 * 2 == 4_194_304_000 and not notes
+    assert "sd.py:713" in how and "not traced" in how
+    # VAEDecodeAudioTiled 512: decode_tiled bounds the length by the tile (sd.py:1322-1323, 1328)
+    tiled = {"tile_size": 512, "overlap": 64}
+    assert vae_working("vae-stable-audio", latent, decode=True, tiled=tiled, dtype_bytes=2)[0] == 1000 * 512 * 2048 * 2
+    # sd.py:712: memory_used_encode = 1000 * shape[2] * dtype_size on the [1, 2, 1024 x 2048] waveform
+    assert vae_working("vae-stable-audio", latent, decode=False, dtype_bytes=2)[0] == 1000 * 1024 * 2048 * 2
+    # Stable Audio 3's VAE (two configurations with different estimates, sd.py:972-979): not priced
+    assert "vae-stable-audio-3" not in registry.VAE_FORMULAS
 
 
 def test_stable_audio_3_is_named_but_not_priced_without_its_widths():
@@ -80,5 +101,6 @@ def test_the_templates():
     budget = estimate(read_workflow(found["audio_stable_audio_example"].workflow), Device.from_card(find_card("RTX 4090")))
     sample = next(s for s in budget.stages if s.stage.kind == "sample")
     assert any(it.category == "working" and it.bytes > 0 for it in sample.items)
-    assert all("vae-stable-audio" in gap for gap in budget.incomplete)
+    assert not budget.incomplete, budget.incomplete
+    assert budget.to_dict()["complete"] is True
     json.dumps(budget.to_dict())

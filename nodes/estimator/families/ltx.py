@@ -1,6 +1,8 @@
 """LTX-Video, LTX-2, LTX-2.3 and LTX-2.5 (audio-video) and their video / audio VAEs."""
 from __future__ import annotations
 
+import math
+
 from ._spec import DIFFUSION, Family, TEXT_ENCODER, VAE, VaeFamily, _r
 
 ORDER = 80  # name rules of a lower ORDER are tried first (specific before general)
@@ -54,6 +56,12 @@ FAMILIES = {
     "vae-ltx2.3": Family(VAE, "LTX-2.3 video VAE", dict(latent_channels=128, spatial_compression=32,
                                                          temporal_compression=8)),
     "vae-ltx2.3-audio": Family(VAE, "LTX-2.3 audio VAE", dict(latent_channels=8)),
+    # LTX-2.5's audio VAE (ltx-2.5-audio-vae-bf16): sd.py:949-967 builds the same class as LTX-2.3's, AudioVAE
+    # (ldm/lightricks/vae/audio_vae.py:104), but its whole configuration comes from the file's metadata config
+    # (audio_vae.py:25-40, no default in ComfyUI's code), so sd.py alone cannot show it is LTX-2.3's configuration:
+    # not LTX-2.3's traced profile; ComfyUI's own estimate for the class (VAE_FORMULAS below). 8 latent channels
+    # (LTX-2's latent_formats), vae_dtype_bytes 4: working_dtypes [float32] only (sd.py:964).
+    "vae-ltx2.5-audio": Family(VAE, "LTX-2.5 audio VAE", dict(latent_channels=8, vae_dtype_bytes=4)),
     "vae-ltxv": Family(VAE, "LTX-Video VAE", dict(latent_channels=128, spatial_compression=32,
                                                   temporal_compression=8)),
 }
@@ -125,8 +133,9 @@ VAES = (
     VaeFamily("vae-ltx2.3", "LTX-2.3 video VAE", 128, 32, 8, "comfy.ldm.lightricks...VideoVAE (version 2, 2.3 layout)"),
 )
 # Not here: "vae-ltx2.5" (0.33 sd.py:616-631, CausalDiffusionVAE, another class than the VideoVAE above). Nothing
-# traced it, so its decode / encode working memory is left unknown rather than borrowed from LTX-2.3's VAE; a
-# VaeFamily with no traced data would only change the "known:" list other workflows' unknown-VAE notes print.
+# traced it, so its working memory is not borrowed from LTX-2.3's VAE: it is ComfyUI 0.33's own estimate for the
+# class (VAE_FORMULAS below); a VaeFamily with no traced data would only change the "known:" list other workflows'
+# unknown-VAE notes print.
 
 # File-name rules by kind: first match wins, specific before general (name_infer)
 NAME_RULES = {
@@ -144,3 +153,66 @@ NAME_RULES = {
 
 # Lightricks' ltx-2-19b-dev-fp8: transformer fp8, VAEs and projection bf16 (resolve.part_of)
 FP8_MODEL_ONLY_SPLITS = frozenset({"ltx2", "ltx2.3"})
+
+
+# --- LTX-2.5's VAEs: ComfyUI 0.33's own estimates (comfy/sd.py), not traced ---------------------------------------
+# Neither is a class / configuration any traced VAE family uses, so each is priced with the working memory its
+# ComfyUI 0.33 branch states (memory_used_decode / memory_used_encode: what ComfyUI frees memory for before the
+# call), said as such. Decode shapes are latent [B, C, T, h, w] (sd.py:1229), encode shapes pixels [B, 3, F, H, W]
+# (an image batch becomes the frames of one video: sd.py:1363-1366); a tiled decode reserves the estimate at one
+# tile (sd.py:1328, _tile_bounded_shape :1307-1324), a tiled encode at the whole input (sd.py:1427).
+LTX25_VAE_DECODE_ELEMENTS = 1700 * 8 * 8 * 8  # sd.py:625: 1700 x T x h x w x (8 x 8 x 8) elements
+LTX25_VAE_ENCODE_ELEMENTS = 80  # sd.py:626: 80 x max(F, 7) x H x W elements
+LTX25_AUDIO_DECODE_ELEMENTS = 87000  # sd.py:953: T x 16 mel bins x 87000 elements
+LTX25_AUDIO_DTYPE_BYTES = 4  # sd.py:964: working_dtypes [float32]
+
+
+def _tile(tiled: dict, key: str, default: int) -> int:
+    return int(tiled.get(key, default) or default)
+
+
+def _ltx25_video_vae_bytes(op: str, latent, dtype_bytes: int, tiled=None):
+    """CausalDiffusionVAE (sd.py:616-631): decode 1700 x T x h x w x 512 x dtype (sd.py:625), encode
+    80 x max(F, 7) x H x W x dtype (sd.py:626; F the frames, or the images of a batch); decode per batch item.
+    VAEDecodeTiled (nodes.py:357-375): tile_size / 32 latent pixels, max(2, temporal_size / 8) latent frames;
+    ComfyUI reserves the estimate at one such tile."""
+    if latent.media:
+        return None
+    batch = max(1, int(latent.batch))
+    if op == "decode":
+        t, h, w = int(latent.frames or 1), int(latent.height), int(latent.width)
+        where = "sd.py:625, 1229: memory_used_decode"
+        if tiled:
+            size = _tile(tiled, "tile_size", 512) // 32
+            t = min(t, max(2, _tile(tiled, "temporal_size", 64) // 8))
+            h, w = min(h, size), min(w, size)
+            where = "sd.py:625, 1328: memory_used_decode at one tile"
+        value = LTX25_VAE_DECODE_ELEMENTS * t * h * w * dtype_bytes * batch
+        what = f"{w}×{h} latent × {t} latent frames{' (one tile)' if tiled else ''} × batch {batch}"
+    else:
+        h = int(latent.pixel_height or latent.height * 32)
+        w = int(latent.pixel_width or latent.width * 32)
+        frames = int(latent.pixel_frames or batch)  # an image batch is the frames of one video (sd.py:1363-1365)
+        value = LTX25_VAE_ENCODE_ELEMENTS * max(frames, 7) * h * w * dtype_bytes
+        where = "sd.py:626, 1371: memory_used_encode" + (" (a tiled encode reserves it for the whole input, "
+                                                         "sd.py:1427)" if tiled else "")
+        what = f"{w}×{h}×{frames} frame(s)"
+    return math.ceil(value), (f"{what}: ComfyUI 0.33's own estimate for the LTX-2.5 video VAE "
+                              f"(CausalDiffusionVAE, {where}), not traced; {dtype_bytes}-byte working dtype")
+
+
+def _ltx25_audio_vae_bytes(op: str, latent, dtype_bytes: int, tiled=None):
+    """AudioVAE (sd.py:949-967), fp32 only: decode T x 16 x 87000 x 4 bytes on the [B, 8, T, 16] latent (sd.py:953),
+    per batch item. Encode (sd.py:952: 330 x samples) is not priced here (None): the estimator's audio latent does
+    not carry the input waveform's length."""
+    if latent.media != "audio" or op != "decode" or tiled:
+        return None
+    batch = max(1, int(latent.batch))
+    t, bins = int(latent.height), int(latent.width)
+    value = t * bins * LTX25_AUDIO_DECODE_ELEMENTS * LTX25_AUDIO_DTYPE_BYTES * batch
+    return math.ceil(value), (f"{t} latent frames × {bins} mel bins × batch {batch}: ComfyUI 0.33's own estimate "
+                              "for the LTX audio VAE class AudioVAE (sd.py:953, 1229: memory_used_decode; fp32, "
+                              "sd.py:964), not traced")
+
+
+VAE_FORMULAS = {"vae-ltx2.5": _ltx25_video_vae_bytes, "vae-ltx2.5-audio": _ltx25_audio_vae_bytes}

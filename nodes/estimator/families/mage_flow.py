@@ -13,13 +13,16 @@ Sources, ComfyUI 0.33.0:
   comfy/ldm/qwen_image/model.py FeedForward mult 4 -> 12288).
 - comfy/sd.py:605-613: the Mage-VAE branch (key `student.dconv_encoder.proj_out.weight`): MageVAE
   (comfy/ldm/mage_flow/vae.py:448-477: a one-step diffusion codec, DConvEncoder + DConvDenoiser), 128 latent
-  channels, /16. No VAE family this estimator has traced is that class, so its decode / encode working memory
-  stays unknown here (sd.py's own memory_used_decode is a reservation, not a measurement); inside ComfyUI with the
-  file present it is traced live.
+  channels, /16. No VAE family this estimator has traced is that class, so its decode / encode working memory is
+  ComfyUI 0.33's own estimate for it (sd.py:614-615: memory_used_encode / memory_used_decode, the memory ComfyUI
+  frees before the call; VAE_FORMULAS below), said as "not traced"; inside ComfyUI with the file present it is
+  traced live.
 
 Sampling working memory: not traced; the first-principles DiT formula, labelled "uncalibrated for mage-flow".
 """
 from __future__ import annotations
+
+import math
 
 from ._spec import DIFFUSION, VAE, Family, Found, VaeFamily, _r
 
@@ -94,3 +97,41 @@ def _detect_vae(v) -> Found | None:
 
 
 DETECT = {DIFFUSION: (_detect,), VAE: (_detect_vae,)}
+
+
+# --- The Mage-VAE's working memory: ComfyUI 0.33's own estimate (comfy/sd.py:605-615), not traced ----------------
+# MageVAE (ldm/mage_flow/vae.py:448-477) decodes [B, 128, h, w] latents (sd.py:1229 passes their shape) and encodes
+# [B, 3, H, W] pixels (sd.py:1371); working_dtypes [bf16, fp32] (sd.py:613).
+MAGE_VAE_DECODE_ELEMENTS = 1000 * 16 * 16  # sd.py:615: 1000 x h x w x 16 x 16 elements
+MAGE_VAE_ENCODE_ELEMENTS = 400  # sd.py:614: 400 x H x W elements
+
+
+def _mage_vae_bytes(op: str, latent, dtype_bytes: int, tiled=None):
+    """sd.py:615 decode 1000 x h x w x 256 x dtype, sd.py:614 encode 400 x H x W x dtype, per batch item (the
+    lambdas read no batch; ComfyUI runs as many items in one call as fit, sd.py:1230-1233). VAEDecodeTiled: tile_size
+    / 16 latent pixels a side, ComfyUI reserves the estimate at one tile (sd.py:1328); a tiled encode reserves it for
+    the whole image (sd.py:1427)."""
+    if latent.media or latent.is_video:
+        return None
+    batch = max(1, int(latent.batch))
+    if op == "decode":
+        h, w = int(latent.height), int(latent.width)
+        where = "sd.py:615, 1229: memory_used_decode"
+        if tiled:
+            size = int(tiled.get("tile_size", 512) or 512) // 16
+            h, w = min(h, size), min(w, size)
+            where = "sd.py:615, 1328: memory_used_decode at one tile"
+        value = MAGE_VAE_DECODE_ELEMENTS * h * w * dtype_bytes * batch
+        what = f"{w}×{h} latent{' (one tile)' if tiled else ''}"
+    else:
+        h = int(latent.pixel_height or latent.height * 16)
+        w = int(latent.pixel_width or latent.width * 16)
+        value = MAGE_VAE_ENCODE_ELEMENTS * h * w * dtype_bytes * batch
+        where = "sd.py:614, 1371: memory_used_encode" + (", the whole image for a tiled encode (sd.py:1427)"
+                                                         if tiled else "")
+        what = f"{w}×{h} px"
+    return math.ceil(value), (f"{what} × batch {batch}: ComfyUI 0.33's own estimate for the Mage-VAE (MageVAE, "
+                              f"{where}), not traced; {dtype_bytes}-byte working dtype")
+
+
+VAE_FORMULAS = {"vae-mage": _mage_vae_bytes}

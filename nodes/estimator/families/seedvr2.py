@@ -16,14 +16,17 @@ Sources, ComfyUI 0.33.0:
   comfy/ldm/seedvr/constants.py (SEEDVR2_LATENT_CHANNELS 16; VAE /8 spatial, /4 temporal).
 - comfy/sd.py:589-604: the SeedVR2 VAE branch (key `decoder.up_blocks.2.upsamplers.0.upscale_conv.weight`):
   comfy/ldm/seedvr/vae.py VideoAutoencoderKLWrapper, 16 latent channels, downscale (4n+1 -> n, 8, 8). No VAE family
-  this estimator has traced is that class, so its encode / decode working memory stays unknown here (sd.py's
-  memory_used_decode is ComfyUI's reservation, not a measurement); inside ComfyUI with the file present it is
-  traced live.
+  this estimator has traced is that class, so its encode / decode working memory is ComfyUI 0.33's own estimate for
+  it (sd.py:594-595: memory_used_decode = vae.py:1581-1604 comfy_memory_used_decode, memory_used_encode; the memory
+  ComfyUI frees before the call; VAE_FORMULAS below), said as "not traced"; inside ComfyUI with the file present it
+  is traced live.
 
 Sampling working memory: not traced; the first-principles DiT formula on the 2x2-patched latent tokens (SeedVR2
 attends in windows, which the formula's fused-attention term does not change), labelled "uncalibrated".
 """
 from __future__ import annotations
+
+import math
 
 from ._spec import DIFFUSION, VAE, Family, Found, VaeFamily, _r
 
@@ -92,3 +95,48 @@ def _detect_vae(v) -> Found | None:
 
 
 DETECT = {DIFFUSION: (_detect,), VAE: (_detect_vae,)}
+
+
+# --- The SeedVR2 VAE's working memory: ComfyUI 0.33's own estimate (comfy/sd.py:589-604), not traced -------------
+# Decode: sd.py:594 -> ldm/seedvr/vae.py:1581-1604 comfy_memory_used_decode: 160 bytes an output pixel, whatever
+# the working dtype (:1582, its note: fp32 channels and int64 sort indices dominate), output frames (T - 1) x 4 + 1,
+# 8x8 pixels a latent pixel, on the [B, 16, T, h, w] latent. Encode: sd.py:595: max(F, 5) x H x W x 64 x dtype on
+# the [1, 3, F, H, W] pixels (an image batch becomes the F frames of one video: sd.py:1363-1366; crop_input False,
+# :604). The VAE tiles itself (handles_tiling, :597): VAEDecodeTiled reserves the decode estimate at one tile
+# (sd.py:1328: tile_size / 8 latent pixels a side, temporal_size / 4 latent frames), VAEEncodeTiled reserves the
+# encode estimate for the whole input (sd.py:1427). Not in ComfyUI's tile reservation: the full-size fp32 output
+# and weight buffers the tiler accumulates on the GPU (vae.py:176-177, result + count).
+SEEDVR2_VAE_DECODE_BYTES_PER_PIXEL = 160  # vae.py:1582
+SEEDVR2_VAE_ENCODE_ELEMENTS = 64  # sd.py:595
+
+
+def _seedvr2_vae_bytes(op: str, latent, dtype_bytes: int, tiled=None):
+    """sd.py:594 / vae.py:1581-1604 decode: ((T - 1) x 4 + 1) x 8h x 8w x 160 bytes (per batch item; at one tile for
+    VAEDecodeTiled, sd.py:1328); sd.py:595 encode: max(F, 5) x H x W x 64 x dtype (the whole input, tiled or not)."""
+    if latent.media:
+        return None
+    if op == "decode":
+        batch = max(1, int(latent.batch))
+        t, h, w = int(latent.frames or 1), int(latent.height), int(latent.width)
+        where = "sd.py:594, 1229 -> ldm/seedvr/vae.py:1581-1604: memory_used_decode"
+        if tiled:
+            size = int(tiled.get("tile_size", 512) or 512) // 8
+            t = min(t, max(2, int(tiled.get("temporal_size", 64) or 64) // 4))
+            h, w = min(h, size), min(w, size)
+            where = "sd.py:594, 1328 -> ldm/seedvr/vae.py:1581-1604: memory_used_decode at one tile"
+        frames = max(1, (t - 1) * 4 + 1)
+        value = frames * h * 8 * w * 8 * SEEDVR2_VAE_DECODE_BYTES_PER_PIXEL * batch
+        return math.ceil(value), (f"{w * 8}×{h * 8}×{frames} output frame(s){' (one tile)' if tiled else ''} × batch "
+                                  f"{batch}, 160 bytes a pixel: ComfyUI 0.33's own estimate for the SeedVR2 VAE "
+                                  f"(VideoAutoencoderKLWrapper, {where}), not traced")
+    h = int(latent.pixel_height or latent.height * 8)
+    w = int(latent.pixel_width or latent.width * 8)
+    frames = int(latent.pixel_frames or max(1, int(latent.batch)))
+    value = max(frames, 5) * h * w * SEEDVR2_VAE_ENCODE_ELEMENTS * dtype_bytes
+    where = "sd.py:595, " + ("1427: memory_used_encode, for the whole input although the node tiles" if tiled
+                             else "1371: memory_used_encode")
+    return math.ceil(value), (f"{w}×{h}×{frames} frame(s) (max(F, 5)): ComfyUI 0.33's own estimate for the SeedVR2 "
+                              f"VAE (VideoAutoencoderKLWrapper, {where}), not traced; {dtype_bytes}-byte working dtype")
+
+
+VAE_FORMULAS = {"vae-seedvr2": _seedvr2_vae_bytes}

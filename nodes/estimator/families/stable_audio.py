@@ -2,6 +2,8 @@
 and their audio VAEs. Line references are ComfyUI 0.33.0."""
 from __future__ import annotations
 
+import math
+
 from ._spec import DIFFUSION, Family, VAE, _r
 
 ORDER = 145  # name rules of a lower ORDER are tried first (specific before general)
@@ -27,8 +29,9 @@ FAMILIES = {
     # default in ComfyUI's code gives them, so no width here: its working memory stays unknown without the file.
     # latent_formats.StableAudio3: 256 channels, 4096 samples a latent.
     "stable-audio-3": Family(DIFFUSION, "Stable Audio 3", dict(latent_channels=256, temporal_compression=4096)),
-    # sd.py:695-719: AudioOobleckVAE (44.1 kHz, 2048 samples a latent). ACE-Step 1.5's traced Oobleck VAE is another
-    # configuration (strides 2-4-4-6-10, 48 kHz), so its decode is not borrowed: untraced, left unknown.
+    # sd.py:695-721: AudioOobleckVAE (44.1 kHz, 2048 samples a latent). ACE-Step 1.5's traced Oobleck VAE is another
+    # configuration (strides 2-4-4-6-10, 48 kHz), so its decode is not borrowed: untraced, priced with ComfyUI 0.33's
+    # own estimate for the branch (VAE_FORMULAS below).
     "vae-stable-audio": Family(VAE, "Stable Audio Open VAE (Oobleck)", dict(latent_channels=64)),
     # sd.py:966-992: SA3AudioVAE (256 latent channels, 4096 samples a latent), untraced
     "vae-stable-audio-3": Family(VAE, "Stable Audio 3 VAE", dict(latent_channels=256)),
@@ -58,3 +61,43 @@ NAME_RULES = {
            P_SA1_DIT, "P_SA1_DIT (computed: ComfyUI 0.33 AudioDiffusionTransformer defaults)"),
     ),
 }
+
+
+# --- Stable Audio Open's VAE: ComfyUI 0.33's own estimate (comfy/sd.py:695-721), not traced ------------------------
+# The Oobleck branch states memory_used_decode = 1000 x L x 2048 x dtype on the [B, 64, L] latent (sd.py:713) and
+# memory_used_encode = 1000 x samples x dtype on the [B, 2, samples] waveform (sd.py:712); working dtypes fp16 /
+# bf16 / fp32 (sd.py:720). VAEDecodeAudioTiled (nodes_audio.py:137-156) reserves the decode at one tile of
+# tile_size latent frames (sd.py:1328, _tile_bounded_shape :1322-1323). Not for Stable Audio 3's SA3AudioVAE
+# (sd.py:966-992): its two configurations state different estimates (:972-973, :978-979), picked by a key of the
+# file, which a file name does not tell; it stays unknown.
+OOBLECK_DECODE_ELEMENTS = 1000 * 2048  # sd.py:713
+OOBLECK_ENCODE_ELEMENTS = 1000  # sd.py:712, per input sample
+OOBLECK_SAMPLES_PER_LATENT = 2048  # sd.py:698-699 (upscale / downscale ratio of the 44.1 kHz configuration)
+
+
+def _oobleck_bytes(op: str, latent, dtype_bytes: int, tiled=None):
+    """sd.py:713 decode 1000 x L x 2048 x dtype (at min(L, tile_size) for the tiled node, sd.py:1328); sd.py:712 encode
+    1000 x samples x dtype, samples = L x 2048 (tiled encode: not modelled, None). Per batch item (the lambdas read
+    no batch; ComfyUI runs as many items in one call as fit)."""
+    if latent.media != "audio":
+        return None
+    batch = max(1, int(latent.batch))
+    length = int(latent.width)
+    if op == "decode":
+        tile = int(tiled.get("tile_size") or 0) if tiled else 0
+        frames = min(length, tile) if tile else length
+        value = OOBLECK_DECODE_ELEMENTS * frames * dtype_bytes * batch
+        where = "sd.py:713, 1328: memory_used_decode at one tile" if tile else "sd.py:713, 1229: memory_used_decode"
+        what = f"{frames} latent frames{' (one tile)' if tile else ''}"
+    else:
+        if tiled:
+            return None
+        samples = length * OOBLECK_SAMPLES_PER_LATENT
+        value = OOBLECK_ENCODE_ELEMENTS * samples * dtype_bytes * batch
+        where = "sd.py:712, 1371: memory_used_encode"
+        what = f"{samples} samples ({length} latent frames × 2048)"
+    return math.ceil(value), (f"{what} × batch {batch}: ComfyUI 0.33's own estimate for the Stable Audio Open VAE "
+                              f"(AudioOobleckVAE, {where}), not traced; {dtype_bytes}-byte working dtype")
+
+
+VAE_FORMULAS = {"vae-stable-audio": _oobleck_bytes}
