@@ -845,3 +845,27 @@ def test_a_subgraph_bomb_is_refused_quickly():
     with pytest.raises(WorkflowError) as err:
         read_workflow(wf)
     assert "expand to more than" in str(err.value)
+
+
+def test_ltx_image_to_video_encodes_its_image_at_the_latents_size():
+    """LTXVImgToVideo resizes its image to width x height before vae.encode (0.33.0 nodes_lt.py:113): a 1536²
+    image for a 768x512 video is encoded at 768x512, one frame, not at 1536²."""
+    p = _api(**{
+        "1": ("CheckpointLoaderSimple", {"ckpt_name": "ltx-2-19b-dev.safetensors"}),
+        "2": ("CLIPTextEncode", {"clip": ["1", 1], "text": "a cat"}),
+        "3": ("EmptyImage", {"width": 1536, "height": 1536, "batch_size": 1, "color": 0}),
+        "4": ("LTXVImgToVideo", {"positive": ["2", 0], "negative": ["2", 0], "vae": ["1", 2], "image": ["3", 0],
+                                 "width": 768, "height": 512, "length": 97, "batch_size": 1, "strength": 1.0}),
+        "5": ("KSampler", {"model": ["1", 0], "positive": ["4", 0], "negative": ["4", 1], "latent_image": ["4", 2],
+                           "seed": 1, "steps": 20, "cfg": 3.0, "sampler_name": "euler", "scheduler": "normal",
+                           "denoise": 1.0}),
+        "6": ("VAEDecode", {"samples": ["5", 0], "vae": ["1", 2]}),
+        "7": ("SaveImage", {"images": ["6", 0], "filename_prefix": "x"}),
+    })
+    w = read_workflow(p)
+    enc = [s for s in w.stages if s.kind == "vae_encode" and s.node_type == "LTXVImgToVideo"]
+    assert len(enc) == 1, [s.kind for s in w.stages]
+    lat = enc[0].latent
+    assert (lat.pixel_width, lat.pixel_height, lat.width, lat.height) == (768, 512, 768 // 32, 512 // 32)
+    assert (lat.frames or 1) == 1 and lat.batch == 1
+    assert w.stages_of(SAMPLE)[0].latent.pixel_width == 768

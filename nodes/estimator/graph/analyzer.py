@@ -812,10 +812,18 @@ class _Analyzer:
             return None
         shape = None
         if t in ENCODES_ITS_IMAGE_AS_GIVEN and connected:
-            # the node VAE-encodes its image input as it comes (one frame, or the guide's frames), not the
-            # video its LATENT output holds: nodes_video_model.py SVD_img2vid_Conditioning (init_image),
-            # nodes_lt.py LTXVImgToVideo / LTXVImgToVideoInplace / LTXVAddGuide (image)
+            # the node VAE-encodes its image input's frames (one frame, or the guide's frames), not the video its
+            # LATENT output holds: nodes_video_model.py SVD_img2vid_Conditioning (init_image), nodes_lt.py
+            # LTXVImgToVideo / LTXVImgToVideoInplace / LTXVAddGuide (image); each first resizes the image to the
+            # latent's pixel size (common_upscale: 0.33.0 nodes_lt.py:113, :160-165, :302-307;
+            # nodes_video_model.py SVD_img2vid_Conditioning), so the encode is at that size
             shape = self._encoded_shape(node, connected[0], vae[0][0], vae_type)
+            out = (self.latent(_Link(node.id, node.output_types.index("LATENT")))
+                   if shape is not None and node.output_types and "LATENT" in node.output_types else None)
+            if out is not None and out.pixel_width and out.pixel_height and not out.media:
+                sp = shape.spatial_compression or 1
+                shape = _replace(shape, width=out.pixel_width // sp, height=out.pixel_height // sp,
+                                 pixel_width=out.pixel_width, pixel_height=out.pixel_height)
         elif node.output_types and "LATENT" in node.output_types:
             shape = self.latent(_Link(node.id, node.output_types.index("LATENT")))
         elif t in R.latent_creators:
