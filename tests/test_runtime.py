@@ -299,3 +299,45 @@ def test_native_fp8_instead_of_gguf_only_where_it_pays(ram_gib, offered):
         assert "legacy path" in native[0].detail
     classic = estimate(A.schnell_gguf(), replace(dynamic, memory_mode="classic"), models=A.SCHNELL_Q4)
     assert not [r for r in classic.remedies if "native fp8" in r.title]
+
+
+def _flux_prompt(compile_model: bool) -> dict:
+    p = {
+        "1": {"class_type": "UNETLoader", "inputs": {"unet_name": "flux1-dev.safetensors", "weight_dtype": "default"}},
+        "2": {"class_type": "DualCLIPLoader", "inputs": {"clip_name1": "t5xxl_fp8_e4m3fn.safetensors",
+                                                         "clip_name2": "clip_l.safetensors", "type": "flux"}},
+        "3": {"class_type": "VAELoader", "inputs": {"vae_name": "ae.safetensors"}},
+        "4": {"class_type": "CLIPTextEncode", "inputs": {"clip": ["2", 0], "text": "a cat"}},
+        "5": {"class_type": "EmptySD3LatentImage", "inputs": {"width": 1024, "height": 1024, "batch_size": 1}},
+        "6": {"class_type": "KSampler", "inputs": {"model": ["1", 0], "positive": ["4", 0], "negative": ["4", 0],
+                                                   "latent_image": ["5", 0], "seed": 1, "steps": 20, "cfg": 1.0,
+                                                   "sampler_name": "euler", "scheduler": "simple", "denoise": 1.0}},
+        "7": {"class_type": "VAEDecode", "inputs": {"samples": ["6", 0], "vae": ["3", 0]}},
+        "8": {"class_type": "SaveImage", "inputs": {"images": ["7", 0], "filename_prefix": "x"}},
+    }
+    if compile_model:
+        p["9"] = {"class_type": "TorchCompileModel", "inputs": {"model": ["1", 0], "backend": "inductor"}}
+        p["6"]["inputs"]["model"] = ["9", 0]
+    return p
+
+
+def test_torch_compile_takes_the_legacy_path_under_dynamic_vram():
+    """TorchCompileModel clones the model with disable_dynamic=True (nodes_torch_compile.py:28, 0.18.2 and 0.33.0):
+    under Dynamic VRAM the compiled Flux is loaded partially and streamed the classic way, as in classic mode,
+    while the same workflow without the node streams through Dynamic VRAM."""
+    from vram_budget.nodes.estimator.gpus import find_card
+    from vram_budget.nodes.estimator.graph import read_workflow
+
+    card = find_card("RTX 4070")
+    dynamic, classic = (Device.from_card(card, memory_mode=m) for m in ("dynamic", "classic"))
+    compiled = read_workflow(_flux_prompt(True))
+    stage = compiled.stages_of(SAMPLE)[0]
+    assert "nodes_torch_compile.py:28" in stage.legacy_path
+    assert read_workflow(_flux_prompt(False)).stages_of(SAMPLE)[0].legacy_path == ""
+    i = next(n for n, st in enumerate(compiled.stages) if st.kind == SAMPLE)
+    on_dynamic, on_classic = estimate(compiled, dynamic).runs[i], estimate(compiled, classic).runs[i]
+    plain = estimate(read_workflow(_flux_prompt(False)), dynamic).runs[i]
+    assert (on_dynamic.resident_bytes, on_dynamic.streamed_bytes) == (on_classic.resident_bytes, on_classic.streamed_bytes)
+    assert on_dynamic.streamed_bytes > 0 and any("legacy path" in e and "TorchCompileModel" in e
+                                                 for e in on_dynamic.explanation)
+    assert (plain.resident_bytes, plain.streamed_bytes) != (on_dynamic.resident_bytes, on_dynamic.streamed_bytes)

@@ -235,6 +235,8 @@ def _dynamic_for(stage, info, device, host: Host) -> bool:
         return False
     if stage.manager is not None:  # WanVideoWrapper and the like place weights themselves
         return False
+    if getattr(stage, "legacy_path", "") and info.kind == DIFFUSION:  # TorchCompileModel: disable_dynamic=True
+        return False
     q = (info.quantization or "")
     if q.startswith("gguf"):  # ComfyUI-GGUF's GGUFModelPatcher is a ModelPatcher (legacy path)
         return False

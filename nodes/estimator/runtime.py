@@ -352,10 +352,13 @@ def _model(sb, kind: str):
                  and it.model.kind == kind), None)
 
 
-def _dynamic(ctx: _Ctx, model) -> bool:
+def _dynamic(ctx: _Ctx, model, stage=None) -> bool:
     """Does this model take Dynamic VRAM's path? A GGUF model does not: ComfyUI-GGUF clones the loaded
     patcher into its GGUFModelPatcher, a comfy.model_patcher.ModelPatcher (ComfyUI-GGUF nodes.py:34, :175,
-    :238), so it is loaded partially and streamed as in classic mode even when Dynamic VRAM is on."""
+    :238), so it is loaded partially and streamed as in classic mode even when Dynamic VRAM is on. Nor does a
+    model a node cloned with disable_dynamic=True (Stage.legacy_path: TorchCompileModel)."""
+    if stage is not None and getattr(stage, "legacy_path", ""):
+        return False
     return ctx.dynamic and not (model is not None and (model.quantization or "").startswith("gguf"))
 
 
@@ -406,7 +409,7 @@ def run_sample(sb, ctx: _Ctx) -> StageRun:
     rules = ["sampler_helpers.py:109-141 / :121-160 (memory_required for 2·B and B)"]
     notes: list[str] = []
 
-    if _dynamic(ctx, model):
+    if _dynamic(ctx, model, sb.stage):
         free = ctx.free_empty  # resident VBAR pages count as free (model_patcher.py get_free_memory, 0.18:312-319)
         k = 2 if cond_needed == 2 and COND_BATCH_FACTOR * est_full < free else 1
         work = work_batched if k == 2 else work_single
@@ -462,9 +465,10 @@ def run_sample(sb, ctx: _Ctx) -> StageRun:
     slowdown = step_s / compute_s if compute_s > 0 else 1.0
     slowdown_high = (compute_s + transfer_s) / compute_s if compute_s > 0 else 1.0
     if streamed:
-        where = ("Dynamic VRAM streams" if _dynamic(ctx, model) else
-                 "ComfyUI loads the model partially and streams" + (" (GGUF: the legacy path, not Dynamic VRAM)"
-                                                                    if ctx.dynamic else ""))
+        where = ("Dynamic VRAM streams" if _dynamic(ctx, model, sb.stage) else
+                 "ComfyUI loads the model partially and streams" + (
+                     f" (the legacy path, not Dynamic VRAM: {sb.stage.legacy_path})" if ctx.dynamic and sb.stage.legacy_path
+                     else " (GGUF: the legacy path, not Dynamic VRAM)" if ctx.dynamic else ""))
         notes.insert(0, f"{where} {fmt_gib(streamed)} of weights from RAM on every forward "
                         f"({fmt_gib(resident)} resident): {speed_words(slowdown, slowdown_high)} "
                         f"({transfer_s:.2f} s of copies against {compute_s:.2f} s of compute per step)")
@@ -508,7 +512,7 @@ def run_single_pass(sb, ctx: _Ctx, what: str) -> StageRun:
     work = sb.working_bytes
     model = _model(sb, TEXT_ENCODER)
     largest = largest_module_bytes(model, weights) if model is not None else weights // 50
-    if _dynamic(ctx, model):
+    if _dynamic(ctx, model, sb.stage):
         casts = (NUM_STREAMS + 1) * largest
         resident, streamed = _dynamic_resident(ctx, weights, ctx.context + work + casts)
         minimum = ctx.context + work + casts + ctx.headroom

@@ -83,6 +83,9 @@ class Stage:
     # `blocks_to_swap` transformer blocks kept in RAM; no partial load, no tiled retry).
     manager: str | None = None
     blocks_to_swap: int | None = None
+    # Why this stage's model skips Dynamic VRAM although it is on (the legacy path: partial load, process RAM),
+    # e.g. "TorchCompileModel: model.clone(disable_dynamic=True), nodes_torch_compile.py:28"; "" = it does not
+    legacy_path: str = ""
     cfg_batched: bool | None = None  # None: ComfyUI decides by free memory; True/False: the node says
     context_frames: int | None = None  # context windows: the model sees this many pixel frames at once
     train: dict | None = None  # TrainLoraNode widgets: batch_size, rank, optimizer, lora_dtype, checkpointing...

@@ -25,6 +25,13 @@ from ..name_infer import family_of
 from .packs import REGISTRY as R
 from .packs.core import VIRTUAL_VAES
 
+# MODEL -> MODEL nodes that clone the model off ComfyUI's Dynamic VRAM patcher (model.clone(disable_dynamic=True)):
+# a model they feed takes the legacy path (partial load, streamed from process RAM) even when Dynamic VRAM is on
+DISABLES_DYNAMIC = {
+    "TorchCompileModel": "TorchCompileModel clones the model with disable_dynamic=True "
+                         "(comfy_extras/nodes_torch_compile.py:28 in 0.18.2 and 0.33.0)",
+}
+
 ENCODES_ITS_IMAGE_AS_GIVEN = {"SVD_img2vid_Conditioning", "LTXVImgToVideo", "LTXVImgToVideoInplace", "LTXVAddGuide"}
 
 # Socket types that matter for GPU memory: an unknown node touching one is "not understood".
@@ -900,6 +907,7 @@ class _Analyzer:
                         "does not lead to an output node: ComfyUI will not run it",))
                 stages.append(stage)
         stages = self._infer_experts(stages)
+        stages = [self._legacy_path(stage) for stage in stages]
         unknown, helpers, api_nodes = [], set(), set()
         for node in self.nodes.values():
             t = node.type
@@ -934,6 +942,15 @@ class _Analyzer:
                         models.append(ref)
         return Workload(stages=tuple(stages), source_format=self.g.fmt, unknown_nodes=tuple(unknown),
                         notes=tuple(self.notes), models=tuple(models))
+
+    def _legacy_path(self, stage: Stage) -> Stage:
+        """A sampling stage whose model passes a DISABLES_DYNAMIC node on its way to the sampler."""
+        if stage.kind != SAMPLE or stage.node_id not in self.nodes:
+            return stage
+        upstream = self.ancestors({stage.node_id}) - {stage.node_id}
+        why = next((DISABLES_DYNAMIC[self.nodes[n].type] for n in sorted(upstream)
+                    if self.nodes[n].type in DISABLES_DYNAMIC), "")
+        return _replace(stage, legacy_path=why) if why else stage
 
     def _infer_experts(self, stages: list[Stage]) -> list[Stage]:
         """Two KSamplerAdvanced passes on two different diffusion-model files (UNETLoader), with no
