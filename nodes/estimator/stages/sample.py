@@ -11,6 +11,9 @@ from ..workload import Stage
 from .base import Item, StageBudget, as_model_latent, finish, overhead_items, weights_items
 
 
+NOT_ESTIMATED = "working memory not estimated: "  # a stage note of this form is the reason shown for a stage without latent
+
+
 def build(stage: Stage, device: Device, info_for) -> StageBudget:
     items, infos, notes = weights_items(stage, device, info_for, ("diffusion", "lora", "controlnet"))
     model = next((i for i in infos if i.kind == DIFFUSION), None)
@@ -20,6 +23,8 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
         title = f"Sample: {model.label.split(' [')[0].split(' (')[0]} ({stage.expert.replace('_', '-')} expert)"
     if model is None or latent is None:
         why = "no diffusion model identified" if model is None else "latent size unknown"
+        if model is not None and latent is None:  # a node pack that knows why says so (a detector has no latent)
+            why = next((n.split(": ", 1)[1] for n in stage.notes if n.startswith(NOT_ESTIMATED)), why)
         notes.append(f"working memory not estimated: {why}")
         return finish(stage, title, items + overhead_items(device), notes)
     latent = as_model_latent(latent, model.arch)
