@@ -144,6 +144,27 @@ def test_frozen_base_keeps_fewer_activations(l8):
     assert T.layer_activation_bytes(l8, replace(legacy, bnb_legacy=False)) == want
 
 
+def test_litgpt_qlora_lightning_and_kept_graph(l8):
+    """LitGPT's QLoRA (issue 23's config-hub rows): Lightning's BitsandbytesPrecision quantises the head too, from
+    an FP16 copy (dequantised to FP16, then cast to bf16: 4 B per weight of the head, the largest linear); with
+    bitsandbytes < 0.43.2 and the last step's graph kept through the next forward, the previous micro-batch's
+    4-bit inputs (per layer: attention input, attention output, MLP input, product; plus the head's input)."""
+    s = T.TrainSetup(method="qlora", targets="q,v", rank=32, precision="bf16", batch=2, seq=512, loss="chunked",
+                     bnb_legacy=True)
+    plain = T.llm_training(l8, s)
+    light = T.llm_training(l8, replace(s, bnb_lightning=True))
+    head = 128256 * 4096
+    assert plain.items["weights"] - light.items["weights"] == head * 2 - head * 9 // 16  # head: 16 bit -> NF4
+    assert plain.items["dequantized_weight"] == 14336 * 4096 * 2 and light.items["dequantized_weight"] == head * 4
+    assert "previous_step_inputs" not in light.items  # keep_graph off: nothing from the last step
+    kept = T.llm_training(l8, replace(s, bnb_lightning=True, keep_graph=True))
+    want = 2 * 512 * (32 * (2 * 4096 + 4096 + 14336) + 4096) * 2
+    assert kept.items["previous_step_inputs"] == want and kept.peak == light.peak + want
+    # bitsandbytes >= 0.43.2 keeps no input; gradient checkpointing runs the layers without a graph
+    assert T.bnb_kept_inputs(l8, replace(s, keep_graph=True, bnb_legacy=False)) == 0
+    assert T.bnb_kept_inputs(l8, replace(s, keep_graph=True, bnb_lightning=True, grad_ckpt=True)) == 2 * 512 * 4096 * 2
+
+
 @pytest.mark.parametrize("loss,per_token", [("upcast", 128256 * 14), ("chunked", 128256 * 4), ("fused", 2 * 4096)])
 def test_loss_paths(l8, loss, per_token):
     assert T.activation_bytes(l8, T.TrainSetup(seq=1000, loss=loss))[1] == 1000 * per_token
@@ -382,7 +403,7 @@ def test_cli_train_diffusion_rejects_llm_flags(flux_file):
 def test_cli_train_new_llm_flags():
     out = run("Llama 3.1 8B", "--method", "QLoRA", "--optimizer", "PAGED_AdamW8bit", "--grad-ckpt", "--vram", "20",
               "--max", "seq", "--lora-targets", "q,v", "--lora-dropout", "0.05", "--loss", "chunked", "--quant",
-              "nf4-dq", "--kbit-prep", "--bnb-legacy", "--json")
+              "nf4-dq", "--kbit-prep", "--bnb-legacy", "--bnb-lightning", "--keep-graph", "--json")
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)
     assert d["card"] == "20 GiB free" and d["max"] == "seq" and d["max_value"] > 2048 and d["max_card"] == "20 GiB free"
@@ -390,6 +411,7 @@ def test_cli_train_new_llm_flags():
     assert st["method"] == "qlora" and st["optimizer"] == "paged_adamw8bit"
     assert st["lora_modules"] == ["attn_q", "attn_v"]
     assert st["loss"] == "chunked" and st["quant"] == "nf4-dq" and st["kbit_prep"] and st["bnb_legacy"]
+    assert st["bnb_lightning"] and st["keep_graph"]
     assert st["lora_dropout"] == 0.05 and st["paged_bytes"] > 0 and d["peak_allocated"] < d["peak_low"]
     assert d["items"]["autocast_copies"] > 0 and d["items"]["dequantized_weight"] > 0
     off = json.loads(run("Mistral 7B", "--offload", "optimizer", "--ckpt-offload", "--gpu", "H100", "--max", "batch",

@@ -20,16 +20,10 @@ from vram_budget.nodes.estimator.units import GB, GiB  # noqa: E402
 
 CONTEXT = GB  # CUDA context + allocator cache for figures read off the device ("device", max_seq)
 KNOWN_MISSES = {
-    "litgpt-hub-llama2-7b-qlora": "the 2024 config-hub QLoRA peaks sit a near-constant 2.4-3.5 GB above ours on every "
-                                  "model size (1.1B to 8B), while the same trainer's 2023 resource tables match within "
-                                  "9 % and the hub's LoRA rows within 4 %: a fixed allocation of that LitGPT / "
-                                  "bitsandbytes version, not found in their code",
-    "litgpt-hub-llama3-8b-qlora": "as litgpt-hub-llama2-7b-qlora",
-    "litgpt-hub-mistral-7b-qlora": "as litgpt-hub-llama2-7b-qlora",
-    "litgpt-hub-tinyllama-qlora": "as litgpt-hub-llama2-7b-qlora (here the QLoRA peak is even above the LoRA one)",
     "litgpt-hub-tinyllama-lora": "LitGPT's fused qkv adapter has one dropout for q, k and v (litgpt/lora.py "
                                  "LoRAQKVLinear) where PEFT has three, which we count; its head adapter is not "
-                                 "modelled",
+                                 "modelled. Counting one dropout for LitGPT would fix this row but take the resource "
+                                 "tables' QLoRA rows (q,v: also one dropout) to -10 to -11 %",
 }
 
 
@@ -82,9 +76,10 @@ def test_enough_cases_with_sources():
     assert set(KNOWN_MISSES) <= set(RESULTS)
 
 
-# Issue 23 asks for 90 %; the five LitGPT config-hub misses (KNOWN_MISSES) hold it at 29 of 34. This floor
-# guards what is reached; raise it when a miss is explained.
-MIN_PASS_RATE = 0.85
+# Issue 23 asks for 90 %: 33 of 34 since the config hub's QLoRA rows were explained (LitGPT keeps the last
+# step's graph, and bitsandbytes < 0.43.2 its 4-bit inputs, through the next forward; Lightning quantises the
+# head too, via FP16). The one miss is in KNOWN_MISSES.
+MIN_PASS_RATE = 0.90
 
 
 def test_pass_rate():

@@ -47,18 +47,30 @@ HF_FLUX_QLORA = "https://huggingface.co/blog/flux-qlora"
 
 # LitGPT (finetune/lora.py, --precision bf16-true: weights, adapters and AdamW states in bf16; the loss
 # through chunked_cross_entropy on bf16 logits (litgpt/utils.py); LoRA dropout 0.05; no activation
-# checkpointing). Resource tables (A100, LitGPT 8641822, Oct 2023): rank 8 on query and value, the
-# longest Alpaca sample is the peak (Llama 2: 1,304 tokens; a micro-batch of 2 pads to it); bitsandbytes
-# 0.41.1, whose MatMul4Bit kept each 4-bit linear's input (bnb_legacy).
-_LIT_RT = dict(bnb_legacy=True, precision="bf16", loss="chunked", lora_dropout=0.05, optimizer="adamw", rank=8,
-               targets="q,v", seq=1304, measure="allocated", source=LITGPT_TABLES,
+# checkpointing). --quantize bnb.* goes through Lightning's BitsandbytesPrecision (bnb_lightning): every
+# nn.Linear 4-bit, the head included, quantised from an FP16 copy (lightning/fabric/plugins/precision/
+# bitsandbytes.py:335 at b19c3a96, the same at 71aed751 of 2023), so MatMul4Bit dequantises to FP16 and casts
+# to bf16. Resource tables (A100, LitGPT 8641822, Oct 2023): rank 8 on query and value, the longest Alpaca
+# sample is the peak (Llama 2: 1,304 tokens; a micro-batch of 2 pads to it); bitsandbytes 0.41.1, whose
+# MatMul4Bit kept each 4-bit linear's input (bnb_legacy). That longest sample is forced into iteration 0
+# (finetune/lora.py:212 and get_batch ``ix[0] = longest_seq_ix``), before any earlier graph exists: no
+# keep_graph.
+_LIT_RT = dict(bnb_legacy=True, bnb_lightning=True, precision="bf16", loss="chunked", lora_dropout=0.05,
+               optimizer="adamw", rank=8, targets="q,v", seq=1304, measure="allocated", source=LITGPT_TABLES,
                setup="LitGPT resource tables: bf16-true, LoRA r=8 on q,v, dropout 0.05, longest Alpaca sample "
                      "1,304 tokens")
-# Config hub (A10G, Alpaca2k truncated to max_seq_length 512; the yaml files of config_hub/finetune/*:
-# LoRA r=32 on q,v, dropout 0.05; quantize: bnb.nf4 for qlora.yaml). The table predates bitsandbytes
-# 0.43.2 (the memory fix of July 2024, PR #1270): bnb_legacy.
-_LIT_HUB = dict(bnb_legacy=True, precision="bf16", loss="chunked", lora_dropout=0.05, optimizer="adamw", rank=32,
-                targets="q,v", seq=512, measure="allocated", source=LITGPT_HUB,
+# Config hub (A10G, Alpaca2k truncated to max_seq_length 512; the yaml files of config_hub/finetune/* at
+# LitGPT 41397ed6 / 41dece20 / 0d207708 / 58c5b188, March-April 2024, measured then and carried unchanged
+# into the table of July 2024: LoRA r=32 on q,v, dropout 0.05; quantize: bnb.nf4 for qlora.yaml; bitsandbytes
+# pinned to 0.41.0 (pyproject.toml, and Lightning's RequirementCache("bitsandbytes==0.41.0")): bnb_legacy).
+# fit() keeps ``logits`` (and through it the graph) until the next ``logits = model(...)`` returns
+# (litgpt/finetune/lora.py:243 at 41397ed6; ``loss`` becomes a float at :259): MatMul4Bit's ctx.tensors of the
+# previous micro-batch (bitsandbytes 0.41.0 autograd/_functions.py:523, a ctx attribute the backward does not
+# free) are still allocated at the end of the next forward (keep_graph). Batches are shuffled, padded to their
+# longest sample and truncated at 512: the peak is taken on a 512-token batch after another.
+_LIT_HUB = dict(bnb_legacy=True, bnb_lightning=True, keep_graph=True, precision="bf16", loss="chunked",
+                lora_dropout=0.05, optimizer="adamw", rank=32, targets="q,v", seq=512, measure="allocated",
+                source=LITGPT_HUB,
                 setup="LitGPT config_hub/finetune/<model>/*.yaml: bf16-true, r=32 on q,v, dropout 0.05, 512 tokens")
 # LLaMA-Factory wiki (A100 40GB, LLaMA2-7B, batch 1, LoRA rank 8 on all modules, 4-bit, FlashAttention-2;
 # LLaMA-Factory's defaults: gradient checkpointing on, double quantization on, lora_dropout 0, the Trainer's

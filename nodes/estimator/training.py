@@ -50,6 +50,18 @@ What the trainers' own code adds (issue 23; docs/accuracy-training.md checks it 
   model): FP32 weights, FP32 gradients, FP32 Adam states, and autocast's cached 16-bit copy of every
   weight that requires grad (aten/src/ATen/autocast_mode.cpp cached_cast: leaf tensors with
   requires_grad), alive until the backward has used it: 18 bytes per parameter at the peak, not 16.
+- LitGPT's QLoRA (``bnb_lightning``, ``keep_graph``; issue 23's config-hub rows): Lightning's
+  BitsandbytesPrecision replaces every nn.Linear, the head included (no ignore_modules in
+  litgpt/finetune/lora.py), and quantises an FP16 copy (lightning/fabric/plugins/precision/
+  bitsandbytes.py:335 at b19c3a96: ``weight.contiguous().to(device=device, dtype=torch.half)``), so
+  quant_state's dtype is FP16 and MatMul4Bit dequantises to FP16 then casts to bf16 (bitsandbytes 0.41.0
+  functional.py:851 ``state = [absmax, input_shape, A.dtype, ...]``; _functions.py:516
+  ``F.dequantize_4bit(B, state).to(A.dtype)``): 4 bytes per weight of the largest linear, the head. Before
+  bitsandbytes 0.43.2 MatMul4Bit kept A as a ctx attribute (``ctx.tensors = (A, B)``, _functions.py:523),
+  not through save_for_backward, so the backward does not free it: it lives as long as the graph, and
+  LitGPT's fit keeps the graph through ``logits`` until the next ``logits = model(...)`` returns
+  (litgpt/finetune/lora.py:243, ``loss`` a float at :259, LitGPT 41397ed6): the previous micro-batch's
+  4-bit inputs are still allocated at the end of the next forward.
 """
 from __future__ import annotations
 
@@ -131,6 +143,11 @@ class TrainSetup:
     offload: str = "none"  # none | optimizer (ZeRO-Offload: FP32 master + optimizer states in CPU RAM)
     ckpt_offload: bool = False  # offloaded activation checkpointing (layer inputs in CPU RAM)
     bnb_legacy: bool = False  # bitsandbytes < 0.43.2: MatMul4Bit keeps every 4-bit linear's input
+    # Lightning's BitsandbytesPrecision (LitGPT --quantize bnb.*): every nn.Linear 4-bit, the output head included,
+    # quantised from an FP16 copy (its dequantisation: an FP16 tensor and its cast to the compute dtype)
+    bnb_lightning: bool = False
+    # the loop keeps the last step's output referenced until the next forward returns (LitGPT fit: ``logits``)
+    keep_graph: bool = False
 
     def validate(self) -> "TrainSetup":
         for name, value, allowed in (("--method", self.method, METHODS), ("--optimizer", self.optimizer, OPTIMIZERS),
@@ -185,7 +202,8 @@ def _peak(items: Mapping[str, int]) -> int:
     return persistent + max(transient, items.get("optimizer_step", 0))
 
 
-_FWD_BWD = ("activations", "logits", "autocast_copies", "dequantized_weight")  # alive from forward to backward
+# alive from forward to backward (previous_step_inputs: until the forward returns, with the peak at its end)
+_FWD_BWD = ("activations", "logits", "autocast_copies", "dequantized_weight", "previous_step_inputs")
 _TRANSIENT = _FWD_BWD + ("optimizer_step",)
 
 
@@ -285,6 +303,23 @@ def layer_activation_bytes(cfg: LlmConfig, s: TrainSetup) -> int:
     return b
 
 
+def bnb_kept_inputs(cfg: LlmConfig, s: TrainSetup) -> int:
+    """Bytes of the inputs A that bitsandbytes < 0.43.2's MatMul4Bit keeps as ``ctx.tensors`` for one
+    micro-batch: per layer the attention input, the attention output feeding o, the MLP input and the
+    product feeding down, and (``bnb_lightning``) the head's input. With gradient checkpointing the layers'
+    forward runs without a graph: only the head's. Counted once more when ``keep_graph`` keeps the last
+    step's graph alive through the next forward (module docstring)."""
+    if not (s.method == "qlora" and s.bnb_legacy and s.keep_graph):
+        return 0
+    u = 4 if s.precision == "fp32" else 2
+    h, hq = cfg.hidden, cfg.heads * cfg.head_dim
+    inter = cfg.experts_per_token * cfg.moe_intermediate if cfg.experts else cfg.intermediate
+    per_token = 0 if s.grad_ckpt or s.ckpt_offload else cfg.layers * (2 * h + hq + inter)
+    if s.bnb_lightning:
+        per_token += h
+    return s.batch * s.seq * per_token * u
+
+
 def _ckpt_unit(s: TrainSetup) -> int:
     """Bytes per element of a checkpointed layer input: the residual stream's dtype (FP32 when training in
     FP32, or after prepare_model_for_kbit_training made the embedding FP32)."""
@@ -366,8 +401,13 @@ def llm_training(cfg: LlmConfig, setup: TrainSetup) -> TrainingBudget:
         items["autocast_copies"] = _shard(autocast, n, z >= 3)
     if s.method == "qlora":  # one weight dequantised to 16 bit at a time (MatMul4Bit)
         # (an MoE's experts are separate Linear4bit modules in transformers: one expert's matrix at a time)
-        items["dequantized_weight"] = max(t.numel // (t.shape[0] if len(t.shape) == 3 else 1)
-                                          for t in tensor_list(cfg) if t.linear) * 2
+        largest = max(t.numel // (t.shape[0] if len(t.shape) == 3 else 1)
+                      for t in tensor_list(cfg) if t.linear or (s.bnb_lightning and t.category == "output"))
+        # Lightning: FP16 dequantisation + its cast to the compute dtype (module docstring)
+        items["dequantized_weight"] = largest * ((2 + (4 if s.precision == "fp32" else 2)) if s.bnb_lightning else 2)
+        kept = bnb_kept_inputs(cfg, s)
+        if kept:
+            items["previous_step_inputs"] = kept
         if s.kbit_prep and s.precision in ("mixed", "amp"):
             # the FP32 output head under autocast: linear casts its weight to 16 bit (not cached: frozen) and keeps
             # the copy for the backward's grad_input until the loss has been back-propagated
@@ -403,7 +443,7 @@ def _frozen_weights(cfg: LlmConfig, s: TrainSetup) -> int:
     docstring), the rest 16-bit, or FP32 after PEFT's prepare_model_for_kbit_training."""
     if s.method == "lora":
         return cfg.params * (4 if s.precision in ("fp32", "amp") else 2)
-    linear = sum(t.numel for t in tensor_list(cfg) if t.linear)
+    linear = sum(t.numel for t in tensor_list(cfg) if t.linear or (s.bnb_lightning and t.category == "output"))
     bits = NF4_BITS if s.quant == "nf4-dq" else NF4_PLAIN_BITS
     return math.ceil(linear * bits / 8) + (cfg.params - linear) * (4 if s.kbit_prep else 2)
 
@@ -817,6 +857,12 @@ def add_train_arguments(t) -> None:
                    help="QLoRA with PEFT's prepare_model_for_kbit_training (non-4-bit weights in FP32)")
     t.add_argument("--bnb-legacy", action="store_true",
                    help="bitsandbytes before 0.43.2 (every 4-bit linear keeps its input)")
+    t.add_argument("--bnb-lightning", action="store_true",
+                   help="QLoRA through Lightning's BitsandbytesPrecision (LitGPT --quantize bnb.*): the head 4-bit "
+                        "too, dequantised via FP16")
+    t.add_argument("--keep-graph", action="store_true",
+                   help="the loop keeps the last step's output until the next forward returns (LitGPT): with "
+                        "--bnb-legacy the last micro-batch's 4-bit inputs stay allocated")
     t.add_argument("--offload", default="none", help="none (default) or optimizer (ZeRO-Offload: FP32 master + "
                                                      "optimizer states in CPU RAM)")
     t.add_argument("--ckpt-offload", action="store_true",
@@ -838,14 +884,17 @@ def train_setup_from_args(args) -> TrainSetup:
                       gpus=args.gpus, zero=args.zero, rank=args.rank, targets=args.lora_targets,
                       loss=str(args.loss).lower(), quant=str(args.quant).lower(), kbit_prep=args.kbit_prep,
                       lora_dropout=args.lora_dropout, offload=str(args.offload).lower(), ckpt_offload=args.ckpt_offload,
-                      bnb_legacy=args.bnb_legacy).validate()
+                      bnb_legacy=args.bnb_legacy, bnb_lightning=getattr(args, "bnb_lightning", False),
+                      keep_graph=getattr(args, "keep_graph", False)).validate()
 
 
 _LLM_ONLY = (("--seq", lambda a: a.seq is not None), ("--method", lambda a: a.method != "full"),
              ("--zero", lambda a: bool(a.zero)), ("--lora-targets", lambda a: a.lora_targets != "all-linear"),
              ("--lora-dropout", lambda a: a.lora_dropout != 0.0), ("--loss", lambda a: a.loss != "upcast"),
              ("--quant", lambda a: a.quant != "nf4"), ("--kbit-prep", lambda a: a.kbit_prep),
-             ("--bnb-legacy", lambda a: a.bnb_legacy), ("--offload", lambda a: a.offload != "none"),
+             ("--bnb-legacy", lambda a: a.bnb_legacy),
+             ("--bnb-lightning", lambda a: getattr(a, "bnb_lightning", False)),
+             ("--keep-graph", lambda a: getattr(a, "keep_graph", False)), ("--offload", lambda a: a.offload != "none"),
              ("--ckpt-offload", lambda a: a.ckpt_offload))
 
 
