@@ -9,6 +9,7 @@ import math
 import pytest
 
 from helpers_models import spec_params, write_safetensors
+from workflows.templates import template_workflow
 from vram_budget.nodes.estimator.device import Device
 from vram_budget.nodes.estimator.families import FAMILIES, describe, registry
 from vram_budget.nodes.estimator.families.minimax import (P_FASTH3_OMNIREF, P_MINIMAX_H3_VIDEO_VAE,
@@ -116,11 +117,7 @@ def test_the_vaes_are_priced_with_comfyuis_own_estimates():
 
 
 def _template(name):
-    templates = pytest.importorskip("workflows.templates")
-    found = [t for t in templates.load_templates() if t.name == name]
-    if not found:
-        pytest.skip(f"comfyui-workflow-templates has no {name} template in this version")
-    return found[0].workflow
+    return template_workflow(name)
 
 
 @pytest.mark.parametrize("name", TEMPLATES)

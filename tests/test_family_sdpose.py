@@ -8,6 +8,7 @@ import json
 import pytest
 
 from helpers_models import spec_params, spec_unet, spec_vae_kl, write_safetensors
+from workflows.templates import template_workflow
 from vram_budget.nodes.estimator import memory
 from vram_budget.nodes.estimator.device import Device
 from vram_budget.nodes.estimator.families import FAMILIES, describe, registry
@@ -65,11 +66,7 @@ def test_a_file_on_disk_is_split_by_its_keys(tmp_path):
 
 
 def _template(name):
-    templates = pytest.importorskip("workflows.templates")
-    found = [t for t in templates.load_templates() if t.name == name]
-    if not found:
-        pytest.skip(f"comfyui-workflow-templates has no {name} template in this version")
-    return estimate(read_workflow(found[0].workflow), RTX4090)
+    return estimate(read_workflow(template_workflow(name)), RTX4090)
 
 
 @pytest.mark.parametrize("name, batch, complete", [

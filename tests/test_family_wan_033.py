@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from workflows.templates import template_workflow
 from vram_budget.nodes.estimator import memory
 from vram_budget.nodes.estimator.device import Device
 from vram_budget.nodes.estimator.families import FAMILIES
@@ -21,11 +22,7 @@ CARD = "RTX 4090"
 
 
 def _template(name):
-    templates = pytest.importorskip("workflows.templates")
-    found = [t for t in templates.load_templates() if t.name == name]
-    if not found:
-        pytest.skip(f"comfyui-workflow-templates has no {name} template in this version")
-    return found[0].workflow
+    return template_workflow(name)
 
 
 def _budget(workflow):

@@ -133,3 +133,14 @@ def model_files(workflow: dict) -> set[str]:
 def local_model_templates(api_nodes: set[str], site: Path | None = None) -> list[Template]:
     """Templates that run local models: not cloud API ones, and naming at least one model file."""
     return [t for t in load_templates(site) if not is_api_template(t, api_nodes) and model_files(t.workflow)]
+
+
+def template_workflow(name: str) -> dict:
+    """The workflow of the installed official template `name`, for a test; the test is skipped (with the reason)
+    when the installed templates package has no such template."""
+    import pytest  # noqa: PLC0415  (only tests call this)
+
+    found = [t for t in load_templates() if t.name == name]
+    if not found:
+        pytest.skip(f"comfyui-workflow-templates has no {name} template in this version")
+    return found[0].workflow
