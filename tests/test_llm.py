@@ -756,3 +756,170 @@ def test_vllm_sliding_window_concurrency_matches_the_rooms():
     p = llm.serve_plan(g, 32768, engine="vllm", card=find_card("H100"))
     assert p.verdict == "fits" and int(p.max_concurrency) == p.max_users >= 2
     assert p.kv_cache_tokens // 32768 == p.max_users
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 23: vLLM pipeline parallelism over mixed cards (--pipeline-parallel, VLLM_PP_LAYER_PARTITION)
+def test_vllm_default_partition_is_get_pp_indices():
+    """vllm/distributed/utils.py:101-107: layers // N each, the remainder to partitions[-2], [-3], ..."""
+    assert llm.vllm_default_partition(32, 2) == (16, 16)
+    assert llm.vllm_default_partition(32, 3) == (11, 11, 10)
+    assert llm.vllm_default_partition(80, 3) == (27, 27, 26)
+    assert llm.vllm_default_partition(33, 4) == (8, 8, 9, 8)
+    assert llm.vllm_default_partition(30, 4) == (7, 8, 8, 7)
+    assert llm.vllm_default_partition(31, 4) == (8, 8, 8, 7)  # remainder N-1 reaches the first rank too
+    assert llm.parse_pp_partition(" 22, 10", 32, 2) == (22, 10)
+
+
+def test_vllm_pipeline_hand_checked_llama8b_on_4090_and_3060():
+    """Llama 3.1 8B bf16, --context 65536, RTX 4090 + RTX 3060, vLLM 0.21 defaults, derived by hand:
+    cards (gpus.py): 4090 = 24 GiB - int(0.35 GiB) = 25,769,803,776 - 375,809,638 = 25,393,994,138 B, share 0.92 ->
+      int(0.92 x) = 23,362,474,606; 3060 = 12,884,901,888 - 375,809,638 = 12,509,092,250 -> 11,508,364,870.
+    weights: a layer = q,o 4096x4096 x2 + k,v 4096x1024 x2 + gate,up,down 3x4096x14336 + 2 norms x4096
+      = 218,112,000 params = 436,224,000 B; embed_tokens = lm_head = 128256 x 4096 x 2 = 1,050,673,152 B; the final
+      norm 8,192 B (counted on every stage). Rank 0 holds the embedding, the last rank lm_head (llama.py:372-381,
+      :538-553). KV: 8 heads x 128 x 2 (K,V) x 2 B = 4,096 B per layer per token; a 16-token block 65,536 B/layer.
+    reserve per rank: activations 2048 tokens x 2 B x (3 x 14336 + 3 x 4096) = 226,492,416; non-torch int(0.35 GiB)
+      + int(0.10 GiB) (2 ranks) = 483,183,820; CUDA graphs 16 MiB per layer of the rank; sampler 256 x 128256 x 8
+      = 262,668,288 on the last rank only.
+    22,10: rank 0: weights 22 x 436,224,000 + 1,050,673,152 + 8,192 = 10,647,609,344; reserve 226,492,416 +
+      483,183,820 + 22 x 16,777,216 = 1,078,774,988; pool 23,362,474,606 - both = 11,636,090,274
+      -> // (22 x 65,536) = 8,070 blocks = 129,120 tokens.
+      rank 1: weights 4,362,240,000 + 1,050,681,344 = 5,412,921,344; reserve 226,492,416 + 262,668,288 +
+      483,183,820 + 167,772,160 = 1,140,116,684; pool 4,955,326,842 -> // 655,360 = 7,561 blocks = 120,976 tokens.
+      vLLM takes the smaller: 120,976 tokens >= 65,536: fits. (21,10+1 -> rank 1 holds 99,920; 23,9 -> rank 0
+      holds 118,704: 22,10 is the best.)
+    16,16 (vLLM's default): rank 1 weights 6,979,584,000 + 1,050,681,344 = 8,030,265,344; reserve 1,240,779,980;
+      pool 2,237,319,546 -> // 1,048,576 = 2,133 blocks = 34,128 tokens < 65,536: does not fit."""
+    l8 = llm.load_model("Llama 3.1 8B")
+    cards = [find_card("RTX 4090"), find_card("RTX 3060")]
+    p = llm.serve_pipeline(l8, cards, 65536)
+    pp = p.pipeline
+    assert pp["vllm_pp_layer_partition"] == "22,10" and pp["layers_per_card"] == [22, 10]
+    assert p.kv_cache_tokens == pp["kv_cache_tokens"] == 120_976 and p.verdict == "fits"
+    r0, r1 = pp["per_card"]
+    assert (r0["card"], r0["layers"], r0["first_layer"], r1["first_layer"]) == ("RTX 4090", 22, 0, 22)
+    assert r0["capacity_bytes"] == 23_362_474_606 and r1["capacity_bytes"] == 11_508_364_870
+    assert r0["weights_bytes"] == 10_647_609_344 and r0["reserve_bytes"] == 1_078_774_988
+    assert r1["weights_bytes"] == 5_412_921_344 and r1["reserve_bytes"] == 1_140_116_684
+    assert (r0["kv_cache_tokens"], r1["kv_cache_tokens"]) == (129_120, 120_976)
+    assert r0["kv_bytes"] == 22 * 4096 * 65536 and r1["kv_bytes"] == 10 * 4096 * 65536
+    assert r1["total_bytes"] == 5_412_921_344 + 10 * 4096 * 65536 + 1_140_116_684 and r0["fits"] and r1["fits"]
+    assert pp["default_partition"] == [16, 16] and pp["default_kv_cache_tokens"] == 34_128
+    assert not pp["default_fits"] and pp["custom_needed"] and pp["partition"] == "chosen"
+    assert p.env == {"VLLM_PP_LAYER_PARTITION": "22,10"} and "--pipeline-parallel-size 2" in p.flags
+    assert not any("--tensor-parallel-size" in f for f in p.flags) and p.max_concurrency == round(120_976 / 65536, 2)
+    assert p.weights_bytes == llm.weights_bytes(l8, "16bit", "vllm") + 8192  # the final norm counted on both ranks
+    # every split, tried as a given VLLM_PP_LAYER_PARTITION: none holds more than the one chosen
+    pools = {}
+    for a in range(1, 32):
+        try:
+            pools[a] = llm.serve_pipeline(l8, cards, 4096, partition=f"{a},{32 - a}").kv_cache_tokens
+        except VramBudgetError:
+            pass
+    assert max(pools.values()) == pools[22] == 120_976 and pools[16] == 34_128
+
+
+def test_vllm_pipeline_default_split_fails_where_the_custom_one_fits():
+    l8 = llm.load_model("Llama 3.1 8B")
+    cards = [find_card("RTX 4090"), find_card("RTX 3060")]
+    p = llm.serve_pipeline(l8, cards, 65536)
+    assert any("default split 16,16" in n and "does not fit" in n and "22,10 fits" in n for n in p.notes)
+    with pytest.raises(VramBudgetError, match=r"16,16 does not fit on RTX 4090 \+ RTX 3060: RTX 3060 \(rank 1, 16 "
+                                              r"layers\).*VLLM_PP_LAYER_PARTITION=22,10 holds 120,976 tokens"):
+        llm.serve_pipeline(l8, cards, 65536, partition="16,16")
+    short = llm.serve_pipeline(l8, cards, 8192)  # here vLLM's default also fits: said, the larger pool still chosen
+    assert short.pipeline["default_fits"] and not short.pipeline["custom_needed"]
+    assert short.pipeline["vllm_pp_layer_partition"] == "22,10" and any("also fits" in n for n in short.notes)
+    given = llm.serve_pipeline(l8, cards, 8192, partition=[16, 16])
+    assert given.pipeline["partition"] == "given" and given.kv_cache_tokens == 34_128
+    assert any("22,10 would hold more" in n for n in given.notes)
+    too_long = llm.serve_pipeline(l8, cards, 131072)  # no split holds 128k tokens: the longest that does is said
+    assert too_long.verdict == "oom" and too_long.max_context == 120_976
+    auto = llm.serve_pipeline(l8, cards, "auto")
+    assert auto.context == auto.kv_cache_tokens == 120_976 and auto.verdict == "fits"
+    three = llm.serve_pipeline(l8, [find_card("RTX 4090"), find_card("RTX 3090"), find_card("RTX 3060")], 32768)
+    assert sum(three.pipeline["layers_per_card"]) == 32 and three.pipeline["layers_per_card"][2] < 11
+    assert three.kv_cache_tokens > three.pipeline["default_kv_cache_tokens"] and three.verdict == "fits"
+    # tied embeddings: the last rank builds its own copy for lm_head (llama.py:372-373)
+    q4 = llm.load_model("Qwen3 4B")
+    t = llm.serve_pipeline(q4, [find_card("RTX 3060")] * 2, 8192)
+    w = [s["weights_bytes"] for s in t.pipeline["per_card"]]
+    assert q4.tied_embeddings and t.pipeline["layers_per_card"] == [18, 18] and w[0] == w[1]
+
+
+@pytest.mark.parametrize("kw,needle", [
+    (dict(cards=["RTX 4090"]), "at least 2 cards"),
+    (dict(partition="16,15"), "add up to 31 layers, the model has 32"),
+    (dict(partition="32"), "1 value(s) for 2 cards"),
+    (dict(partition="a,b"), "whole numbers"),
+    (dict(partition="32,0"), "at least one layer"),
+    (dict(model="Llama 3.3 70B"), "no VLLM_PP_LAYER_PARTITION fits Llama 3.x 70B (16bit weights)"),
+    (dict(context="long"), "'long'"),
+    (dict(kv_dtype="q8_0"), "vLLM has no q8_0 KV cache"),
+    (dict(tensor_split=[1, 1]), "--tensor-split is llama.cpp's"),
+])
+def test_vllm_pipeline_errors(kw, needle):
+    model = llm.load_model(kw.pop("model", "Llama 3.1 8B"))
+    cards = [find_card(c) for c in kw.pop("cards", ["RTX 4090", "RTX 3060"])]
+    with pytest.raises(VramBudgetError) as e:
+        llm.serve_pipeline(model, cards, **{"context": 8192, **kw})
+    assert needle in str(e.value)
+
+
+def test_cli_llm_pipeline_json_and_text():
+    out = run("llm", "Llama 3.1 8B", "--gpu", "RTX 4090,RTX 3060", "--pipeline-parallel", "--context", "65536",
+              "--json")
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    pp = d["pipeline"]
+    for key in ("pipeline_parallel_size", "cards", "layers_per_card", "vllm_pp_layer_partition", "kv_cache_tokens",
+                "partition", "default_partition", "default_fits", "default_kv_cache_tokens", "custom_needed",
+                "per_card"):
+        assert key in pp, key
+    for key in ("rank", "card", "layers", "first_layer", "weights_bytes", "kv_bytes", "reserve_bytes", "total_bytes",
+                "capacity_bytes", "fits", "kv_cache_tokens"):
+        assert all(key in s for s in pp["per_card"]), key
+    assert pp["cards"] == ["RTX 4090", "RTX 3060"] and pp["layers_per_card"] == [22, 10]
+    assert pp["vllm_pp_layer_partition"] == "22,10" and pp["kv_cache_tokens"] == d["kv_cache_tokens"] == 120_976
+    assert d["env"]["VLLM_PP_LAYER_PARTITION"] == "22,10" and "--pipeline-parallel-size 2" in d["flags"]
+    assert d["gpus"] == 2 and d["card"] == "RTX 4090 + RTX 3060" and d["verdict"] == "fits"
+    for key in ("model", "weights_bytes", "kv_bytes", "per_gpu_high", "capacity_bytes", "utilization", "max_context",
+                "max_concurrency", "reserve_bytes", "vllm_reserve", "config", "cheapest", "remedies"):
+        assert key in d, key  # the usual fields stay
+    assert json.loads(run("llm", "Llama 3.1 8B", "--gpu", "RTX 4090", "--context", "8192", "--json").stdout)[
+        "pipeline"] is None  # added, not in place of anything
+    out = run("llm", "Llama 3.1 8B", "--gpu", "RTX 4090,RTX 3060", "--pipeline-parallel", "--context", "65536")
+    assert out.returncode == 0, out.stderr
+    assert 'VLLM_PP_LAYER_PARTITION="22,10" (chosen; vLLM\'s default 16,16 does not fit)' in out.stdout
+    assert "rank 1 RTX 3060" in out.stdout and "GPU KV cache size: 120,976 tokens" in out.stdout
+    assert "set: VLLM_PP_LAYER_PARTITION=22,10" in out.stdout
+    same = json.loads(run("llm", "Llama 3.1 8B", "--gpu", "RTX 4090,RTX 4090", "--context", "8192", "--json").stdout)
+    assert same["gpus"] == 2 and "--tensor-parallel-size 2" in same["flags"] and same["pipeline"] is None
+    copies = json.loads(run("llm", "Llama 3.1 8B", "--gpu", "RTX 4090", "--gpus", "2", "--pipeline-parallel",
+                            "--context", "8192", "--json").stdout)
+    assert copies["pipeline"]["vllm_pp_layer_partition"] == "16,16"  # equal cards: vLLM's own split is the best
+    out = run("llm", "Llama 3.1 8B", "--gpu", "RTX 4090,RTX 3060", "--pp-layer-partition", "20,12", "--max-model-len",
+              "auto", "--json")
+    d = json.loads(out.stdout)
+    assert out.returncode == 0 and d["pipeline"]["partition"] == "given" and d["context"] == d["kv_cache_tokens"]
+
+
+@pytest.mark.parametrize("args,needle", [
+    (("--gpu", "RTX 4090,RTX 3060"), "mixed cards (RTX 4090, RTX 3060) with tensor parallelism"),
+    (("--gpu", "RTX 4090,RTX 3060", "--engine", "llama.cpp"), "a list of mixed cards is for vLLM --pipeline-parallel"),
+    (("--gpu", "RTX 4090,RTX 9999", "--pipeline-parallel"), "unknown card 'RTX 9999' (card 2 of 2)"),
+    (("--gpu", "RTX 4090,", "--pipeline-parallel"), "an empty name in the list"),
+    (("--pipeline-parallel",), "name the cards with --gpu"),
+    (("--gpu", "RTX 4090", "--pipeline-parallel"), "at least 2 cards"),
+    (("--gpu", "RTX 4090,RTX 3060", "--pipeline-parallel", "--gpus", "3"), "--gpus 3 but --gpu names 2 cards"),
+    (("--gpu", "RTX 4090,RTX 3060", "--pipeline-parallel", "--engine", "ollama"), "are vLLM's"),
+    (("--gpu", "RTX 4090,RTX 3060", "--pp-layer-partition", "16,15"), "add up to 31 layers"),
+    (("--gpu", "RTX 4090,RTX 3060", "--pp-layer-partition", "16,16", "--context", "65536"),
+     "RTX 3060 (rank 1, 16 layers) needs"),
+    (("--gpu", "RTX 4090,RTX 3060", "--pipeline-parallel", "-ngl", "3"), "-ngl / --n-gpu-layers is for llama.cpp"),
+])
+def test_cli_llm_pipeline_errors(args, needle):
+    out = run("llm", "Llama 3.1 8B", *args)
+    assert out.returncode == 2, out.stdout
+    assert needle in out.stderr and "Traceback" not in out.stderr, out.stderr

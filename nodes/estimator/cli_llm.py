@@ -40,7 +40,8 @@ def add_llm_parsers(subparsers) -> None:
     p.add_argument("--kv-dtype", default="fp16", help="KV cache: fp16 (default), fp8 (vLLM), q8_0 / q4_0 (llama.cpp, Ollama)")
     p.add_argument("--engine", default="vllm", help="vllm (default), llama.cpp or ollama")
     p.add_argument("--gpus", type=int, default=1, help="cards (vLLM: tensor parallel; llama.cpp/Ollama: layers split)")
-    p.add_argument("--gpu", help=f"card to check (known: {', '.join(c.name for c in CARDS)})")
+    p.add_argument("--gpu", help=f"card to check, or a comma list of cards for vLLM --pipeline-parallel, e.g. "
+                                 f"'RTX 4090,RTX 3060' (known: {', '.join(c.name for c in CARDS)})")
     p.add_argument("--gpu-memory-utilization", type=float, dest="utilization",
                    help=f"vLLM's share of the card (default {llm.vllm_rules().utilization:.2f} in vLLM "
                         f"{llm.VLLM_ASSUMED_VERSION}+, 0.90 before; raised up to 0.95 when that is enough)")
@@ -90,6 +91,12 @@ def llm_engine_arguments(p) -> None:
                    help="llama.cpp: keep the experts of the first N layers on the CPU; 'all' (= --cpu-moe) or "
                         "'auto' (the fewest that make the rest fit)")
     p.add_argument("--tensor-split", "-ts", dest="tensor_split", help="llama.cpp: one share per card, e.g. 3,1")
+    p.add_argument("--pipeline-parallel", action="store_true", dest="pipeline_parallel",
+                   help="vLLM --pipeline-parallel-size = the cards of --gpu 'A,B,...' (or --gpu X --gpus N): the "
+                        "VLLM_PP_LAYER_PARTITION that fits them with the largest KV cache")
+    p.add_argument("--pp-layer-partition", dest="pp_layer_partition",
+                   help="vLLM VLLM_PP_LAYER_PARTITION as an input, layers per card, e.g. 22,10 (implies "
+                        "--pipeline-parallel)")
 
 
 def _engine_extra(args) -> dict:
@@ -134,6 +141,59 @@ def _card(name: str | None) -> Card | None:
     return find_card(name)
 
 
+def _llm_cards(args) -> list[Card] | None:
+    """``llm --gpu 'A,B,...'``: the cards of a list (None for a single name)."""
+    if args.gpu is None or "," not in args.gpu:
+        return None
+    names = [n.strip() for n in args.gpu.split(",")]
+    if not all(names):
+        raise VramBudgetError(f"--gpu {args.gpu!r}: an empty name in the list; give cards like 'RTX 4090,RTX 3060'")
+    cards = []
+    for i, name in enumerate(names):
+        try:
+            cards.append(find_card(name))
+        except VramBudgetError:
+            raise VramBudgetError(f"--gpu {args.gpu!r}: unknown card {name!r} (card {i + 1} of {len(names)}); known "
+                                  f"cards: {', '.join(c.name for c in CARDS)}") from None
+    if args.gpus != 1 and args.gpus != len(cards):
+        raise VramBudgetError(f"--gpus {args.gpus} but --gpu names {len(cards)} cards: give one or the other")
+    return cards
+
+
+def _split_cards(args) -> list[Card] | None:
+    """The cards of a vLLM pipeline (--pipeline-parallel / --pp-layer-partition), None without one. A list of
+    equal cards without it is --gpus N of that card; mixed cards need it (or llama.cpp's --tensor-split)."""
+    cards = _llm_cards(args)
+    pipeline = args.pipeline_parallel or args.pp_layer_partition is not None
+    if not pipeline:
+        if cards is None:
+            return None
+        if len({c.name for c in cards}) > 1:
+            names = ", ".join(c.name for c in cards)
+            if llm.engine_key(args.engine) == "vllm":
+                raise VramBudgetError(
+                    f"--gpu {args.gpu!r}: mixed cards ({names}) with tensor parallelism: vLLM shards every layer "
+                    "evenly over --tensor-parallel-size ranks and needs the same memory on each, so the smallest card "
+                    "would set the limit; add --pipeline-parallel to split the layers over them "
+                    "(VLLM_PP_LAYER_PARTITION)")
+            raise VramBudgetError(f"--gpu {args.gpu!r}: a list of mixed cards is for vLLM --pipeline-parallel; "
+                                  f"for {llm.ENGINES[llm.engine_key(args.engine)].name} give one card with --gpus "
+                                  f"{len(cards)} (llama.cpp: and --tensor-split, one share per card)")
+        args.gpu, args.gpus = cards[0].name, len(cards)  # equal cards: --gpus N of that card
+        return None
+    if llm.engine_key(args.engine) != "vllm":
+        raise VramBudgetError("--pipeline-parallel / --pp-layer-partition are vLLM's (llama.cpp splits layers with "
+                              "--tensor-split)")
+    if args.vram is not None:
+        raise VramBudgetError("--pipeline-parallel: name the cards with --gpu 'A,B,...' (--vram is one card's memory)")
+    if cards is None:
+        if args.gpu is None:
+            raise VramBudgetError("--pipeline-parallel: name the cards with --gpu, e.g. --gpu 'RTX 4090,RTX 3060' "
+                                  "(or --gpu X --gpus N)")
+        cards = [_card(args.gpu)] * args.gpus
+    return cards
+
+
 def _finite(flag: str, value, lo: float, hi: float):
     if value is not None and (not math.isfinite(value) or not lo <= value <= hi):
         raise VramBudgetError(f"{flag} {value}: give a number from {lo:g} to {hi:g}")
@@ -155,6 +215,9 @@ def run_llm(args) -> int:
         _finite("--gpu-memory-utilization", args.utilization, 0.05, 1.0)
         if args.vram is not None and args.gpu is not None:
             raise VramBudgetError("--vram and --gpu: give one (the free memory, or a card)")
+        stages = _split_cards(args)
+        if stages is not None:
+            return _run_pipeline(args, stages)
         card = _card(args.gpu) or _vram_card(args.vram)
         cfg = load_llm(args.model)
         weights = args.weights or ("file" if cfg.stored is not None or cfg.quant is not None else "16bit")
@@ -186,6 +249,31 @@ def run_llm(args) -> int:
         print(json.dumps(d, indent=2))
         return 0
     print(format_serve(cfg, plan, options, remedies))
+    return 0
+
+
+def _run_pipeline(args, cards: list[Card]) -> int:
+    """vLLM pipeline parallelism over ``cards`` (issue 23): the layer split, per card, and the flags."""
+    try:
+        cfg = load_llm(args.model)
+        weights = args.weights or ("file" if cfg.stored is not None or cfg.quant is not None else "16bit")
+        ex = _engine_extra(args)
+        context = _context_arg(args)
+        plan = llm.serve_pipeline(cfg, cards, context, args.users, weights, args.kv_dtype, args.utilization,
+                                  args.pp_layer_partition, **ex)
+        options = llm.cheapest_serving(cfg, context=None if context == "auto" else context, users=args.users,
+                                       weights=weights, kv_dtype=args.kv_dtype, engine="vllm",
+                                       **{k: v for k, v in ex.items() if k not in ("gpu_layers", "n_cpu_moe",
+                                                                                   "tensor_split")})
+    except VramBudgetError as exc:
+        return _fail(exc)
+    if args.json:
+        d = {**plan.to_dict(), "config": _model_dict(cfg),
+             "kv_bytes_per_token": llm.kv_bytes_per_token(cfg, plan.kv_dtype),
+             "cheapest": [o.to_dict() for o in options], "remedies": []}
+        print(json.dumps(d, indent=2))
+        return 0
+    print(format_serve(cfg, plan, options, []))
     return 0
 
 
@@ -234,6 +322,28 @@ def _reserve_line(p: llm.ServePlan) -> str:
     return f"  margin    {'1-2 GB':>24}  working margin (activations, CUDA context)"
 
 
+def _pipeline_lines(p: llm.ServePlan) -> list[str]:
+    pp = p.pipeline
+    default = ",".join(map(str, pp["default_partition"]))
+    if pp["custom_needed"]:
+        said = f"vLLM's default {default} does not fit"
+    elif pp["vllm_pp_layer_partition"] == default:
+        said = "vLLM's default split"
+    elif pp["default_fits"]:
+        said = f"vLLM's default {default} holds {pp['default_kv_cache_tokens']:,} tokens"
+    else:
+        said = f"vLLM's default {default} does not fit either"
+    out = [f"  pipeline  --pipeline-parallel-size {pp['pipeline_parallel_size']}, "
+           f"VLLM_PP_LAYER_PARTITION=\"{pp['vllm_pp_layer_partition']}\" ({pp['partition']}; {said})"]
+    for s in pp["per_card"]:
+        last = s["first_layer"] + s["layers"] - 1
+        out.append(f"    rank {s['rank']} {s['card']:<12} layers {s['first_layer']}-{last} ({s['layers']}): weights "
+                   f"{fmt_gib(s['weights_bytes'])} + KV {fmt_gib(s['kv_bytes'])} + reserve "
+                   f"{fmt_gib(s['reserve_bytes'])} = {fmt_gib(s['total_bytes'])} of {fmt_gib(s['capacity_bytes'])}: "
+                   f"{'fits' if s['fits'] else 'does not fit'} (room for {s['kv_cache_tokens']:,} tokens)")
+    return out
+
+
 def format_serve(cfg: llm.LlmConfig, p: llm.ServePlan, options, remedies) -> str:
     kvtok = llm.kv_bytes_per_token(cfg, p.kv_dtype)
     lines = [f"{cfg.name} on {p.engine} — {cfg.source}",
@@ -241,15 +351,23 @@ def format_serve(cfg: llm.LlmConfig, p: llm.ServePlan, options, remedies) -> str
              f"  weights   {_gb(p.weights_bytes):>24}  {WEIGHT_FORMATS.get(p.weight_format, cfg.stored_format)}",
              f"  KV cache  {_gb(p.kv_bytes):>24}  {p.context:,} tokens × {p.users} user(s), {p.kv_dtype}: "
              f"{kvtok / 1024:.0f} KiB/token",
-             _reserve_line(p),
-             f"  per card  {_gb(p.per_gpu_high):>24}  on each of {p.gpus} card(s)" if p.gpus > 1 else
-             f"  needs     {_gb(p.per_gpu_high):>24}"]
+             _reserve_line(p) if not p.pipeline else
+             f"  reserve   {_gb(p.reserve_bytes):>24}  vLLM's profile on the rank that needs most (the sampler "
+             "warm-up only on the last)"]
+    if p.pipeline:
+        lines += _pipeline_lines(p)
+    else:
+        lines.append(f"  per card  {_gb(p.per_gpu_high):>24}  on each of {p.gpus} card(s)" if p.gpus > 1 else
+                     f"  needs     {_gb(p.per_gpu_high):>24}")
     if p.card:
         share = f", vLLM share {p.utilization:.2f} = {fmt_gib(p.capacity_bytes)}" if p.engine == "vLLM" else ""
         verdict = {"fits": "fits", "tight": "tight (fits only with a 1 GB margin or fewer users)",
                    "offload": f"does not fit: {p.gpu_layers} of {p.layers + 1} layers on the GPU (-ngl), the rest "
                               "on the CPU, several times slower", "oom": "does not fit"}[p.verdict]
-        lines.append(f"  on {p.gpus} × {p.card}{share}: {verdict}" if p.gpus > 1 else f"  on {p.card}{share}: {verdict}")
+        lines.append(f"  on {p.card} (pipeline parallel), vLLM share {p.utilization:.2f} of each card: {verdict}"
+                     if p.pipeline else
+                     f"  on {p.gpus} × {p.card}{share}: {verdict}" if p.gpus > 1 else
+                     f"  on {p.card}{share}: {verdict}")
         if p.verdict in ("fits", "tight") and p.max_context:
             lines.append(f"  room for {p.max_users} conversation(s) of {p.context:,} tokens, or one of "
                          f"{p.max_context:,} tokens")
