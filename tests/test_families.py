@@ -354,7 +354,9 @@ def test_family_table_vocabulary_and_full_size_numbers():
                # token refiner's depth (MiniMax H3), and VAEs that state their own dtype / quantised ops / audio
                # rate (resolve.vae_dtype_bytes, the VAE_FORMULAS of families/minimax*.py)
                "ar_block_frames", "window_tokens", "audio_latent_channels", "token_refiner_depth", "quantized_ops",
-               "vae_dtype_bytes", "sample_rate", "samples_per_latent"}
+               "vae_dtype_bytes", "sample_rate", "samples_per_latent",
+               # SDPose's heatmap head (its working memory after the UNet forward, graph/packs/nodes_sdpose.py)
+               "heatmap_channels", "heatmap_scale", "input_size", "keypoints"}
     for fid, fam in FAMILIES.items():
         assert set(fam.arch) <= allowed, (fid, set(fam.arch) - allowed)
         if "patch_size" in fam.arch:
