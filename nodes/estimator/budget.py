@@ -28,7 +28,9 @@ from .gpus import Card, cheapest_card_that_fits
 from .model_info import DIFFUSION, UNKNOWN, ModelInfo
 from .name_infer import lora_on
 from .resolve import Resolver, part_of, ref_key, resolve_model
+from . import placement
 from .stages import StageBudget, build_stage, gap, simulate
+from .stages.base import off_card
 from .units import GiB, fmt_gib
 from .workload import SAMPLE, TEXT_ENCODE, TRAIN, ModelRef, Workload
 
@@ -86,6 +88,12 @@ class Budget:
     capacity: tuple = ()  # capacity.Capacity answers, when asked for
     host: "host_memory.HostBudget | None" = None  # system RAM per stage (host_memory.py)
     vram_verdict: str = ""  # the verdict on the card alone, before the host side
+    # issue 24: which device each model is on ('folder/name' -> (device, why)); shown in the JSON and the
+    # report when a node pack placed a model (show_devices) or several cards are given (placement)
+    model_devices: Mapping[str, tuple] = field(default_factory=dict)
+    show_devices: bool = False
+    placement: tuple = ()  # multi_device.DevicePlan per device (cuda:0 first, then the others, then cpu)
+    overall_verdict: str = ""  # with several cards: the worst device's verdict ("" = verdict)
 
     @property
     def memory_mode(self) -> str:
@@ -141,18 +149,35 @@ class Budget:
                 "reserved_unallocated_bytes": self.device.reserved_unallocated_bytes,
                 "fp8_compute": self.device.fp8_compute,
             },
-            "stages": [{**s.to_dict(), "run": r.to_dict()} if r is not None else s.to_dict()
+            "stages": [self._stage_entry(s, r)
                        for s, r in zip(self.stages, list(self.runs) + [None] * (len(self.stages) - len(self.runs)))],
             "remedies": [r.to_dict() for r in self.remedies],
             "plan": self.plan.to_dict() if self.plan is not None else None,
             "cheapest_card": _card_dict(self.cheapest_card),
             "cheapest_card_with_margin": _card_dict(self.cheapest_card_with_margin),
-            "models": {k: _model_dict(v) for k, v in self.models.items()},
+            "models": {k: self._model_entry(k, v) for k, v in self.models.items()},
             "unknown_nodes": [{"node_id": i, "class_type": t} for i, t in self.unknown_nodes],
             "notes": list(self.notes),
             **({"capacity": [c.to_dict() for c in self.capacity]} if self.capacity else {}),
             **self._host_dict(),
+            **({"placement": [p.to_dict() for p in self.placement],
+                "overall_verdict": self.overall_verdict or self.verdict} if self.placement else {}),
         }
+
+    def _stage_entry(self, s: StageBudget, r) -> dict:
+        d = {**s.to_dict(), "run": r.to_dict()} if r is not None else s.to_dict()
+        if self.show_devices:  # added fields (issue 24): where it runs and why
+            d.update(device=s.device, device_reason=s.device_reason, on_this_card=s.on_card)
+            if not s.on_card:
+                d["device_peak_bytes"] = s.device_peak_bytes
+        return d
+
+    def _model_entry(self, key: str, info: ModelInfo) -> dict:
+        d = _model_dict(info)
+        if self.show_devices:
+            dev, why = self.model_devices.get(key, (placement.MAIN, "ComfyUI's main device"))
+            d.update(device=dev, device_reason=why)
+        return d
 
     def _host_dict(self) -> dict:
         hb = self.host
@@ -235,10 +260,17 @@ def assess(
 
     stage_budgets: list[StageBudget] = []
     seen_text: dict[tuple, int] = {}
+    here = getattr(device, "ordinal", placement.MAIN)
     for stage in workload.stages:
         sb = build_stage(stage, device, info_for)
         if sb is None:
             continue
+        where, why = placement.stage_device(stage, device)
+        if (stage.device or here != placement.MAIN) and where != here:  # runs on another device (issue 24)
+            there = None if where == placement.CPU else build_stage(stage, replace(device, ordinal=where), info_for)
+            sb = off_card(sb, where, why, there.peak_bytes if there is not None else None)
+        elif where != sb.device or why:
+            sb = replace(sb, device=where, device_reason=why)
         if stage.kind == TEXT_ENCODE:  # positive and negative prompts on the same encoders: one entry
             key = tuple(sorted(ref_key(r) for r in stage.models))
             if key in seen_text:
@@ -324,6 +356,7 @@ def assess(
         runs=tuple(runs), tight=tight, slowdown=slowdown, slowdown_high=slowdown_high, extra_seconds=extra, missing=tuple(missing),
         incomplete=tuple(incomplete), peak_high_bytes=peak_high, peak_low_bytes=peak_low, outcome=outcome,
         host=hb, vram_verdict=vram_verdict,
+        model_devices=placement.model_devices(workload), show_devices=placement.placed(workload),
     )
     return budget
 
@@ -347,7 +380,7 @@ def _gaps(workload: Workload, infos: Mapping[str, ModelInfo], stage_budgets) -> 
                            else "architecture not recognised")
                 missing.append(Missing(ref.name, ref.folder, ref.role, problem))
     # a stage without a figure (its working memory or its model unknown): each kind's own check (stages.KINDS)
-    incomplete = [f"{sb.title}: {why}" for sb in stage_budgets if (why := gap(sb))]
+    incomplete = [f"{sb.title}: {why}" for sb in stage_budgets if sb.on_card and (why := gap(sb))]
     return missing, incomplete
 
 

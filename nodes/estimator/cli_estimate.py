@@ -6,6 +6,7 @@ import json
 import math
 import os
 import sys
+from dataclasses import replace
 
 from . import host_memory
 from .device import Device, LaunchFlags, device_for_launch
@@ -31,7 +32,9 @@ def add_estimate_parser(subparsers) -> None:
     p.add_argument("workflow", nargs="+", help="workflow .json file(s): saved UI workflow or API prompt")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--gpu", help=f"card name, e.g. 'RTX 4090' (known: {', '.join(c.name for c in CARDS)})")
-    g.add_argument("--vram", type=float, help="card size in GB, e.g. 24")
+    g.add_argument("--vram", type=_vram_value, help="card size in GB, e.g. 24; several cards: 24,24 (cuda:0, cuda:1)")
+    g.add_argument("--gpus", help="the machine's cards in CUDA order, e.g. 'RTX 4090,RTX 3090' (cuda:0 first): "
+                   "each device's peak and outcome for the models its loaders place there (ComfyUI-MultiGPU)")
     p.add_argument("--models-dir", help="a ComfyUI models/ folder to read the real files' headers from")
     p.add_argument("--input-dir", help="a ComfyUI input/ folder: the loaded images' real sizes (else 1 megapixel "
                                        "is assumed, and said)")
@@ -92,13 +95,53 @@ def _finite(name: str, value, lo: float, hi: float):
     return value
 
 
+def _vram_value(text: str):
+    """--vram 24 -> 24.0; --vram 24,24 -> (24.0, 24.0): one size per card, cuda:0 first."""
+    parts = [p.strip() for p in str(text).split(",")]
+    try:
+        values = tuple(float(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give the card size in GB (24), or one per card (24,24)") from None
+    return values[0] if len(values) == 1 else values
+
+
+def _cards_from_args(args) -> list:
+    """The cards named by --gpus / --vram a,b (cuda:0 first), or [] for a single card."""
+    gpus = getattr(args, "gpus", None)
+    if gpus is not None:
+        names = [n.strip() for n in gpus.split(",")]
+        if not any(names) or not all(names):
+            raise VramBudgetError(f"--gpus {gpus!r}: name each card, comma-separated, e.g. 'RTX 4090,RTX 3090'")
+        return [find_card(n) for n in names]
+    if isinstance(args.vram, tuple):
+        return [card_for_vram(v) for v in args.vram]
+    return []
+
+
+def devices_from_args(args) -> list[Device]:
+    """Every card of the machine (cuda:0 first): [device_from_args(args)] for one card; with --gpus /
+    --vram a,b one Device per card, the same launch flags, cuda:i the i-th (issue 24)."""
+    main = device_from_args(args)
+    cards = _cards_from_args(args)
+    out = [main]
+    for i, card in enumerate(cards[1:], start=1):
+        out.append(replace(device_for_launch(
+            card, LaunchFlags.from_args(args), memory_mode=getattr(args, "memory_mode", None),
+            fp8_compute=False if args.no_fp8_compute else None,
+            source="--vram" if isinstance(args.vram, tuple) else None, host=main.host), ordinal=f"cuda:{i}"))
+    return out
+
+
 def device_from_args(args) -> Device:
     """The command line's flags -> Device, through the mapping the node and the panel use
     (device.device_for_launch); what the machine would measure is given by flags here."""
     _finite("--reserve-vram", args.reserve_vram, 0, 1024)
     _finite("--vram-headroom", getattr(args, "vram_headroom", 0.0), 0, 1024)
     _finite("--other-processes", args.other_processes, 0, 10_000)
-    if args.vram is not None:
+    cards = _cards_from_args(args)
+    if cards:
+        card = cards[0]
+    elif args.vram is not None:
         card = card_for_vram(args.vram)  # refuses 0, negatives, nan and inf with the flag's name
     elif args.gpu is not None:
         if not args.gpu.strip():
@@ -146,7 +189,8 @@ def host_from_args(args) -> host_memory.Host:
 
 def run_estimate(args) -> int:
     try:
-        device = device_from_args(args)
+        devices = devices_from_args(args)
+        device = devices[0]
     except VramBudgetError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -159,13 +203,14 @@ def run_estimate(args) -> int:
         return 2
     token = INPUT_MEDIA.set(input_reader(args.input_dir)) if args.input_dir else None
     try:
-        return _estimate_files(args, device, resolver)
+        return _estimate_files(args, devices, resolver)
     finally:
         if token is not None:
             INPUT_MEDIA.reset(token)
 
 
-def _estimate_files(args, device, resolver) -> int:
+def _estimate_files(args, devices, resolver) -> int:
+    device, others = devices[0], devices[1:]
     status = 0
     results = []
     for path in args.workflow:
@@ -182,7 +227,7 @@ def _estimate_files(args, device, resolver) -> int:
             continue
         try:
             workload = read_workflow(data)
-            budget = estimate(workload, device, resolver)
+            budget = estimate(workload, device, resolver, others=others)
             if args.max:
                 budget = with_capacity(budget, workload, dict.fromkeys(args.max), resolver)
         except VramBudgetError as exc:

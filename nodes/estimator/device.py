@@ -50,6 +50,9 @@ class Device:
     # ComfyUI 0.33's model prefetch under Dynamic VRAM (comfy/model_prefetch.py, model_base.py:245): LTXAV and
     # MiniMax H3 cast a streamed block whole, one cast buffer per offload stream (runtime.prefetch_block_bytes)
     model_prefetch: bool = False
+    # Which device of the machine this card is (issue 24): "cuda:0" = ComfyUI's main device; with several
+    # cards (--gpus) the i-th is "cuda:i". A model a loader placed on another device is not on this card.
+    ordinal: str = "cuda:0"
 
     @classmethod
     def from_card(cls, card: Card, **kw) -> "Device":

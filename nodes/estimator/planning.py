@@ -6,9 +6,9 @@ command line call estimate / estimate_prompt here."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
-from . import capacity, host_memory, runtime
+from . import capacity, host_memory, multi_device, runtime
 from .advice import recommended_plan, remedies_for
 from .budget import Budget, assess
 from .device import Device
@@ -25,11 +25,22 @@ def estimate(
     device: Device,
     resolver: Resolver | None = None,
     models: Mapping[str, ModelInfo] | None = None,
+    others: Sequence[Device] = (),
 ) -> Budget:
     """The budget of a workload on a device with its fixes: the VRAM ladder on the card's verdict, the
     RAM fixes on the host's, and the cheapest card of the rental lineup where ComfyUI runs it as is.
 
-    `models`: ModelInfos already resolved by the caller, keyed "folder/name" (budget.assess)."""
+    `models`: ModelInfos already resolved by the caller, keyed "folder/name" (budget.assess).
+    `others`: the machine's other cards (cuda:1, cuda:2, ...): each device's peak and outcome
+    (multi_device.py), also added when a loader placed a model on another device with one card."""
+    budget = _estimate_one(workload, device, resolver, models)
+    if others or budget.show_devices:
+        budget = multi_device.with_placement(budget, workload, [device, *others], resolver)
+    return budget
+
+
+def _estimate_one(workload: Workload, device: Device, resolver: Resolver | None,
+                  models: Mapping[str, ModelInfo] | None) -> Budget:
     budget = assess(workload, device, resolver, models)
     hb = budget.host
     stages, runs = list(budget.stages), list(budget.runs)

@@ -21,7 +21,14 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
     if dev.other_processes_bytes:
         cap += f", {fmt_gib(dev.other_processes_bytes)} held by other processes"
     lines.append(f"VRAM Budget: {dev.name} ({cap}); {mode}")
-    if budget.stages:
+    overall = getattr(budget, "overall_verdict", "") or budget.verdict
+    several = sum(1 for p in getattr(budget, "placement", ()) if p.card is not None) > 1
+    if budget.stages and several:
+        peak_stage = budget.stages[budget.peak_stage]
+        lines.append(f"Verdict: {VERDICT_TEXT.get(overall, overall)} (the worst of the cards; per device below)")
+        lines.append(f"  {dev.ordinal} {dev.name}: {VERDICT_TEXT.get(budget.verdict, budget.verdict)}: "
+                     f"{_verdict_tail(budget, peak_stage)}")
+    elif budget.stages:
         peak_stage = budget.stages[budget.peak_stage]
         lines.append(f"Verdict: {VERDICT_TEXT.get(budget.verdict, budget.verdict)}: {_verdict_tail(budget, peak_stage)}")
     else:
@@ -36,8 +43,9 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
     lines.append("")
     if budget.stages:
         width = max(24, min(46, max(len(s.title) for s in budget.stages) + 3))
+        show = getattr(budget, "show_devices", False)
         lines.append(f"{'Stage':<{width}} {'Weights':>7} {'Working':>7} {'Other':>6} {'Peak':>7} {'RAM':>6}  (GiB)  "
-                     "on this card")
+                     + (f"{'Device':<7} " if show else "") + "on this card")
         runs = list(getattr(budget, "runs", ()))
         host_runs = list(budget.host.runs) if getattr(budget, "host", None) is not None else []
         for n, sb in enumerate(budget.stages):
@@ -49,11 +57,20 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
             ram = f"{host_runs[n].ram_bytes / GiB:6.2f}" if n < len(host_runs) else f"{'':>6}"
             if n < len(host_runs) and host_runs[n].outcome in HOST_MARK:
                 run = f"{run}; RAM: {HOST_MARK[host_runs[n].outcome]}" if run else f"RAM: {HOST_MARK[host_runs[n].outcome]}"
+            where = ""
+            if show:
+                where = f"{getattr(sb, 'device', 'cuda:0'):<7} "
+                if not getattr(sb, "on_card", True):
+                    run = ("runs on the CPU: no VRAM" if sb.device == "cpu" else
+                           f"not on this card ({fmt_gib(sb.device_peak_bytes or 0)} on {sb.device})")
             lines.append(f"{title:<{width}} {_g(sb.weights_bytes):>7} {_g(sb.working_bytes):>7} "
-                         f"{sb.overhead_bytes / GiB:6.2f} {_g(sb.peak_bytes):>7} {ram}  {run}{mark}")
+                         f"{sb.overhead_bytes / GiB:6.2f} {_g(sb.peak_bytes):>7} {ram}  {where}{run}{mark}")
+            if verbose and show and getattr(sb, "device_reason", ""):
+                lines.append(f"    runs on {sb.device}: {sb.device_reason}")
             if verbose:
                 for item in sb.items:
                     lines.append(f"    {item.label}: {fmt_gib(item.bytes)} ({item.assumption})")
+    lines.extend(_device_lines(budget))
     lines.extend(_host_lines(budget, verbose))
     missing = getattr(budget, "missing", ())
     if missing:
@@ -113,6 +130,40 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
         for note in notes:
             lines.append(f" - {note}")
     return "\n".join(lines)
+
+
+PLACE_TEXT = {"not_checked": "not checked (no card given for it)", "unused": "unused", "no_vram": "no VRAM"}
+
+
+def _device_lines(budget) -> list[str]:
+    """Where each model runs and why, and each device's peak (issue 24): shown when a loader placed a model
+    (ComfyUI-MultiGPU) or several cards are given."""
+    if not getattr(budget, "show_devices", False):
+        return []
+    out = ["", "Where each model runs:"]
+    for key, info in budget.models.items():
+        dev, why = budget.model_devices.get(key, ("cuda:0", "ComfyUI's main device"))
+        tail = (": runs on the CPU, no VRAM of any card" if dev == "cpu" else
+                "" if dev == getattr(budget.device, "ordinal", "cuda:0") else
+                ": not on this card, priced for that device")
+        out.append(f" - {info.label} [{key.split('/', 1)[-1]}]: {dev} ({why}){tail}")
+    plans = getattr(budget, "placement", ())
+    if plans:
+        out.append("Per device:")
+        for p in plans:
+            card = f"{p.card.name}, {fmt_gib(p.card.capacity_bytes)} usable" if p.card is not None else "no card given"
+            if p.device == "cpu":
+                card = "system RAM"
+            outcome = VERDICT_TEXT.get(p.outcome) or PLACE_TEXT.get(p.outcome, p.outcome)
+            peak = f"peak {fmt_gib(p.peak_bytes)}" if p.device != "cpu" else "no VRAM"
+            donor = f" + DisTorch2 donor share of {len(p.donor_for)} model(s)" if getattr(p, "donor_for", ()) else ""
+            out.append(f" - {p.device} ({card}): {len(p.models)} model(s){donor}, {peak}: {outcome}")
+            if p.allocation:
+                a = p.allocation
+                out.append(f"   split {a['model']} with DisTorch2 (UNETLoaderDisTorch2MultiGPU, compute_device "
+                           f"{a['compute_device']}): expert_mode_allocations = \"{a['expert_mode_allocations']}\""
+                           + (f" ({fmt_gib(a['rest_bytes'])} streamed from RAM)" if a["rest_bytes"] else ""))
+    return out
 
 
 HOST_MARK = {"oom": "OUT OF MEMORY", "swapping": "swaps", "thrashing": "re-reads weights from disk"}

@@ -32,6 +32,11 @@ class ModelRef:
     gguf: bool = False  # loaded by a ComfyUI-GGUF loader
     offload_bytes: int = 0  # ComfyUI-MultiGPU DisTorch virtual VRAM: weights kept on a donor device (RAM)
     unset: bool = False  # the loader names no file the reader can see (empty widget, unresolved link)
+    # Why the model is on `device` when a node pack placed it (ComfyUI-MultiGPU: "ComfyUI-MultiGPU
+    # CLIPLoaderMultiGPU device=cpu"); "" = ComfyUI's own choice (placement.py says which)
+    placed_by: str = ""
+    donor_device: str | None = None  # DisTorch `donor_device`: where offload_bytes live ("cpu" = RAM, "cuda:1" = VRAM)
+    allocation: str = ""  # DisTorch `expert_mode_allocations` as written ("cuda:0,8gb;cpu,*"), "" = none
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,10 @@ class Stage:
     # (latent rows, latent columns) each; edit models attend over their tokens next to the image's
     reference_latents: tuple[tuple[int, int], ...] = ()
     notes: tuple[str, ...] = ()
+    # Where the stage runs: its main model's device ("cuda:1", "cpu"); None = ComfyUI's main device (cuda:0).
+    # Filled by placement.place_stages when a loader placed that model; device_reason says which loader.
+    device: str | None = None
+    device_reason: str = ""
 
 
 @dataclass(frozen=True)

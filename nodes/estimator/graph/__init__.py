@@ -16,6 +16,7 @@ from typing import Mapping
 
 from ..errors import WorkflowError
 from ..node_specs import load_specs
+from ..placement import place_stages
 from ..workload import Workload
 from .analyzer import _Analyzer
 from .base import estimate_text_tokens
@@ -43,7 +44,7 @@ def read_workflow(data: Mapping | str | bytes, *, specs: Mapping | None = None) 
             graph = _read_api(payload, specs)
         analyzer = _Analyzer(graph, specs)
         analyzer.where = where
-        return analyzer.analyze()
+        return place_stages(analyzer.analyze())
     except WorkflowError:
         raise
     except RecursionError:

@@ -89,6 +89,12 @@ def simulate(stage_budgets, device) -> list:
     ctx = runtime.context_for(device)
     runs: list = []
     for sb in stage_budgets:
+        if not sb.on_card:  # a loader runs it on another device: only this card's CUDA context is here
+            short = sb.peak_bytes - device.capacity_bytes  # only a DisTorch2 donor share can be here
+            runs.append(runtime.StageRun(runtime.OOM if short > 0 else runtime.FITS, peak_bytes=sb.peak_bytes,
+                                         shortfall_bytes=max(0, short), resident_bytes=sb.weights_bytes, rules=(
+                                             f"runs on {sb.device} ({sb.device_reason}): not on this card",)))
+            continue
         if sb.stage.manager == runtime.WRAPPER:
             run = runtime.run_wrapper(sb, ctx)
         else:

@@ -7,6 +7,8 @@ from typing import Iterable, Mapping
 
 from ..device import Device
 from ..model_info import ModelInfo
+from ..distorch import read_allocation
+from ..placement import MAIN, normalize
 from ..resolve import loaded_weights, ref_key
 from ..units import fmt_gib
 from ..workload import LatentShape, ModelRef, Stage
@@ -19,6 +21,7 @@ class Item:
     category: str  # "weights" | "working" | "overhead"
     assumption: str = ""
     model: ModelInfo | None = None  # for weights: the model (or checkpoint part) they belong to
+    donor: bool = False  # DisTorch2 donor share: weights of a model computed on another device, kept on this one
 
     def to_dict(self) -> dict:
         return {"label": self.label, "bytes": self.bytes, "category": self.category, "assumption": self.assumption}
@@ -33,6 +36,13 @@ class StageBudget:
     min_peak_bytes: int  # with cond/uncond run one after another (ComfyUI's fallback when short)
     notes: tuple[str, ...] = ()
     batch_factor: int = 1  # 2 when cond+uncond are batched
+    # Where the stage runs and why (placement.stage_device; budget.assess fills them). A stage a loader put on
+    # another device (on_card False) keeps only this card's CUDA context here; device_peak_bytes is its peak
+    # priced on its own device (None on the CPU).
+    device: str = MAIN
+    device_reason: str = ""
+    on_card: bool = True
+    device_peak_bytes: int | None = None
 
     @property
     def weights_bytes(self) -> int:
@@ -96,29 +106,67 @@ def weights_items(stage: Stage, device: Device, info_for, roles: Iterable[str]) 
             items.append(Item(f"{info.label} [{ref.name}]", 0, "weights", f"runs on the CPU ({why})", info))
             infos.append(info)
             continue
-        elsewhere = _placed_elsewhere(ref)
+        here = getattr(device, "ordinal", MAIN)
+        elsewhere = _placed_elsewhere(ref, here)
+        if elsewhere and ref.allocation:  # DisTorch2 expert allocation: this card's share of a model computed elsewhere
+            nbytes, assumption = loaded_weights(info, ref, device)
+            shares = read_allocation(ref.allocation, nbytes,
+                                     lambda d: device.total_bytes if normalize(d) == here else None) or {}
+            mine = int(sum(v for d, v in shares.items() if normalize(d) == here))
+            if mine:
+                items.append(Item(f"{info.label} [{ref.name}] (DisTorch2 allocation share)", mine, "weights",
+                                  f"{fmt_gib(mine)} of its weights kept here for {normalize(ref.device)} "
+                                  f"('{ref.allocation}')", info, donor=True))
+                infos.append(info)
+                continue
+        if elsewhere and ref.offload_bytes and normalize(ref.donor_device) == here:
+            # DisTorch2 with a GPU as donor_device: virtual_vram_gb of the weights live on that card while the
+            # model is loaded (distorch_2.py:704-782, calculate_safetensor_vvram_allocation)
+            nbytes, assumption = loaded_weights(info, ref, device)
+            kept = min(nbytes, ref.offload_bytes)
+            items.append(Item(f"{info.label} [{ref.name}] (DisTorch2 donor share)", kept, "weights",
+                              f"{fmt_gib(kept)} of its weights kept here for {normalize(ref.device)} "
+                              f"({ref.placed_by})", info, donor=True))
+            infos.append(info)
+            continue
         if elsewhere:
             items.append(Item(f"{info.label} [{ref.name}]", 0, "weights", elsewhere, info))
             infos.append(info)
             continue
         nbytes, assumption = loaded_weights(info, ref, device)
-        if ref.offload_bytes and nbytes:
+        if ref.allocation and nbytes:
+            shares = read_allocation(ref.allocation, nbytes,
+                                     lambda d: device.total_bytes if normalize(d) == here else None)
+            if shares is not None:
+                mine = int(sum(v for d, v in shares.items() if normalize(d) == here))
+                others = ", ".join(d for d in shares if normalize(d) != here) or "no other device"
+                assumption += (f"; DisTorch2 expert allocation '{ref.allocation}': {fmt_gib(mine)} of it on this card, "
+                               f"the rest on {others}")
+                nbytes = min(nbytes, mine)
+            else:
+                assumption += f"; DisTorch2 expert allocation '{ref.allocation}' not read: all of it counted here"
+        elif ref.offload_bytes and nbytes:
             kept = min(nbytes, ref.offload_bytes)
             nbytes -= kept
-            assumption += f"; DisTorch virtual VRAM keeps {fmt_gib(kept)} of it in RAM (streamed in)"
+            donor = normalize(ref.donor_device)
+            assumption += (f"; DisTorch virtual VRAM keeps {fmt_gib(kept)} of it in RAM (streamed in)"
+                           if donor in (None, "cpu") else
+                           f"; DisTorch2 virtual VRAM keeps {fmt_gib(kept)} of it on {donor} (fetched from there)")
         items.append(Item(f"{info.label} [{ref.name}]", nbytes, "weights", assumption, info))
         infos.append(info)
     return items, infos, notes
 
 
-def _placed_elsewhere(ref: ModelRef) -> str | None:
+def _placed_elsewhere(ref: ModelRef, here: str = MAIN) -> str | None:
     """A loader that puts the model on the CPU or on another GPU (ComfyUI-MultiGPU `device`):
-    it takes nothing on this card. The card budgeted is the first GPU (cuda:0)."""
-    dev = (ref.device or "").strip().lower()
+    it takes nothing on this card. The card budgeted is `here` (cuda:0 unless several cards are given)."""
+    dev = normalize(ref.device)
     if ref.role != "text_encoder" and dev == "cpu":
         return "placed on the CPU by its loader (device = cpu): not on this GPU"
-    if dev.startswith("cuda:") and dev not in ("cuda:0",):
-        return f"placed on {dev} by its loader: not on this GPU (cuda:0)"
+    if dev is not None and dev != "cpu" and dev != here:
+        return f"placed on {dev} by its loader: not on this GPU ({here})"
+    if dev is None and here != MAIN:
+        return f"on {MAIN}, ComfyUI's main device: not on this GPU ({here})"
     return None
 
 
@@ -135,3 +183,15 @@ def finish(stage: Stage, title: str, items: list[Item], notes: list[str], extra_
         working = sum(i.bytes for i in items if i.category == "working")
         min_peak = peak - working + extra_min_working
     return StageBudget(stage, title, tuple(items), peak, min_peak, tuple(notes), batch_factor)
+
+
+def off_card(sb: StageBudget, where: str, why: str, device_peak: int | None) -> StageBudget:
+    """The stage as this card sees it when a loader runs it on another device (`where`): its weights and
+    working memory are there, not here (the CUDA context stays); said on each item."""
+    text = "no VRAM of any card" if where == "cpu" else "priced for that device"
+    items = tuple(replace(i, bytes=0, assumption=f"{i.assumption}; runs on {where} ({why}): {text}, not on this card"
+                          if i.assumption else f"runs on {where} ({why}): {text}, not on this card")
+                  if i.bytes and i.category != "overhead" and not i.donor else i for i in sb.items)
+    peak = sum(i.bytes for i in items)
+    return replace(sb, items=items, peak_bytes=peak, min_peak_bytes=peak, device=where, device_reason=why,
+                   on_card=False, device_peak_bytes=device_peak)

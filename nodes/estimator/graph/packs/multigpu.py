@@ -3,11 +3,29 @@ chooses the device, plus DisTorch / DisTorch2 "virtual VRAM".
 
 Variants are named after the node they wrap (``UNETLoaderMultiGPU``, ``CLIPLoaderGGUFMultiGPU``,
 ``UNETLoaderDisTorch2MultiGPU``, ``WanVideoModelLoaderMultiGPU``...), take the same inputs and add
-device widgets after them, so each variant is read as its base node and then placed:
+device widgets after them, so each variant is read as its base node and then placed (issue 24: the
+ModelRef's ``device`` and ``placed_by``; placement.py turns them into each stage's device):
 - ``device`` (``...MultiGPU``) / ``compute_device`` (DisTorch): the GPU the model runs on; a model
   placed on another GPU (cuda:1) or on the CPU does not use this card.
 - ``virtual_vram_gb`` (DisTorch / DisTorch2): that many GB of the model's weights live on the
   ``donor_device`` (RAM by default) and are streamed in, like ComfyUI's partial load.
+- ``expert_mode_allocations`` (DisTorch2): an allocation string that replaces virtual_vram_gb
+  (distorch_2.py:365-378: bytes form "cuda:0,8gb;cpu,*", ratio form "cuda:0,25%;cpu,75%").
+
+The widgets each wrapper adds, in order (ComfyUI-MultiGPU, wrappers.py; a UI workflow saves them by
+position after the base node's own):
+- override_class (UNETLoader, VAELoader, CheckpointLoaderSimple, ControlNet ... MultiGPU), wrappers.py:458;
+  override_class_clip / _clip_no_device (CLIP loaders), wrappers.py:534 / 568: ``device``, which takes the
+  place of core CLIPLoader's / DualCLIPLoader's own ``device`` widget (the same key of INPUT_TYPES);
+- DisTorch2 (``...DisTorch2MultiGPU``), wrappers.py:30-34: ``compute_device`` (``device`` for the CLIP
+  loaders, wrappers.py:144-165), ``virtual_vram_gb``, ``donor_device``, ``expert_mode_allocations``,
+  ``eject_models``;
+- legacy DisTorch (``...DisTorchMultiGPU``), wrappers.py:184-187 / 317-320 / 384-387: ``device``,
+  ``virtual_vram_gb``, ``use_other_vram``, ``expert_mode_allocations``;
+- its own WanVideoWrapper loaders (wanvideo.py): WanVideoModelLoader ``compute_device`` after
+  ``load_device`` (wanvideo.py:30-63), LoadWanVideoT5TextEncoder / LoadWanVideoClipTextEncoder ``device``
+  (wanvideo.py:222-236 / 261-275), WanVideoVAELoader / WanVideoTinyVAELoader ``load_device`` = a device
+  (wanvideo.py:380-393 / 414-426).
 """
 from __future__ import annotations
 
@@ -19,7 +37,21 @@ from . import Pack, core, gguf, wanvideowrapper
 
 SUFFIXES = ("MultiGPU", "DisTorchMultiGPU", "DisTorch2MultiGPU")
 GIB = 1024**3  # DisTorch: virtual_vram_bytes = virtual_vram_gb * (1024**3); the model's GPU share is
-# max(0, model bytes - virtual_vram_bytes) (ComfyUI-MultiGPU distorch_2.py, memory accounting)
+# max(0, model bytes - virtual_vram_bytes) (ComfyUI-MultiGPU distorch_2.py:142-143, memory accounting)
+
+DISTORCH2 = ("virtual_vram_gb", "donor_device", "expert_mode_allocations", "eject_models")  # wrappers.py:31-34
+DISTORCH1 = ("device", "virtual_vram_gb", "use_other_vram", "expert_mode_allocations")  # wrappers.py:184-187
+CLIP_BASES = ("CLIPLoader", "DualCLIPLoader", "TripleCLIPLoader", "QuadrupleCLIPLoader", "CLIPVisionLoader",
+              "CLIPLoaderGGUF", "DualCLIPLoaderGGUF", "TripleCLIPLoaderGGUF", "QuadrupleCLIPLoaderGGUF")
+# ComfyUI-MultiGPU's own WanVideoWrapper loaders: their whole widget list and the widget naming the device
+WANVIDEO = {
+    "WanVideoModelLoaderMultiGPU": (["model", "base_precision", "quantization", "load_device", "compute_device",
+                                     "attention_mode", "rms_norm_function"], "compute_device"),
+    "LoadWanVideoT5TextEncoderMultiGPU": (["model_name", "precision", "device", "quantization"], "device"),
+    "LoadWanVideoClipTextEncoderMultiGPU": (["model_name", "precision", "device"], "device"),
+    "WanVideoVAELoaderMultiGPU": (["model_name", "load_device", "precision"], "load_device"),
+    "WanVideoTinyVAELoaderMultiGPU": (["model_name", "load_device", "precision", "parallel"], "load_device"),
+}
 
 
 def _base_type(node_type: str) -> str | None:
@@ -29,18 +61,53 @@ def _base_type(node_type: str) -> str | None:
     return None
 
 
-def _placement(a, node) -> dict:
-    """ModelRef fields for where this variant puts the model."""
-    device = a.value(node, "device")
-    if not isinstance(device, str):
-        device = a.value(node, "compute_device")
-    out = {"device": device} if isinstance(device, str) and device else {}
-    virtual = a.number(node, "virtual_vram_gb", 0, integer=False) if "virtual_vram_gb" in node.inputs else 0
-    if virtual:
+def added_widgets(name: str, base: str, base_widgets) -> list[str]:
+    """The widgets ComfyUI-MultiGPU appends to `base`'s for the variant `name` (see the module doc)."""
+    if name.endswith("DisTorch2MultiGPU"):
+        param = "device" if base in CLIP_BASES else "compute_device"
+        return ([] if param in base_widgets else [param]) + list(DISTORCH2)
+    if name.endswith("DisTorchMultiGPU"):
+        return [w for w in DISTORCH1 if w not in base_widgets or w != "device"]
+    return [] if "device" in base_widgets else ["device"]
+
+
+def _device_param(node) -> str:
+    if node.type in WANVIDEO:
+        return WANVIDEO[node.type][1]
+    return "device" if "device" in node.inputs else "compute_device"
+
+
+def _placement(a, node, part: str | None = None) -> dict:
+    """ModelRef fields for where this variant puts the model (and why, for the report). For a checkpoint
+    the device applies to its model and VAE (created while the variant's device is current, wrappers.py:
+    205-215), not to its CLIP (ComfyUI's text-encoder device), and virtual VRAM to the MODEL alone: the
+    allocation is set on out[0]'s model only (wrappers.py:113-122)."""
+    if part == "clip":
+        return {}
+    param = _device_param(node)
+    device = a.value(node, param)
+    if not isinstance(device, str) or not device:
+        return {}
+    out = {"device": device}
+    why = f"ComfyUI-MultiGPU {node.type} {param}={device}"
+    if part in (None, "model"):
+        virtual = a.number(node, "virtual_vram_gb", 0, integer=False) if "virtual_vram_gb" in node.inputs else 0
+        alloc = a.value(node, "expert_mode_allocations")
+        alloc = alloc.strip() if isinstance(alloc, str) else ""
         donor = a.value(node, "donor_device")
-        out["offload_bytes"] = int(virtual * GIB)
-        a.note(f"{a.label(node)}: DisTorch virtual VRAM: {virtual:g} GiB of the weights kept on "
-               f"{donor if isinstance(donor, str) and donor else 'cpu'} and streamed in")
+        donor = donor if isinstance(donor, str) and donor else "cpu"
+        if alloc:  # the expert string wins over virtual_vram_gb (wrappers.py:100-106, distorch_2.py:372-378)
+            out["allocation"] = alloc
+            why += f", expert_mode_allocations={alloc}"
+            a.note(f"{a.label(node)}: DisTorch2 expert allocation '{alloc}': the weights are spread as it says, "
+                   f"computed on {device}")
+        elif virtual and virtual > 0:
+            out["offload_bytes"] = int(virtual * GIB)
+            out["donor_device"] = donor
+            why += f", virtual_vram_gb={virtual:g} on donor {donor}"
+            a.note(f"{a.label(node)}: DisTorch virtual VRAM: {virtual:g} GiB of the weights kept on "
+                   f"{donor} and streamed in")
+    out["placed_by"] = why
     return out
 
 
@@ -48,16 +115,17 @@ def _alias_refs(base: str, table_loader: bool):
     def refs(a, node, slot, type_, visiting):
         as_base = replace(node, type=base)
         result = a._refs_of(as_base, slot, type_, visiting)
-        placement = _placement(a, node)
-        if not placement:
-            return result
         # the placement applies to the files this loader itself names, not to models upstream
-        return [_replace(r, **placement) if r.loader_node == node.id else r for r in result]
+        out = []
+        for r in result:
+            if r.loader_node == node.id:
+                placement = _placement(a, node, r.part if r.role == "checkpoint" else None)
+                r = _replace(r, loader_type=node.type, **placement)
+            out.append(r)
+        return out
 
     refs.loader = table_loader
     return refs
-
-
 def _alias_stage(base: str, handler):
     def stage(a, node):
         as_base = replace(node, type=base)
@@ -100,7 +168,11 @@ def _build() -> Pack:
                 out.handled.add(name)
             widgets = bases.widgets.get(base) or [w[0] for w in (specs.get(base) or {}).get("w", ())
                                                   if not w[0].startswith("$")]
-            if widgets:
+            if name in WANVIDEO:
+                out.widgets[name] = list(WANVIDEO[name][0])
+            elif widgets and (base in loaders or base in bases.refs):
+                out.widgets[name] = list(widgets) + added_widgets(name, base, widgets)
+            elif widgets:
                 out.widgets[name] = list(widgets)
             types = bases.input_types.get(base) or (specs.get(base) or {}).get("in")
             if types:
