@@ -12,6 +12,7 @@ length is not a multiple of the block. Block sizes are ggml's (gguf-py GGML_QUAN
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -232,8 +233,6 @@ class CheckpointQuant:
     ignore: tuple[str, ...] = ()
 
     def ignored(self, module: str) -> bool:
-        import re  # noqa: PLC0415
-
         for pat in self.ignore:
             if pat.startswith("re:"):
                 try:

@@ -14,6 +14,7 @@ from typing import Sequence
 from . import placement
 from .budget import Budget, assess
 from .device import Device
+from .distorch import write_allocation
 from .resolve import Resolver, ref_key
 from .workload import Workload
 
@@ -110,8 +111,6 @@ def split_suggestion(budget: Budget, plans: Sequence[DevicePlan], devices: Seque
     (ComfyUI streams them or runs out of memory): a DisTorch2 bytes-form allocation (distorch.py) that keeps
     on each card as much as fits beside what that card already runs at its own peak, the rest in RAM; for
     UNETLoaderDisTorch2MultiGPU's `expert_mode_allocations` widget with `compute_device` = the main card."""
-    from .distorch import write_allocation  # noqa: PLC0415
-
     if len(devices) < 2 or not budget.stages or budget.vram_verdict not in ("runs_slower", "oom"):
         return None
     sb = budget.stages[budget.peak_stage]

@@ -15,7 +15,7 @@ import re
 from dataclasses import replace
 
 from .workload import (AUDIO_ENCODE, CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, TRAIN, UPSCALE, VAE_DECODE,
-                       VAE_ENCODE, ModelRef, Stage, Workload)
+                       VAE_ENCODE, ModelRef, Stage, Workload, ref_key)
 
 MAIN = "cuda:0"  # ComfyUI's main device: the card the estimate is for when one card is given
 CPU = "cpu"
@@ -105,8 +105,6 @@ def stage_device(stage: Stage, device=None) -> tuple[str, str]:
 
 def model_devices(workload: Workload) -> dict[str, tuple[str, str]]:
     """'folder/name' -> (device, why), the first loader that names the model deciding."""
-    from .resolve import ref_key  # noqa: PLC0415  (resolve sits above this module)
-
     out: dict[str, tuple[str, str]] = {}
     for stage in workload.stages:
         for ref in stage.models:

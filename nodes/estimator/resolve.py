@@ -13,7 +13,7 @@ from .families import FAMILIES, describe, registry
 from .model_info import AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN, VAE, ModelInfo
 from .name_infer import infer_info
 from .units import GiB
-from .workload import ModelRef
+from .workload import ModelRef, ref_key  # noqa: F401  (ref_key: re-exported, its old home)
 
 
 # Quantized formats ComfyUI (or the pack that loads them: nunchaku, bitsandbytes) keeps at their
@@ -31,10 +31,6 @@ Resolver = Callable[[str, str], "str | None"]
 
 # ----------------------------------------------------------------------------------------------
 # Model resolution: file on disk (exact) -> catalogue (published numbers) -> unknown.
-def ref_key(ref: ModelRef) -> str:
-    return f"{ref.folder}/{ref.name}"
-
-
 def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, str | None]:
     """ModelInfo for a workflow's model reference and a note on where it came from (None if exact, or
     inferred from the name: report.py lists those in one note)."""

@@ -79,6 +79,8 @@ NF4_PLAIN_BITS = 4 + 32 / 64  # NF4 without double quantization: one FP32 absmax
 from .units import GB
 from .files import inspect_file
 from .memory import latent_tokens, text_tokens_for
+from .model_info import DIFFUSION
+from .published import catalogue_info
 from .workload import LatentShape
 from .serial import JsonFields
 
@@ -928,8 +930,6 @@ def diffusion_info_for(model: str, from_file):
     info = from_file(model)
     if info is not None or os.path.exists(model) or not model.lower().endswith((".safetensors", ".sft", ".gguf")):
         return info
-    from .model_info import DIFFUSION
-    from .published import catalogue_info
     info = catalogue_info(os.path.basename(model))
     if info is None:
         raise VramBudgetError(f"{model}: no such file, and not a file name the catalogue knows; give the model file "

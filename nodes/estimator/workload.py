@@ -66,6 +66,12 @@ class LatentShape:
         return self.frames is not None
 
 
+
+def ref_key(ref: ModelRef) -> str:
+    """The key a model goes by in a budget's `models`: "folder/name" as the workflow names it."""
+    return f"{ref.folder}/{ref.name}"
+
+
 @dataclass(frozen=True)
 class Stage:
     kind: str  # TEXT_ENCODE, SAMPLE, VAE_DECODE, VAE_ENCODE, CLIP_VISION_ENCODE
