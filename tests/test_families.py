@@ -356,7 +356,9 @@ def test_family_table_vocabulary_and_full_size_numbers():
                "ar_block_frames", "window_tokens", "audio_latent_channels", "token_refiner_depth", "quantized_ops",
                "vae_dtype_bytes", "sample_rate", "samples_per_latent",
                # SDPose's heatmap head (its working memory after the UNet forward, graph/packs/nodes_sdpose.py)
-               "heatmap_channels", "heatmap_scale", "input_size", "keypoints"}
+               "heatmap_channels", "heatmap_scale", "input_size", "keypoints",
+               # TripoSplat's learned query tokens and refiner depth (ldm/triposplat/model.py:215-235)
+               "q_token_length", "refiner_depth"}
     for fid, fam in FAMILIES.items():
         assert set(fam.arch) <= allowed, (fid, set(fam.arch) - allowed)
         if "patch_size" in fam.arch:

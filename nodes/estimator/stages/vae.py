@@ -75,7 +75,9 @@ def vae_working(family: str, latent: LatentShape, decode: bool = True, tiled: di
     op = "decode" if decode else "encode"
     formula = registry.VAE_FORMULAS.get(family)  # no trace: the VAE class's own estimate in ComfyUI's sd.py
     if formula is not None and not auto_tiled:
-        got = formula(op, latent, dtype_bytes, tiled)
+        # a decode node's own settings (Stage.decode_options, e.g. a gaussian count) reach a formula that takes them
+        got = (formula(op, latent, dtype_bytes, tiled, options=options) if options
+               else formula(op, latent, dtype_bytes, tiled))
         if got is not None:
             return int(got[0]), got[1], []
     if family == PIXEL_SPACE_VAE:  # 0.18.2 sd.py:746-749: ComfyUI's own memory_used_decode / _encode
