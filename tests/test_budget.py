@@ -298,3 +298,21 @@ def test_pixel_space_vae_is_the_identity_with_comfyuis_own_reservation():
     (stage,) = budget.stages
     assert stage.working_bytes == 1024 * 1024 * 2
     assert sum(i.bytes for i in stage.items if i.category == "weights") < 16
+
+
+def test_a_text_encode_whose_activations_are_unknown_is_not_a_silent_zero():
+    """A checkpoint's text part the estimate cannot name as a text encoder (SAM 3.1's, before its family module):
+    weights counted, activations not; the stage says why and the verdict is can't tell, never fits."""
+    from vram_budget.nodes.estimator.model_info import CHECKPOINT, ModelInfo
+    from vram_budget.nodes.estimator.planning import estimate as plan_estimate
+    from vram_budget.nodes.estimator.workload import TEXT_ENCODE, ModelRef, Stage, Workload
+
+    ref = ModelRef(name="mystery_text_part.safetensors", role="text_encoder", folder="text_encoders")
+    info = ModelInfo(kind=CHECKPOINT, family="unknown", label="Mystery checkpoint", params=10**9,
+                     weights_bytes=2 * 10**9, source="catalogue")
+    wl = Workload(stages=(Stage(kind=TEXT_ENCODE, node_id="1", node_type="CLIPTextEncode", models=(ref,),
+                                text_tokens=77),))
+    budget = plan_estimate(wl, dev("RTX 4090"), models={"text_encoders/mystery_text_part.safetensors": info})
+    assert budget.stages[0].weights_bytes > 0 and budget.stages[0].working_bytes == 0
+    assert budget.verdict == "unknown" and not budget.complete
+    assert any("is not a text encoder this estimate knows" in i for i in budget.incomplete), budget.incomplete

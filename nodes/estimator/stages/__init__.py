@@ -37,6 +37,11 @@ def _no_model(what: str, usable: Callable = lambda m: True) -> Callable[[StageBu
     return check
 
 
+def _text_gap(sb: StageBudget) -> str | None:
+    """A text encode with weights on the card whose activations could not be priced (stages/text.py says why)."""
+    return next((n for n in sb.notes if n.startswith("working memory not estimated")), None)
+
+
 def _upscale_gap(sb: StageBudget) -> str | None:
     return None if sb.working_bytes else _note(sb, ("not estimated",), "working memory unknown")
 
@@ -64,7 +69,7 @@ def _vae_run(sb, ctx, earlier):
 
 KINDS: dict[str, StageKind] = {
     TEXT_ENCODE: StageKind(text.build, lambda sb, ctx, _e: runtime.run_single_pass(sb, ctx, "text encoder"),
-                           _no_model("text encoder")),
+                           lambda sb: _no_model("text encoder")(sb) or _text_gap(sb)),
     SAMPLE: StageKind(sample.build, lambda sb, ctx, _e: runtime.run_sample(sb, ctx), _no_working),
     VAE_DECODE: StageKind(vae.build, _vae_run, _no_working),
     VAE_ENCODE: StageKind(vae.build, _vae_run, _no_working),

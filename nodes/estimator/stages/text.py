@@ -32,9 +32,14 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
         (memory.text_encoder_working(i.family, i.arch, tokens) for i in infos if i.kind == TEXT_ENCODER),
         key=lambda w: w.bytes, default=None,
     )
+    names = " + ".join(dict.fromkeys(i.label for i in infos))
     if working is not None and any(it.bytes for it in items):
         items.append(Item("activations", working.bytes, "working", working.assumption))
-    names = " + ".join(dict.fromkeys(i.label for i in infos))
+    elif working is None and any(it.bytes for it in items):
+        # weights on the card but no model a text encoder's activations are known for (a checkpoint whose text
+        # part this estimate cannot name): never a silent 0
+        notes.append(f"working memory not estimated: {names} is not a text encoder this estimate knows "
+                     "(its activations are not priced)")
     if stage.generate_tokens:
         kv = _kv_cache_item(stage, infos, device, notes)
         if kv is not None and any(it.bytes for it in items):
