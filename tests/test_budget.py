@@ -316,3 +316,18 @@ def test_a_text_encode_whose_activations_are_unknown_is_not_a_silent_zero():
     assert budget.stages[0].weights_bytes > 0 and budget.stages[0].working_bytes == 0
     assert budget.verdict == "unknown" and not budget.complete
     assert any("is not a text encoder this estimate knows" in i for i in budget.incomplete), budget.incomplete
+
+
+def test_no_remedy_claims_to_fix_an_estimate_with_a_stage_without_a_figure():
+    """A can't-tell estimate whose runtime outcome is itself unknown (a sampler with no latent size): the fp8
+    remedy keeps its saving but claims no fix, since the peak it would be judged on is partial."""
+    from vram_budget.nodes.estimator.planning import estimate as plan_estimate
+    from vram_budget.nodes.estimator.workload import SAMPLE, ModelRef, Stage, Workload
+
+    ref = ModelRef(name="flux1-dev.safetensors", role="diffusion", folder="diffusion_models")
+    wl = Workload(stages=(Stage(kind=SAMPLE, node_id="1", node_type="KSampler", models=(ref,)),))
+    budget = plan_estimate(wl, dev("RTX 3060"))
+    assert budget.verdict == "unknown" and budget.outcome == "unknown"
+    fp8 = [r for r in budget.remedies if "fp8" in r.title]
+    assert fp8 and fp8[0].saving_bytes > 0
+    assert not any(r.fixes for r in budget.remedies) and all(r.runs is None for r in budget.remedies)

@@ -308,6 +308,10 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
         out[-1] = replace(out[-1], fixes=True)
 
     out.sort(key=lambda r: (r.rank, r.sub_rank, r.saving_bytes if r.kind in ("frames", "resolution") else -r.saving_bytes))
+    if budget.verdict == "unknown" and budget.outcome == "unknown":
+        # a stage has no figure, so whether a remedy makes the workflow fit cannot be judged: the saving stays,
+        # the claim goes
+        out = [replace(r, fixes=False, runs=None) for r in out]
     return _dedupe(out)
 
 
