@@ -358,7 +358,9 @@ def test_family_table_vocabulary_and_full_size_numbers():
                # SDPose's heatmap head (its working memory after the UNet forward, graph/packs/nodes_sdpose.py)
                "heatmap_channels", "heatmap_scale", "input_size", "keypoints",
                # TripoSplat's learned query tokens and refiner depth (ldm/triposplat/model.py:215-235)
-               "q_token_length", "refiner_depth"}
+               "q_token_length", "refiner_depth",
+               # MoGe's model version (1 / 2: which head and token range, ldm/moge/model.py:263)
+               "version"}
     for fid, fam in FAMILIES.items():
         assert set(fam.arch) <= allowed, (fid, set(fam.arch) - allowed)
         if "patch_size" in fam.arch:

@@ -396,6 +396,8 @@ def run_sample(sb, ctx: _Ctx) -> StageRun:
     model = _model(sb, DIFFUSION)
     latent = sb.stage.latent
     weights = sb.weights_bytes
+    if model is not None and latent is None and sb.stage.working:  # a pack-priced single forward (Stage.working)
+        return run_single_pass(sb, ctx, "model")
     if model is None or latent is None:
         return StageRun(UNKNOWN, peak_bytes=sb.peak_bytes,
                         explanation=("the diffusion model or the latent size is unknown: nothing to simulate",))

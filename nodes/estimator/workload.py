@@ -109,6 +109,9 @@ class Stage:
     # Filled by placement.place_stages when a loader placed that model; device_reason says which loader.
     device: str | None = None
     device_reason: str = ""
+    # Working memory a node pack priced itself for a model stage without a latent (an image-geometry ViT):
+    # (label, bytes, assumption) each; stages/sample.py adds them as "working" items
+    working: tuple[tuple[str, int, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,9 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     title = f"Sample: {model.label}" if model else "Sample"
     if stage.expert and model is not None:
         title = f"Sample: {model.label.split(' [')[0].split(' (')[0]} ({stage.expert.replace('_', '-')} expert)"
+    if model is not None and latent is None and stage.working:  # a node pack priced this model's working memory
+        items += [Item(label, int(n), "working", why) for label, n, why in stage.working]
+        return finish(stage, title, items + overhead_items(device), notes)
     if model is None or latent is None:
         why = "no diffusion model identified" if model is None else "latent size unknown"
         if model is not None and latent is None:  # a node pack that knows why says so (a detector has no latent)
