@@ -7,6 +7,7 @@ comfy-aimdo in 0.13+), it feature-detects with ``hasattr`` instead of assuming e
 """
 from __future__ import annotations
 
+import ctypes
 import math
 import os
 import platform
@@ -224,8 +225,6 @@ def _aimdo_simple_headroom(control) -> int | None:
 
 def _lib_int64(lib, name: str) -> int | None:
     """An exported int64 variable of a ctypes-loaded library, or None when it has none."""
-    import ctypes  # noqa: PLC0415
-
     try:
         return int(ctypes.c_int64.in_dll(lib, name).value)
     except (ValueError, AttributeError, TypeError):

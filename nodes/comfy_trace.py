@@ -26,9 +26,13 @@ The tracker is the one bench/trace_working_memory.py uses to build the shipped t
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
+import importlib
 import json
+import logging
 import os
+import select
 import subprocess
 import sys
 import threading
@@ -305,7 +309,6 @@ def vae_from(sd: dict):
     """comfy.sd.VAE built from the file's keys and shapes as VAELoader builds it (0.18.2 sd.py VAE.__init__:
     the branch its keys select), every tensor on the meta device; None when ComfyUI's VAE would leave most
     of its own weights unloaded (not a VAE)."""
-    import logging
 
     import torch
     import comfy.sd
@@ -494,7 +497,6 @@ def _sampler_inputs(config, model, latent: list, text_tokens: int, device: str, 
 
 def trace(tensors: list, latent: list, text_tokens: int, metadata: Mapping | None = None) -> dict:
     """Working memory of one forward of the detected model at ``latent`` ([B, C, (T,) H, W])."""
-    import gc
 
     import torch
 
@@ -571,8 +573,6 @@ class EagerRope:
         self.saved = []
 
     def __enter__(self):
-        import importlib
-
         self.saved = []
         try:
             from comfy_kitchen.backends.eager import rope as eager
@@ -626,7 +626,6 @@ def trace_train(tensors: list, latent: list, text_tokens: int, metadata: Mapping
     activations plus the backward's transients (adapters, their gradients and optimizer states are
     priced by the estimator). Fake tensors on the CPU device: autograd's engine needs a real device
     for CUDA tensors; SDPA then runs as the fused flash kernel (output + logsumexp, as on a GPU)."""
-    import gc
 
     import torch
 
@@ -659,8 +658,6 @@ def trace_train(tensors: list, latent: list, text_tokens: int, metadata: Mapping
 
 def worker_main(comfy_root: str) -> int:
     """JSON lines in, JSON lines out, until stdin closes or IDLE_EXIT_S passes without a request."""
-    import select
-
     try:
         version = import_comfy(comfy_root)
         ready = {"ok": True, "ready": True, "comfyui_version": version}

@@ -23,6 +23,8 @@ geometry (point map, depth, mask, normals) from one image: a DINOv2 ViT encoder 
 """
 from __future__ import annotations
 
+import re
+
 from ._spec import DIFFUSION, Family, _r
 
 ORDER = 181  # "moge" shares no pattern with another family's name rules
@@ -65,7 +67,6 @@ NAME_RULES = {
 def family_of(name: str) -> str:
     """The family a LoadMoGeModel file name selects, by the NAME_RULES above (MoGe 2 ViT-L when none matches: the
     templates' default file)."""
-    import re
     for rule in NAME_RULES[DIFFUSION]:
         if re.search(rule.pattern, name or "", re.I):
             return rule.family
