@@ -543,6 +543,22 @@ OMNIGEN2 = {
     "patch_size": 2, "text_feat_dim": 2048, "timestep_scale": 1000.0,
 }
 
+# ComfyUI 0.33.0 families (issue 21), configs as model_detection reads the published files:
+# model_detection.py:968-983 (key txtfusion.projector.weight -> "krea2"): first.weight [6144, 64] -> features 6144,
+# channels 64/(2*2)=16, patch 2; 28 blocks; wq [6144, ...] / 128 = 48 heads, wk / 128 = 12 KV heads; the txtfusion
+# projector reads 12 Qwen3-VL layers of 2560 (krea2_turbo_*.safetensors, 12.82B parameters)
+KREA2 = {
+    "image_model": "krea2", "features": 6144, "channels": 16, "patch": 2, "layers": 28, "heads": 48, "kvheads": 12,
+    "txtlayers": 12, "txtdim": 2560,
+}
+# model_detection.py:920-941 (keys transformer_blocks.0.attn.norm_added_q.weight + img_mlp.w1 -> "lens"): img_in
+# [1536, 128] -> in_channels 128, 1536 / 64 = 24 heads; proj_out [128, ...] / 4 = out_channels 32; 48 blocks;
+# txt_norm.0..3 of 2880 -> four GPT-OSS-20B layers (lens_bf16.safetensors, 4.10B parameters)
+LENS = {
+    "image_model": "lens", "in_channels": 128, "out_channels": 32, "num_layers": 48, "num_attention_heads": 24,
+    "enc_hidden_dim": 2880, "multi_layer_encoder_feature": True, "selected_layer_index": (0, 1, 2, 3),
+}
+
 # model_detection.py:319-328 (Lightricks branch; audio_adaln_single.linear.weight present -> "ltxav"): num_layers =
 # transformer blocks, attention_head_dim = attn2.to_k rows / 32, cross_attention_dim = its columns, then the
 # checkpoint's metadata["config"]["transformer"]. Lightricks/LTX-2 (ltx-2-19b-dev) transformer config: 48 layers,
@@ -1543,6 +1559,34 @@ def _te_arches() -> dict[str, Arch]:
     }
 
 
+def _arches_033() -> dict[str, Arch]:
+    """ComfyUI 0.33.0 families (issue 21): run with ComfyUI 0.33.0's interpreter and ``--resume --only krea2,lens``;
+    conditioning through the model's own extra_conds as for the 0.18.2 families."""
+    import torch
+
+    def img(fam, sizes, texts, batches=(1, 2)):
+        return _grid([dict(arch=fam, batch=b, width=w, height=h, text_tokens=t)
+                      for (w, h) in sizes for t in texts for b in batches])
+
+    return {
+        "krea2": Arch(
+            "krea2", "diffusion", lambda: _dit_model(KREA2, "Krea2"),
+            lambda c: [c.batch, 16, 1, c.height // 8, c.width // 8], lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) (Wan 2.1 / Qwen-Image VAE /8, patch 2, one frame; EmptyLatentImage's 4 channels become [B, 16, 1, h, w] in fix_empty_latent_channels); text_tokens = Qwen3-VL 4B tokens after Krea2TEModel strips the system prefix, context [1, N, 12 x 2560] (no mask when all ones), fused by the 4-block txtfusion transformer inside every call",
+            img("krea2", ((1024, 1024), (1536, 1536)), (256,)) + img("krea2", ((2048, 2048),), (256,), (1,))
+            + img("krea2", ((1024, 1024),), (512,), (1,)),
+            context_dim=12 * 2560, comfy_class="Krea2", conds=lambda c: {}, config=KREA2),
+        "lens": Arch(
+            "lens", "diffusion", lambda: _dit_model(LENS, "Lens"),
+            lambda c: [c.batch, 128, c.height // 16, c.width // 16], lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) (Flux.2 VAE /16, 128 channels, one token per latent pixel); text_tokens = GPT-OSS-20B tokens of the chat-templated prompt, context [1, N, 4 x 2880] with its attention mask (LensGptOssClipModel always returns one; the model turns it into an additive fp32 [B, 1, 1, h*w + N] joint mask)",
+            img("lens", ((1024, 1024), (1440, 1440)), (256,)) + img("lens", ((2048, 2048),), (256,), (1,))
+            + img("lens", ((1440, 1440),), (512,), (1,)),
+            context_dim=4 * 2880, comfy_class="Lens", config=LENS,
+            conds=lambda c: {"attention_mask": torch.ones((1, c.text_tokens), dtype=torch.long, device="cuda")}),
+    }
+
+
 def _te_arches_018() -> dict[str, Arch]:
     """LLM text encoders of the ComfyUI 0.18.2 families: ComfyUI's own SDClipModel subclasses with
     bf16 weights (the published files' dtype, which sd.py passes as dtype_llama) and manual_cast ops.
@@ -1792,6 +1836,8 @@ def summarize(kind: str, points: list[dict]) -> dict:
 # ComfyUI trees unpacked from the project's shared archives (shared/comfyui/README.md), whose exact
 # commit is not in the git mirror: (commit, commit date, source).
 ARCHIVE_SOURCES = {
+    "0.33.0": ("", "", "ComfyUI 0.33.0 release tree (comfyui_version.py 0.33.0) as the CI cache unpacks it "
+               "(~/.cache/comfyui-vram-budget-ci/src-*/ComfyUI-0.33); commit not recorded"),
     "0.18.2": ("a93ddcb", "2026-04", "shared/comfyui/ComfyUI-0.18.2.tar.gz: upstream ComfyUI 0.18.2 plus a "
                "Windows-on-ARM DirectML auto-detect that does nothing on Linux (commit a93ddcb)"),
 }
@@ -1905,7 +1951,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     import_comfy()
-    arches = {**_arches(), **_arches_018(), **_te_arches(), **_te_arches_018()}
+    arches = {**_arches(), **_arches_018(), **_arches_033(), **_te_arches(), **_te_arches_018()}
     only = [s for s in args.only.split(",") if s] or list(arches)
     variants = [] if args.variants == "none" else [v for v in args.variants.split(",") if v]
 

@@ -4,6 +4,7 @@ nodes in graph/packs/nodes_{boogu,ideogram4,joyimage}.py: a header is recognised
 near miss is not), the published file names are priced at their published sizes, and the official templates get a
 complete estimate with a priced sampling stage."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -203,6 +204,9 @@ def _sample(budget):
     return next(s for s in budget.stages if s.stage.kind == "sample")
 
 
+TRACED_033 = {"krea2", "lens"}
+
+
 def _working(stage):
     return [it for it in stage.items if it.category == "working"]
 
@@ -214,7 +218,11 @@ def test_the_official_templates_are_complete(templates, name):
     sample = _sample(budget)
     assert sample.title.startswith("Sample: " + FAMILIES[family].label)
     work = _working(sample)
-    assert work and work[0].bytes > 0 and f"uncalibrated for {family}" in work[0].assumption
+    # Krea 2 and Lens are traced with ComfyUI 0.33.0's own model code (data/working_memory.json, the bench's
+    # _arches_033); the others are priced with the first-principles formula and say so
+    said = ("constants traced from ComfyUI 0.33.0 model code" if family in TRACED_033
+            else f"uncalibrated for {family}")
+    assert work and work[0].bytes > 0 and said in work[0].assumption, work[0].assumption
     assert not budget.incomplete
     assert budget.to_dict()["complete"] is True
     json.dumps(budget.to_dict())
@@ -245,3 +253,19 @@ def test_ideogram4_runs_its_two_models_one_call_each(templates):
     names = {it.model.path or it.label for it in sample.items if it.category == "weights"}
     assert len([it for it in sample.items if it.category == "weights"]) == 2, names
     assert "batch 1," in _working(sample)[0].assumption and sample.batch_factor == 1
+
+
+def test_krea2_and_lens_are_traced_with_comfyui_033():
+    """bench/trace_working_memory.py _arches_033 (ComfyUI 0.33.0's Krea2 / Lens classes at full size, fake
+    tensors): the entries carry 0.33.0's provenance, and the estimate at a traced point is that point x 1.6."""
+    from vram_budget.nodes.estimator import memory
+    from vram_budget.nodes.estimator.workload import LatentShape
+
+    data = json.loads((Path(memory.__file__).parent / "data" / "working_memory.json").read_text())["architectures"]
+    for fam in ("krea2", "lens"):
+        assert data[fam]["provenance"]["comfyui_version"] == "0.33.0" and data[fam]["max_rel_error"] < 0.01
+    point = next(p for p in data["krea2"]["points"] if (p["batch"], p["width"], p["text_tokens"]) == (1, 1024, 256))
+    assert point["working_bytes"] == 534_671_364  # the trace log: 0.498 GiB at blocks.0.attn
+    latent = LatentShape(1, 16, 128, 128, pixel_width=1024, pixel_height=1024, spatial_compression=8)
+    got = memory.diffusion_working("krea2", FAMILIES["krea2"].arch, latent, 1, 256)
+    assert abs(got.bytes - 1.6 * 534_671_364) / (1.6 * 534_671_364) < 0.001, got
