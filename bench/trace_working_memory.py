@@ -559,6 +559,23 @@ LENS = {
     "enc_hidden_dim": 2880, "multi_layer_encoder_feature": True, "selected_layer_index": (0, 1, 2, 3),
 }
 
+# model_detection.py:1112-1115 (key layers.0.mlp.linear_fc2.weight -> "ernie"): ComfyUI reads no shapes, the config is
+# just the image_model; supported_models.ErnieImage (:2316-2343, unet_extra_config {}) and ErnieImageModel's defaults
+# (ldm/ernie/model.py:193-224): hidden 4096, 32 heads of 128, 36 layers, SwiGLU 12288, in_channels 128, patch 1,
+# text_in_dim 3072 (Ministral 3B) (Comfy-Org/ERNIE-Image ernie-image.safetensors, 8.03B parameters)
+ERNIE_IMAGE = {"image_model": "ernie"}
+# model_detection.py:963-968 (key embed_image_indicator.weight -> "ideogram4"): input_proj [4608, 128] -> in_channels
+# 128; 34 layers. supported_models.Ideogram4 (:1889-1926) adds 18 heads of 256, intermediate 12288, adaln 512,
+# llm_features_dim 53248 (13 Qwen3-VL 8B layers of 4096) through unet_extra_config (ideogram4_*.safetensors, 9.28B)
+IDEOGRAM4 = {"image_model": "ideogram4", "in_channels": 128, "num_layers": 34}
+# model_detection.py:890-898 (key double_stream_layers.0.img_instruct_attn.processor.img_to_q.weight -> "boogu"):
+# x_embedder [3360, 64] -> hidden 3360; 32 single_stream_layers, 8 double_stream_layers, 2 noise_refiner blocks;
+# time_caption_embed.caption_embedder.0.weight [4096] -> instruction_feat_dim 4096 (Qwen3-VL 8B); the rest is
+# BooguTransformer2DModel's defaults (ldm/boogu/model.py:171-249: 28 heads, 7 KV heads of 120, patch 2, in_channels 16)
+# (boogu_image_*.safetensors, 10.29B parameters)
+BOOGU = {"image_model": "boogu", "hidden_size": 3360, "num_layers": 32, "num_double_stream_layers": 8,
+         "num_refiner_layers": 2, "instruction_feat_dim": 4096}
+
 # model_detection.py:319-328 (Lightricks branch; audio_adaln_single.linear.weight present -> "ltxav"): num_layers =
 # transformer blocks, attention_head_dim = attn2.to_k rows / 32, cross_attention_dim = its columns, then the
 # checkpoint's metadata["config"]["transformer"]. Lightricks/LTX-2 (ltx-2-19b-dev) transformer config: 48 layers,
@@ -1584,6 +1601,27 @@ def _arches_033() -> dict[str, Arch]:
             + img("lens", ((1440, 1440),), (512,), (1,)),
             context_dim=4 * 2880, comfy_class="Lens", config=LENS,
             conds=lambda c: {"attention_mask": torch.ones((1, c.text_tokens), dtype=torch.long, device="cuda")}),
+        "ernie-image": Arch(
+            "ernie-image", "diffusion", lambda: _dit_model(ERNIE_IMAGE, "ErnieImage"),
+            lambda c: [c.batch, 128, c.height // 16, c.width // 16], lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) (latent_formats.Flux2, supported_models.py:2329: 128 channels at /16, patch 1, one token per latent pixel; ldm/ernie/model.py:244-256 concatenates them with the text); text_tokens = Ministral 3B tokens of the prompt, context [1, N, 3072] (text_encoders/ernie.py:18-21, hidden layer -2); ErnieImage.extra_conds (model_base.py:2779-2788) passes only c_crossattn (no mask)",
+            img("ernie-image", ((1024, 1024), (1536, 1536)), (256,)) + img("ernie-image", ((2048, 2048),), (256,), (1,))
+            + img("ernie-image", ((1024, 1024),), (512,), (1,)),
+            context_dim=3072, comfy_class="ErnieImage", conds=lambda c: {}, config=ERNIE_IMAGE),
+        "ideogram4": Arch(
+            "ideogram4", "diffusion", lambda: _dit_model(IDEOGRAM4, "Ideogram4"),
+            lambda c: [c.batch, 128, c.height // 16, c.width // 16], lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) (latent_formats.Flux2, supported_models.py:1911: 128 channels at /16 = the 32-channel VAE's 2x2 patches, ldm/ideogram4/model.py:240-247, one token per latent pixel) after N text tokens in one packed sequence (model.py:262-280); text_tokens = Qwen3-VL 8B tokens, context [1, N, 13 x 4096 = 53248] (text_encoders/ideogram4.py:60-68); its mask is all ones for one prompt, which Ideogram4.extra_conds drops (model_base.py:2540-2549); the conditional model only (the unconditional one of DualModelGuider runs on image tokens alone)",
+            img("ideogram4", ((1024, 1024), (1536, 1536)), (256,)) + img("ideogram4", ((2048, 2048),), (256,), (1,))
+            + img("ideogram4", ((1024, 1024),), (512,), (1,)),
+            context_dim=53248, comfy_class="Ideogram4", conds=lambda c: {}, config=IDEOGRAM4),
+        "boogu": Arch(
+            "boogu", "diffusion", lambda: _dit_model(BOOGU, "Boogu"),
+            lambda c: [c.batch, 16, c.height // 8, c.width // 8], lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) (Omnigen2's latent_formats.Flux, supported_models.py:1868: 16 channels at /8, patch 2); text_tokens = Qwen3-VL 8B tokens of the templated prompt, context [1, N, 4096] (text_encoders/boogu.py:36-47, last layer, final norm); Boogu (model_base.py:2462-2465) inherits Omnigen2.extra_conds (:2440-2456): a one-prompt mask is all ones, so no mask and num_tokens = N (Omnigen2FullMask); no reference latents",
+            img("boogu", ((1024, 1024), (1536, 1536)), (256,)) + img("boogu", ((2048, 2048),), (256,), (1,))
+            + img("boogu", ((1024, 1024),), (512,), (1,)),
+            context_dim=4096, comfy_class="Boogu", conds=lambda c: {}, config=BOOGU, patch=Omnigen2FullMask),
     }
 
 

@@ -67,7 +67,8 @@ def test_the_official_template_gets_a_priced_sampling_stage():
     sample = next(s for s in budget.stages if s.stage.kind == "sample")
     assert sample.title.startswith("Sample: ERNIE-Image")
     work = [it for it in sample.items if it.category == "working"]
-    assert work and work[0].bytes > 0 and "uncalibrated for ernie-image" in work[0].assumption
+    # traced with ComfyUI 0.33.0's ErnieImage at full size (bench/trace_working_memory.py _arches_033)
+    assert work and work[0].bytes > 0 and "constants traced from ComfyUI 0.33.0 model code" in work[0].assumption
     assert not any("ernie" in gap for gap in budget.incomplete)
     # 16-bit weights (2 bytes x the published count) are what the sampling stage holds
     assert sum(it.bytes for it in sample.items if it.category == "weights") == 2 * P_ERNIE_IMAGE

@@ -204,7 +204,7 @@ def _sample(budget):
     return next(s for s in budget.stages if s.stage.kind == "sample")
 
 
-TRACED_033 = {"krea2", "lens"}
+TRACED_033 = {"krea2", "lens", "ideogram4", "boogu"}
 
 
 def _working(stage):
@@ -218,7 +218,7 @@ def test_the_official_templates_are_complete(templates, name):
     sample = _sample(budget)
     assert sample.title.startswith("Sample: " + FAMILIES[family].label)
     work = _working(sample)
-    # Krea 2 and Lens are traced with ComfyUI 0.33.0's own model code (data/working_memory.json, the bench's
+    # Krea 2, Lens, Ideogram 4 and Boogu are traced with ComfyUI 0.33.0's own model code (data/working_memory.json, the bench's
     # _arches_033); the others are priced with the first-principles formula and say so
     said = ("constants traced from ComfyUI 0.33.0 model code" if family in TRACED_033
             else f"uncalibrated for {family}")
@@ -262,7 +262,7 @@ def test_krea2_and_lens_are_traced_with_comfyui_033():
     from vram_budget.nodes.estimator.workload import LatentShape
 
     data = json.loads((Path(memory.__file__).parent / "data" / "working_memory.json").read_text())["architectures"]
-    for fam in ("krea2", "lens"):
+    for fam in ("krea2", "lens", "ideogram4", "boogu", "ernie-image"):
         assert data[fam]["provenance"]["comfyui_version"] == "0.33.0" and data[fam]["max_rel_error"] < 0.01
     point = next(p for p in data["krea2"]["points"] if (p["batch"], p["width"], p["text_tokens"]) == (1, 1024, 256))
     assert point["working_bytes"] == 534_671_364  # the trace log: 0.498 GiB at blocks.0.attn
