@@ -175,7 +175,7 @@ class Budget:
     def _model_entry(self, key: str, info: ModelInfo) -> dict:
         d = _model_dict(info)
         if self.show_devices:
-            dev, why = self.model_devices.get(key, (placement.MAIN, "ComfyUI's main device"))
+            dev, why = self.model_devices.get(key, (placement.MAIN, placement.MAIN_REASON))
             d.update(device=dev, device_reason=why)
         return d
 
@@ -269,7 +269,7 @@ def assess(
         if (stage.device or here != placement.MAIN) and where != here:  # runs on another device (issue 24)
             there = None if where == placement.CPU else build_stage(stage, replace(device, ordinal=where), info_for)
             sb = off_card(sb, where, why, there.peak_bytes if there is not None else None)
-        elif where != sb.device or why:
+        elif where != sb.device or why != sb.device_reason:  # the usual stage: no copy
             sb = replace(sb, device=where, device_reason=why)
         if stage.kind == TEXT_ENCODE:  # positive and negative prompts on the same encoders: one entry
             key = tuple(sorted(ref_key(r) for r in stage.models))

@@ -18,6 +18,7 @@ from .workload import (AUDIO_ENCODE, CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, TR
                        VAE_ENCODE, ModelRef, Stage, Workload, ref_key)
 
 MAIN = "cuda:0"  # ComfyUI's main device: the card the estimate is for when one card is given
+MAIN_REASON = "ComfyUI's main device"  # why a stage no loader or flag placed runs on MAIN
 CPU = "cpu"
 _DEVICE = re.compile(r"^(cuda|xpu|npu|mlu|mps|privateuseone|directml)(?::(\d+))?$")
 
@@ -100,7 +101,7 @@ def stage_device(stage: Stage, device=None) -> tuple[str, str]:
             return CPU, ("--lowvram keeps text encoders on the CPU" if device.lowvram else device.te_cpu_reason)
     if stage.kind in (VAE_DECODE, VAE_ENCODE) and device is not None and device.cpu_vae:
         return CPU, "--cpu-vae runs the VAE on the CPU"
-    return MAIN, "ComfyUI's main device"
+    return MAIN, MAIN_REASON
 
 
 def model_devices(workload: Workload) -> dict[str, tuple[str, str]]:

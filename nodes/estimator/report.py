@@ -1,6 +1,7 @@
 """A Budget as plain text for people (node display, console, command line)."""
 from __future__ import annotations
 
+from . import placement
 from .units import GiB, fmt_gib
 from .runtime import speed_words
 
@@ -142,7 +143,7 @@ def _device_lines(budget) -> list[str]:
         return []
     out = ["", "Where each model runs:"]
     for key, info in budget.models.items():
-        dev, why = budget.model_devices.get(key, ("cuda:0", "ComfyUI's main device"))
+        dev, why = budget.model_devices.get(key, (placement.MAIN, placement.MAIN_REASON))
         tail = (": runs on the CPU, no VRAM of any card" if dev == "cpu" else
                 "" if dev == getattr(budget.device, "ordinal", "cuda:0") else
                 ": not on this card, priced for that device")

@@ -8,7 +8,7 @@ from typing import Iterable, Mapping
 from ..device import Device
 from ..model_info import ModelInfo
 from ..distorch import read_allocation
-from ..placement import MAIN, normalize
+from ..placement import MAIN, MAIN_REASON, normalize
 from ..resolve import loaded_weights, ref_key
 from ..units import fmt_gib
 from ..workload import LatentShape, ModelRef, Stage
@@ -40,7 +40,7 @@ class StageBudget:
     # another device (on_card False) keeps only this card's CUDA context here; device_peak_bytes is its peak
     # priced on its own device (None on the CPU).
     device: str = MAIN
-    device_reason: str = ""
+    device_reason: str = MAIN_REASON
     on_card: bool = True
     device_peak_bytes: int | None = None
 
