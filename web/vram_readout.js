@@ -24,6 +24,7 @@ const readout = {
   lastRun: null,
   timer: null,
   shown: true,
+  epoch: 0, // preview() calls: a poll begun before one is discarded
 };
 
 const g1 = (bytes) => (bytes / GiB).toFixed(1);
@@ -113,8 +114,13 @@ async function poll() {
   clearTimeout(readout.timer);
   try {
     if (!document.hidden && readout.shown) {
+      // preview() may run while this fetch or its body is awaited: a document fetched before it
+      // must not replace the previewed one (readout.epoch counts preview() calls).
+      const epoch = readout.epoch;
       const response = await api.fetchApi("/vram_budget/readout", { cache: "no-store" });
-      if (readout.frozen) { /* showing a document given to preview() */ } else if (response.ok) update(await response.json());
+      const body = response.ok ? await response.json() : null;
+      if (readout.frozen || epoch !== readout.epoch) { /* showing a document given to preview() */ }
+      else if (body) update(body);
       else readout.error = `HTTP ${response.status}`;
     }
   } catch {
@@ -169,6 +175,7 @@ app.registerExtension({
 // For the end-to-end test and for debugging: preview(data) shows a /readout document (e.g. a GPU's,
 // on a machine without one) instead of the live one; preview(null) goes live again.
 function preview(data) {
+  readout.epoch += 1;
   readout.frozen = Boolean(data);
   if (data) {
     readout.hold = 0;

@@ -259,3 +259,37 @@ def test_gpu_layout_of_readout_and_runs(server, page, artifacts, e2e_comfy):
     page.locator("button.vrb-readout-btn").click()
     page.evaluate("() => window.__vramBudgetReadout.preview(null)")
     assert not page.errors, page.errors
+
+
+def test_preview_wins_over_a_poll_in_flight(server, page):
+    """A /readout answer whose request began before preview() must not replace the previewed
+    document (CI once saw 'RAM' where a preview of a GPU's readout said 'VRAM': the live answer of
+    this CPU-only ComfyUI landed after the preview)."""
+    doc = {"kind": "cuda", "name": "NVIDIA GeForce RTX 4090", "index": 0, "total": int(23.99 * GiB),
+           "used": int(18.42 * GiB), "torch_reserved": int(17.6 * GiB), "torch_peak": int(22.7 * GiB),
+           "peak_used": int(18.42 * GiB), "running": None, "last_run": None, "runs_recorded": 0}
+    page.evaluate("""(doc) => {
+        const fetch0 = window.fetch;
+        window.__vrbFetch0 = fetch0;
+        // hold every /readout answer 600 ms: the preview below lands while the poll awaits it
+        window.fetch = async (...args) => {
+            const response = await fetch0(...args);
+            if (String(args[0]).includes('/vram_budget/readout')) await new Promise(r => setTimeout(r, 600));
+            return response;
+        };
+        window.__vramBudgetReadout.poll();
+        window.__vramBudgetReadout.preview(doc);
+    }""", doc)
+    page.wait_for_timeout(1200)
+    try:
+        readout = page.locator(READOUT)
+        assert readout.locator(".vrb-readout-label").inner_text() == "VRAM"
+        assert readout.locator(".vrb-readout-text").inner_text() == "18.4 / 24.0 GiB"
+        # and back live: the CPU machine's own readout again
+        page.evaluate("() => window.__vramBudgetReadout.preview(null)")
+        page.wait_for_function(
+            "() => document.querySelector('button.vrb-readout-btn .vrb-readout-label')?.innerText === 'RAM'",
+            timeout=10_000)
+    finally:
+        page.evaluate("() => { if (window.__vrbFetch0) window.fetch = window.__vrbFetch0; }")
+    assert not page.errors, page.errors
