@@ -94,6 +94,7 @@ class Budget:
     show_devices: bool = False
     placement: tuple = ()  # multi_device.DevicePlan per device (cuda:0 first, then the others, then cpu)
     overall_verdict: str = ""  # with several cards: the worst device's verdict ("" = verdict)
+    placement_plan: object = None  # placement_plan.PlacementPlan: where each loader should put its model (several cards)
 
     @property
     def memory_mode(self) -> str:
@@ -162,6 +163,7 @@ class Budget:
             **self._host_dict(),
             **({"placement": [p.to_dict() for p in self.placement],
                 "overall_verdict": self.overall_verdict or self.verdict} if self.placement else {}),
+            **({"placement_plan": self.placement_plan.to_dict()} if self.placement_plan is not None else {}),
         }
 
     def _stage_entry(self, s: StageBudget, r) -> dict:

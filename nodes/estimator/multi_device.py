@@ -37,7 +37,7 @@ class DevicePlan:
 
     def to_dict(self) -> dict:
         card = None if self.card is None else {
-            "name": self.card.name, "total_bytes": self.card.total_bytes, "capacity_bytes": self.card.capacity_bytes,
+            "name": self.card.name, "total_bytes": int(self.card.total_bytes), "capacity_bytes": int(self.card.capacity_bytes),
             "source": self.card.source}
         return {"device": self.device, "card": card, "models": list(self.models), "stages": list(self.stages),
                 "peak_bytes": self.peak_bytes, "predicted_peak_bytes": self.predicted_peak_bytes,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Iterable, Mapping, Sequence
 
-from . import capacity, host_memory, multi_device, runtime
+from . import capacity, host_memory, multi_device, placement_plan, runtime
 from .advice import recommended_plan, remedies_for
 from .budget import Budget, assess
 from .device import Device
@@ -36,6 +36,10 @@ def estimate(
     budget = _estimate_one(workload, device, resolver, models)
     if others or budget.show_devices:
         budget = multi_device.with_placement(budget, workload, [device, *others], resolver)
+    if others:
+        found = placement_plan.plan(workload, [device, *others], resolver, budget.models)
+        if found is not None:
+            budget = replace(budget, placement_plan=found)
     return budget
 
 

@@ -72,6 +72,7 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
                 for item in sb.items:
                     lines.append(f"    {item.label}: {fmt_gib(item.bytes)} ({item.assumption})")
     lines.extend(_device_lines(budget))
+    lines.extend(_plan_lines(budget))
     lines.extend(_host_lines(budget, verbose))
     missing = getattr(budget, "missing", ())
     if missing:
@@ -164,6 +165,37 @@ def _device_lines(budget) -> list[str]:
                 out.append(f"   split {a['model']} with DisTorch2 (UNETLoaderDisTorch2MultiGPU, compute_device "
                            f"{a['compute_device']}): expert_mode_allocations = \"{a['expert_mode_allocations']}\""
                            + (f" ({fmt_gib(a['rest_bytes'])} streamed from RAM)" if a["rest_bytes"] else ""))
+    return out
+
+
+def _plan_lines(budget) -> list[str]:
+    """The placement plan for several cards (placement_plan.py): each loader's node type and widgets, each
+    card's predicted peak, the DisTorch2 splits and what they cost, then the other engines in a line each."""
+    p = getattr(budget, "placement_plan", None)
+    if p is None:
+        return []
+    outcome = VERDICT_TEXT.get(p.verdict) or PLACE_TEXT.get(p.verdict, p.verdict)
+    out = ["", f"Placement plan for these cards ({p.engine}; {p.tried} placements priced): {outcome}"]
+    for s in p.loaders:
+        widgets = ", ".join(f"{k} = {v!r}" if isinstance(v, str) else f"{k} = {v:g}" for k, v in s.widgets.items())
+        names = ", ".join(m.split("/", 1)[-1] for m in s.models)
+        if not s.changed:
+            out.append(f" - node {s.node} {s.node_type} [{names}]: as it is ({s.device})")
+        elif s.use_type != s.node_type:
+            out.append(f" - node {s.node} {s.node_type} [{names}] -> {s.use_type}: {widgets}")
+        else:
+            out.append(f" - node {s.node} {s.node_type} [{names}]: set {widgets}")
+    for d in p.devices:
+        if d.device == "cpu":
+            out.append(f"   cpu: {len(d.models)} model(s), no VRAM")
+            continue
+        card = f"{d.card.name}, {fmt_gib(d.card.capacity_bytes)} usable" if d.card is not None else "no card given"
+        text = VERDICT_TEXT.get(d.outcome) or PLACE_TEXT.get(d.outcome, d.outcome)
+        out.append(f"   {d.device} ({card}): {len(d.models)} model(s), predicted peak {fmt_gib(d.predicted_peak_bytes)}"
+                   f": {text}")
+    out.extend(f"   {n}" for n in p.notes)
+    for e in p.other_engines:
+        out.append(f" - {e['engine']}: {e['why']}")
     return out
 
 

@@ -1,0 +1,463 @@
+"""A placement plan for a machine with several cards (issue 24): which device each loader should put its
+model on, the DisTorch2 allocation of a model too big for its card, each card's predicted peak, and the
+widget values that say so in ComfyUI-MultiGPU's loaders. Sits above multi_device.py; plain data out.
+
+How a plan is found (every candidate is priced by the one estimator, budget.assess, on each card):
+- The units placed are the workflow's loaders (a diffusion model, a checkpoint, a text encoder, a VAE, a
+  CLIP vision model, a ControlNet); LoRAs follow the model they patch (placement.place_stages). A text
+  encoder may go to the CPU as well (ComfyUI-MultiGPU's CLIP loaders offer "cpu"); the others only to GPUs.
+- Every assignment of units to devices is tried (at most MAX_ASSIGNMENTS; past that the small models go
+  with the first diffusion model). On each GPU, ComfyUI loads a stage's models beside its working memory
+  and frees idle models when it needs the room (model_management.py load_models_gpu -> free_memory), so a
+  card's peak is its worst stage, as assess prices it.
+- A diffusion model whose stage does not fit its card with every weight resident is split with DisTorch2:
+  the compute card keeps what fits beside the stage's working memory (as ComfyUI runs it: cond and uncond in
+  turn when short), an otherwise idle GPU of the plan holds what it can, the CPU the rest (distorch.py writes
+  the bytes-form string). Its weights off the card are fetched at every forward: the slowdown is those bytes
+  over the card's host link against the forward's compute (runtime.forward_flops), the same speed model as
+  ComfyUI's own streaming.
+- Assignments are ranked by: the worst card's outcome (an OOM last); seconds of weight copies per run;
+  models on the CPU; bytes that must be reloaded each run because two models do not stay resident together
+  on one card; then the fullest card's share of its memory (balance). The first is the plan.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+from . import placement, runtime
+from .budget import assess
+from .device import Device
+from .distorch import write_allocation
+from .graph.packs.multigpu import CLIP_BASES, WANVIDEO, _base_type
+from .multi_device import RANK, DevicePlan, with_placement
+from .resolve import Resolver, ref_key
+from .units import fmt_gib
+from .workload import SAMPLE, ModelRef, Workload
+
+MAX_ASSIGNMENTS = 512
+CPU = placement.CPU
+
+# ComfyUI-MultiGPU's registered variants (its __init__.py:561-582 for ComfyUI's loaders, :640-658 for
+# ComfyUI-GGUF's, wanvideo.py for WanVideoWrapper's): base loader -> (device-only variant, DisTorch2 variant)
+_CORE = ("UNETLoader", "VAELoader", "CLIPLoader", "DualCLIPLoader", "TripleCLIPLoader", "QuadrupleCLIPLoader",
+         "CLIPVisionLoader", "CheckpointLoaderSimple", "ControlNetLoader", "DiffusersLoader", "DiffControlNetLoader")
+_GGUF = ("UnetLoaderGGUF", "UnetLoaderGGUFAdvanced", "CLIPLoaderGGUF", "DualCLIPLoaderGGUF", "TripleCLIPLoaderGGUF",
+         "QuadrupleCLIPLoaderGGUF")
+VARIANTS: dict[str, tuple[str, str | None]] = {b: (b + "MultiGPU", b + "DisTorch2MultiGPU") for b in _CORE + _GGUF}
+VARIANTS.update({name[: -len("MultiGPU")]: (name, None) for name in WANVIDEO})
+
+_ROLE_KIND = {"diffusion": "diffusion", "text_encoder": "text_encoder", "vae": "vae", "clip_vision": "clip_vision",
+              "controlnet": "controlnet"}
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One loader node and the models it loads."""
+
+    node: str
+    node_type: str
+    base: str  # the loader it is (or wraps): UNETLoader, CLIPLoader ...
+    kind: str  # diffusion | checkpoint | text_encoder | vae | clip_vision | controlnet
+    refs: tuple[ModelRef, ...]
+    current: str  # its device now ("cuda:0" = ComfyUI's main device)
+
+    @property
+    def movable(self) -> bool:
+        return self.base in VARIANTS
+
+
+@dataclass(frozen=True)
+class LoaderSetting:
+    """What to set on one loader node: the node type to use and its device widgets."""
+
+    node: str
+    node_type: str  # as in the workflow
+    use_type: str  # the ComfyUI-MultiGPU variant to use (node_type when it already is that one)
+    device: str
+    widgets: dict  # widget -> value, as ComfyUI-MultiGPU names them
+    models: tuple[str, ...]  # 'folder/name'
+    changed: bool  # False: the loader already does this
+    why: str = ""
+
+    def to_dict(self) -> dict:
+        return {"node": self.node, "node_type": self.node_type, "use_type": self.use_type, "device": self.device,
+                "widgets": dict(self.widgets), "models": list(self.models), "changed": self.changed, "why": self.why}
+
+
+@dataclass(frozen=True)
+class Split:
+    """A model DisTorch2 spreads over devices, computed on `device`."""
+
+    model: str  # 'folder/name'
+    label: str
+    device: str
+    allocation: dict  # distorch.Allocation.to_dict()
+    offloaded_bytes: int  # weights not on the compute card (fetched at every forward)
+    steps: int
+    copy_seconds_per_step: float
+    compute_seconds_per_step: float
+
+    @property
+    def slowdown(self) -> tuple[float, float]:
+        c, t = self.compute_seconds_per_step, self.copy_seconds_per_step
+        if c <= 0:
+            return 1.0, 1.0
+        return max(c, t) / c, (c + t) / c
+
+    def to_dict(self) -> dict:
+        low, high = self.slowdown
+        return {"model": self.model, "label": self.label, "compute_device": self.device, **self.allocation,
+                "offloaded_bytes": self.offloaded_bytes, "steps": self.steps,
+                "copy_seconds_per_step": round(self.copy_seconds_per_step, 2),
+                "compute_seconds_per_step": round(self.compute_seconds_per_step, 2),
+                "slowdown": round(low, 2), "slowdown_high": round(high, 2)}
+
+
+@dataclass(frozen=True)
+class PlacementPlan:
+    engine: str
+    verdict: str  # the worst card's outcome with the plan
+    devices: tuple[DevicePlan, ...]
+    loaders: tuple[LoaderSetting, ...]
+    splits: tuple[Split, ...]
+    copy_seconds: float  # weight copies per run the splits add
+    reload_bytes: int  # weights reloaded per run because they do not stay resident together
+    tried: int  # assignments priced
+    notes: tuple[str, ...] = ()
+    other_engines: tuple[dict, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"engine": self.engine, "verdict": self.verdict, "devices": [d.to_dict() for d in self.devices],
+                "loaders": [s.to_dict() for s in self.loaders], "splits": [s.to_dict() for s in self.splits],
+                "copy_seconds": round(self.copy_seconds, 1), "reload_bytes": self.reload_bytes,
+                "assignments_tried": self.tried, "notes": list(self.notes),
+                "other_engines": [dict(e) for e in self.other_engines]}
+
+
+def units_of(workload: Workload) -> list[Unit]:
+    """The workflow's loaders, in the order their models are first used."""
+    found: dict[str, Unit] = {}
+    for stage in workload.stages:
+        for ref in stage.models:
+            if ref.role == "lora" or not ref.loader_node:
+                continue
+            kind = "checkpoint" if ref.role == "checkpoint" else _ROLE_KIND.get(ref.role)
+            if kind is None:
+                continue
+            if ref.role == "checkpoint" and ref.part == "clip":
+                continue  # a checkpoint's CLIP stays on ComfyUI's text-encoder device (multigpu.py _placement)
+            unit = found.get(ref.loader_node)
+            if unit is None:
+                base = _base_type(ref.loader_type) or ref.loader_type
+                dev = placement.normalize(ref.device) or placement.MAIN
+                found[ref.loader_node] = Unit(ref.loader_node, ref.loader_type, base, kind, (ref,), dev)
+            elif all(ref_key(r) != ref_key(ref) or r.part != ref.part for r in unit.refs):
+                found[ref.loader_node] = replace(unit, refs=unit.refs + (ref,))
+    return list(found.values())
+
+
+def _candidates(unit: Unit, gpus: Sequence[str]) -> tuple[str, ...]:
+    if not unit.movable:
+        return (unit.current,)
+    if unit.kind == "text_encoder" and unit.base not in ("WanVideoVAELoader",):
+        return tuple(gpus) + (CPU,)
+    return tuple(gpus)
+
+
+def _apply(workload: Workload, where: dict[str, str], allocations: dict[str, str]) -> Workload:
+    """The workload with each unit's models on its device (as a ComfyUI-MultiGPU loader would put them)."""
+    def moved(ref: ModelRef) -> ModelRef:
+        dev = where.get(ref.loader_node)
+        if dev is None or ref.role == "lora" or (ref.role == "checkpoint" and ref.part == "clip"):
+            return ref
+        alloc = allocations.get(ref.loader_node, "") if ref.role in ("diffusion", "checkpoint") else ""
+        why = f"the plan: {dev}" + (f", DisTorch2 '{alloc}'" if alloc else "")
+        return replace(ref, device=dev, placed_by=why, allocation=alloc, offload_bytes=0, donor_device=None)
+
+    stages = tuple(replace(s, models=tuple(moved(r) for r in s.models), device=None, device_reason="")
+                   for s in workload.stages)
+    return placement.place_stages(replace(workload, stages=stages, models=tuple(moved(r) for r in workload.models)))
+
+
+def _card(devices: Sequence[Device], dev: str) -> Device:
+    idx = placement.device_index(dev)
+    return replace(devices[idx], ordinal=dev)
+
+
+@dataclass
+class _Priced:
+    where: dict
+    allocations: dict
+    budgets: dict  # device -> Budget
+    splits: list
+    worst: str
+    copy_s: float
+    cpu_units: int
+    reload: int
+    fullest: float
+
+    def key(self) -> tuple:
+        return (RANK.get(self.worst, 3), round(self.copy_s, 1), self.cpu_units, self.reload, round(self.fullest, 3))
+
+
+def _diffusion_item(sb, unit: Unit):
+    """The stage's weights item of this unit's diffusion model (items are labelled 'Label [file name]')."""
+    names = {f"[{r.name}]" for r in unit.refs}
+    items = [it for it in sb.items if it.category == "weights" and it.model is not None and it.bytes
+             and it.model.kind == "diffusion"]
+    return next((it for it in items if any(n in it.label for n in names)), None)
+
+
+def _price(workload: Workload, units: list[Unit], where: dict, devices: Sequence[Device], resolver, models) -> _Priced:
+    gpus = [f"cuda:{i}" for i in range(len(devices))]
+    wl = _apply(workload, where, {})
+    budgets = {d: assess(wl, _card(devices, d), resolver, models=models) for d in gpus}
+    allocations: dict[str, str] = {}
+    splits: list[Split] = []
+    used = {d for d in where.values()}
+    idle = [d for d in gpus if d not in used]
+    idle_room = {d: _card(devices, d).capacity_bytes - _card(devices, d).reserve_bytes - _card(devices, d).context_bytes
+                 for d in idle}
+    for dev in gpus:
+        b = budgets[dev]
+        if (b.vram_verdict or b.verdict) not in ("runs_slower", "oom"):
+            continue
+        card = _card(devices, dev)
+        for unit in sorted((u for u in units if where.get(u.node) == dev and u.kind in ("diffusion", "checkpoint")),
+                           key=lambda u: -max((_diffusion_item(sb, u).bytes for sb in b.stages
+                                               if sb.device == dev and _diffusion_item(sb, u) is not None), default=0)):
+            if unit.base not in VARIANTS or VARIANTS[unit.base][1] is None:
+                continue
+            stage_ids = [i for i, sb in enumerate(b.stages) if sb.device == dev and sb.stage.kind == SAMPLE
+                         and any(r.loader_node == unit.node for r in sb.stage.models)]
+            if not stage_ids:
+                continue
+            model_bytes, rest = 0, 0
+            for i in stage_ids:
+                sb = b.stages[i]
+                it = _diffusion_item(sb, unit)
+                if it is None:
+                    continue
+                model_bytes = max(model_bytes, it.bytes)
+                r = sb.peak_bytes - it.bytes
+                run = b.runs[i] if i < len(b.runs) else None
+                if run is not None and run.peak_bytes:  # as ComfyUI runs it (cond / uncond in turn when short)
+                    r = min(r, run.peak_bytes - run.resident_bytes)
+                rest = max(rest, r)
+            if not model_bytes:
+                continue
+            room = card.capacity_bytes - card.reserve_bytes - rest
+            rooms = [(dev, room)] + [(d, idle_room[d]) for d in idle if idle_room.get(d, 0) > 0]
+            alloc = write_allocation(model_bytes, rooms)
+            for d, got in alloc.shares:
+                if d in idle_room:
+                    idle_room[d] -= got
+            allocations[unit.node] = alloc.text
+            off = model_bytes - dict(alloc.shares).get(dev, 0)
+            splits.append(_split(unit, b, stage_ids, dev, card, alloc, off))
+    if allocations:
+        wl = _apply(workload, where, allocations)
+        budgets = {d: assess(wl, _card(devices, d), resolver, models=models) for d in gpus}
+    worst = max(((b.vram_verdict or b.verdict) for d, b in budgets.items() if d in used or b.stages),
+                key=lambda o: RANK.get(o, 3), default="fits")
+    reload = 0
+    fullest = 0.0
+    for dev, b in budgets.items():
+        card = _card(devices, dev)
+        room = card.capacity_bytes - card.reserve_bytes - card.context_bytes
+        work = max((sb.working_bytes for sb in b.stages if sb.device == dev), default=0)
+        resident: dict[str, int] = {}
+        for sb in b.stages:
+            if sb.device != dev:
+                continue
+            for it in sb.items:
+                if it.category == "weights" and it.bytes:
+                    resident[it.label] = max(resident.get(it.label, 0), it.bytes)
+        reload += max(0, sum(resident.values()) + work - room) if len(resident) > 1 else 0
+        fullest = max(fullest, max((r.peak_bytes for r in b.runs), default=0) / max(1, card.capacity_bytes))
+    return _Priced(dict(where), allocations, budgets, splits, worst,
+                   sum(s.copy_seconds_per_step * s.steps for s in splits),
+                   sum(1 for u in units if where.get(u.node) == CPU), int(reload), fullest)
+
+
+def _split(unit: Unit, b, stage_ids, dev: str, card: Device, alloc, off: int) -> Split:
+    ctx = runtime.context_for(card)
+    copy_s = compute_s = 0.0
+    steps = 0
+    label = unit.refs[0].name
+    for i in stage_ids:
+        sb = b.stages[i]
+        it = _diffusion_item(sb, unit)
+        run = b.runs[i] if i < len(b.runs) else None
+        forwards = run.forwards_per_step if run is not None else 1
+        model = it.model if it is not None else None
+        latent = sb.stage.latent
+        if model is not None and latent is not None:
+            label = it.label
+            cond = sb.batch_factor
+            c = runtime.forward_flops(model, latent, max(1, latent.batch) * cond, sb.stage.text_tokens) / (
+                ctx.flops * runtime.MFU_TRANSFORMER)
+            compute_s = max(compute_s, c)
+        copy_s = max(copy_s, forwards * off / ctx.host_bps)
+        steps += sb.stage.steps or 20
+    return Split(ref_key(unit.refs[0]), label, dev, alloc.to_dict(), off, steps, copy_s, compute_s)
+
+
+def _assignments(units: list[Unit], gpus: Sequence[str]):
+    cands = [_candidates(u, gpus) for u in units]
+    total = 1
+    for c in cands:
+        total *= len(c)
+    if total <= MAX_ASSIGNMENTS:
+        yield from itertools.product(*cands)
+        return
+    # too many: the small models go where the first diffusion model goes
+    big = [i for i, u in enumerate(units) if u.kind in ("diffusion", "checkpoint", "text_encoder")]
+    first = next((i for i in big if units[i].kind in ("diffusion", "checkpoint")), None)
+    for combo in itertools.islice(itertools.product(*(cands[i] for i in big)), MAX_ASSIGNMENTS):
+        chosen = dict(zip(big, combo))
+        anchor = chosen.get(first, gpus[0]) if first is not None else gpus[0]
+        yield tuple(chosen.get(i, anchor if anchor in cands[i] else cands[i][0]) for i in range(len(units)))
+
+
+def plan(workload: Workload, devices: Sequence[Device], resolver: Resolver | None = None,
+         models=None) -> PlacementPlan | None:
+    """The best placement of the workflow's loaders over `devices` (cuda:0 first), or None with one card or
+    no loader to place."""
+    if len(devices) < 2:
+        return None
+    units = units_of(workload)
+    if not any(u.movable for u in units):
+        return None
+    gpus = [f"cuda:{i}" for i in range(len(devices))]
+    if models is None:
+        models = dict(assess(workload, devices[0], resolver).models)
+    best: _Priced | None = None
+    tried = 0
+    for combo in _assignments(units, gpus):
+        tried += 1
+        priced = _price(workload, units, {u.node: d for u, d in zip(units, combo)}, devices, resolver, models)
+        if best is None or priced.key() < best.key():
+            best = priced
+    assert best is not None
+    final = _apply(workload, best.where, best.allocations)
+    main = _card(devices, gpus[0])
+    placed = with_placement(best.budgets["cuda:0"] if "cuda:0" in best.budgets else assess(final, main, resolver, models=models),
+                            final, devices, resolver)
+    loaders = tuple(_setting(u, best.where[u.node], best.allocations.get(u.node, "")) for u in units)
+    notes = _notes(workload, units, best, devices)
+    return PlacementPlan("ComfyUI-MultiGPU", placed.overall_verdict or best.worst, placed.placement, loaders,
+                         tuple(best.splits), best.copy_s, best.reload, tried, notes,
+                         other_engines(workload, best, devices))
+
+
+def _setting(unit: Unit, dev: str, alloc: str) -> LoaderSetting:
+    keys = tuple(dict.fromkeys(ref_key(r) for r in unit.refs))
+    if not unit.movable:
+        return LoaderSetting(unit.node, unit.node_type, unit.node_type, dev, {}, keys, False,
+                             f"{unit.node_type} has no ComfyUI-MultiGPU variant: it stays where it is")
+    if unit.current == dev and not alloc:  # already there: ComfyUI's main device, or the variant says so
+        return LoaderSetting(unit.node, unit.node_type, unit.node_type, dev, {}, keys, False, f"stays on {dev}")
+    plain, distorch2 = VARIANTS[unit.base]
+    if unit.node_type in WANVIDEO:
+        use, param = unit.node_type, WANVIDEO[unit.node_type][1]
+    elif unit.base in WANVIDEO_BASES:
+        use = plain
+        param = WANVIDEO[use][1]
+    elif alloc:
+        use = distorch2
+        param = "device" if unit.base in CLIP_BASES else "compute_device"
+    else:
+        use, param = plain, "device"
+    widgets: dict = {param: dev}
+    if alloc:
+        widgets.update(virtual_vram_gb=0.0, donor_device="cpu", expert_mode_allocations=alloc)
+    same_type = unit.node_type == use
+    changed = not (same_type and unit.current == dev and not alloc)
+    why = (f"split with DisTorch2, computed on {dev}" if alloc else
+           "on the CPU: no card has room for it beside the models that stay resident" if dev == CPU else
+           f"on {dev}")
+    return LoaderSetting(unit.node, unit.node_type, use, dev, widgets, keys, changed, why)
+
+
+WANVIDEO_BASES = {name[: -len("MultiGPU")] for name in WANVIDEO}
+
+
+def _notes(workload: Workload, units: list[Unit], best: _Priced, devices: Sequence[Device]) -> tuple[str, ...]:
+    out = []
+    for s in best.splits:
+        low, high = s.slowdown
+        out.append(f"{s.label}: {fmt_gib(s.offloaded_bytes)} of its weights stay off {s.device} and are fetched at "
+                   f"every forward ({s.copy_seconds_per_step:.2f} s of copies per step against "
+                   f"{s.compute_seconds_per_step:.2f} s of compute): {runtime.speed_words(low, high)}")
+    if best.reload:
+        out.append(f"{fmt_gib(best.reload)} of weights do not stay resident beside the others on their card: "
+                   "ComfyUI frees them for the next stage and loads them again when they are next used "
+                   "(model_management.py free_memory)")
+    if best.splits:
+        out.append("DisTorch2 takes effect through ModelPatcher.partially_load (ComfyUI-MultiGPU distorch_2.py:"
+                   "209-330); the device-only variants set the device while the base loader runs (wrappers.py:440-470)")
+    return tuple(out)
+
+
+def other_engines(workload: Workload, best: _Priced, devices: Sequence[Device]) -> tuple[dict, ...]:
+    """What the other multi-GPU engines would do with this workflow, each priced from the main card's
+    sampling stages: ComfyUI's own CFG split (a copy of the model on every card, one cond each) and Raylight
+    (Ulysses: the working memory split over the cards; FSDP: the weights too)."""
+    out = []
+    main = best.budgets.get("cuda:0")
+    n = len(devices)
+    samples = [(sb, it) for sb in (main.stages if main is not None else ()) if sb.stage.kind == SAMPLE
+               for it in [next((x for x in sb.items if x.category == "weights" and x.model is not None
+                                and x.model.kind == "diffusion"), None)]]
+    cfg1 = all(sb.batch_factor < 2 for sb, _ in samples) if samples else True
+    rooms = [d.capacity_bytes - d.reserve_bytes for d in devices]
+    name = "ComfyUI MultiGPU CFG Split (MultiGPU_WorkUnits)"
+    if cfg1:
+        out.append({"engine": name, "useful": False,
+                    "why": "no gain at CFG 1: it runs cond and uncond on different cards (comfy_extras/"
+                           "nodes_multigpu.py:20-48, comfy/multigpu.py:125-197), and at CFG 1 there is no uncond"})
+    else:
+        # every card holds its own full copy of the model (create_multigpu_deepclones) and runs one cond
+        need = max((sb.min_peak_bytes - sb.weights_bytes + _whole(it) for sb, it in samples), default=0)
+        short = [f"cuda:{i}" for i, r in enumerate(rooms) if need > r]
+        out.append({"engine": name, "useful": not short, "need_per_card_bytes": need,
+                    "why": (f"cond and uncond on two cards at once (up to 2x faster sampling); every card holds a "
+                            f"full copy of the model (comfy/multigpu.py:125-197): {fmt_gib(need)} per card"
+                            + (f", more than {', '.join(short)} has" if short else ", which every card has")
+                            + "; ComfyUI 0.33 splits the conds evenly (MultiGPU Options is not registered, "
+                              "comfy_extras/nodes_multigpu.py:350-363)")})
+    if samples:
+        sb, it = max(samples, key=lambda p: p[0].peak_bytes)
+        weights = _whole(it)
+        ctx = sb.peak_bytes - sb.weights_bytes - sb.working_bytes
+        work = sb.working_bytes
+        usp = ctx + weights + -(-work // n)
+        fsdp = ctx + -(-weights // n) + -(-work // n)
+        room = min(rooms)
+        gguf = any(getattr(r, "gguf", False) for r in sb.stage.models)
+        if usp <= room:
+            mode, need = f"Ulysses degree {n}, FSDP off", usp
+        elif fsdp <= room and not gguf:
+            mode, need = f"Ulysses degree {n} with FSDP on", fsdp
+        else:
+            mode, need = ("FSDP CPU offload" if not gguf else "not without FSDP, which GGUF models cannot use"), fsdp
+        out.append({"engine": "Raylight", "useful": usp <= room or (fsdp <= room and not gguf), "mode": mode,
+                    "need_per_card_bytes": need,
+                    "why": (f"{mode}: {fmt_gib(need)} per card ({sb.title}: the working memory split over {n} "
+                            f"cards by Ulysses sequence parallelism"
+                            + (", the weights by FSDP" if "FSDP on" in mode else "")
+                            + "); Linux with P2P between the cards only; GGUF models cannot be FSDP-sharded")})
+    out.append({"engine": "Windows", "useful": None,
+                "why": "ComfyUI on Windows uses GPU 0 only unless started with --cuda-device all "
+                       "--disable-pinned-memory (main.py:48-60 of ComfyUI 0.33.0)"})
+    return tuple(out)
+
+
+def _whole(item) -> int:
+    """A diffusion model's whole weights (a DisTorch2 share on the card is not what a full copy needs)."""
+    if item is None:
+        return 0
+    return max(item.bytes, int(getattr(item.model, "weights_bytes", 0) or 0))
