@@ -190,3 +190,15 @@ def test_music3_template_is_complete_with_windows_and_tiles():
     tiled = next(it.bytes for it in decodes["VAEDecodeAudioTiled"].items if it.category == "working")
     # sd.py:533 at fp32: (frames x 512 x 1400 + 800 MB) x 4; the tiled node's 1536-frame tiles (sd.py:1328)
     assert (full, tiled) == ((5167 * 512 * 1400 + 800_000_000) * 4, (1536 * 512 * 1400 + 800_000_000) * 4)
+
+
+def test_music3_decode_that_does_not_fit_says_cant_tell_instead_of_crashing():
+    """On a 12 GB card the DAV's one-pass decode does not fit; ComfyUI then retries tiled, whose memory the
+    pack has no figure for this media VAE: the answer is "can't tell" with that reason (it used to stop with
+    "unknown VAE family 'vae-minimax-music3-dav'" from the image VAEs' tiled table)."""
+    budget = estimate(read_workflow(_template("audio_minimax_music_3")), Device.from_card(find_card("RTX 3060")))
+    decode = next(i for i, sb in enumerate(budget.stages) if sb.stage.kind == "vae_decode" and not sb.stage.tiled)
+    run = budget.runs[decode]
+    assert run.outcome == "unknown" and "retries tiled" in run.explanation[0]
+    assert "vae-minimax-music3-dav" in run.explanation[0]
+    assert budget.verdict == "unknown"

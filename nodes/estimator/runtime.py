@@ -624,6 +624,11 @@ def run_vae(sb, ctx: _Ctx, earlier: list[StageRun]) -> StageRun:
                         explanation=tuple(notes), rules=tuple(rules))
     # the first call runs out of memory: ComfyUI retries tiled (sd.py:807 / :971-972)
     rules.append("sd.py:807-827 / :971-993 (OOM -> tiled retry)")
+    if vae.family not in vae_memory.FAMILIES:  # an audio / 3D / formula-priced VAE: no tiled figure here
+        return StageRun(UNKNOWN, weights, 0, min(peak, ctx.capacity), images_per_call=per_call, calls=calls,
+                        explanation=(f"the {op} needs {fmt_gib(work)} and {fmt_gib(max(0, avail))} is free: ComfyUI "
+                                     f"then retries tiled, and the tiled {op} memory of {vae.family} is not known "
+                                     "here (can't tell whether it fits)",), rules=tuple(rules))
     fam = vae_memory.get_family(vae.family)
     one = (1, latent.channels or 16, latent.frames, latent.height, latent.width)
     try:
