@@ -6,8 +6,8 @@ How a plan is found (every candidate is priced by the one estimator, budget.asse
 - The units placed are the workflow's loaders (a diffusion model, a checkpoint, a text encoder, a VAE, a
   CLIP vision model, a ControlNet); LoRAs follow the model they patch (placement.place_stages). A text
   encoder may go to the CPU as well (ComfyUI-MultiGPU's CLIP loaders offer "cpu"); the others only to GPUs.
-- Every assignment of units to devices is tried (at most MAX_ASSIGNMENTS; past that the small models go
-  with the first diffusion model). On each GPU, ComfyUI loads a stage's models beside its working memory
+- Every assignment of units to devices is tried when there are at most MAX_ASSIGNMENTS (else the small
+  models go with the first diffusion model, and past that a greedy pass places the biggest unit first). On each GPU, ComfyUI loads a stage's models beside its working memory
   and frees idle models when it needs the room (model_management.py load_models_gpu -> free_memory), so a
   card's peak is its worst stage, as assess prices it.
 - A diffusion model whose stage does not fit its card with every weight resident is split with DisTorch2:
@@ -36,7 +36,7 @@ from .resolve import Resolver, ref_key
 from .units import fmt_gib
 from .workload import SAMPLE, ModelRef, Workload
 
-MAX_ASSIGNMENTS = 512
+MAX_ASSIGNMENTS = 64
 CPU = placement.CPU
 
 # ComfyUI-MultiGPU's registered variants (its __init__.py:561-582 for ComfyUI's loaders, :640-658 for
@@ -305,21 +305,47 @@ def _split(unit: Unit, b, stage_ids, dev: str, card: Device, alloc, off: int) ->
     return Split(ref_key(unit.refs[0]), label, dev, alloc.to_dict(), off, steps, copy_s, compute_s)
 
 
-def _assignments(units: list[Unit], gpus: Sequence[str]):
+def _search(units: list[Unit], gpus: Sequence[str], price, sizes: dict[str, int]) -> tuple[_Priced, int]:
+    """The best assignment and how many were priced. Every one when there are at most MAX_ASSIGNMENTS
+    (the small models -- VAE, CLIP vision, ControlNet -- go with the first diffusion model once the big ones
+    alone reach that); past that, greedily: the biggest unit first, each to the device that prices best
+    given the ones placed before it (the rest on their current device meanwhile)."""
     cands = [_candidates(u, gpus) for u in units]
-    total = 1
-    for c in cands:
-        total *= len(c)
-    if total <= MAX_ASSIGNMENTS:
-        yield from itertools.product(*cands)
-        return
-    # too many: the small models go where the first diffusion model goes
-    big = [i for i, u in enumerate(units) if u.kind in ("diffusion", "checkpoint", "text_encoder")]
-    first = next((i for i in big if units[i].kind in ("diffusion", "checkpoint")), None)
-    for combo in itertools.islice(itertools.product(*(cands[i] for i in big)), MAX_ASSIGNMENTS):
-        chosen = dict(zip(big, combo))
-        anchor = chosen.get(first, gpus[0]) if first is not None else gpus[0]
-        yield tuple(chosen.get(i, anchor if anchor in cands[i] else cands[i][0]) for i in range(len(units)))
+    small = {i for i, u in enumerate(units) if u.kind in ("vae", "clip_vision", "controlnet")}
+    anchor_i = next((i for i, u in enumerate(units) if u.kind in ("diffusion", "checkpoint")), None)
+
+    def follow(chosen: dict[int, str]) -> dict[str, str]:
+        anchor = chosen.get(anchor_i, gpus[0]) if anchor_i is not None else gpus[0]
+        return {u.node: chosen[i] if i in chosen else (anchor if anchor in cands[i] else cands[i][0])
+                for i, u in enumerate(units)}
+
+    def count(idx) -> int:
+        n = 1
+        for i in idx:
+            n *= len(cands[i])
+        return n
+
+    best, tried = None, 0
+    every = list(range(len(units)))
+    big = [i for i in every if i not in small]
+    for idx in (every, big):
+        if count(idx) <= MAX_ASSIGNMENTS:
+            for combo in itertools.product(*(cands[i] for i in idx)):
+                priced = price(follow(dict(zip(idx, combo))))
+                tried += 1
+                if best is None or priced.key() < best.key():
+                    best = priced
+            return best, tried
+    chosen = {i: units[i].current if units[i].current in cands[i] else cands[i][0] for i in big}
+    for i in sorted(big, key=lambda i: -sizes.get(units[i].node, 0)):
+        local = None
+        for dev in cands[i]:
+            priced = price(follow({**chosen, i: dev}))
+            tried += 1
+            if local is None or priced.key() < local[1].key():
+                local = (dev, priced)
+        chosen[i] = local[0]
+    return price(follow(chosen)), tried + 1
 
 
 def plan(workload: Workload, devices: Sequence[Device], resolver: Resolver | None = None,
@@ -334,14 +360,9 @@ def plan(workload: Workload, devices: Sequence[Device], resolver: Resolver | Non
     gpus = [f"cuda:{i}" for i in range(len(devices))]
     if models is None:
         models = dict(assess(workload, devices[0], resolver).models)
-    best: _Priced | None = None
-    tried = 0
-    for combo in _assignments(units, gpus):
-        tried += 1
-        priced = _price(workload, units, {u.node: d for u, d in zip(units, combo)}, devices, resolver, models)
-        if best is None or priced.key() < best.key():
-            best = priced
-    assert best is not None
+    sizes = {u.node: sum(int(getattr(models.get(ref_key(r)), "weights_bytes", 0) or 0) for r in u.refs)
+             for u in units}
+    best, tried = _search(units, gpus, lambda where: _price(workload, units, where, devices, resolver, models), sizes)
     final = _apply(workload, best.where, best.allocations)
     main = _card(devices, gpus[0])
     placed = with_placement(best.budgets["cuda:0"] if "cuda:0" in best.budgets else assess(final, main, resolver, models=models),
