@@ -833,6 +833,32 @@ def estimator_device(card: str | None = None, memory_mode: str = "auto", budget_
         te_cpu_reason=_te_cpu_reason(), compute_fp32_reason=_compute_fp32_reason(), source="live", **common), None
 
 
+def estimator_devices(card: str | None = None, gpus=(), memory_mode: str = "auto"):
+    """([main device, other cards...], note) for an estimate over several cards (issue 24): the main one as
+    estimator_device gives it; then the catalogue cards named in `gpus` (the panel's "+ card", cuda:1 on);
+    with none named and no card chosen, this machine's other CUDA devices, each measured as the main one
+    is (NVIDIA's free memory or the total: no CUDA context is made on them), when ComfyUI computes on
+    cuda:0 (the estimator names devices by torch index)."""
+    main, note = estimator_device(card, memory_mode)
+    flags = live_launch_flags()
+    mode = memory_mode if memory_mode in ("classic", "dynamic") else live_memory_mode()
+    common = dict(memory_mode=mode, host=main.host)
+    if gpus:
+        return [main, *(device_for_launch(find_card(g), flags, **common) for g in gpus)], note
+    if card or main.source != "live":
+        return [main], note
+    devices = cuda_devices()
+    compute = next((d for d in devices if d.is_compute_device), None)
+    if compute is None or compute.index != 0 or len(devices) < 2:
+        return [main], note
+    others = []
+    for d in sorted(devices, key=lambda d: d.index)[1:]:
+        used = (d.total - d.driver_free - d.torch_reserved) if d.driver_free is not None else 0
+        others.append(device_for_launch(_live_card(d.name), flags, name=d.name, total_bytes=d.total,
+                                        other_processes_bytes=max(0, used), source="live", **common))
+    return [main, *others], note
+
+
 def _compute_fp32_reason() -> str:
     """ComfyUI's own unet_manual_cast for a 16-bit model on this GPU: float32 means the diffusion model
     computes in fp32 here (Pascal under Linux, GTX 16xx), so its activations take 4 bytes."""

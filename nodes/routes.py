@@ -8,7 +8,8 @@ POST /vram_budget/unload_all   ComfyUI's own /free mechanism (unload_models flag
 POST /vram_budget/free_cache   the same plus the node-output cache (free_memory flag), measured
 GET  /vram_budget/last_oom     the newest OOM execution_error in ComfyUI's history, diagnosed
 POST /vram_budget/parse_oom    {"message", "exception_type", "node_type"?, "prompt"?, "install"?} -> diagnosis (oom.py)
-POST /vram_budget/estimate     {"prompt": API prompt, "workflow"?: UI workflow, "card"?: name} -> Budget
+POST /vram_budget/estimate     {"prompt": API prompt, "workflow"?: UI workflow, "card"?: name,
+                               "gpus"?: [more card names, cuda:1 on]} -> Budget (with several cards: placement_plan)
 GET  /vram_budget/cards        the estimator's card catalogue (the panel's "estimate for" choice) and,
                                as "default", what no choice estimates for (this GPU / system memory)
 GET  /vram_budget/readout      the top-bar readout: used / total of the compute device, the peak of
@@ -81,6 +82,7 @@ FRAGMENTATION_FIX = (
 # embedded images. 32 MiB is generous and still bounded.
 MAX_BODY_BYTES = 32 * MiB
 MAX_PROMPT_NODES = 10_000
+MAX_EXTRA_CARDS = 7  # "gpus" in an estimate request: cuda:1 .. cuda:7
 # How long unload_all / free_cache wait for the idle worker to finish before answering
 # "scheduled" instead of measured numbers. Unloading 24 GB of weights to RAM takes ~2-5 s.
 ACTION_WAIT_S = 30.0
@@ -557,12 +559,14 @@ def scrub_paths(data: Any, roots: list[str]) -> Any:
     return walk(data)
 
 
-def run_estimate(prompt: dict | None, workflow: dict | None, card: str | None = None) -> dict:
+def run_estimate(prompt: dict | None, workflow: dict | None, card: str | None = None, gpus=()) -> dict:
+    """`gpus`: more cards (catalogue names, cuda:1 on) for a placement plan; none: this machine's other CUDA
+    devices when it has any (comfy_bridge.estimator_devices)."""
     t0 = time.perf_counter()
-    device, note = estimator_device(card)
+    devices, note = bridge.estimator_devices(card, gpus or ())
     with live_hooks(wait_s=20.0):  # ComfyUI's own detection / tracing, inside the estimate pool's 30 s limit
-        result = estimate_prompt(prompt if prompt is not None else workflow, device, bridge.model_resolver(),
-                                 capacities=None)
+        result = estimate_prompt(prompt if prompt is not None else workflow, devices[0], bridge.model_resolver(),
+                                 capacities=None, others=devices[1:])
     data = scrub_paths(result.to_dict(), server_roots())
     return {"available": True, "budget": data, "device_note": note,
             "elapsed_ms": round((time.perf_counter() - t0) * 1000, 2)}
@@ -771,8 +775,13 @@ def register(server) -> bool:
         card = body.get("card")
         if card is not None and (not isinstance(card, str) or not 0 < len(card) <= 100):
             raise ValueError("\"card\" must be a card name such as \"RTX 4090\", or null for this GPU")
+        gpus = body.get("gpus") or []
+        if not isinstance(gpus, list) or len(gpus) > MAX_EXTRA_CARDS or not all(
+                isinstance(g, str) and 0 < len(g) <= 100 for g in gpus):
+            raise ValueError(f"\"gpus\" must be a list of at most {MAX_EXTRA_CARDS} more card names "
+                             "(cuda:1 on), such as [\"RTX 3090\"]")
         try:
-            return _json(await _estimate_call(run_estimate, prompt, workflow, card))
+            return _json(await _estimate_call(run_estimate, prompt, workflow, card, tuple(gpus)))
         except EstimatorBusy:
             return _error(429, f"the estimator is busy with {ESTIMATE_SLOTS} estimates; try again in a moment",
                           busy=True)

@@ -168,3 +168,50 @@ def test_one_card_or_nothing_to_place_gives_no_plan():
     wl = read_workflow(json.loads(WAN22_FP16.read_text()))
     devices = devices_from_args(_args("--vram", "24"))
     assert placement_plan.plan(wl, devices) is None
+
+
+def test_the_machines_ram_is_judged_once_for_the_plan():
+    """ComfyUI is one process for every card: the DisTorch2 shares both experts keep on the CPU (2 x 14.30
+    GiB here) plus ComfyUI and the OS must fit the machine's RAM. 23 GiB without swap is out of memory
+    whatever the cards say; 64 GiB fits; RAM not given is said."""
+    _, _, b = _plan(WAN22_FP16, "--vram", "24,24", "--ram", "23")
+    plan = b.placement_plan
+    offloaded = sum(s.offloaded_bytes for s in plan.splits)
+    assert plan.ram_floor_bytes >= offloaded + 3 * GIB  # ComfyUI 2 GiB + Linux 1 GiB, assumed (host_memory.py)
+    assert plan.host_outcome == "oom" and plan.verdict == "oom"
+    assert all(d.outcome in ("fits", "tight") for d in plan.devices if d.device.startswith("cuda"))
+    assert any("out of memory" in n and "system RAM" in n for n in plan.notes)
+    _, _, b = _plan(WAN22_FP16, "--vram", "24,24", "--ram", "64")
+    assert b.placement_plan.host_outcome == "fits" and b.placement_plan.verdict in ("fits", "tight")
+    _, _, b = _plan(WAN22_FP16, "--vram", "24,24")
+    assert b.placement_plan.host_outcome == "not_checked"
+    assert any("give --ram" in n for n in b.placement_plan.notes)
+
+
+def test_classic_memory_management_keeps_comfyuis_own_load_rule():
+    """Under classic memory management ComfyUI loads a model whole only when 1.1 x its weights plus its own
+    inference estimate are free (model_management.py load_models_gpu); the plan shrinks each DisTorch2 share
+    until the card's simulation streams nothing, still one expert per card."""
+    _, devices, b = _plan(WAN22_FP16, "--vram", "24,24", "--memory-mode", "classic", "--ram", "64")
+    plan = b.placement_plan
+    devs = {s.device for s in plan.loaders if "14B" in s.models[0]}
+    assert devs == {"cuda:0", "cuda:1"}
+    for sp in plan.splits:
+        assert sp.allocation["shares"][sp.device] < 13 * GIB  # less than the dynamic plan's 12.32 GiB + margin
+    assert all(d.outcome in ("fits", "tight") for d in plan.devices if d.device.startswith("cuda"))
+
+
+def test_a_distorch2_example_keeps_its_loader_types_and_loses_its_virtual_vram():
+    """ComfyUI-MultiGPU's own Wan 2.2 example: both fp8 experts with 13 GB of virtual VRAM on cuda:0. With
+    an RTX 4090 and an RTX 3090 each expert fits a card whole: the DisTorch2 loaders keep their type, the
+    low-noise one goes to cuda:1, and virtual_vram_gb is set to 0 on both (no copies per step)."""
+    data = json.loads(_corpus_file(PREFIX + "wan2_2_t2v_lightx2v_lora_distorch2_api.json").read_text())
+    _, _, b = _plan(data, "--gpus", "RTX 4090,RTX 3090")
+    plan = b.placement_plan
+    experts = {("high" if "high_noise" in s.models[0] else "low"): s for s in plan.loaders if "14B" in s.models[0]}
+    assert set(experts) == {"high", "low"}
+    for s in experts.values():
+        assert s.use_type == s.node_type == "UNETLoaderDisTorch2MultiGPU" and s.changed
+        assert s.widgets["virtual_vram_gb"] == 0 and s.widgets["expert_mode_allocations"] == ""
+    assert {experts["high"].device, experts["low"].device} == {"cuda:0", "cuda:1"}
+    assert not plan.splits and plan.copy_seconds == 0

@@ -114,6 +114,7 @@ const state = {
   pending: new Set(), // actions in flight: "unload_all", "free_cache", "unload:<id>"
   budget: null, // {state: "idle"|"loading"|"ok"|"unavailable"|"error", data, error}
   card: "", // "" = this GPU
+  gpus: [], // more cards for a placement plan (cuda:1 on); [] = this machine's other GPUs, if any
   cards: null,
   lastOom: null, // {diagnosis, node_id, node_type, timestamp, ...}
   oomFresh: false,
@@ -409,10 +410,15 @@ function renderBudget() {
     onchange: (e) => { state.card = e.target.value; scheduleEstimate(0); },
   }, h("option", { value: "" }, state.status?.cuda ? "This GPU" : `${state.cardsDefault || "Default card"} (default)`),
   (state.cards || []).map((c) => h("option", { value: c.name, selected: state.card === c.name }, `${c.name} (${c.nominal_gb} GB)`)));
+  const secondSelect = h("select.vrb-select.vrb-select-second", {
+    title: "A second card (cuda:1): plan where each model runs on both",
+    onchange: (e) => { state.gpus = e.target.value ? [e.target.value] : []; scheduleEstimate(0); },
+  }, h("option", { value: "" }, "one card"),
+  (state.cards || []).map((c) => h("option", { value: c.name, selected: state.gpus[0] === c.name }, `+ ${c.name}`)));
   const head = [
     h("div.vrb-section-title", "Workflow budget",
       h("button.vrb-icon-btn", { type: "button", title: "Estimate again", onclick: () => scheduleEstimate(0) }, h("i.pi.pi-refresh"))),
-    state.cards?.length ? h("div.vrb-toolbar", h("span.vrb-muted.vrb-small", "for"), cardSelect) : null,
+    state.cards?.length ? h("div.vrb-toolbar", h("span.vrb-muted.vrb-small", "for"), cardSelect, secondSelect) : null,
   ];
   if (b.state === "idle" || (b.state === "loading" && !b.data)) return [head, h("div.vrb-empty", "Estimating the current workflow…")];
   if (b.state === "unavailable") {
@@ -450,6 +456,7 @@ function renderBudget() {
     out.push(h("div.vrb-subtitle", hostSummary() && HOST_BAD.has(hostSummary().outcome) ? "Top VRAM remedies" : "Top remedies"),
       h("ol.vrb-remedies", remedies.map((r) => h("li", h("b", r.title), r.detail ? h("div.vrb-muted.vrb-small", r.detail) : null))));
   }
+  if (data.placement_plan && typeof data.placement_plan === "object") out.push(renderPlan(data.placement_plan));
   const caps = data.capacity || [];
   if (caps.length) {
     out.push(h("div.vrb-subtitle", "Largest on this card"),
@@ -464,6 +471,80 @@ function renderBudget() {
     out.push(h("div.vrb-small.vrb-cheapest", h("i.pi.pi-shopping-cart.vrb-inline-icon"), "Cheapest card that fits: ", h("b", `${cheapest.name} (${cheapest.nominal_gb} GB)`), price));
   }
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// the placement plan for several cards (placement_plan.py), and applying it to the open workflow
+function widgetText(widgets) {
+  return Object.entries(widgets || {}).map(([k, v]) => `${k} ${typeof v === "number" ? v : `"${v}"`}`).join(" · ");
+}
+
+function graphNode(id) {
+  const graph = app.graph;
+  if (!graph || id == null) return null;
+  return graph.getNodeById(Number(id)) ?? graph.getNodeById(String(id)) ?? null;
+}
+
+// loaders of the plan whose node in the open workflow is already the ComfyUI-MultiGPU type to use
+function applicable(plan) {
+  return (plan.loaders || []).filter((s) => s && s.changed && graphNode(s.node)?.type === s.use_type);
+}
+
+function changeTracker() {
+  return app.extensionManager?.workflow?.activeWorkflow?.changeTracker ?? app.workflowManager?.activeWorkflow?.changeTracker ?? null;
+}
+
+function applyPlan(plan) {
+  const targets = applicable(plan);
+  if (!targets.length) return 0;
+  const tracker = changeTracker();
+  tracker?.beforeChange?.(); // one undo step for the whole plan (Ctrl+Z)
+  let set = 0;
+  try {
+    for (const s of targets) {
+      const node = graphNode(s.node);
+      for (const [name, value] of Object.entries(s.widgets || {})) {
+        const widget = node?.widgets?.find((w) => w.name === name);
+        if (!widget) continue;
+        widget.value = value;
+        widget.callback?.(value, app.canvas, node);
+        set += 1;
+      }
+    }
+  } finally {
+    tracker?.afterChange?.();
+  }
+  app.graph.setDirtyCanvas?.(true, true);
+  toast("success", "Placement applied", `${set} widget value(s) on ${targets.length} loader(s); Ctrl+Z undoes it`, 5000);
+  scheduleEstimate(0);
+  return set;
+}
+
+function renderPlan(plan) {
+  const devices = (plan.devices || []).filter((d) => d && d.device !== "cpu");
+  const loaders = (plan.loaders || []).filter((s) => s && typeof s === "object");
+  const ready = applicable(plan);
+  const replace = loaders.filter((s) => s.changed && s.use_type !== s.node_type && graphNode(s.node)?.type !== s.use_type);
+  return h("div.vrb-plan", { "data-section": "placement" },
+    h("div.vrb-subtitle", `Placement on ${devices.length} cards `,
+      h(`span.vrb-badge.vrb-badge-${verdictClass(plan.verdict)}`, VERDICT_LABEL[plan.verdict] || plan.verdict || "")),
+    h("div.vrb-plan-devices", devices.map((d) => h("div.vrb-row.vrb-small", { "data-device": d.device },
+      h("span", `${d.device} ${d.card?.name || ""}`),
+      h("span", { title: (d.models || []).join("\n") },
+        `${gib(d.predicted_peak_bytes)} / ${gib(d.card?.capacity_bytes || 0)} · ${VERDICT_LABEL[d.outcome] || d.outcome}`)))),
+    h("ul.vrb-plan-loaders", loaders.map((s) => h("li.vrb-small", { "data-node": s.node, "data-changed": String(Boolean(s.changed)) },
+      h("b", `#${s.node} `), s.changed ? (s.use_type !== s.node_type ? `${s.node_type} → ${s.use_type}` : s.node_type) : `${s.node_type}: as it is (${s.device})`,
+      s.changed ? h("div.vrb-muted", widgetText(s.widgets)) : null))),
+    (plan.notes || []).length ? h("div.vrb-muted.vrb-small.vrb-plan-notes", plan.notes.map((n) => h("div", n))) : null,
+    replace.length ? h("div.vrb-note.vrb-note-info.vrb-small", h("i.pi.pi-info-circle"),
+      h("span", `Replace ${replace.map((s) => `#${s.node} ${s.node_type} with ${s.use_type}`).join(", ")} (ComfyUI-MultiGPU), then apply.`)) : null,
+    h("button.vrb-btn.vrb-apply-plan", {
+      type: "button", disabled: !ready.length,
+      title: ready.length ? "Set these values on the workflow's ComfyUI-MultiGPU loaders (undo with Ctrl+Z)" : "No ComfyUI-MultiGPU loader of the plan is in the workflow yet",
+      onclick: () => applyPlan(plan),
+    }, h("i.pi.pi-check"), ` Apply to ${ready.length} MultiGPU loader${ready.length === 1 ? "" : "s"}`),
+    h("details.vrb-small.vrb-plan-engines", h("summary", "Other engines"),
+      (plan.other_engines || []).map((e) => h("div", h("b", `${e.engine}: `), e.why))));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -763,7 +844,7 @@ async function runEstimate() {
   state.budget = { ...(state.budget || {}), state: "loading" };
   try {
     const { workflow, output } = await app.graphToPrompt();
-    const { status, data } = await call("estimate", { prompt: output, workflow, card: state.card || null });
+    const { status, data } = await call("estimate", { prompt: output, workflow, card: state.card || null, gpus: state.gpus });
     if (seq !== estimateSeq) return; // a newer estimate is on its way
     if (status === 200) state.budget = { state: "ok", data };
     else if (status === 501) state.budget = { state: "unavailable", error: data.detail };
@@ -912,4 +993,4 @@ function preview(status) {
   renderAll(true);
 }
 
-window.__vramBudget = { state, render, destroy, onExecutionError, onRunRecorded, preview };
+window.__vramBudget = { state, render, destroy, onExecutionError, onRunRecorded, preview, applyPlan, changeTracker };

@@ -18,7 +18,9 @@ How a plan is found (every candidate is priced by the one estimator, budget.asse
   ComfyUI's own streaming.
 - Assignments are ranked by: the worst card's outcome (an OOM last); seconds of weight copies per run;
   models on the CPU; bytes that must be reloaded each run because two models do not stay resident together
-  on one card; then the fullest card's share of its memory (balance). The first is the plan.
+  on one card (a text encoder's are not: its output stays cached until the prompt changes); then the
+  fullest card's share of its memory (balance). The first is the plan.
+- The machine's RAM is judged once for the plan (ram_floor): ComfyUI is one process for every card.
 """
 from __future__ import annotations
 
@@ -30,13 +32,15 @@ from . import placement, runtime
 from .budget import assess
 from .device import Device
 from .distorch import write_allocation
+from .host_memory import COMFY_PROCESS_BYTES, OS_BYTES, Host
 from .graph.packs.multigpu import CLIP_BASES, WANVIDEO, _base_type
 from .multi_device import RANK, DevicePlan, with_placement
 from .resolve import Resolver, ref_key
 from .units import fmt_gib
-from .workload import SAMPLE, ModelRef, Workload
+from .workload import SAMPLE, TEXT_ENCODE, ModelRef, Workload
 
 MAX_ASSIGNMENTS = 64
+SHRINK_ROUNDS = 6  # re-pricings of a split card whose share ComfyUI would still not keep resident
 CPU = placement.CPU
 
 # ComfyUI-MultiGPU's registered variants (its __init__.py:561-582 for ComfyUI's loaders, :640-658 for
@@ -98,6 +102,8 @@ class Split:
     steps: int
     copy_seconds_per_step: float
     compute_seconds_per_step: float
+    unit: Unit | None = None
+    forwards: int = 1  # forwards per step (cond and uncond in turn: 2)
 
     @property
     def slowdown(self) -> tuple[float, float]:
@@ -127,13 +133,16 @@ class PlacementPlan:
     tried: int  # assignments priced
     notes: tuple[str, ...] = ()
     other_engines: tuple[dict, ...] = ()
+    ram_floor_bytes: int = 0  # system RAM the plan needs at least (ram_floor)
+    host_outcome: str = "not_checked"  # fits | swapping | oom | not_checked (RAM not known)
 
     def to_dict(self) -> dict:
         return {"engine": self.engine, "verdict": self.verdict, "devices": [d.to_dict() for d in self.devices],
                 "loaders": [s.to_dict() for s in self.loaders], "splits": [s.to_dict() for s in self.splits],
                 "copy_seconds": round(self.copy_seconds, 1), "reload_bytes": self.reload_bytes,
                 "assignments_tried": self.tried, "notes": list(self.notes),
-                "other_engines": [dict(e) for e in self.other_engines]}
+                "other_engines": [dict(e) for e in self.other_engines],
+                "ram_floor_bytes": self.ram_floor_bytes, "host_outcome": self.host_outcome}
 
 
 def units_of(workload: Workload) -> list[Unit]:
@@ -257,25 +266,56 @@ def _price(workload: Workload, units: list[Unit], where: dict, devices: Sequence
             allocations[unit.node] = alloc.text
             off = model_bytes - dict(alloc.shares).get(dev, 0)
             splits.append(_split(unit, b, stage_ids, dev, card, alloc, off))
-    if allocations:
+    for _ in range(SHRINK_ROUNDS if allocations else 0):
         wl = _apply(workload, where, allocations)
         budgets = {d: assess(wl, _card(devices, d), resolver, models=models) for d in gpus}
+        # ComfyUI's own load rule may still not keep the share resident (classic: 1.1 x the weights + the
+        # inference memory must be free, model_management.py load_models_gpu): give it what it streamed less
+        shrunk = False
+        for k, sp in enumerate(splits):
+            b = budgets[sp.device]
+            streamed = max((r.streamed_bytes for sb, r in zip(b.stages, b.runs)
+                            if sb.device == sp.device and sb.stage.kind == SAMPLE and _diffusion_item(sb, sp.unit)),
+                           default=0)
+            if not streamed and (b.vram_verdict or b.verdict) not in ("runs_slower", "oom"):
+                continue
+            on_card = dict(sp.allocation["shares"]).get(sp.device, 0)
+            cut = max(streamed, on_card // 20)
+            model_bytes = on_card + sp.offloaded_bytes
+            alloc = write_allocation(model_bytes, [(sp.device, max(0, on_card - int(cut * 1.1)))])
+            allocations[sp.unit.node] = alloc.text
+            splits[k] = replace(sp, allocation=alloc.to_dict(),
+                                offloaded_bytes=model_bytes - dict(alloc.shares).get(sp.device, 0))
+            splits[k] = _retime(splits[k], _card(devices, sp.device))
+            shrunk = True
+        if not shrunk:
+            break
     worst = max(((b.vram_verdict or b.verdict) for d, b in budgets.items() if d in used or b.stages),
                 key=lambda o: RANK.get(o, 3), default="fits")
     reload = 0
     fullest = 0.0
     for dev, b in budgets.items():
         card = _card(devices, dev)
-        room = card.capacity_bytes - card.reserve_bytes - card.context_bytes
-        work = max((sb.working_bytes for sb in b.stages if sb.device == dev), default=0)
-        resident: dict[str, int] = {}
-        for sb in b.stages:
+        # each model's weights on this card (a text encoder's are left out: its output stays cached until the
+        # prompt changes, so freeing its weights for the next stage costs a reload only then)
+        weights: dict[str, int] = {}
+        mine = []
+        for sb, run in zip(b.stages, b.runs):
             if sb.device != dev:
+                continue
+            labels = {it.label for it in sb.items if it.category == "weights" and it.bytes}
+            # the stage's own need as ComfyUI runs it (a run's peak may include models kept from earlier stages)
+            mine.append((labels, min(sb.peak_bytes, run.peak_bytes or sb.peak_bytes)))
+            if sb.stage.kind == TEXT_ENCODE:
                 continue
             for it in sb.items:
                 if it.category == "weights" and it.bytes:
-                    resident[it.label] = max(resident.get(it.label, 0), it.bytes)
-        reload += max(0, sum(resident.values()) + work - room) if len(resident) > 1 else 0
+                    weights[it.label] = max(weights.get(it.label, 0), it.bytes)
+        # what cannot stay beside the busiest stage: ComfyUI frees it for that stage, loads it again next run
+        for labels, peak in mine:
+            others = sum(v for k, v in weights.items() if k not in labels)
+            free_beside = card.capacity_bytes - card.reserve_bytes - peak
+            reload = max(reload, min(others, max(0, others - free_beside)))
         fullest = max(fullest, max((r.peak_bytes for r in b.runs), default=0) / max(1, card.capacity_bytes))
     return _Priced(dict(where), allocations, budgets, splits, worst,
                    sum(s.copy_seconds_per_step * s.steps for s in splits),
@@ -285,7 +325,7 @@ def _price(workload: Workload, units: list[Unit], where: dict, devices: Sequence
 def _split(unit: Unit, b, stage_ids, dev: str, card: Device, alloc, off: int) -> Split:
     ctx = runtime.context_for(card)
     copy_s = compute_s = 0.0
-    steps = 0
+    steps, fw = 0, 1
     label = unit.refs[0].name
     for i in stage_ids:
         sb = b.stages[i]
@@ -301,8 +341,13 @@ def _split(unit: Unit, b, stage_ids, dev: str, card: Device, alloc, off: int) ->
                 ctx.flops * runtime.MFU_TRANSFORMER)
             compute_s = max(compute_s, c)
         copy_s = max(copy_s, forwards * off / ctx.host_bps)
+        fw = max(fw, forwards)
         steps += sb.stage.steps or 20
-    return Split(ref_key(unit.refs[0]), label, dev, alloc.to_dict(), off, steps, copy_s, compute_s)
+    return Split(ref_key(unit.refs[0]), label, dev, alloc.to_dict(), off, steps, copy_s, compute_s, unit, fw)
+
+
+def _retime(sp: Split, card: Device) -> Split:
+    return replace(sp, copy_seconds_per_step=sp.forwards * sp.offloaded_bytes / runtime.context_for(card).host_bps)
 
 
 def _search(units: list[Unit], gpus: Sequence[str], price, sizes: dict[str, int]) -> tuple[_Priced, int]:
@@ -368,39 +413,78 @@ def plan(workload: Workload, devices: Sequence[Device], resolver: Resolver | Non
     placed = with_placement(best.budgets["cuda:0"] if "cuda:0" in best.budgets else assess(final, main, resolver, models=models),
                             final, devices, resolver)
     loaders = tuple(_setting(u, best.where[u.node], best.allocations.get(u.node, "")) for u in units)
-    notes = _notes(workload, units, best, devices)
-    return PlacementPlan("ComfyUI-MultiGPU", placed.overall_verdict or best.worst, placed.placement, loaders,
-                         tuple(best.splits), best.copy_s, best.reload, tried, notes,
-                         other_engines(workload, best, devices))
+    notes = list(_notes(workload, units, best, devices))
+    # each card's outcome on its VRAM alone; the machine's RAM is judged once, below
+    cards = tuple(replace(p, outcome=(best.budgets[p.device].vram_verdict or best.budgets[p.device].verdict))
+                  if p.device in best.budgets and p.outcome in RANK else p for p in placed.placement)
+    floor, host_outcome, line = ram_floor(best, devices[0])
+    notes.append(line)
+    worst = max((p.outcome for p in cards if p.outcome in RANK), key=lambda o: RANK[o], default=best.worst)
+    if host_outcome == "oom":
+        worst = "oom"
+    elif host_outcome == "swapping" and RANK.get(worst, 0) < RANK["runs_slower"]:
+        worst = "runs_slower"
+    return PlacementPlan("ComfyUI-MultiGPU", worst, cards, loaders, tuple(best.splits), best.copy_s, best.reload, tried,
+                         tuple(notes), other_engines(workload, best, devices), floor, host_outcome)
+
+
+def ram_floor(best: "_Priced", main: Device) -> tuple[int, str, str]:
+    """(bytes, outcome, sentence): the system RAM the plan needs at least. ComfyUI is one process for every
+    card: its own memory and the OS's, plus the larger of what any one card's stages keep in RAM (that card's
+    host simulation, host_memory.simulate) and the DisTorch2 shares every split keeps on the CPU for the whole
+    prompt (the loaders' outputs stay cached). A lower bound: two cards' RAM needs are not added."""
+    host = main.host or Host()
+    base = ((host.process_bytes if host.process_bytes is not None else COMFY_PROCESS_BYTES)
+            + (host.other_bytes if host.other_bytes is not None else OS_BYTES.get(host.os, OS_BYTES["linux"])))
+    beyond = max((b.host.peak_bytes - base for b in best.budgets.values() if b.host is not None), default=0)
+    offloaded = sum(sp.offloaded_bytes for sp in best.splits
+                    if sp.allocation.get("rest_device") == CPU and sp.allocation.get("rest_bytes"))
+    floor = base + max(0, beyond, offloaded)
+    said = (f"system RAM: this plan needs at least {fmt_gib(floor)} (ComfyUI and the OS "
+            f"{fmt_gib(base)}" + (f", {fmt_gib(offloaded)} of weights DisTorch2 keeps on the CPU" if offloaded else "")
+            + ")")
+    if not host.known:
+        return floor, "not_checked", said + "; RAM not given: give --ram GiB to check it"
+    ram, swap = host.ram_total_bytes, host.swap_total_bytes or 0
+    if floor > ram + swap:
+        return floor, "oom", said + f"; this machine has {fmt_gib(ram)} of RAM and {fmt_gib(swap)} of swap: out of memory"
+    if floor > ram:
+        return floor, "swapping", said + f"; more than the {fmt_gib(ram)} of RAM: it swaps"
+    return floor, "fits", said + f"; this machine has {fmt_gib(ram)}"
 
 
 def _setting(unit: Unit, dev: str, alloc: str) -> LoaderSetting:
+    """The node type and widget values that put `unit` on `dev` (with DisTorch2 allocation `alloc`): a
+    DisTorch2 loader keeps its type and gets every DisTorch2 widget written (the plan priced it with no
+    virtual VRAM but `alloc`, so a virtual_vram_gb left on it is cleared); a loader that must split becomes
+    its DisTorch2 variant; any other moved loader its device-only variant."""
     keys = tuple(dict.fromkeys(ref_key(r) for r in unit.refs))
     if not unit.movable:
         return LoaderSetting(unit.node, unit.node_type, unit.node_type, dev, {}, keys, False,
                              f"{unit.node_type} has no ComfyUI-MultiGPU variant: it stays where it is")
-    if unit.current == dev and not alloc:  # already there: ComfyUI's main device, or the variant says so
-        return LoaderSetting(unit.node, unit.node_type, unit.node_type, dev, {}, keys, False, f"stays on {dev}")
     plain, distorch2 = VARIANTS[unit.base]
-    if unit.node_type in WANVIDEO:
-        use, param = unit.node_type, WANVIDEO[unit.node_type][1]
-    elif unit.base in WANVIDEO_BASES:
-        use = plain
-        param = WANVIDEO[use][1]
-    elif alloc:
-        use = distorch2
+    ref = unit.refs[0]
+    is_d2 = unit.node_type.endswith("DisTorch2MultiGPU")
+    if unit.node_type in WANVIDEO or unit.base in WANVIDEO_BASES:
+        use = unit.node_type if unit.node_type in WANVIDEO else plain
+        widgets: dict = {WANVIDEO[use][1]: dev}
+        changed = unit.current != dev or use != unit.node_type
+    elif is_d2 or (alloc and distorch2):
+        use = unit.node_type if is_d2 else distorch2
         param = "device" if unit.base in CLIP_BASES else "compute_device"
+        widgets = {param: dev, "virtual_vram_gb": 0.0, "donor_device": "cpu", "expert_mode_allocations": alloc}
+        changed = (unit.current != dev or use != unit.node_type or (ref.allocation or "") != alloc
+                   or bool(ref.offload_bytes))
+    elif unit.current == dev:  # already there: ComfyUI's main device, or the variant says so
+        return LoaderSetting(unit.node, unit.node_type, unit.node_type, dev, {}, keys, False, f"stays on {dev}")
     else:
-        use, param = plain, "device"
-    widgets: dict = {param: dev}
-    if alloc:
-        widgets.update(virtual_vram_gb=0.0, donor_device="cpu", expert_mode_allocations=alloc)
-    same_type = unit.node_type == use
-    changed = not (same_type and unit.current == dev and not alloc)
+        use, widgets, changed = plain, {"device": dev}, True
+    if not changed:
+        return LoaderSetting(unit.node, unit.node_type, unit.node_type, dev, widgets, keys, False, f"stays on {dev}")
     why = (f"split with DisTorch2, computed on {dev}" if alloc else
            "on the CPU: no card has room for it beside the models that stay resident" if dev == CPU else
            f"on {dev}")
-    return LoaderSetting(unit.node, unit.node_type, use, dev, widgets, keys, changed, why)
+    return LoaderSetting(unit.node, unit.node_type, use, dev, widgets, keys, True, why)
 
 
 WANVIDEO_BASES = {name[: -len("MultiGPU")] for name in WANVIDEO}
@@ -415,7 +499,7 @@ def _notes(workload: Workload, units: list[Unit], best: _Priced, devices: Sequen
                    f"{s.compute_seconds_per_step:.2f} s of compute): {runtime.speed_words(low, high)}")
     if best.reload:
         out.append(f"{fmt_gib(best.reload)} of weights do not stay resident beside the others on their card: "
-                   "ComfyUI frees them for the next stage and loads them again when they are next used "
+                   "ComfyUI frees them for the next stage and loads them again at every run "
                    "(model_management.py free_memory)")
     if best.splits:
         out.append("DisTorch2 takes effect through ModelPatcher.partially_load (ComfyUI-MultiGPU distorch_2.py:"

@@ -87,11 +87,12 @@ def cheapest_cards(workload: Workload, device: Device, resolver: Resolver | None
 
 
 def estimate_prompt(prompt_or_workflow, device: Device, resolver: Resolver | None = None,
-                    capacities: Iterable[str] | None = ()) -> Budget:
+                    capacities: Iterable[str] | None = (), others: Sequence[Device] = ()) -> Budget:
     """Estimate an API prompt or a UI workflow (dict or JSON text). `capacities`: which capacity
-    answers to add ("batch", "resolution", "frames"); None = every one that applies."""
+    answers to add ("batch", "resolution", "frames"); None = every one that applies. `others`: the
+    machine's other cards (estimate)."""
     workload = read_workflow(prompt_or_workflow)
-    budget = estimate(workload, device, resolver)
+    budget = estimate(workload, device, resolver, others=others)
     whats = capacity.applicable(workload) if capacities is None else tuple(capacities)
     if not whats:
         return budget

@@ -302,6 +302,27 @@ def test_estimate_route(server):
     assert status == 200 and isinstance(data["cards"], list) and data["default"] == "System memory"
 
 
+def test_estimate_route_plans_placement_over_the_cards_named(server):
+    """"gpus": more cards (cuda:1 on) -> each device's peak and the placement plan (issue 24), as the command
+    line's --gpus gives them; an unknown card name is a clear 422."""
+    wan = json.loads((Path(__file__).resolve().parents[2] / "example_workflows" / "wan22_14b_i2v_720p.json").read_text())
+    status, data = server.request("POST", "/vram_budget/estimate", {"workflow": wan, "card": "RTX 4090",
+                                                                     "gpus": ["RTX 3090"]}, timeout=60)
+    assert status == 200, data
+    plan = data["budget"]["placement_plan"]
+    assert [d["device"] for d in data["budget"]["placement"]][:2] == ["cuda:0", "cuda:1"]
+    assert plan["engine"] == "ComfyUI-MultiGPU"
+    assert all(d["outcome"] in ("fits", "tight") for d in plan["devices"] if d["device"].startswith("cuda"))
+    # this machine's RAM is known inside ComfyUI: the plan says whether the DisTorch2 CPU shares fit in it
+    assert plan["host_outcome"] in ("fits", "swapping", "oom") and plan["ram_floor_bytes"] > 0
+    assert {s["device"] for s in plan["loaders"] if "14B" in s["models"][0]} == {"cuda:0", "cuda:1"}
+    status, data = server.request("POST", "/vram_budget/estimate", {"workflow": wan, "card": "RTX 4090",
+                                                                     "gpus": ["RTX 9999"]}, timeout=60)
+    assert status == 422 and "RTX 9999" in data["error"]
+    status, data = server.request("POST", "/vram_budget/estimate", {"workflow": wan, "card": "RTX 4090"}, timeout=60)
+    assert status == 200 and "placement_plan" not in data["budget"]  # one card: nothing to place
+
+
 BAD_REQUESTS = [
     ("POST", "/vram_budget/unload", b"{not json", 400),
     ("POST", "/vram_budget/unload", b"", 400),
@@ -325,6 +346,9 @@ BAD_REQUESTS = [
     ("POST", "/vram_budget/estimate", {"prompt": {"1": {"class_type": "VAELoader", "inputs": []}}}, 400),
     ("POST", "/vram_budget/estimate", {"workflow": {"nodes": "x"}}, 400),
     ("POST", "/vram_budget/estimate", {"prompt": {}, "card": 24}, 400),
+    ("POST", "/vram_budget/estimate", {"prompt": {}, "gpus": "RTX 3090"}, 400),
+    ("POST", "/vram_budget/estimate", {"prompt": {}, "gpus": ["RTX 3090"] * 8}, 400),
+    ("POST", "/vram_budget/estimate", {"prompt": {}, "gpus": [3090]}, 400),
     ("GET", "/vram_budget/unload", None, 405),
     ("POST", "/vram_budget/status", {}, 405),
     ("GET", "/api/vram_budget/unload_all", None, 405),
