@@ -576,6 +576,97 @@ IDEOGRAM4 = {"image_model": "ideogram4", "in_channels": 128, "num_layers": 34}
 BOOGU = {"image_model": "boogu", "hidden_size": 3360, "num_layers": 32, "num_double_stream_layers": 8,
          "num_refiner_layers": 2, "instruction_feat_dim": 4096}
 
+# model_detection.py:263-353 (the Flux branch): img_in.weight [3072, 64] -> in_channels 16, hidden 3072; txt_in.weight
+# [3072, 2048] -> context_in_dim 2048 (Ovis 2.5 / Qwen3 2B); no vector_in (vec_in_dim None) and no guidance_in
+# (guidance_embed False -> supported_models.FluxSchnell, :780-792, memory_usage_factor 3.1 from Flux :746);
+# double_blocks.0.img_mlp.gate_proj present (yak_mlp) and txt_norm.* present: "Ovis model" -> txt_ids_dims [1, 2]
+# (:348-350); 6 double_blocks, 27 single_blocks (ovis_image_bf16.safetensors: 7.37B parameters, families/ovis.py)
+OVIS_IMAGE = {
+    "image_model": "flux", "axes_dim": [16, 56, 56], "num_heads": 24, "mlp_ratio": 4.0, "theta": 10000,
+    "out_channels": 16, "qkv_bias": True, "txt_ids_dims": [1, 2], "in_channels": 16, "hidden_size": 3072,
+    "context_in_dim": 2048, "patch_size": 2, "vec_in_dim": None, "depth": 6, "depth_single_blocks": 27,
+    "guidance_embed": False, "yak_mlp": True, "txt_norm": True,
+}
+# model_detection.py:1125-1142 (double_blocks.0.attn.img_attn_qkv / img_attn_q_norm + condition_embedder + a 5-D
+# img_in.weight -> "joyimage"): img_in [4096, 16, 1, 2, 2] -> hidden 4096, in_channels 16, patch [1, 2, 2]; q_norm 128
+# wide -> 4096 / 128 = 32 heads; 40 double_blocks; text_dim 4096 (Qwen3-VL 8B). supported_models.JoyImage
+# (:2014-2044) adds theta 10000, rope_dim_list [16, 56, 56]; memory_usage_factor 1.8. The published model's config
+# (jd-opensource/JoyAI-Image joyai_image_comfyui/configs/transformer/config.json: hidden 4096, 32 heads, 40 layers,
+# mlp_width_ratio 4.0), 16.26B parameters (families/joyimage.py)
+JOYIMAGE = {"image_model": "joyimage", "in_channels": 16, "hidden_size": 4096, "patch_size": [1, 2, 2],
+            "num_layers": 40, "num_attention_heads": 32, "text_dim": 4096}
+# model_detection.py:944-949 (txt_norm.weight of 2560 and proj_out.weight of 128 rows -> "mage_flow"): in_channels
+# 128, 12 transformer_blocks; the rest is MageFlowTransformer2DModel's defaults (ldm/mage_flow/model.py:36-48: 24
+# heads of 128 -> 3072, joint_attention_dim 2560 = Qwen3-VL 4B, patch 1) (mage_flow_bf16.safetensors, 4.12B)
+MAGE_FLOW = {"image_model": "mage_flow", "in_channels": 128, "num_layers": 12}
+# model_detection.py:573-574 (key core.pixel_embedder.proj.weight -> "pixeldit_t2i"): ComfyUI reads no shapes, the
+# whole config is PixDiT_T2I's defaults (ldm/pixeldit/model.py:120-140: hidden 1536, 24 heads of 64, 14 patch blocks,
+# patch 16, 2 pixel blocks of 16 per pixel with 1152-wide / 16-head pixel attention, Gemma 2 2B context 2304,
+# txt_max_length 300); supported_models.PixelDiTT2I (:1242-1292, memory_usage_factor 0.04)
+# (pixeldit_1300m_1024px_bf16.safetensors, 1.30B parameters)
+PIXELDIT = {"image_model": "pixeldit_t2i"}
+# model_detection.py:528-572 (key lq_proj.latent_proj.0.weight -> "pid", tested before PixelDiT): lq_hidden_dim = that
+# weight's rows, lq_interval from the count of lq_proj.gate_modules, lq_latent_channels = its input channels (16: Flux /
+# SD3 latents; < 64 -> latent_spatial_down_factor 8) for the v1 files (no lq_proj.pit_head.weight). The published
+# pid_flux1_1024_to_4096_4step_bf16.safetensors header is not read here: PidNet's defaults (ldm/pixeldit/pid.py:159-
+# 200: lq_hidden_dim 512, 4 res blocks, lq_interval 2 -> 7 gates, sr_scale 4) are taken, and the parameter count
+# they give is checked against the file (families/pixeldit.py P_PID = 2,727,304,233 / 2); supported_models.PiD
+# (:1294-1306, memory_usage_factor 0.04) over PixelDiT's body (PIXELDIT above)
+PID_FLUX1 = {"image_model": "pid", "lq_hidden_dim": 512, "lq_interval": 2, "lq_latent_channels": 16,
+             "latent_spatial_down_factor": 8}
+# model_detection.py:815-816 (keys t_embedder1.mlp.0.weight + x_embedder.proj1.weight -> "hidream_o1"): ComfyUI reads no
+# shapes; HiDreamO1Transformer's defaults (ldm/hidream_o1/model.py:30-70: the Qwen3-VL 8B decoder, hidden 4096, FFN
+# 12288, 36 layers, 32 heads / 8 KV heads of 128, interleaved MRoPE; the 27 x 1152 Qwen3-VL vision tower for
+# reference images; 32x32 RGB patches -> 1024 -> 4096, :113-118); supported_models.HiDreamO1 (:1679-1721,
+# memory_usage_factor 0.033) (hidream_o1_image_bf16.safetensors, 8.18B incl. the deepstack mergers ComfyUI drops)
+HIDREAM_O1 = {"image_model": "hidream_o1"}
+# model_detection.py:390-419 (video_patch_proj.weight + audio_patch_proj.weight -> "minimax_h3"): blocks.N -> 50 layers,
+# token_refiner.blocks.N -> 2, video_patch_proj [5376, 96] -> hidden 5376, final_layer.video_out [96, ...] / 4 -> 24
+# latent channels, audio_out -> 32, q_norm [128] -> head dim 128, qkv_proj [3 x 7168, ...] -> 56 heads, mlp.fc1
+# [2 x 14336, ...] -> FFN 14336, condition_proj [5376, 5120] -> text_dim 5120 (Qwen3-VL 32B): MiniMaxH3Model's
+# defaults (ldm/minimax/model.py:441-447), supported_models.MiniMaxH3 (:960-986, memory_usage_factor 0.114). The
+# published pruned files store the adaln over a small time-curve basis (adaln_t_table, :405-409) instead of the time
+# embedder; that changes the adaln weights, not the working memory (its outputs are [M x 3, 6 x 5376] for the M <= 4
+# distinct timesteps of a call), so the time-embedder form is built here and weight_bytes is that form's, not the
+# published files' (about 20.1B parameters; families/minimax.py)
+# model_detection.py:45-50 (cond_layer_logits + latent_conditioners.0.weight + diffusion_transformer...to_qkv ->
+# {"audio_model": "minimax_music3"}: a fixed architecture, no config); supported_models.MiniMaxMusic3 (:2229-2248,
+# latent_formats.MiniMaxMusic3: 128 channels, 1-D, 512 samples a latent frame; memory_usage_factor 2.0);
+# ldm/minimax_music/dit.py: 36 blocks of 2048 (32 heads of 64, GLU FFN 8192), windows of latent_length(200) = 689
+# frames, hop 344 (minimax_music3_dit_fp16.safetensors, 2.46B parameters)
+MINIMAX_MUSIC3 = {"audio_model": "minimax_music3"}
+# model_detection.py:123-142 (img2shape.t_embedder.mlp.0.weight / shape2txt.t_embedder... -> "trellis2"): resolution 64
+# (no is_512 metadata), init_txt_model (shape2txt present), not txt_only; no proj_linear key (TRELLIS.2, not Pixal3D):
+# every sub-model's image_attn_mode "global". supported_models.Trellis2 (:1481-1504) adds num_heads 12;
+# memory_usage_factor 6. Trellis2's defaults (ldm/trellis2/model.py:945-989): model_channels 1536, cond_channels 1024
+# (DINOv3-L), 30 blocks, mlp_ratio 5.3334; the structure_model (SparseStructureFlowModel, resolution 16, 8 channels)
+# is the dense stage traced here; img2shape / img2shape_512 / shape2txt are built (their weights count) but not run
+TRELLIS2 = {"image_model": "trellis2", "resolution": 64, "init_txt_model": True, "txt_only": False}
+# Pixal3D: the same branch with a <sub>.blocks.0.cross_attn.proj_linear.weight key in every sub-model
+# (model_detection.py:134-141): image_attn_mode "proj" with proj_in_channels 1024 (structure) / 2048 (shape,
+# texture); the proj_linear layers (30 x (1024 + 3 x 2048) x 1536 = 330M) are what the published int8 file has over
+# TRELLIS.2's (5,583,457,485 - 5,250,597,519 bytes, families/trellis2.py)
+PIXAL3D = {**TRELLIS2, "image_attn_mode_structure": "proj", "proj_in_channels_structure": 1024,
+           "image_attn_mode_shape": "proj", "proj_in_channels_shape": 2048,
+           "image_attn_mode_texture": "proj", "proj_in_channels_texture": 2048}
+# model_detection.py:690-728 (no shapes read: the config is fixed per size). 3B (:717-727, key
+# blocks.31.mlp.all.proj_in_gate.weight): vid_dim 2560, 20 heads, 32 layers, SwiGLU, vid_out_norm; NaDiT's defaults
+# (ldm/seedvr/model.py:1119-1160) for the rest: head 128, mm_layers 10, mmrope3d (rope_dim 128), vid_in 33 channels,
+# txt_in 5120. 7B (:690-703, a 3072-row blocks.35.mlp.vid.proj_out.weight: the published 7B, separate vid / txt weights
+# in every block): vid_dim 3072, 24 heads, 36 layers, mm_layers 36, rope3d (rope_dim 64), GELU MLP ("normal").
+# supported_models.SeedVR2 (:1759-1790): no memory_usage_factor of its own (BASE's 2.0). The 3B at 3.3B parameters
+# and the 7B at 8.2B match the published int8 files (3.22 / 7.76 GiB at one byte a weight)
+SEEDVR2_3B = {"image_model": "seedvr2", "vid_dim": 2560, "heads": 20, "num_layers": 32, "norm_eps": 1.0e-05,
+              "mlp_type": "swiglu", "vid_out_norm": True}
+SEEDVR2_7B = {"image_model": "seedvr2", "vid_dim": 3072, "heads": 24, "num_layers": 36, "mm_layers": 36,
+              "norm_eps": 1e-5, "rope_type": "rope3d", "rope_dim": 64, "mlp_type": "normal"}
+MINIMAX_H3 = {
+    "image_model": "minimax_h3", "num_layers": 50, "token_refiner_num_layers": 2, "hidden_size": 5376,
+    "latents_dim": 24, "audio_latents_dim": 32, "attention_head_dim": 128, "num_attention_heads": 56,
+    "ffn_hidden_size": 14336, "text_dim": 5120, "timestep_input_dim": 256, "time_embed_hidden_size": 5376,
+    "time_embed_dim": 2688, "rope_inv_freq_len": 16,
+}
+
 # model_detection.py:319-328 (Lightricks branch; audio_adaln_single.linear.weight present -> "ltxav"): num_layers =
 # transformer blocks, attention_head_dim = attn2.to_k rows / 32, cross_attention_dim = its columns, then the
 # checkpoint's metadata["config"]["transformer"]. Lightricks/LTX-2 (ltx-2-19b-dev) transformer config: 48 layers,
@@ -603,6 +694,12 @@ LTX2_3_22B = {
     "audio_connector_attention_head_dim": 64, "connector_apply_gated_attention": True, "rope_type": "split",
     "frequencies_precision": "float64", "use_middle_indices_grid": True, "av_ca_timestep_scale_multiplier": 1000.0,
 }
+# LTX-2.5 22B (ComfyUI 0.33 calls it "LTX 2.4"): the Lightricks branch of model_detection.py:419-429 with the file's
+# metadata config, i.e. LTX-2.3's layout (LTX2_3_22B above) plus the two keys 0.33 added: ff_bias False (no bias on
+# the video feed-forwards, ldm/lightricks/model.py:726, av_model.py:418) and use_keyframes_abs_pos_embedding (the key
+# keyframes_abs_pos_embedding present, model_detection.py:428; one [1, 4096] marker, model.py:788-792); matched by
+# supported_models.LTXAV (:945-955). families/ltx.py:10-18: 21,004,025,600 parameters built so.
+LTX25_22B = {**LTX2_3_22B, "ff_bias": False, "use_keyframes_abs_pos_embedding": True}
 
 
 # model_detection.py:696-699 (ACE-Step 1.5 branch: encoder.lyric_encoder.layers.0.input_layernorm.weight present):
@@ -1480,6 +1577,215 @@ class Omnigen2FullMask:
         return False
 
 
+class HiDreamO1FakeSafe:
+    """HiDream-O1 (ComfyUI 0.33.0) reads data twice where a fake tensor has none:
+    - HiDreamO1.extra_conds (model_base.py:2320-2344) builds the sequence's conditioning once per sampling from the
+      token ids (ldm/hidream_o1/conditioning.py:125-230 build_extra_conds: get_rope_index_fix_point walks the ids with
+      .tolist() / .item(), utils.py:85-173). That is sampler-side input preparation, not the forward: here it runs on
+      real CPU tensors (the case's N templated token ids: <|im_start|>user\n, N - 10 prompt tokens, then
+      <|im_end|>\n<|im_start|>assistant\n<|boi|><|tms|>, text_encoders/hidream_o1.py:84-97) and the conds it returns
+      then become fake tensors of the same shapes (_model_conds);
+    - the forward's ``hidden_states[vmask]`` (ldm/hidream_o1/model.py:292-296) is boolean indexing, whose size is the
+      mask's count. For T2I vinput_mask is True exactly on the image positions after the N text tokens
+      (conditioning.py:222-224), so the replacement gives the same tensors: the int64 [n, 2] index nonzero() makes,
+      then one [n, D] copy of those rows, n = B x (T - N)."""
+
+    def __enter__(self):
+        import torch
+        import comfy.model_base as mb
+        from comfy.ldm.hidream_o1 import model as hm
+        from torch.utils._python_dispatch import _disable_current_modes
+
+        state = {}
+        self.saved_conds = orig_conds = mb.HiDreamO1.extra_conds
+        self.saved_fwd = orig_fwd = hm.HiDreamO1Transformer._forward
+
+        def extra_conds(model, **kwargs):
+            from comfy.text_encoders import hidream_o1 as te
+
+            n = kwargs["text_input_ids"].shape[-1]
+            with _disable_current_modes():  # no fake mode, no tracker: real CPU tensors (made fake by _model_conds)
+                ids = ([te.IM_START_ID, te.USER_ID, te.NEWLINE_ID] + [5] * (n - 10)
+                       + [te.IM_END_ID, te.NEWLINE_ID, te.IM_START_ID, te.ASSISTANT_ID, te.NEWLINE_ID,
+                          te.BOI_TOKEN_ID, te.TMS_TOKEN_ID])
+                real = dict(kwargs, text_input_ids=torch.tensor([ids], dtype=torch.long),
+                            noise=torch.zeros(tuple(kwargs["noise"].shape), dtype=torch.float32), device="cpu",
+                            cross_attn=torch.zeros((1, n, 1), dtype=torch.float32))
+                return orig_conds(model, **real)
+
+        class VmaskGather(torch.overrides.TorchFunctionMode):
+            # Tensor.__getitem__ reaches a TorchFunctionMode; only the forward's t[bool mask] is replaced.
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                if func is torch.Tensor.__getitem__ and len(args) == 2:
+                    t, idx = args
+                    if (isinstance(idx, torch.Tensor) and idx.dtype == torch.bool and idx.dim() == 2 and t.dim() == 3
+                            and tuple(idx.shape) == tuple(t.shape[:2])):
+                        b, T, d = t.shape
+                        rows = t[:, state["txt_len"]:]
+                        n = b * rows.shape[1]
+                        nz = torch.empty((n, 2), dtype=torch.int64, device=t.device)  # mask.nonzero()
+                        out = t.new_empty((n, d))
+                        out.view(b, rows.shape[1], d).copy_(rows)
+                        del nz
+                        return out
+                return func(*args, **kwargs)
+
+        def _forward(module, x, timesteps, context=None, transformer_options={}, **kwargs):
+            state["txt_len"] = kwargs["input_ids"].shape[1]
+            try:
+                with VmaskGather():
+                    return orig_fwd(module, x, timesteps, context, transformer_options, **kwargs)
+            finally:
+                state.pop("txt_len", None)
+
+        mb.HiDreamO1.extra_conds = extra_conds
+        hm.HiDreamO1Transformer._forward = _forward
+        return self
+
+    def __exit__(self, *exc):
+        import comfy.model_base as mb
+        from comfy.ldm.hidream_o1 import model as hm
+
+        mb.HiDreamO1.extra_conds = self.saved_conds
+        hm.HiDreamO1Transformer._forward = self.saved_fwd
+        return False
+
+
+class MiniMaxH3FakeSafe:
+    """MiniMaxH3Model._forward (ldm/minimax/model.py:572-577) turns the timestep into Python floats (``float(1.0 -
+    sigma_v)``: the per-segment timesteps it derives analytically), which a fake tensor cannot give. The forward gets
+    a real one-element CPU timestep (sigma 0.5) and the scalar arithmetic on it (and only on it: tensors derived from
+    it are tagged) runs for real, outside the fake mode and the tracker; every tensor of the forward is unchanged (the
+    timestep's value picks table rows, not shapes; in ComfyUI these are a few one-element tensors).
+    PackedLayout (model.py:318-431: the packed sequence's CPU position / segment tables, which MiniMaxH3.extra_conds
+    builds once per sampling, model_base.py:2203-2210) is built on real CPU tensors, as in ComfyUI; the forward copies
+    its tables to the device (model.py:638-639, 691) as it does there."""
+
+    def __enter__(self):
+        import torch
+        from comfy.ldm.minimax import model as mm
+        from torch.utils._python_dispatch import _disable_current_modes
+
+        self.saved = orig, orig_layout = mm.MiniMaxH3Model.forward, mm.PackedLayout.__init__
+
+        class RealScalars(torch.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                leaves = torch.utils._pytree.tree_leaves((args, kwargs))
+                if any(isinstance(a, torch.Tensor) and getattr(a, "_h3_real", False) for a in leaves):
+                    with _disable_current_modes():
+                        out = func(*args, **kwargs)
+                    for o in torch.utils._pytree.tree_leaves(out):
+                        if isinstance(o, torch.Tensor):
+                            o._h3_real = True
+                    return out
+                return func(*args, **kwargs)
+
+        def forward(module, x, timestep, context, transformer_options={}, **kwargs):
+            with _disable_current_modes():
+                t = torch.full((timestep.shape[0],), 500.0, dtype=timestep.dtype)
+            t._h3_real = True
+            with RealScalars():
+                return orig(module, x, t, context, transformer_options=transformer_options, **kwargs)
+
+        def layout_init(layout, *args, **kwargs):
+            with _disable_current_modes():  # no fake mode, no tracker: CPU tables
+                orig_layout(layout, *args, **kwargs)
+
+        mm.MiniMaxH3Model.forward = forward
+        mm.PackedLayout.__init__ = layout_init
+        return self
+
+    def __exit__(self, *exc):
+        from comfy.ldm.minimax import model as mm
+
+        mm.MiniMaxH3Model.forward, mm.PackedLayout.__init__ = self.saved
+        return False
+
+
+class SeedVR2FakeSafe:
+    """SeedVR2's NaDiT (ldm/seedvr/model.py) packs the batch "natively": the shapes are LongTensors (flatten(),
+    :1104-1107: torch.as_tensor of the per-sample (t, h, w)), and the forward reads them back with .tolist() / sums to
+    split, window (window_idx, :561-590) and index the tokens. A fake tensor has no values, so here those tables are
+    real CPU tensors: torch.as_tensor / torch.tensor of Python numbers make one, and any op whose tensors are all such
+    tables runs for real on the CPU (a device argument is dropped); where a table meets a device tensor (index_select
+    / gather by the window indices, :582-584) it goes in as a new fake device tensor of the same shape and dtype (in
+    ComfyUI the tables are built on the GPU: their bytes are counted at that use). Every activation is unchanged.
+    The sampler sets transformer_options["cond_or_uncond"] (samplers.py calc_cond_batch), which NaDiT reads to tell
+    a single-branch call (:1268-1282); the trace's call has none, so it is set here: one conditioning branch."""
+
+    def __enter__(self):
+        import torch
+        from torch._subclasses.fake_tensor import FakeTensor
+        from torch.utils._python_dispatch import _disable_current_modes
+        from torch.utils._pytree import tree_leaves, tree_map
+        from comfy.ldm.seedvr import model as sm
+
+        def real(t):
+            return isinstance(t, torch.Tensor) and not isinstance(t, FakeTensor) and getattr(t, "_sv_real", False)
+
+        def tag(out):
+            for o in tree_leaves(out):
+                if isinstance(o, torch.Tensor):
+                    o._sv_real = True
+            return out
+
+        def gpu_device(a):
+            return (isinstance(a, torch.device) and a.type != "cpu") or (isinstance(a, str) and a.startswith("cuda"))
+
+        class RealTables(torch.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                kwargs = dict(kwargs or {})
+                leaves = tree_leaves((args, kwargs))
+                tensors = [a for a in leaves if isinstance(a, torch.Tensor)]
+                if func in (torch.as_tensor, torch.tensor) and not tensors:
+                    kwargs.pop("device", None)
+                    with _disable_current_modes():
+                        return tag(func(*args, **kwargs))
+                # all tables: computed on the CPU (a device keyword dropped; a positional device argument, i.e. an
+                # explicit move to the GPU, is a table meeting the device: below)
+                if (tensors and all(real(t) for t in tensors)
+                        and not any(gpu_device(a) for a in tree_leaves(args) if not isinstance(a, torch.Tensor))):
+                    kwargs.pop("device", None)
+                    with _disable_current_modes():
+                        return tag(func(*args, **kwargs))
+                if any(real(t) for t in tensors):
+                    if func in (torch.repeat_interleave, torch.Tensor.repeat_interleave):
+                        # AdaSingle (model.py:1032-1035) repeats the modulation per sample by its token count: as
+                        # CUDA does it, an int64 index of the output's length (repeat_interleave(repeats)), then
+                        # index_select
+                        inp = args[0]
+                        reps = args[1] if len(args) > 1 else kwargs.get("repeats")
+                        dim = args[2] if len(args) > 2 else kwargs.get("dim")
+                        if real(reps) and not real(inp) and dim is not None:
+                            with _disable_current_modes():
+                                n = int(reps.sum())
+                            idx = torch.empty((n,), dtype=torch.int64, device=inp.device)
+                            return torch.index_select(inp, dim, idx)
+                    args, kwargs = tree_map(
+                        lambda a: torch.empty(a.shape, dtype=a.dtype, device="cuda") if real(a) else a, (args, kwargs))
+                return func(*args, **kwargs)
+
+        self.saved = orig = sm.NaDiT.forward
+
+        def forward(module, x, timestep, context, disable_cache=False, **kwargs):
+            to = dict(kwargs.get("transformer_options") or {})
+            to.setdefault("cond_or_uncond", [0] * x.shape[0])
+            kwargs["transformer_options"] = to
+            with RealTables():
+                return orig(module, x, timestep, context, disable_cache=disable_cache, **kwargs)
+
+        sm.NaDiT.forward = forward
+        return self
+
+    def __exit__(self, *exc):
+        from comfy.ldm.seedvr import model as sm
+
+        sm.NaDiT.forward = self.saved
+        return False
+
+
 def _no_module_to(model, attr: str):
     """HunyuanVideo 1.5 creates ``cond_type_embedding`` without a device and calls
     ``self.cond_type_embedding.to(txt.device)`` inside forward (ldm/hunyuan_video/model.py:357). Loaded
@@ -1509,12 +1815,50 @@ def _model_conds(arch: Arch, case: Case, model, x) -> tuple:
     kwargs = {"noise": x, "cross_attn": ctx, "pooled_output": pooled, "device": x.device,
               "width": case.width, "height": case.height, **arch.conds(case)}
     conds = model.extra_conds(**kwargs)
+    del ctx, pooled, kwargs
     extra = {}
-    for k, v in conds.items():
-        v = v.process_cond(batch_size=case.batch, area=None, device=x.device)
-        extra[k] = _CT._plain_fake(v.cond)
-    del ctx, pooled, kwargs, conds
+    # One cond at a time, its one-prompt original and its batch-repeated copy released before the plain fake of the
+    # same shape is made: a long context (MiniMax Music 3: [B, N, 32768] fp32) would otherwise be held three times over
+    # here, a transient of the tracer's making that can exceed the forward's own peak.
+    for k in list(conds):
+        v = conds.pop(k).process_cond(batch_size=case.batch, area=None, device=x.device)
+        spec = _tensor_specs(v.cond)
+        del v
+        extra[k] = _from_specs(spec)
+    del conds
     return extra.pop("c_crossattn"), extra
+
+
+def _tensor_specs(value):
+    """Tensors -> (shape, dtype) placeholders (lists / tuples / dicts kept), so the tensors can be freed first."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return _TensorSpec(tuple(value.shape), value.dtype)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_tensor_specs(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _tensor_specs(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True)
+class _TensorSpec:
+    shape: tuple
+    dtype: Any
+
+
+def _from_specs(value, device: str = "cuda"):
+    """_tensor_specs' placeholders -> new plain fake tensors (as nodes/comfy_trace.py _plain_fake makes them)."""
+    import torch
+
+    if isinstance(value, _TensorSpec):
+        return torch.zeros(value.shape, dtype=value.dtype, device=device)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_from_specs(v, device) for v in value)
+    if isinstance(value, dict):
+        return {k: _from_specs(v, device) for k, v in value.items()}
+    return value
 
 
 def _memory_required_flash(shape: list, factor: float, dtype_size: int = 2, extra_area: int = 0) -> int:
@@ -1585,6 +1929,28 @@ def _arches_033() -> dict[str, Arch]:
         return _grid([dict(arch=fam, batch=b, width=w, height=h, text_tokens=t)
                       for (w, h) in sizes for t in texts for b in batches])
 
+    def ltx_video(c: Case) -> list:
+        # EmptyLTXVLatentVideo (comfy_extras/nodes_lt.py): [B, 128, (L-1)//8+1, H/32, W/32]
+        return [c.batch, 128, _latent_T(c.frames, 8), c.height // 32, c.width // 32]
+
+    def ltx_audio(c: Case) -> list:
+        # LTXVEmptyLatentAudio: [B, 8, ceil(L / fps * 25), 16] (25 latents a second, 16 frequency bins), fps 25
+        return [c.batch, 8, math.ceil(c.frames / 25 * 25), 16]
+
+    def music_latent(frames: int) -> int:
+        # ldm/minimax_music/dit.py:16-17 latent_length
+        return max(1, int(frames * 44100 / 24000 * 960 / 512))
+
+    def h3_video(c: Case) -> list:
+        # an image: one latent frame; a video of 17k+5 pixel frames: 5k+2 latent frames (nodes_minimax_h3.py:40-41)
+        t = 1 if c.frames <= 1 else (2 if c.frames <= 5 else ((c.frames - 5) // 17) * 5 + 2)
+        return [1, 24, t, c.height // 16, c.width // 16]
+
+    def h3_audio(c: Case) -> list:
+        # MiniMaxH3AV.fix_empty_latent (latent_formats.py:661-672): round(sum of frames per latent frame x 5/3)
+        t = h3_video(c)[2]
+        return [1, 32, 2, round(sum((1, 4, 4, 4, 4)[i % 5] for i in range(t)) * 5.0 / 3.0)]
+
     return {
         "krea2": Arch(
             "krea2", "diffusion", lambda: _dit_model(KREA2, "Krea2"),
@@ -1622,6 +1988,225 @@ def _arches_033() -> dict[str, Arch]:
             img("boogu", ((1024, 1024), (1536, 1536)), (256,)) + img("boogu", ((2048, 2048),), (256,), (1,))
             + img("boogu", ((1024, 1024),), (512,), (1,)),
             context_dim=4096, comfy_class="Boogu", conds=lambda c: {}, config=BOOGU, patch=Omnigen2FullMask),
+        "ovis-image": Arch(
+            "ovis-image", "diffusion", lambda: _dit_model(OVIS_IMAGE, "FluxSchnell"),
+            lambda c: [c.batch, 16, c.height // 8, c.width // 8], lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) (latent_formats.Flux, 16 channels at /8, patch 2); text_tokens = Ovis 2.5 (Qwen3 2B) "
+            "tokens after OvisTEModel cuts the system template off (text_encoders/ovis.py:37-54; the tokenizer pads the "
+            "templated prompt to 284, :11), context [1, N, 2048], no mask (return_attention_masks False, :29), no "
+            "pooled vector; Flux.extra_conds (model_base.py:1024-1055) adds guidance, which a model without "
+            "guidance_in ignores",
+            img("ovis-image", ((1024, 1024), (1536, 1536)), (256,)) + img("ovis-image", ((2048, 2048),), (256,), (1,))
+            + img("ovis-image", ((1024, 1024),), (512,), (1,)),
+            context_dim=2048, comfy_class="FluxSchnell", conds=lambda c: {}, config=OVIS_IMAGE),
+        "joyimage": Arch(
+            "joyimage", "diffusion", lambda: _dit_model(JOYIMAGE, "JoyImage"),
+            lambda c: [c.batch, 16, 1, c.height // 8, c.width // 8],
+            lambda c: (1 + c.refs) * (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) of the output (latent_formats.Wan21, supported_models.py:2033: 16 channels at /8, "
+            "patch (1, 2, 2); EmptySD3LatentImage's [B, 16, h, w] becomes [B, 16, 1, h, w] in fix_empty_latent_channels) "
+            "plus (h/16)*(w/16) per reference latent (TextEncodeJoyImageEdit's image; ldm/joyimage/model.py:395-404 "
+            "patchifies each and concatenates it to the image tokens, attended in every block); traced without and with one "
+            "reference of the output size; text_tokens = Qwen3-VL 8B tokens after the 34-token system prefix is dropped "
+            "(text_encoders/joyimage.py:19, 74-85), context [1, N, 4096]; JoyImage.extra_conds (model_base.py:2519-2527) "
+            "passes no mask",
+            img("joyimage", ((1024, 1024), (1536, 1536)), (256,)) + img("joyimage", ((2048, 2048),), (256,), (1,))
+            + img("joyimage", ((1024, 1024),), (512,), (1,))
+            + _grid([dict(arch="joyimage", batch=b, width=1024, height=1024, text_tokens=256, refs=1) for b in (1, 2)]),
+            context_dim=4096, comfy_class="JoyImage", config=JOYIMAGE,
+            conds=lambda c: {"reference_latents": [torch.zeros((1, 16, 1, c.height // 8, c.width // 8), device="cuda")
+                                                   for _ in range(c.refs)]} if c.refs else {},
+            extra_area=lambda c: c.refs * (c.height // 8) * (c.width // 8)),
+        "mage-flow": Arch(
+            "mage-flow", "diffusion", lambda: _dit_model(MAGE_FLOW, "MageFlow"),
+            lambda c: [c.batch, 128, c.height // 16, c.width // 16],
+            lambda c: (1 + c.refs) * (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) (latent_formats.Flux2, supported_models.py:1967: 128 channels at /16, patch 1, one "
+            "token per latent pixel, ldm/mage_flow/model.py:80-91) plus (h/16)*(w/16) per reference latent "
+            "(TextEncodeMageFlowEdit; model.py:108-118 appends them to the image tokens); traced without and with one "
+            "reference of the output size; text_tokens = Qwen3-VL 4B tokens after the template's leading tokens are "
+            "stripped (text_encoders/mage_flow.py:56-82; an all-ones mask is dropped there), context [1, N, 2560]; "
+            "QwenImage.extra_conds (model_base.py:2472-2490)",
+            img("mage-flow", ((1024, 1024), (1536, 1536)), (256,)) + img("mage-flow", ((2048, 2048),), (256,), (1,))
+            + img("mage-flow", ((1024, 1024),), (512,), (1,))
+            + _grid([dict(arch="mage-flow", batch=b, width=1024, height=1024, text_tokens=256, refs=1) for b in (1, 2)]),
+            context_dim=2560, comfy_class="MageFlow", config=MAGE_FLOW,
+            conds=lambda c: {"reference_latents": [torch.zeros((1, 128, c.height // 16, c.width // 16), device="cuda")
+                                                   for _ in range(c.refs)]} if c.refs else {},
+            extra_area=lambda c: c.refs * (c.height // 16) * (c.width // 16)),
+        "pixeldit": Arch(
+            "pixeldit", "diffusion", lambda: _dit_model(PIXELDIT, "PixelDiTT2I"),
+            lambda c: [c.batch, 3, c.height, c.width], lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) patch tokens of the RGB image (latent_formats.PixelDiTPixel, pixel space: "
+            "EmptyChromaRadianceLatentImage's [B, 3, H, W]; ldm/pixeldit/model.py:221-228 unfolds 16x16 patches); the two "
+            "pixel blocks then run a 16-wide stream per pixel (256 per patch token), which the per-token constants "
+            "include; text_tokens = Gemma 2 2B tokens: PixelDiTGemma2TE keeps BOS + the last 299 of the chi-prompted, "
+            "padded prompt (text_encoders/pixeldit.py:45, 59-68, 84-95), always 300 in ComfyUI, the model reads at most "
+            "txt_max_length 300 (model.py:236); traced at 300 and 150 (to separate the text constant); the TE's "
+            "attention mask reaches forward through PixelDiTT2I.extra_conds (model_base.py:1568-1573) but the blocks "
+            "get None (model.py:245)",
+            img("pixeldit", ((1024, 1024), (1536, 1536)), (300,)) + img("pixeldit", ((2048, 2048),), (300,), (1,))
+            + img("pixeldit", ((1024, 1024),), (150,), (1,)),
+            context_dim=2304, comfy_class="PixelDiTT2I", config=PIXELDIT,
+            conds=lambda c: {"attention_mask": torch.ones((1, c.text_tokens), dtype=torch.long, device="cuda")}),
+        "pid": Arch(
+            "pid", "diffusion", lambda: _dit_model(PID_FLUX1, "PiD"),
+            lambda c: [c.batch, 3, c.height, c.width], lambda c: (c.height // 16) * (c.width // 16),
+            "tokens = (H/16)*(W/16) patch tokens of the OUTPUT image (pixel space, as pixeldit: "
+            "EmptyChromaRadianceLatentImage [B, 3, H, W]; the two pixel blocks run 256 pixels a token); the LQ latent "
+            "(PiDConditioning, nodes_pid.py:33-50: the Flux latent of the 4x smaller image, [1, 16, H/32, W/32], with "
+            "degrade_sigma [1]) goes through LQProjection2D once per call (pid.py:236-262: res blocks at the patch grid, "
+            "7 features added before every second patch block) and adds no tokens; text_tokens = Gemma 2 2B tokens, 300 "
+            "(as pixeldit); PiD.extra_conds (model_base.py:1576-1590)",
+            img("pid", ((2048, 2048), (4096, 4096)), (300,)) + img("pid", ((3072, 3072),), (300,), (1,))
+            + img("pid", ((2048, 2048),), (150,), (1,)),
+            context_dim=2304, comfy_class="PiD", config=PID_FLUX1,
+            conds=lambda c: {"attention_mask": torch.ones((1, c.text_tokens), dtype=torch.long, device="cuda"),
+                             "lq_latent": torch.zeros((1, 16, c.height // 32, c.width // 32), device="cuda"),
+                             "degrade_sigma": torch.zeros((1,), device="cuda")}),
+        "hidream-o1": Arch(
+            "hidream-o1", "diffusion", lambda: _dit_model(HIDREAM_O1, "HiDreamO1"),
+            lambda c: [c.batch, 3, c.height, c.width], lambda c: (c.height // 32) * (c.width // 32),
+            "tokens = (H/32)*(W/32) raw 32x32 RGB patches (latent_formats.HiDreamO1Pixel, pixel space: "
+            "EmptyHiDreamO1LatentImage's [B, 3, H, W]; ldm/hidream_o1/model.py:160-165) after the N prompt tokens in "
+            "one Qwen3-VL 8B decoder sequence (model.py:193-194); text_tokens = the templated prompt's token ids "
+            "(HiDreamO1Tokenizer: 3 + prompt + 7 tokens, unpadded, text_encoders/hidream_o1.py:84-97; the 'CLIP' is a "
+            "tokenizer, the LLM runs inside diffusion_model every step); the first call of a sampling (the cold path, "
+            "model.py:240-274) runs the whole sequence and snapshots the prompt's K/V for the next steps (36 layers x "
+            "k, v [B, 8, N-1, 128]), traced; later steps only project the image positions. T2I, no reference images. "
+            "HiDreamO1.extra_conds (model_base.py:2320-2344) builds input_ids / MRoPE position_ids / token_types / "
+            "vinput_mask / ar_len = N-1 on real tensors (HiDreamO1FakeSafe); c_crossattn is the TE's [1, N, 1] surrogate",
+            img("hidream-o1", ((1024, 1024), (2048, 2048)), (256,)) + img("hidream-o1", ((2560, 2560),), (256,), (1,))
+            + img("hidream-o1", ((2048, 2048),), (512,), (1,)),
+            context_dim=1, comfy_class="HiDreamO1", config=HIDREAM_O1, patch=HiDreamO1FakeSafe,
+            conds=lambda c: {"text_input_ids": torch.zeros((1, c.text_tokens), dtype=torch.long, device="cuda")}),
+        "minimax-h3": Arch(
+            "minimax-h3", "diffusion", lambda: _dit_model(MINIMAX_H3, "MiniMaxH3"),
+            lambda c: [1, 1, math.prod(h3_video(c)[1:]) + math.prod(h3_audio(c)[1:])],
+            lambda c: h3_video(c)[2] * (c.height // 32) * (c.width // 32),
+            "tokens = latent_t*(H/32)*(W/32) video rows (latent_formats.MiniMaxH3AV, supported_models.py:972: 24 channels "
+            "at /16, patch (1, 2, 2); one latent frame for an image: EmptyLatentImage's [B, 4, H/8, W/8] becomes 32 "
+            "channels at /16 and MiniMaxH3AV.fix_empty_latent (latent_formats.py:657-672) splits it into the video [B, 24, "
+            "1, H/16, W/16] and a stereo audio latent [B, 32, 2, round(frames x 5/3)]; pixel frames 17k+5 -> latent frames "
+            "5k+2), packed [1, 1, V + A] with latent_shapes (utils.pack_latents); the packed sequence (model.py:318-431) is "
+            "text | audio (2 rows per audio latent frame, traced, not counted in tokens: 4 for an image, 414 for 124 frames) "
+            "| video; text_tokens = Qwen3-VL 32B tokens of the raw prompt, unpadded (text_encoders/minimax.py), context "
+            "[1, N, 5120], which MiniMaxH3.extra_conds (model_base.py:2164-2222) runs through condition_proj + the 2-layer "
+            "token refiner once per sampling; its token tags (all 1 for a text prompt) give the same single text segment as "
+            "none. Batch 1 only (model.py:556-557 raises otherwise), so the fit has no batch terms; no keyframes / references; "
+            "audio_scale 1 (model.latent_shapes unset)",
+            _grid([dict(arch="minimax-h3", batch=1, width=s, height=s, text_tokens=256) for s in (1024, 1536, 2048)])
+            + _grid([dict(arch="minimax-h3", batch=1, width=1024, height=1024, text_tokens=512)])
+            + _grid([dict(arch="minimax-h3", batch=1, width=w, height=h, frames=f, text_tokens=256)
+                     for (w, h, f) in ((1344, 768, 124), (960, 544, 73))]),
+            context_dim=5120, comfy_class="MiniMaxH3", config=MINIMAX_H3, patch=MiniMaxH3FakeSafe,
+            conds=lambda c: {"latent_shapes": [h3_video(c), h3_audio(c)]}),
+        "minimax-music3": Arch(
+            "minimax-music3", "diffusion", lambda: _dit_model(MINIMAX_MUSIC3, "MiniMaxMusic3"),
+            lambda c: [c.batch, 128, music_latent(c.text_tokens)], lambda c: min(music_latent(c.text_tokens), 689),
+            "tokens = latent frames in one window: min(L, 689) (EmptyMiniMaxMusic3LatentAudio: [B, 128, L], L = "
+            "latent_length(25 x seconds) = int(frames x 44100/24000 x 960/512), dit.py:16-17; MiniMaxMusic3DiT.forward "
+            "runs a latent longer than latent_length(200) = 689 in windows of 689 frames, hop 344, one after another, "
+            "dit.py:191-213, and only the one timestep token joins them, :142); text_tokens = the acoustic frames N of "
+            "the conditioning MiniMaxMusic3TextEncode generates (25 a second; context [1, N, 8 x 4096], dit.py:178-186 "
+            "mixes the 8 layers, convolves and stretches it to latent_length(N) frames, then pads / crops it to L). "
+            "Traced with the latent as long as the conditioning (L = latent_length(N): the text encoder's max_duration = "
+            "the latent's seconds), so the full-length tensors (the stretched condition [B, 2048, L], the output and its "
+            "window count) are in c; conditioning_scale [1, 1, 1] (nodes_minimax_music.py:40). Traced from 30 s (N = "
+            "750, L = 2583: several windows) to 120 s: below 8 s (one window, tokens < 689) the peak is the window's "
+            "transformer instead of the conditioning's 8-layer mix, which this one linear form does not follow (a trace "
+            "at N = 100 / 200 gave 0.046 / 0.093 GiB at batch 1)",
+            _grid([dict(arch="minimax-music3", batch=b, text_tokens=n) for n in (750, 1500) for b in (1, 2)])
+            + _grid([dict(arch="minimax-music3", batch=1, text_tokens=n) for n in (2250, 3000)]),
+            context_dim=8 * 4096, comfy_class="MiniMaxMusic3", config=MINIMAX_MUSIC3,
+            conds=lambda c: {"conditioning_scale": torch.ones((1, 1, 1), device="cuda")}),
+        "trellis2": Arch(
+            "trellis2", "diffusion", lambda: _dit_model(TRELLIS2, "Trellis2"),
+            lambda c: [c.batch, 32, 16, 16, 16], lambda c: 16 ** 3,
+            "tokens = 4096, the cells of the 16^3 sparse-structure grid (EmptyTrellis2LatentStructure: [B, 32, 16, 16, 16], "
+            "nodes_trellis2.py:591-609; Trellis2.forward keeps the first 8 channels, model.py:1024-1027, and the "
+            "structure_model attends over every cell, model.py:689-700): the structure stage, the only dense one (the "
+            "shape / texture stages run on the occupied voxels found at run time); text_tokens = DINOv3-L tokens of the "
+            "512 px image (global_512: CLS + 4 registers + 32^2 patches = 1029, nodes_trellis2.py:425-433), context "
+            "[1, 1029, 1024] reached by cross attention; Trellis2.extra_conds (model_base.py:1928-1939) also carries "
+            "'embeds' (global_1024, [1, 4101, 1024]), which the structure stage does not read (an input here). The grid "
+            "is fixed, so only the batch and the context length vary (2058: a longer context, for the fit)",
+            _grid([dict(arch="trellis2", batch=b, text_tokens=1029) for b in (1, 2, 4)])
+            + _grid([dict(arch="trellis2", batch=b, text_tokens=2058) for b in (1, 2)]),
+            context_dim=1024, comfy_class="Trellis2", config=TRELLIS2,
+            conds=lambda c: {"embeds": torch.zeros((1, 4101, 1024), device="cuda")}),
+        "seedvr2-3b": Arch(
+            "seedvr2-3b", "diffusion", lambda: _dit_model(SEEDVR2_3B, "SeedVR2"),
+            lambda c: [c.batch, 16, _latent_T(c.frames), c.height // 8, c.width // 8],
+            lambda c: _latent_T(c.frames) * (c.height // 16) * (c.width // 16),
+            "tokens = T*(H/16)*(W/16) at the OUTPUT size (latent_formats.SeedVR2: 16 channels at /8, T = (F-1)/4+1 "
+            "latent frames, 1 for an image; patch (1, 2, 2), NaPatchIn); the input is resized to the output size and "
+            "VAE-encoded, and that latent is both the sampler's latent and the condition (SeedVR2Conditioning, "
+            "nodes_seedvr.py:383-412: condition = latent + a ones mask, [B, 17, T, h, w], joined to the latent's "
+            "channels, model.py:1286-1292); attention runs in 720p-scaled windows (window (4, 3, 3), alternating "
+            "shifted, model.py:1148-1153, 118-160), the text joining every window; text_tokens = the model's own "
+            "positive / negative text buffers (58 / 64 tokens of 5120, model.py:1159-1160), which the node passes as "
+            "c_crossattn; cond and uncond differ in length, so they run as separate single-branch calls; "
+            "SeedVR2.extra_conds (model_base.py:953-958)",
+            _grid([dict(arch="seedvr2-3b", batch=b, width=s, height=s, text_tokens=64)
+                   for s in (1024, 2048) for b in (1, 2)])
+            + _grid([dict(arch="seedvr2-3b", batch=1, width=1280, height=720, frames=21, text_tokens=64),
+                     dict(arch="seedvr2-3b", batch=1, width=1024, height=1024, text_tokens=58)]),
+            context_dim=5120, comfy_class="SeedVR2", config=SEEDVR2_3B, patch=SeedVR2FakeSafe,
+            conds=lambda c: {"condition": torch.zeros((1, 17, _latent_T(c.frames), c.height // 8, c.width // 8),
+                                                      device="cuda")}),
+        "seedvr2-7b": Arch(
+            "seedvr2-7b", "diffusion", lambda: _dit_model(SEEDVR2_7B, "SeedVR2"),
+            lambda c: [c.batch, 16, _latent_T(c.frames), c.height // 8, c.width // 8],
+            lambda c: _latent_T(c.frames) * (c.height // 16) * (c.width // 16),
+            "tokens = T*(H/16)*(W/16) at the OUTPUT size (latent_formats.SeedVR2: 16 channels at /8, T = (F-1)/4+1 "
+            "latent frames, 1 for an image; patch (1, 2, 2), NaPatchIn); the input is resized to the output size and "
+            "VAE-encoded, and that latent is both the sampler's latent and the condition (SeedVR2Conditioning, "
+            "nodes_seedvr.py:383-412: condition = latent + a ones mask, [B, 17, T, h, w], joined to the latent's "
+            "channels, model.py:1286-1292); attention runs in 720p-scaled windows (window (4, 3, 3), alternating "
+            "shifted, model.py:1148-1153, 118-160), the text joining every window; text_tokens = the model's own "
+            "positive / negative text buffers (58 / 64 tokens of 5120, model.py:1159-1160), which the node passes as "
+            "c_crossattn; cond and uncond differ in length, so they run as separate single-branch calls; "
+            "SeedVR2.extra_conds (model_base.py:953-958)",
+            _grid([dict(arch="seedvr2-7b", batch=b, width=s, height=s, text_tokens=64)
+                   for s in (1024, 2048) for b in (1, 2)])
+            + _grid([dict(arch="seedvr2-7b", batch=1, width=1280, height=720, frames=21, text_tokens=64),
+                     dict(arch="seedvr2-7b", batch=1, width=1024, height=1024, text_tokens=58)]),
+            context_dim=5120, comfy_class="SeedVR2", config=SEEDVR2_7B, patch=SeedVR2FakeSafe,
+            conds=lambda c: {"condition": torch.zeros((1, 17, _latent_T(c.frames), c.height // 8, c.width // 8),
+                                                      device="cuda")}),
+        "trellis2-pixal3d": Arch(
+            "trellis2-pixal3d", "diffusion", lambda: _dit_model(PIXAL3D, "Trellis2"),
+            lambda c: [c.batch, 32, 16, 16, 16], lambda c: 16 ** 3,
+            "as trellis2 (tokens = the 4096 cells of the 16^3 structure grid; text_tokens = the 1029 DINOv3-L tokens "
+            "of the 512 px image), for Pixal3D: the structure model's cross attention also adds proj_linear of the "
+            "per-cell back-projected image features (ProjectAttentionDense, ldm/trellis2/model.py:246-260), "
+            "trellis2_proj_feats [1, 4096, 1024] from Pixal3DConditioning (nodes_trellis2.py:744-760, "
+            "compute_stage_proj_feats 'ss'), repeated to the call's batch (_shape_proj_cond, model.py:889-940); the "
+            "template's CFG runs cond + uncond as one batch of 2",
+            _grid([dict(arch="trellis2-pixal3d", batch=b, text_tokens=1029) for b in (1, 2, 4)])
+            + _grid([dict(arch="trellis2-pixal3d", batch=b, text_tokens=2058) for b in (1, 2)]),
+            context_dim=1024, comfy_class="Trellis2", config=PIXAL3D,
+            conds=lambda c: {"embeds": torch.zeros((1, 4101, 1024), device="cuda"),
+                             "trellis2_proj_feats": torch.zeros((1, 4096, 1024), device="cuda")}),
+        "ltx2.5": Arch(
+            "ltx2.5", "diffusion", lambda: _dit_model(LTX25_22B, "LTXAV"),
+            lambda c: [c.batch, 1, math.prod(ltx_video(c)[1:]) + math.prod(ltx_audio(c)[1:])],
+            lambda c: math.prod(ltx_video(c)[2:]),
+            "tokens = video tokens ((L-1)//8+1)*(H/32)*(W/32) (LTX-2 latent format: 128 channels, /32 spatial, /8 temporal, "
+            "patch 1); the audio stream adds ceil(L / fps * 25) audio tokens (latent [B, 8, Ta, 16], 2048 wide), traced at "
+            "25 fps next to the video tokens, not counted in tokens; packed [B, 1, V + A] with latent_shapes as "
+            "ltx2.3-22b; text_tokens = max(1024, Gemma 4 12B prompt tokens) (text_encoders/lt.py:84-92 pads to 1024), fed "
+            "as LTXAVTEModel's dual_linear output [1, N, 4096 + 2048] (lt.py:146, 202, 274) through LTXAV.extra_conds "
+            "(two 8-layer gated connectors); LTX-2.3's layout plus ff_bias False and the keyframe marker (no keyframes "
+            "here: T2V)",
+            _grid([dict(arch="ltx2.5", batch=b, width=w, height=h, frames=f, text_tokens=1024)
+                   for (w, h, f) in ((768, 512, 97), (1280, 720, 121)) for b in (1, 2)])
+            + _grid([dict(arch="ltx2.5", batch=1, width=768, height=512, frames=193, text_tokens=1024),
+                     dict(arch="ltx2.5", batch=1, width=768, height=512, frames=97, text_tokens=2048)]),
+            context_dim=6144, comfy_class="LTXAV", config=LTX25_22B,
+            conds=lambda c: {"latent_shapes": [ltx_video(c), ltx_audio(c)], "unprocessed_ltxav_embeds": True,
+                             "frame_rate": 25}),
     }
 
 

@@ -75,7 +75,7 @@ def test_the_official_templates_are_complete(name, cfg_batch):
     sample = next(s for s in budget.stages if s.stage.kind == "sample")
     assert sample.title.startswith("Sample: HiDream-O1")
     work = [it for it in sample.items if it.category == "working"]
-    assert work and work[0].bytes > 0 and "uncalibrated for hidream-o1" in work[0].assumption
+    assert work and work[0].bytes > 0 and "constants traced from ComfyUI 0.33.0 model code" in work[0].assumption
     # 2048 x 2048 pixels in 32 px patches: 64 x 64 image tokens in the sequence
     assert f"batch {cfg_batch}, 4096 latent tokens" in work[0].assumption
     text = next(s for s in budget.stages if s.stage.kind == "text_encode" and "tokenizer" in s.title)

@@ -204,7 +204,7 @@ def _sample(budget):
     return next(s for s in budget.stages if s.stage.kind == "sample")
 
 
-TRACED_033 = {"krea2", "lens", "ideogram4", "boogu"}
+TRACED_033 = {"krea2", "lens", "ideogram4", "boogu", "ovis-image", "joyimage"}
 
 
 def _working(stage):
@@ -218,7 +218,7 @@ def test_the_official_templates_are_complete(templates, name):
     sample = _sample(budget)
     assert sample.title.startswith("Sample: " + FAMILIES[family].label)
     work = _working(sample)
-    # Krea 2, Lens, Ideogram 4 and Boogu are traced with ComfyUI 0.33.0's own model code (data/working_memory.json, the bench's
+    # Krea 2, Lens, Ideogram 4, Boogu, Ovis-Image and JoyImage are traced with ComfyUI 0.33.0's own model code (data/working_memory.json, the bench's
     # _arches_033); the others are priced with the first-principles formula and say so
     said = ("constants traced from ComfyUI 0.33.0 model code" if family in TRACED_033
             else f"uncalibrated for {family}")

@@ -83,7 +83,7 @@ def _sample_work(budget):
 def test_the_t2i_template_prices_sampling_and_the_vae():
     budget = _budget("image_mage_flow_t2i_int8")
     work = _sample_work(budget)
-    assert "uncalibrated for mage-flow" in work.assumption and "4096 latent tokens" in work.assumption  # 1024 / 16
+    assert "constants traced from ComfyUI 0.33.0 model code" in work.assumption and "4096 latent tokens" in work.assumption  # 1024 / 16
     assert not budget.incomplete, budget.incomplete
     decode = next(s for s in budget.stages if s.stage.kind == "vae_decode")
     vae_work = next(it for it in decode.items if it.category == "working")

@@ -133,7 +133,7 @@ def test_the_text_to_video_template_decodes_both_streams_of_one_latent():
     assert sample.title.startswith("Sample: MiniMax H3")
     work = [it for it in sample.items if it.category == "working"]
     # 124 frames at 1344x768: 37 latent frames x 24 x 42 patches
-    assert work and "37296 latent tokens" in work[0].assumption and "uncalibrated for minimax-h3" in work[0].assumption
+    assert work and "37296 latent tokens" in work[0].assumption and "constants traced from ComfyUI 0.33.0 model code" in work[0].assumption
     decodes = {s.title: s for s in budget.stages if s.stage.kind == "vae_decode"}
     audio = decodes["VAE decode: MiniMax H3 audio VAE"]
     assert audio.stage.latent.media == "audio" and audio.stage.latent.width == round(124 / 24 * 40)  # 207

@@ -71,7 +71,7 @@ def test_the_pixeldit_template_is_complete():
     assert not budget.incomplete, budget.incomplete
     sample = next(s for s in budget.stages if s.stage.kind == "sample")
     work = next(it for it in sample.items if it.category == "working")
-    assert sample.title.startswith("Sample: PixelDiT") and "uncalibrated for pixeldit" in work.assumption
+    assert sample.title.startswith("Sample: PixelDiT") and "constants traced from ComfyUI 0.33.0 model code" in work.assumption
     assert "4096 latent tokens + 300 text tokens" in work.assumption  # 1024 px / 16 px patches; Gemma padded to 300
     json.dumps(budget.to_dict())
 

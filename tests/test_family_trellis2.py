@@ -98,7 +98,7 @@ def test_the_pixal3d_template_prices_the_structure_stage_and_says_why_the_rest_i
     structure = [s for s in samples if s.stage.latent is not None]
     assert len(structure) == 1 and structure[0].stage.latent.width == 4096
     work = [it for it in structure[0].items if it.category == "working"]
-    assert work and work[0].bytes > 0 and "uncalibrated for trellis2" in work[0].assumption
+    assert work and work[0].bytes > 0 and "constants traced from ComfyUI 0.33.0 model code" in work[0].assumption
     assert "4096 latent tokens + 1029 text tokens" in work[0].assumption
     decode = next(s for s in budget.stages if s.stage.node_type == "VaeDecodeStructureTrellis2")
     assert [it.bytes for it in decode.items if it.category == "working"] == [2500 * 4096 * 2]

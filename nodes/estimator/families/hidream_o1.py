@@ -14,8 +14,9 @@ Sources, ComfyUI 0.33.0:
   8 KV heads; vision tower 27 x 1152), :27 (PATCH_SIZE 32), :113-118 (32x32 RGB patch -> 1024 -> 4096).
 - comfy_extras/nodes_hidream_o1.py:34-40 (EmptyHiDreamO1LatentImage: zeros [B, 3, H, W]).
 
-Its sampling working memory is not traced (no data/working_memory.json entry): the estimator prices it with the
-first-principles DiT formula from these numbers, labelled "uncalibrated for hidream-o1". The prompt and the
+Its sampling working memory is traced with ComfyUI 0.33.0's own model code at full size (bench/trace_working_memory.py _arches_033, data/working_memory.json "hidream-o1":
+model_base.py:2312-2344 -> conditioning.py build_extra_conds), 6 points, fit within 0.011 %; the other prompt's
+saved K/V when cond and uncond run apart is not in it. The prompt and the
 image patches are one sequence in the LLM (model.py:193-194): image tokens (H/32 x W/32) plus the text tokens.
 """
 from __future__ import annotations

@@ -43,7 +43,8 @@ FAMILIES = {
         context_dim=6144, cross_attention_dim=4096, latent_channels=128, spatial_compression=32,
         temporal_compression=8)),
     # LTX-2.5 22B: LTX-2.3's layout, ff_bias False + the keyframe marker (P_LTX25 above). Not LTX-2.3's
-    # configuration, so not its traced profile: the first-principles formula prices it (uncalibrated).
+    # configuration, so its own trace: ComfyUI 0.33.0's LTXAV at this configuration (data/working_memory.json
+    # "ltx2.5", bench/trace_working_memory.py _arches_033; model_detection.py:419-429), 6 points, fit within 0.094 %.
     "ltx2.5": Family(DIFFUSION, "LTX-2.5 (audio-video, 22B)", dict(
         hidden_size=4096, depth=48, heads=32, head_dim=128, in_channels=128, out_channels=128, patch_size=(1, 1, 1),
         context_dim=6144, cross_attention_dim=4096, latent_channels=128, spatial_compression=32,

@@ -19,9 +19,10 @@ Sources, ComfyUI 0.33.0:
   256 px tiles, 17-frame clips) with ComfyUI's own memory_used_decode / memory_used_encode; sd.py:1030-1050 the
   audio VAE (fp32 only) with its own memory_used_decode / _encode.
 
-Working memory: the DiT is not traced (no data/working_memory.json entry): the estimator's first-principles DiT
-formula from the numbers above, said as "uncalibrated for minimax-h3"; inside ComfyUI with the file present it is
-traced live. Its tokens: the video's latent_t x H/32 x W/32 rows, plus one frame's rows per keyframe / reference
+Working memory: the DiT is traced with ComfyUI 0.33.0's own model code at full size (bench/trace_working_memory.py _arches_033, data/working_memory.json "minimax-h3":
+model_detection.py:390-419, model_base.py:2164-2222, audio + video packed with latent_shapes), 6 points at batch 1
+(the model's only batch), fit within 0.82 %; its weight_bytes there are the standard timestep embedder's, not the
+pruned file's (unused: the weights come from the file); inside ComfyUI with the file present it is traced live. Its tokens: the video's latent_t x H/32 x W/32 rows, plus one frame's rows per keyframe / reference
 latent frame (graph/packs/nodes_minimax_h3.py cond_references), plus the text (TEXT_TOKENS). Not counted: the audio
 rows (2 per audio latent frame: 414 for 124 frames, about 1 % of a 1344x768 video's) and the Qwen3-VL vision tokens a
 keyframe / reference image adds to the text. Neither VAE is a class any traced VAE family uses (and no trace of them exists), so they are priced

@@ -12,7 +12,8 @@ The block counts and widths are the published model's: ComfyUI's Flux built with
 2048) counts 7,370,449,728 parameters, 2 bytes each 14,740,899,456 bytes, which is the published bf16 file
 (ovis_image_bf16.safetensors, 14,742,475,244 bytes in data/template_models.json) less its header.
 Its own module, not families/flux1.py: neither the depth nor the MLP is Flux.1's, so Flux.1's traced working memory
-does not apply; the first-principles DiT formula prices it ("uncalibrated for ovis-image").
+does not apply. Sampling working memory traced with ComfyUI 0.33.0's own model code at full size (bench/trace_working_memory.py _arches_033, data/working_memory.json "ovis-image": model_detection.py:263-353, Flux.extra_conds
+model_base.py:1024-1055, no mask), 6 points, fit within 0.001 %.
 """
 from __future__ import annotations
 

@@ -13,9 +13,9 @@ Sources, ComfyUI 0.33.0:
   4096); comfy/ldm/pixeldit/pid.py:156-200 (PidNet(PixDiT_T2I): the LQ projection, no extra tokens).
 - comfy/text_encoders/pixeldit.py:45 (_PIXELDIT_MAX_LENGTH 300: the prompt is padded to 300 Gemma tokens).
 
-Working memory: not traced; the first-principles DiT formula on the patch tokens (H/16 x W/16) + 300 text tokens,
-labelled "uncalibrated". It does not count the two pixel-level blocks (modules.py:121-187: per patch token
-3 x 16 x 256 modulation values and the 16-wide per-pixel stream), so at large sizes it is on the low side.
+Working memory: traced with ComfyUI 0.33.0's own model code at full size (bench/trace_working_memory.py _arches_033, data/working_memory.json "pixeldit":
+model_detection.py:573-574, model_base.py:1563-1573, 300 Gemma tokens; "pid": PidNet's defaults, pid.py:159-200,
+lq_latent from nodes_pid.py:33-50), 6 points each, fits within 0.001 %: the pixel-level blocks are in the trace.
 """
 from __future__ import annotations
 

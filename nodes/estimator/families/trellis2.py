@@ -27,9 +27,11 @@ Sources, ComfyUI 0.33.0:
   2500 x prod(shape[2:]) x dtype bytes (:581, :586): VAE_FORMULAS prices it where the latent's shape is known (the
   structure decode: VaeDecodeStructureTrellis2 decodes [B, 8, 16, 16, 16], nodes_trellis2.py:264-266).
 
-Working memory: no traced entry (data/working_memory.json): the first-principles DiT formula over the 4096 grid
-tokens + 1029 DINOv3 tokens, said as "uncalibrated for trellis2" (the DINOv3 tokens enter through cross
-attention, which the joint-sequence formula over-counts a little).
+Working memory: the structure stage traced with ComfyUI 0.33.0's own model code at full size (data/working_memory.json
+"trellis2", bench/trace_working_memory.py _arches_033: model_detection.py:123-142, model_base.py:1924-1939, context
+1029 DINOv3 tokens), batch 1 / 2 / 4 on the 16^3 grid (4096 tokens), fit within 0.001 %. Pixal3D's "proj" variant
+traces 0.214 GiB against 0.190 at batch 1 (12 % more) and is priced with this entry (not routed: the name rules
+give no arch key that tells it apart).
 """
 from __future__ import annotations
 
