@@ -768,10 +768,18 @@ def register(server) -> bool:
         prompt, workflow = body.get("prompt"), body.get("workflow")
         if prompt is None and workflow is None:
             raise ValueError("send \"prompt\" (the API prompt) and optionally \"workflow\" (the UI workflow)")
-        if prompt is not None:
-            validate_prompt(prompt)
         if workflow is not None:
             validate_workflow(workflow)
+        source_note = None
+        if prompt is not None:
+            try:
+                validate_prompt(prompt)
+            except ValueError as exc:
+                # a node whose pack is not loaded here reaches the API prompt without its class_type; the UI
+                # workflow still names it, and the estimator reads UI workflows too
+                if workflow is None:
+                    raise
+                prompt, source_note = None, f"estimated from the UI workflow: the API prompt could not be read ({exc})"
         card = body.get("card")
         if card is not None and (not isinstance(card, str) or not 0 < len(card) <= 100):
             raise ValueError("\"card\" must be a card name such as \"RTX 4090\", or null for this GPU")
@@ -781,7 +789,10 @@ def register(server) -> bool:
             raise ValueError(f"\"gpus\" must be a list of at most {MAX_EXTRA_CARDS} more card names "
                              "(cuda:1 on), such as [\"RTX 3090\"]")
         try:
-            return _json(await _estimate_call(run_estimate, prompt, workflow, card, tuple(gpus)))
+            result = await _estimate_call(run_estimate, prompt, workflow, card, tuple(gpus))
+            if source_note:
+                result["source_note"] = source_note
+            return _json(result)
         except EstimatorBusy:
             return _error(429, f"the estimator is busy with {ESTIMATE_SLOTS} estimates; try again in a moment",
                           busy=True)

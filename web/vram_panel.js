@@ -444,6 +444,7 @@ function renderBudget() {
     renderHostBudget(hostSummary()),
   ];
   if (b.data?.device_note && !state.cards?.length) out.push(h("div.vrb-muted.vrb-small", b.data.device_note));
+  if (b.data?.source_note) out.push(h("div.vrb-muted.vrb-small.vrb-source-note", b.data.source_note));
   out.push(h("div.vrb-stages", stages.map((s, i) => h("div.vrb-stage",
     h("div.vrb-row.vrb-small", h("span", { title: s.node_type || "" }, `${s.title || s.kind}${i === data.peak_stage ? " · peak" : ""}`), h("span", gib(s.peak_bytes))),
     h("div.vrb-stagebar", { title: `weights ${gib(s.weights_bytes)} · working ${gib(s.working_bytes)} · overhead ${gib(s.overhead_bytes)}${bytesOf(s.ram_peak_bytes) != null ? ` · system RAM ${gib(s.ram_peak_bytes)}` : ""}` },
@@ -485,9 +486,15 @@ function graphNode(id) {
   return graph.getNodeById(Number(id)) ?? graph.getNodeById(String(id)) ?? null;
 }
 
-// loaders of the plan whose node in the open workflow is already the ComfyUI-MultiGPU type to use
+function registered(type) {
+  return Boolean(window.LiteGraph?.registered_node_types?.[type]);
+}
+
+// loaders of the plan whose node in the open workflow is already the ComfyUI-MultiGPU type to use, with its widgets
+// (a node whose pack did not load stays in the graph as a placeholder of that type, without widgets)
 function applicable(plan) {
-  return (plan.loaders || []).filter((s) => s && s.changed && graphNode(s.node)?.type === s.use_type);
+  return (plan.loaders || []).filter((s) => s && s.changed && registered(s.use_type)
+    && graphNode(s.node)?.type === s.use_type && graphNode(s.node)?.widgets?.length);
 }
 
 function changeTracker() {
@@ -524,7 +531,9 @@ function renderPlan(plan) {
   const devices = (plan.devices || []).filter((d) => d && d.device !== "cpu");
   const loaders = (plan.loaders || []).filter((s) => s && typeof s === "object");
   const ready = applicable(plan);
-  const replace = loaders.filter((s) => s.changed && s.use_type !== s.node_type && graphNode(s.node)?.type !== s.use_type);
+  const missing = [...new Set(loaders.filter((s) => s.changed && !registered(s.use_type)).map((s) => s.use_type))];
+  const replace = loaders.filter((s) => s.changed && registered(s.use_type) && s.use_type !== s.node_type
+    && graphNode(s.node)?.type !== s.use_type);
   return h("div.vrb-plan", { "data-section": "placement" },
     h("div.vrb-subtitle", `Placement on ${devices.length} cards `,
       h(`span.vrb-badge.vrb-badge-${verdictClass(plan.verdict)}`, VERDICT_LABEL[plan.verdict] || plan.verdict || "")),
@@ -536,11 +545,14 @@ function renderPlan(plan) {
       h("b", `#${s.node} `), s.changed ? (s.use_type !== s.node_type ? `${s.node_type} → ${s.use_type}` : s.node_type) : `${s.node_type}: as it is (${s.device})`,
       s.changed ? h("div.vrb-muted", widgetText(s.widgets)) : null))),
     (plan.notes || []).length ? h("div.vrb-muted.vrb-small.vrb-plan-notes", plan.notes.map((n) => h("div", n))) : null,
+    missing.length ? h("div.vrb-note.vrb-note-warn.vrb-small.vrb-plan-missing", h("i.pi.pi-exclamation-triangle"),
+      h("span", `This ComfyUI has no ${missing.join(", ")}: install ComfyUI-MultiGPU (or see why it did not load in the ComfyUI log) to apply the plan.`)) : null,
     replace.length ? h("div.vrb-note.vrb-note-info.vrb-small", h("i.pi.pi-info-circle"),
       h("span", `Replace ${replace.map((s) => `#${s.node} ${s.node_type} with ${s.use_type}`).join(", ")} (ComfyUI-MultiGPU), then apply.`)) : null,
     h("button.vrb-btn.vrb-apply-plan", {
       type: "button", disabled: !ready.length,
-      title: ready.length ? "Set these values on the workflow's ComfyUI-MultiGPU loaders (undo with Ctrl+Z)" : "No ComfyUI-MultiGPU loader of the plan is in the workflow yet",
+      title: ready.length ? "Set these values on the workflow's ComfyUI-MultiGPU loaders (undo with Ctrl+Z)"
+        : missing.length ? "ComfyUI-MultiGPU's loaders are not available in this ComfyUI" : "No ComfyUI-MultiGPU loader of the plan is in the workflow yet",
       onclick: () => applyPlan(plan),
     }, h("i.pi.pi-check"), ` Apply to ${ready.length} MultiGPU loader${ready.length === 1 ? "" : "s"}`),
     h("details.vrb-small.vrb-plan-engines", h("summary", "Other engines"),

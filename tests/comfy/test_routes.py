@@ -323,6 +323,20 @@ def test_estimate_route_plans_placement_over_the_cards_named(server):
     assert status == 200 and "placement_plan" not in data["budget"]  # one card: nothing to place
 
 
+def test_estimate_route_reads_the_workflow_when_the_prompt_lacks_a_node_type(server):
+    """A node whose pack is not loaded reaches graphToPrompt's API prompt without its class_type (seen with
+    ComfyUI-MultiGPU on ComfyUI 0.8.0); the UI workflow sent beside it still names it: the estimate reads that
+    and says so, instead of a 400 that leaves the panel without a budget."""
+    wan = json.loads((Path(__file__).resolve().parents[2] / "example_workflows" / "wan22_14b_i2v_720p.json").read_text())
+    broken = {"1": {"inputs": {"unet_name": "x.safetensors"}}}
+    status, data = server.request("POST", "/vram_budget/estimate", {"prompt": broken, "workflow": wan,
+                                                                     "card": "RTX 4090"}, timeout=60)
+    assert status == 200, data
+    assert "no class_type" in data["source_note"] and data["budget"]["stages"]
+    status, data = server.request("POST", "/vram_budget/estimate", {"prompt": broken, "card": "RTX 4090"})
+    assert status == 400 and "class_type" in data["error"]
+
+
 BAD_REQUESTS = [
     ("POST", "/vram_budget/unload", b"{not json", 400),
     ("POST", "/vram_budget/unload", b"", 400),

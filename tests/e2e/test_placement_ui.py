@@ -1,6 +1,7 @@
 """Issue 24 in the browser: the panel's placement plan for two cards on a real ComfyUI with the real
 ComfyUI-MultiGPU node pack installed (from ../shared/nodepacks), and "Apply" setting the plan's widget values
-on the open workflow's MultiGPU loaders as one undoable edit.
+on the open workflow's MultiGPU loaders as one undoable edit. On ComfyUI 0.8.0 that ComfyUI-MultiGPU does not
+import (it needs comfy.memory_management): the plan is shown, Apply is disabled and says why, nothing changes.
 
 The workflow is ComfyUI-MultiGPU's own example "wan2_2_t2v_lightx2v_lora_distorch2" (community corpus): both
 Wan 2.2 experts on cuda:0 with 13 GB of virtual VRAM each. For an RTX 4090 + RTX 3090 the plan puts the
@@ -53,7 +54,7 @@ def page(browser, server):
     page.on("console", lambda msg: msg.type == "error" and "vram" in msg.text.lower() and page.errors.append(msg.text))
     page.goto(server.url)
     page.wait_for_function("() => window.__vramBudget && window.comfyAPI?.app?.app?.extensionManager "
-                           "&& window.LiteGraph?.registered_node_types?.UNETLoaderDisTorch2MultiGPU", timeout=120_000)
+                           "&& window.LiteGraph?.registered_node_types?.KSampler", timeout=120_000)
     page.wait_for_selector(TAB_BUTTON, timeout=60_000)
     page.keyboard.press("Escape")
     page.wait_for_timeout(1500)  # the frontend restores its start-up workflow
@@ -79,25 +80,51 @@ def test_plan_for_two_cards_and_apply_it_undoably(server, page, artifacts, e2e_c
         return false;
     }""", wf)
     assert ok, "the MultiGPU example did not stay loaded"
+    status, info = server.request("GET", "/object_info/UNETLoaderDisTorch2MultiGPU")
+    loaded = status == 200 and bool(info)
+    if not loaded:
+        # this ComfyUI-MultiGPU needs comfy.memory_management (ComfyUI 0.16+): on 0.8.0 it does not import, and
+        # the panel must still show the plan, say why it cannot apply it, and change nothing
+        assert "IMPORT FAILED" in server.log() and "ComfyUI-MultiGPU" in server.log()
+        assert e2e_comfy[2].startswith("0.8"), f"ComfyUI-MultiGPU did not load on {e2e_comfy[2]}"
     before = {52: _widgets(page, 52), 50: _widgets(page, 50), 51: _widgets(page, 51)}
-    assert before[52]["compute_device"] == "cuda:0" and before[52]["virtual_vram_gb"] == 13
+    if loaded:
+        assert before[52]["compute_device"] == "cuda:0" and before[52]["virtual_vram_gb"] == 13
 
+    for _ in range(3):  # a "missing nodes" dialog (ComfyUI-MultiGPU not loaded) covers the sidebar: close it
+        if page.locator(".p-dialog-mask").count() == 0:
+            break
+        page.keyboard.press("Escape")
+        page.wait_for_timeout(500)
     page.locator(TAB_BUTTON).first.click()
     page.wait_for_selector(f"{PANEL} [data-section=budget] select.vrb-select-second", timeout=60_000)
     page.locator(f"{PANEL} [data-section=budget] select.vrb-select").first.select_option("RTX 4090")
     page.wait_for_timeout(300)
     page.locator(f"{PANEL} select.vrb-select-second").select_option("RTX 3090")
-    page.wait_for_selector(f"{PANEL} {PLAN}", timeout=60_000)
+    try:
+        page.wait_for_selector(f"{PANEL} {PLAN}", timeout=60_000)
+    except Exception:
+        raise AssertionError("no placement plan in the panel: " + page.locator(f"{PANEL} [data-section=budget]").inner_text()[-900:])
     plan = page.locator(f"{PANEL} {PLAN}")
     text = plan.inner_text()
     assert "Placement on 2 cards" in text and "cuda:1 RTX 3090" in text
     # the same plan as the command line's: the low-noise expert alone on cuda:1, no virtual VRAM
     assert plan.locator("li[data-node='52']").inner_text().count('compute_device "cuda:1"') == 1
     button = plan.locator("button.vrb-apply-plan")
-    assert button.is_enabled() and "Apply to" in button.inner_text()
     plan.scroll_into_view_if_needed()
     shot = shoot(page, artifacts, f"placement_plan_{e2e_comfy[2]}.png")
     assert shot.stat().st_size > 10_000
+    if not loaded:
+        # the API prompt lacks the unloaded nodes' class_type: the estimate read the UI workflow and says so
+        assert "estimated from the UI workflow" in page.locator(f"{PANEL} .vrb-source-note").inner_text()
+        assert button.is_disabled() and "not available" in button.get_attribute("title")
+        assert "install ComfyUI-MultiGPU" in plan.locator(".vrb-plan-missing").inner_text()
+        assert page.evaluate("() => window.__vramBudget.applyPlan(window.__vramBudget.state.budget.data.budget"
+                             ".placement_plan)") == 0
+        assert _widgets(page, 52) == before[52]
+        assert not page.errors, page.errors
+        return
+    assert button.is_enabled() and "Apply to" in button.inner_text()
 
     button.click()
     page.wait_for_timeout(500)
