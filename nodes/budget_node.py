@@ -102,8 +102,11 @@ class VRAMBudget:
             source = prompt if prompt else (extra_pnginfo or {}).get("workflow")
             if not source:
                 raise VramBudgetError("no prompt to estimate (the hidden PROMPT input is empty)")
+            # this machine's other CUDA devices (cuda:1 ...): each device's peak and the placement plan (issue 24)
+            others = () if gpu != THIS_GPU or vram_budget_gb else tuple(
+                with_ram_budget(d, ram_budget_gb) for d in comfy_bridge.estimator_devices(None, (), memory_mode)[0][1:])
             with live_hooks(wait_s=LIVE_WAIT_S):  # ComfyUI's own detection / tracing (live_models.py)
-                budget = estimate_prompt(source, device, comfy_bridge.model_resolver(), capacities=None)
+                budget = estimate_prompt(source, device, comfy_bridge.model_resolver(), capacities=None, others=others)
             text = format_report(budget)
             summary = budget.to_dict()
         except VramBudgetError as exc:

@@ -19,6 +19,7 @@ from .graph.base import INPUT_MEDIA
 from .media import input_reader
 from .report import format_report
 from .units import GiB
+from .workers import format_workers, plan_workers
 
 
 def add_estimate_parser(subparsers) -> None:
@@ -81,6 +82,10 @@ def add_estimate_parser(subparsers) -> None:
     cache.add_argument("--high-ram", action="store_true",
                        help="as ComfyUI 0.33's --high-ram (classic caching, no pin budget)")
     ram.add_argument("--disable-pinned-memory", action="store_true", help="as ComfyUI's --disable-pinned-memory")
+    p.add_argument("--workers", metavar="CARD[:RAM],...",
+                   help="several machines that each run the whole workflow (ComfyUI-Distributed, SwarmUI), e.g. "
+                   "'RTX 4090:64,RTX 3060:32,L4' (a card name or GB, then the worker's RAM in GiB): a verdict per "
+                   "worker, fastest first, the ones that would run out of memory left out with their fix")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("-v", "--verbose", action="store_true", help="show every item and assumption")
     p.set_defaults(func=run_estimate)
@@ -187,10 +192,49 @@ def host_from_args(args) -> host_memory.Host:
         high_ram=getattr(args, "high_ram", False))
 
 
+MAX_WORKERS = 32
+
+
+def workers_from_args(args) -> list[tuple[str, Device]]:
+    """--workers 'RTX 4090:64,RTX 3060:32,L4' -> [(name, Device)]: each worker's card (a catalogue name or GB)
+    and RAM (GiB; else --ram, else not known), with this command line's launch flags."""
+    text = getattr(args, "workers", None)
+    if text is None:
+        return []
+    entries = [e.strip() for e in text.split(",")]
+    if not any(entries) or not all(entries):
+        raise VramBudgetError(f"--workers {text!r}: name each worker's card, comma-separated, e.g. 'RTX 4090:64,L4'")
+    if len(entries) > MAX_WORKERS:
+        raise VramBudgetError(f"--workers: {len(entries)} workers; at most {MAX_WORKERS}")
+    base = host_from_args(args)
+    out = []
+    for entry in entries:
+        card_text, _, ram_text = entry.partition(":")
+        card_text = card_text.strip()
+        try:
+            card = card_for_vram(float(card_text))
+        except ValueError:
+            card = find_card(card_text)
+        host = base
+        if ram_text.strip():
+            try:
+                ram = float(ram_text)
+            except ValueError:
+                raise VramBudgetError(f"--workers {entry!r}: the RAM after ':' must be GiB, e.g. 'RTX 3060:32'") from None
+            if not math.isfinite(ram) or not 0.5 <= ram <= MAX_RAM_GIB:
+                raise VramBudgetError(f"--workers {entry!r}: RAM {ram:g} GiB: give 0.5 to {MAX_RAM_GIB}")
+            host = replace(base, ram_total_bytes=int(ram * GiB), source="--workers")
+        device = device_for_launch(card, LaunchFlags.from_args(args), memory_mode=getattr(args, "memory_mode", None),
+                                   fp8_compute=False if args.no_fp8_compute else None, host=host)
+        out.append((entry, device))
+    return out
+
+
 def run_estimate(args) -> int:
     try:
         devices = devices_from_args(args)
         device = devices[0]
+        args.worker_devices = workers_from_args(args)
     except VramBudgetError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -234,12 +278,18 @@ def _estimate_files(args, devices, resolver) -> int:
             print(f"error: {path}: {exc}", file=sys.stderr)
             status = 1
             continue
+        workers = getattr(args, "worker_devices", None) or []
+        runs, left_out = plan_workers(workload, workers, resolver) if workers else ((), ())
         if args.json:
-            results.append({"workflow": path, **budget.to_dict()})
+            extra = {"workers": [w.to_dict() for w in runs], "workers_left_out": [w.to_dict() for w in left_out]} \
+                if workers else {}
+            results.append({"workflow": path, **budget.to_dict(), **extra})
         else:
             if len(args.workflow) > 1:
                 print(f"== {path}")
             print(format_report(budget, verbose=args.verbose))
+            if workers:
+                print("\n".join(format_workers(runs, left_out)))
             print()
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else results, indent=2))
