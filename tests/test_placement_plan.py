@@ -215,3 +215,21 @@ def test_a_distorch2_example_keeps_its_loader_types_and_loses_its_virtual_vram()
         assert s.widgets["virtual_vram_gb"] == 0 and s.widgets["expert_mode_allocations"] == ""
     assert {experts["high"].device, experts["low"].device} == {"cuda:0", "cuda:1"}
     assert not plan.splits and plan.copy_seconds == 0
+
+
+def test_cfg_split_speed_from_each_cards_throughput_and_ulysses_degree_divides_the_heads():
+    """CFG split runs one cond per card and the slower card paces each step: two H100s sample 2x as fast,
+    an RTX 4090 with an RTX 3060 slower than the 4090 alone (runtime.forward_flops at each card's tensor
+    throughput; the ratio by hand). Raylight's Ulysses degree must divide Wan 14B's 40 heads: 2 of 3 cards."""
+    from nodes.estimator.gpus import find_card
+    _, _, b = _plan(WAN22_FP16, "--gpus", "H100,H100,H100")
+    engines = {e["engine"]: e for e in b.placement_plan.other_engines}
+    split = engines["ComfyUI MultiGPU CFG Split (MultiGPU_WorkUnits)"]
+    assert split["speedup"] == 2.0 and split["useful"] is True
+    assert engines["Raylight"]["mode"] == "Ulysses degree 2, FSDP off"
+    _, devices, b = _plan(WAN22_FP16, "--gpus", "RTX 4090,RTX 3060")
+    split = next(e for e in b.placement_plan.other_engines if "CFG Split" in e["engine"])
+    by_hand = 2 / (devices[0].flops / devices[1].flops)  # alone: 2 conds on the 4090; split: 1 on the 3060
+    assert split["speedup"] == pytest.approx(by_hand, abs=0.01) and split["speedup"] < 1
+    assert split["useful"] is False and "slower" in split["why"]
+    assert find_card("RTX 3060").flops < find_card("RTX 4090").flops

@@ -528,17 +528,27 @@ def other_engines(workload: Workload, best: _Priced, devices: Sequence[Device]) 
         # every card holds its own full copy of the model (create_multigpu_deepclones) and runs one cond
         need = max((sb.min_peak_bytes - sb.weights_bytes + _whole(it) for sb, it in samples), default=0)
         short = [f"cuda:{i}" for i, r in enumerate(rooms) if need > r]
-        out.append({"engine": name, "useful": not short, "need_per_card_bytes": need,
-                    "why": (f"cond and uncond on two cards at once (up to 2x faster sampling); every card holds a "
-                            f"full copy of the model (comfy/multigpu.py:125-197): {fmt_gib(need)} per card"
+        speedup = _cfg_split_speedup(samples, devices)
+        gain = ("up to 2x faster sampling" if not speedup else
+                f"sampling ≈ {speedup:.2f}x as fast (one cond per card; the slower card paces each step)"
+                if speedup >= 1 else
+                f"sampling ≈ {1 / speedup:.1f}x slower: the slower card paces each step with half the work")
+        out.append({"engine": name, "useful": not short and (speedup is None or speedup > 1.05),
+                    "need_per_card_bytes": need,
+                    "speedup": None if speedup is None else round(speedup, 2),
+                    "why": (f"cond and uncond on two cards at once, {gain}; every card holds a full copy of the "
+                            f"model (comfy/multigpu.py:125-197): {fmt_gib(need)} per card"
                             + (f", more than {', '.join(short)} has" if short else ", which every card has")
-                            + "; ComfyUI 0.33 splits the conds evenly (MultiGPU Options is not registered, "
-                              "comfy_extras/nodes_multigpu.py:350-363)")})
+                            + "; ComfyUI 0.33 splits the conds evenly whatever the cards' speeds (MultiGPU Options, "
+                              "its relative_speed, is not registered: comfy_extras/nodes_multigpu.py:350-363)")})
     if samples:
         sb, it = max(samples, key=lambda p: p[0].peak_bytes)
         weights = _whole(it)
         ctx = sb.peak_bytes - sb.weights_bytes - sb.working_bytes
         work = sb.working_bytes
+        # Ulysses splits the attention heads over the cards: its degree must divide the model's head count
+        heads = int((it.model.arch or {}).get("heads", 0) or 0) if it is not None and it.model is not None else 0
+        n = max((d for d in range(1, n + 1) if not heads or heads % d == 0), default=1)
         usp = ctx + weights + -(-work // n)
         fsdp = ctx + -(-weights // n) + -(-work // n)
         room = min(rooms)
@@ -559,6 +569,23 @@ def other_engines(workload: Workload, best: _Priced, devices: Sequence[Device]) 
                 "why": "ComfyUI on Windows uses GPU 0 only unless started with --cuda-device all "
                        "--disable-pinned-memory (main.py:48-60 of ComfyUI 0.33.0)"})
     return tuple(out)
+
+
+def _cfg_split_speedup(samples, devices: Sequence[Device]) -> float | None:
+    """Sampling time on the main card alone (cond and uncond) over the time with one cond on each of the first
+    two cards at once (the slower one paces the step), from runtime.forward_flops at each card's throughput."""
+    if len(devices) < 2:
+        return None
+    one = alone = both = 0.0
+    for sb, it in samples:
+        lat = sb.stage.latent
+        if it is None or it.model is None or lat is None:
+            return None
+        one = runtime.forward_flops(it.model, lat, max(1, lat.batch), sb.stage.text_tokens)
+        t = [one / ((d.flops or 165.2e12) * runtime.MFU_TRANSFORMER) for d in devices[:2]]
+        alone += 2 * t[0]
+        both += max(t)
+    return alone / both if both > 0 else None
 
 
 def _whole(item) -> int:
