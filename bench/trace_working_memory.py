@@ -1951,6 +1951,28 @@ def _arches_033() -> dict[str, Arch]:
         t = h3_video(c)[2]
         return [1, 32, 2, round(sum((1, 4, 4, 4, 4)[i % 5] for i in range(t)) * 5.0 / 3.0)]
 
+    def seedvr2(key, config):
+        return Arch(
+            key, "diffusion", lambda: _dit_model(config, "SeedVR2"),
+            lambda c: [c.batch, 16, _latent_T(c.frames), c.height // 8, c.width // 8],
+            lambda c: _latent_T(c.frames) * (c.height // 16) * (c.width // 16),
+            "tokens = T*(H/16)*(W/16) at the OUTPUT size (latent_formats.SeedVR2: 16 channels at /8, T = (F-1)/4+1 "
+            "latent frames, 1 for an image; patch (1, 2, 2), NaPatchIn); the input is resized to the output size and "
+            "VAE-encoded, and that latent is both the sampler's latent and the condition (SeedVR2Conditioning, "
+            "nodes_seedvr.py:383-412: condition = latent + a ones mask, [B, 17, T, h, w], joined to the latent's "
+            "channels, model.py:1286-1292); attention runs in 720p-scaled windows (window (4, 3, 3), alternating "
+            "shifted, model.py:1148-1153, 118-160), the text joining every window; text_tokens = the model's own "
+            "positive / negative text buffers (58 / 64 tokens of 5120, model.py:1159-1160), which the node passes as "
+            "c_crossattn; cond and uncond differ in length, so they run as separate single-branch calls; "
+            "SeedVR2.extra_conds (model_base.py:953-958)",
+            _grid([dict(arch=key, batch=b, width=s, height=s, text_tokens=64)
+                   for s in (1024, 2048) for b in (1, 2)])
+            + _grid([dict(arch=key, batch=1, width=1280, height=720, frames=21, text_tokens=64),
+                     dict(arch=key, batch=1, width=1024, height=1024, text_tokens=58)]),
+            context_dim=5120, comfy_class="SeedVR2", config=config, patch=SeedVR2FakeSafe,
+            conds=lambda c: {"condition": torch.zeros((1, 17, _latent_T(c.frames), c.height // 8, c.width // 8),
+                                                      device="cuda")})
+
     return {
         "krea2": Arch(
             "krea2", "diffusion", lambda: _dit_model(KREA2, "Krea2"),
@@ -2135,46 +2157,8 @@ def _arches_033() -> dict[str, Arch]:
             + _grid([dict(arch="trellis2", batch=b, text_tokens=2058) for b in (1, 2)]),
             context_dim=1024, comfy_class="Trellis2", config=TRELLIS2,
             conds=lambda c: {"embeds": torch.zeros((1, 4101, 1024), device="cuda")}),
-        "seedvr2-3b": Arch(
-            "seedvr2-3b", "diffusion", lambda: _dit_model(SEEDVR2_3B, "SeedVR2"),
-            lambda c: [c.batch, 16, _latent_T(c.frames), c.height // 8, c.width // 8],
-            lambda c: _latent_T(c.frames) * (c.height // 16) * (c.width // 16),
-            "tokens = T*(H/16)*(W/16) at the OUTPUT size (latent_formats.SeedVR2: 16 channels at /8, T = (F-1)/4+1 "
-            "latent frames, 1 for an image; patch (1, 2, 2), NaPatchIn); the input is resized to the output size and "
-            "VAE-encoded, and that latent is both the sampler's latent and the condition (SeedVR2Conditioning, "
-            "nodes_seedvr.py:383-412: condition = latent + a ones mask, [B, 17, T, h, w], joined to the latent's "
-            "channels, model.py:1286-1292); attention runs in 720p-scaled windows (window (4, 3, 3), alternating "
-            "shifted, model.py:1148-1153, 118-160), the text joining every window; text_tokens = the model's own "
-            "positive / negative text buffers (58 / 64 tokens of 5120, model.py:1159-1160), which the node passes as "
-            "c_crossattn; cond and uncond differ in length, so they run as separate single-branch calls; "
-            "SeedVR2.extra_conds (model_base.py:953-958)",
-            _grid([dict(arch="seedvr2-3b", batch=b, width=s, height=s, text_tokens=64)
-                   for s in (1024, 2048) for b in (1, 2)])
-            + _grid([dict(arch="seedvr2-3b", batch=1, width=1280, height=720, frames=21, text_tokens=64),
-                     dict(arch="seedvr2-3b", batch=1, width=1024, height=1024, text_tokens=58)]),
-            context_dim=5120, comfy_class="SeedVR2", config=SEEDVR2_3B, patch=SeedVR2FakeSafe,
-            conds=lambda c: {"condition": torch.zeros((1, 17, _latent_T(c.frames), c.height // 8, c.width // 8),
-                                                      device="cuda")}),
-        "seedvr2-7b": Arch(
-            "seedvr2-7b", "diffusion", lambda: _dit_model(SEEDVR2_7B, "SeedVR2"),
-            lambda c: [c.batch, 16, _latent_T(c.frames), c.height // 8, c.width // 8],
-            lambda c: _latent_T(c.frames) * (c.height // 16) * (c.width // 16),
-            "tokens = T*(H/16)*(W/16) at the OUTPUT size (latent_formats.SeedVR2: 16 channels at /8, T = (F-1)/4+1 "
-            "latent frames, 1 for an image; patch (1, 2, 2), NaPatchIn); the input is resized to the output size and "
-            "VAE-encoded, and that latent is both the sampler's latent and the condition (SeedVR2Conditioning, "
-            "nodes_seedvr.py:383-412: condition = latent + a ones mask, [B, 17, T, h, w], joined to the latent's "
-            "channels, model.py:1286-1292); attention runs in 720p-scaled windows (window (4, 3, 3), alternating "
-            "shifted, model.py:1148-1153, 118-160), the text joining every window; text_tokens = the model's own "
-            "positive / negative text buffers (58 / 64 tokens of 5120, model.py:1159-1160), which the node passes as "
-            "c_crossattn; cond and uncond differ in length, so they run as separate single-branch calls; "
-            "SeedVR2.extra_conds (model_base.py:953-958)",
-            _grid([dict(arch="seedvr2-7b", batch=b, width=s, height=s, text_tokens=64)
-                   for s in (1024, 2048) for b in (1, 2)])
-            + _grid([dict(arch="seedvr2-7b", batch=1, width=1280, height=720, frames=21, text_tokens=64),
-                     dict(arch="seedvr2-7b", batch=1, width=1024, height=1024, text_tokens=58)]),
-            context_dim=5120, comfy_class="SeedVR2", config=SEEDVR2_7B, patch=SeedVR2FakeSafe,
-            conds=lambda c: {"condition": torch.zeros((1, 17, _latent_T(c.frames), c.height // 8, c.width // 8),
-                                                      device="cuda")}),
+        "seedvr2-3b": seedvr2("seedvr2-3b", SEEDVR2_3B),
+        "seedvr2-7b": seedvr2("seedvr2-7b", SEEDVR2_7B),
         "trellis2-pixal3d": Arch(
             "trellis2-pixal3d", "diffusion", lambda: _dit_model(PIXAL3D, "Trellis2"),
             lambda c: [c.batch, 32, 16, 16, 16], lambda c: 16 ** 3,

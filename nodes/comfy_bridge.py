@@ -847,16 +847,23 @@ def estimator_devices(card: str | None = None, gpus=(), memory_mode: str = "auto
         return [main, *(device_for_launch(find_card(g), flags, **common) for g in gpus)], note
     if card or main.source != "live":
         return [main], note
-    devices = cuda_devices()
+    return [main, *other_cuda_devices(cuda_devices(), flags, **common)], note
+
+
+def other_cuda_devices(devices, flags: LaunchFlags, **common) -> list:
+    """The estimator Devices of the CUDA devices beside the one ComfyUI computes on, in torch order (cuda:1 ...),
+    each measured as the main one is: its total, and what other processes hold where the driver's free memory is
+    known (NVML or an existing context); [] unless ComfyUI computes on cuda:0 (the estimator names devices by
+    torch index)."""
     compute = next((d for d in devices if d.is_compute_device), None)
     if compute is None or compute.index != 0 or len(devices) < 2:
-        return [main], note
+        return []
     others = []
     for d in sorted(devices, key=lambda d: d.index)[1:]:
         used = (d.total - d.driver_free - d.torch_reserved) if d.driver_free is not None else 0
         others.append(device_for_launch(_live_card(d.name), flags, name=d.name, total_bytes=d.total,
                                         other_processes_bytes=max(0, used), source="live", **common))
-    return [main, *others], note
+    return others
 
 
 def _compute_fp32_reason() -> str:

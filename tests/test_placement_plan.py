@@ -233,3 +233,27 @@ def test_cfg_split_speed_from_each_cards_throughput_and_ulysses_degree_divides_t
     assert split["speedup"] == pytest.approx(by_hand, abs=0.01) and split["speedup"] < 1
     assert split["useful"] is False and "slower" in split["why"]
     assert find_card("RTX 3060").flops < find_card("RTX 4090").flops
+
+
+def test_the_machines_other_cuda_devices_become_cuda_1_on():
+    """Inside ComfyUI the node and the panel add the machine's other CUDA devices (comfy_bridge.other_cuda_devices,
+    from the measurements cuda_devices() makes: torch properties, NVML's free memory; numbers given here, no GPU
+    on this machine): torch order, each card's size and what other processes hold on it, and none unless ComfyUI
+    computes on cuda:0."""
+    from vram_budget.nodes.comfy_bridge import CudaDeviceMemory, other_cuda_devices
+    from vram_budget.nodes.estimator.device import LaunchFlags
+
+    def dev(i, name, total_gib, free_gib, compute):
+        return CudaDeviceMemory(i, name, int(total_gib * GIB), None if free_gib is None else int(free_gib * GIB),
+                                0, 0, compute, "nvml" if free_gib is not None else "properties")
+
+    machine = [dev(1, "NVIDIA GeForce RTX 3090", 24, 20, False), dev(0, "NVIDIA GeForce RTX 4090", 23.99, 23, True),
+               dev(2, "NVIDIA RTX A6000", 47.99, None, False)]
+    others = other_cuda_devices(machine, LaunchFlags())
+    assert [d.name for d in others] == ["NVIDIA GeForce RTX 3090", "NVIDIA RTX A6000"]
+    assert others[0].total_bytes == 24 * GIB and others[0].other_processes_bytes == 4 * GIB  # 24 - 20 free
+    assert others[1].other_processes_bytes == 0 and others[1].source == "live"  # free memory not known: none said
+    assert others[0].flops > 0  # the catalogue card of the live name: its speed for the plan's copies
+    machine[1] = dev(0, "NVIDIA GeForce RTX 4090", 23.99, 23, False)
+    machine[0] = dev(1, "NVIDIA GeForce RTX 3090", 24, 20, True)
+    assert other_cuda_devices(machine, LaunchFlags()) == []  # ComfyUI on cuda:1: not named by torch index here

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_shots import shoot  # tests/ is on sys.path
+from e2e_shots import panel_page, shoot  # tests/ is on sys.path
 
 pytestmark = pytest.mark.e2e
 TESTS = Path(__file__).resolve().parents[1]
@@ -47,11 +47,7 @@ def server(e2e_server_factory, harness):
 
 @pytest.fixture(scope="module")
 def page(browser, server):
-    context = browser.new_context(viewport={"width": 1280, "height": 1100})
-    page = context.new_page()
-    page.errors = []  # type: ignore[attr-defined]
-    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
-    page.on("console", lambda msg: msg.type == "error" and "vram" in msg.text.lower() and page.errors.append(msg.text))
+    page = panel_page(browser, {"width": 1280, "height": 1100})
     page.goto(server.url)
     page.wait_for_function("() => window.__vramBudget && window.comfyAPI?.app?.app?.extensionManager "
                            "&& window.LiteGraph?.registered_node_types?.KSampler", timeout=120_000)
@@ -59,7 +55,7 @@ def page(browser, server):
     page.keyboard.press("Escape")
     page.wait_for_timeout(1500)  # the frontend restores its start-up workflow
     yield page
-    context.close()
+    page.context.close()
 
 
 def _widgets(page, node_id: int) -> dict:
