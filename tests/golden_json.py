@@ -39,6 +39,8 @@ CONFIGS = {
     "8g-classic-highvram": (["--vram", "8", "--memory-mode", "classic", "--highvram", "--ram", "64"], "examples"),
     "5090-max": (["--gpu", "RTX 5090", "--max", "batch", "--max", "resolution", "--ram", "64"], "examples"),
     "1070-linux": (["--gpu", "GTX 1070", "--cpu-vae", "--no-fp8-compute"], "examples"),
+    # two cards: each device's peak and the placement plan (issue 24), with the machine's RAM judged once
+    "2gpu-4090-3090-64g": (["--gpus", "RTX 4090,RTX 3090", "--ram", "64"], "examples"),
 }
 
 
