@@ -1,8 +1,9 @@
 """SAM 3 / SAM 3.1 (ComfyUI 0.33.0 comfy/ldm/sam3, comfy/text_encoders/sam3_clip.py, comfy_extras/nodes_sam3.py;
 families/sam3.py and graph/packs/nodes_sam3.py): the all-in-one checkpoint's parts (the CLIP text encoder, priced
-with the text-encoder formula at its 32 tokens, and the detector + tracker), and SAM3_Detect / SAM3_VideoTrack read
-as GPU stages that hold the model's weights and say why their working memory is not estimated, so the templates
-that run them say "can't tell" instead of "fits"."""
+with the text-encoder formula at its 32 tokens, and the detector + tracker); SAM3_Detect's working memory traced
+with ComfyUI 0.33.0's own model code (bench/trace_sam3.py: a constant at 1008 x 1008 x the calibration, plus the
+masks at the input's own size), so the templates whose only gap was the detector are complete; SAM3_VideoTrack and
+a loaded video's unknown frame count still say why their working memory is not estimated."""
 import json
 from dataclasses import replace
 from types import MappingProxyType
@@ -13,11 +14,13 @@ from workflows.templates import template_workflow
 from vram_budget.nodes.estimator import memory, resolve
 from vram_budget.nodes.estimator.device import Device
 from vram_budget.nodes.estimator.families import FAMILIES, registry
+from vram_budget.nodes.estimator.families import sam3 as F
 from vram_budget.nodes.estimator.families.sam3 import (ORDER, P_SAM3_TEXT, P_SAM3_VIT_TRUNK, P_SAM31_FILE,
                                                        P_SAM31_MODEL, SAM3_TEXT_TOKENS)
 from vram_budget.nodes.estimator.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
-from vram_budget.nodes.estimator.graph.packs.nodes_sam3 import backbone_maps_bytes, query_masks_bytes
+from vram_budget.nodes.estimator.graph.base import INPUT_MEDIA
+from vram_budget.nodes.estimator.graph.packs.nodes_sam3 import prompt_parts
 from vram_budget.nodes.estimator.model_info import CHECKPOINT, DIFFUSION, TEXT_ENCODER
 from vram_budget.nodes.estimator.planning import estimate
 from vram_budget.nodes.estimator.published import catalogue_info
@@ -26,8 +29,10 @@ from vram_budget.nodes.estimator.workload import LatentShape, ModelRef
 
 RTX4090 = Device.from_card(find_card("RTX 4090"))
 CKPT = "sam3.1_multiplex_fp16.safetensors"
-TEMPLATES = ("utility_image_segment_sam3", "utility_video_segment_sam3", "video_wan_vace_inpainting",
-             "video_wan21_scail2_character_replacement", "video_wan21_scail2_character_replacement_int8")
+COMPLETE = ("utility_image_segment_sam3", "video_wan_vace_inpainting")  # their only gap was SAM3_Detect
+# a loaded video's frame count (SAM3_Detect) or SAM3_VideoTrack's memory bank: still "can't tell"
+TEMPLATES = ("utility_video_segment_sam3", "video_wan21_scail2_character_replacement",
+             "video_wan21_scail2_character_replacement_int8")
 
 
 def _clip_text_params(vocab, positions, width, ffn, layers):
@@ -61,11 +66,26 @@ def test_the_text_encoder_is_priced_at_its_32_tokens_and_the_detector_never_by_t
     assert memory.diffusion_working("sam3.1", FAMILIES["sam3.1"].arch, latent, 1) is None
 
 
-def test_the_backbone_and_mask_figures_come_from_the_shapes():
-    # 3 FPN levels of 256 channels at 288^2, 144^2, 72^2 (1008 / 14 = 72 times 4, 2, 1): detector + tracker
-    # features and 16-bit positions (4 x 2 bytes) and the float32 sine cache (4 bytes)
-    assert backbone_maps_bytes() == (288 ** 2 + 144 ** 2 + 72 ** 2) * 256 * 12
-    assert query_masks_bytes(1920, 1080) == 200 * 1920 * 1080 * 2
+def test_the_traced_constants_and_their_phases_reproduce_every_traced_point():
+    # bench/trace_sam3.py, ComfyUI 0.33.0, 2026-12-03: the detector forward at 1008 x 1008, the live bytes when its
+    # masks are upsampled (detector.py:482), the refine passes (nodes_sam3.py:42-84)
+    assert F.SAM31_DETECT_PEAK == 413_823_763 and F.SAM31_AT_UPSAMPLE == 318_154_034
+    assert F.SAM31_REFINE_PEAK == {1: 359_340_148, 2: 361_372_276}
+    assert F.UPSAMPLED_MASKS_PER_PIXEL == 200 * 2  # [1, 200, H, W] fp16
+    assert "bench/trace_sam3.py" in F.SAM31_DETECT_TRACE_SOURCE and "2026-12-03" in F.SAM31_DETECT_TRACE_SOURCE
+    assert len(F.SAM31_DETECT_TRACE) >= 10
+    for (w, h, n, r), traced in F.SAM31_DETECT_TRACE.items():
+        assert F.detect_peak(w, h, n, r) == traced, (w, h, n, r)
+    # one image: the refine passes with the 200 upsampled masks and the kept copy: 402 bytes a pixel on the constant
+    assert F.detect_peak(1920, 1080) == F.SAM31_REFINE_PEAK[2] + 402 * 1920 * 1080
+    # a small image: the detector's own constant
+    assert F.detect_peak(64, 64) == F.SAM31_DETECT_PEAK
+
+
+def test_prompt_parts_follow_sam3_clip():
+    assert prompt_parts("guitar") == [("guitar", 1)]
+    assert prompt_parts("cat, dog:3") == [("cat", 1), ("dog", 3)]
+    assert prompt_parts("(person)") == [("person", 1)]
 
 
 def _as_family(info):
@@ -98,7 +118,62 @@ def test_the_templates_no_longer_say_fits_with_an_unpriced_sam3_forward(name):
     json.dumps(out)
 
 
-@pytest.mark.parametrize("name, why", [("utility_image_segment_sam3", "SAM 3 / 3.1's detector"),
+def _detect_stage(budget):
+    (stage,) = [s for s in budget.stages if s.stage.node_type == "SAM3_Detect"]
+    return {it.label: it for it in stage.items if it.category == "working"}
+
+
+@pytest.mark.parametrize("name", COMPLETE)
+def test_the_templates_whose_only_gap_was_the_detector_are_complete(name):
+    budget = _budget(name)
+    out = budget.to_dict()
+    assert out["complete"] is True and out["verdict"] != "unknown", out["incomplete"]
+    items = _detect_stage(budget)
+    traced = items["detector activations (traced)"]
+    k = memory.calibration("sam3.1")
+    constants = (F.SAM31_DETECT_PEAK, F.SAM31_AT_UPSAMPLE, *F.SAM31_REFINE_PEAK.values())
+    assert traced.bytes in {int((c + extra) * k) for c in constants for extra in (0, F.SAM31_PREVIOUS_IMAGE_BYTES)}
+    assert "bench/trace_sam3.py" in traced.assumption and "ComfyUI 0.33.0" in traced.assumption
+    json.dumps(out)
+
+
+def test_the_image_template_uses_the_traced_constant_and_masks_at_the_input_size():
+    wf = template_workflow("utility_image_segment_sam3")
+    k = memory.calibration("sam3.1")
+    items = _detect_stage(_budget("utility_image_segment_sam3"))  # no input folder: LoadImage assumed 1 MP, said
+    assert items["detector activations (traced)"].bytes == int(F.SAM31_REFINE_PEAK[2] * k)
+    masks = items["masks at the input's size (1024×1024)"]
+    assert masks.bytes == 402 * 1024 * 1024 and "assumed: 1 megapixel" in masks.assumption
+    sizes = {}
+    for w, h in ((1920, 1080), (640, 480), (128, 96)):
+        token = INPUT_MEDIA.set(lambda name, w=w, h=h: (w, h, 1))
+        try:
+            sizes[(w, h)] = _detect_stage(estimate(read_workflow(wf), RTX4090))
+        finally:
+            INPUT_MEDIA.reset(token)
+    # the mask term follows the input's own size; the traced constant does not
+    assert sizes[(1920, 1080)]["masks at the input's size (1920×1080)"].bytes == 402 * 1920 * 1080
+    assert sizes[(640, 480)]["masks at the input's size (640×480)"].bytes == 402 * 640 * 480
+    assert "assumed" not in sizes[(640, 480)]["masks at the input's size (640×480)"].assumption
+    assert sizes[(1920, 1080)]["detector activations (traced)"].bytes == int(F.SAM31_REFINE_PEAK[2] * k)
+    # a small image: the detector forward's own constant is the larger phase (no mask term at that phase)
+    assert sizes[(128, 96)]["detector activations (traced)"].bytes == int(F.SAM31_DETECT_PEAK * k)
+    assert not any(label.startswith("masks") for label in sizes[(128, 96)])
+
+
+def test_video_frames_bounded_by_image_from_batch_are_priced_as_an_upper_bound():
+    items = _detect_stage(_budget("video_wan_vace_inpainting"))  # ImageFromBatch length 81 -> Resize 720 x 720
+    masks = items["masks at the input's size (720×720)"]
+    assert masks.bytes == (400 + 406 + 4 * 80) * 720 * 720  # the last frame's upsample phase, 80 earlier unions
+    assert "upper bound" in items["detector activations (traced)"].assumption
+
+
+def test_a_loaded_video_without_a_frame_bound_stays_unknown():
+    budget = _budget("utility_video_segment_sam3")
+    assert any("SAM 3.1" in gap and "not known before running" in gap for gap in budget.incomplete)
+
+
+@pytest.mark.parametrize("name, why", [("utility_video_segment_sam3", "not known before running"),
                                        ("video_wan21_scail2_character_replacement_int8", "known only at run time")])
 def test_with_the_family_on_the_catalogue_row_the_parts_are_priced(monkeypatch, name, why):
     original = resolve.catalogue_info

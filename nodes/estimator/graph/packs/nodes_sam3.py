@@ -3,8 +3,9 @@
 - SAM3_Detect (:88-257): MODEL (CheckpointLoaderSimple of a SAM 3 / 3.1 file) + IMAGE (+ optional CONDITIONING from
   CLIPTextEncode, boxes, points) -> MASK. ``load_model_gpu(model)`` (:152) puts the detector + tracker on the GPU;
   every image is stretched to 1008 x 1008 (:118) and run through the detector one image at a time (:176-177,
-  ``image_in[b:b+1]``), so what one forward holds does not depend on the number of images (a video's frames);
-  point prompts take the tracker's SAM decoder instead, box / mask refinement runs ``refine_iterations`` more
+  ``image_in[b:b+1]``), so the model's own activations do not depend on the input; the masks the node keeps at
+  the input's size do (below); point prompts take the tracker's SAM decoder instead, box / mask refinement runs
+  ``refine_iterations`` more
   decoder passes (:188, :202).
 - SAM3_VideoTrack (:260-312): IMAGE frames + MODEL (+ initial masks / conditioning) -> SAM3_TRACK_DATA.
   ``load_model_gpu(model)`` (:288), then ``forward_video`` (:303-306, comfy/ldm/sam3/tracker.py) over all N frames
@@ -12,53 +13,35 @@
 - SAM3_TrackPreview (:315-470), SAM3_TrackToMask (:473-518): drawing / mask unions of the track data, no model
   forward.
 
-Weights: the MODEL part of the checkpoint (CHECKPOINT_SPLITS["sam3.1"]["model"]) is priced. Working memory: not
-estimated (the note says why). The ViT trunk's per-block peak at 72 x 72 tokens would follow the first-principles
-transformer formula, but the tensors the backbone keeps after it are larger and are not covered by any formula or
-trace here (see ``backbone_maps_bytes``); the video tracker adds a memory bank that depends on the run-time frame
-and object counts.
+Weights: the MODEL part of the checkpoint (CHECKPOINT_SPLITS["sam3.1"]["model"]) is priced. Working memory:
+- SAM3_Detect (text prompt): TRACED with ComfyUI 0.33.0's own model code (bench/trace_sam3.py; the constants and
+  phases in families/sam3.py): the detector's activations at 1008 x 1008 are a constant per image (× the estimator's
+  calibration for traced activations, memory.calibration), plus the masks the node keeps at the input image's own
+  size: the 200 query masks upsampled to it (detector.py:482), the kept detection's copy, and from the second image
+  on the previous image's masks and every earlier image's union mask (nodes_sam3.py:209-253). The input's size and
+  count come from the graph (LoadImage: the file's size with the input media reader, else an assumed 1 megapixel,
+  said); a loaded video's size and frame count are unknown before running, so the stage says "not estimated"
+  there, as it does for paths not traced (box / point prompts, several prompt parts, ':N' max detections).
+- SAM3_VideoTrack: not estimated: a memory bank of past frames and up to max_objects tracked objects, which depend
+  on run-time frame / object counts.
 """
 from __future__ import annotations
 
-from ...families.sam3 import SAM3_IMAGE_SIZE, SAM3_PATCH
+import re
+
+from ... import memory
+from ...families import sam3 as F
+from ...families.sam3 import SAM3_IMAGE_SIZE
 from ...workload import SAMPLE
+from ..base import _Link, _replace
 from . import Pack
 
 DETECT = "SAM3_Detect"
 VIDEO_TRACK = "SAM3_VideoTrack"
-_D_MODEL = 256  # detector.py:389 (d_model), sam.py:378
-_QUERIES = 200  # detector.py:389 (num_queries)
-_FPN_SCALES = (4.0, 2.0, 1.0)  # sam.py:386 (SAM 3.1 multiplex: three levels per FPN set)
-
-
-def backbone_maps_bytes(dtype_bytes: int = 2) -> int:
-    """What SAM3VisionBackbone.forward (sam.py:397-425) keeps after the trunk for one 1008 x 1008 image of the
-    SAM 3.1 file in SAM3_Detect (detector.py:406-413: tracker_mode "propagation"): three detector FPN levels and
-    three tracker levels (256 channels at 4x, 2x, 1x the 72 x 72 grid), their 16-bit position maps (cast_to_input of
-    the expanded cache, sam.py:409 / :424) and the float32 sine cache itself (PositionEmbeddingSine, sam.py:364-374,
-    one per level shape). A lower bound of the post-trunk peak: the detector transformer, the decoder's box
-    relative-position bias and the segmentation head come on top."""
-    grid = SAM3_IMAGE_SIZE // SAM3_PATCH
-    elems = sum(int(grid * s) ** 2 * _D_MODEL for s in _FPN_SCALES)
-    return elems * (4 * dtype_bytes + 4)  # features + positions (detector, tracker) + fp32 cache
-
-
-def trunk_formula_bytes(dtype_bytes: int = 2) -> int:
-    """memory._formula_bytes's per-token transformer peak (6 x width + 2 x FFN) at the trunk's 72 x 72 tokens."""
-    tokens = (SAM3_IMAGE_SIZE // SAM3_PATCH) ** 2
-    return tokens * (6 * 1024 + 2 * int(1024 * 4.625)) * dtype_bytes
 
 
 def _mib(n: int) -> str:
     return f"{n / 2**20:,.0f} MiB"
-
-
-WHY_DETECT = (f"SAM 3 / 3.1's detector (comfy/ldm/sam3): the ViT trunk's per-block peak at {SAM3_IMAGE_SIZE}x"
-              f"{SAM3_IMAGE_SIZE} px / patch {SAM3_PATCH} = {(SAM3_IMAGE_SIZE // SAM3_PATCH) ** 2:,} tokens, width 1024, "
-              f"FFN 4736 would be ~{_mib(trunk_formula_bytes())} (first-principles formula), but the FPN features and "
-              f"position maps the backbone keeps after it are ~{_mib(backbone_maps_bytes())} (SAM 3.1 file, "
-              "sam.py:397-425) before "
-              "the detector transformer and segmentation head run: no trace or formula here covers that peak")
 
 
 def _model_stage(a, node, image_input: str, why: str):
@@ -70,29 +53,152 @@ def _model_stage(a, node, image_input: str, why: str):
                           latent=None)
 
 
-def query_masks_bytes(width: int, height: int, dtype_bytes: int = 2) -> int:
-    """SAM3Detector.forward (detector.py:479-482): the masks of all 200 queries (detector.py:389, num_queries) are
-    interpolated to the input image's own height x width before the node keeps those above the threshold
-    (nodes_sam3.py:209-215): one [1, 200, H, W] tensor in the model's dtype, on top of the detector's own peak."""
-    return _QUERIES * width * height * dtype_bytes
+_MULTI = re.compile(r"^(.+?)\s*:\s*([\d.]+)\s*$")  # sam3_clip.py:36 (a part's ':N' max detections)
+
+
+def prompt_parts(text: str) -> list[tuple[str, int]]:
+    """sam3_clip.py:29-43 (_parse_prompts): the comma-separated parts of a SAM 3 prompt and each one's max detections
+    (':N', default 1); nodes_sam3.py:208-236 runs the detector once per part and refines up to N detections of it."""
+    parts = [p.strip() for p in text.replace("(", "").replace(")", "").split(",") if p.strip()]
+    out = []
+    for part in parts:
+        m = _MULTI.match(part)
+        out.append((m.group(1).strip(), max(1, round(float(m.group(2))))) if m else (part, 1))
+    return out
+
+
+def _prompt_text(a, node):
+    """The text of the CLIPTextEncode feeding SAM3_Detect's conditioning, if the graph fixes it."""
+    link = a.link(node, "conditioning")
+    src = a.nodes.get(link.node) if link is not None else None
+    if src is None or src.type != "CLIPTextEncode":
+        return None
+    text = a.text(src, "text")
+    return text if isinstance(text, str) else None
+
+
+_VIDEO_SOURCES = {"GetVideoComponents", "LoadVideo", "VHS_LoadVideo", "VHS_LoadVideoPath", "VHS_LoadVideoFFmpeg"}
+# core nodes that resize / crop every image of a batch and keep the count (comfy_extras/nodes_post_processing.py
+# ResizeImageMaskNode, nodes.py ImageScale / ImageScaleBy / ImageScaleToTotalPixels, comfy_extras/nodes_images.py
+# ImageCrop)
+_KEEPS_COUNT = {"ResizeImageMaskNode", "ImageScale", "ImageScaleBy", "ImageScaleToTotalPixels", "ImageCrop"}
+
+
+def _from_video(a, link) -> bool:
+    """Whether the IMAGE at ``link`` comes from a video's frames (their count is known only at run time); the same
+    walk as nodes_sdpose._from_video."""
+    seen: set = set()
+    stack = [link]
+    while stack and len(seen) < 256:
+        lk = stack.pop()
+        node = a.nodes.get(lk.node) if lk is not None else None
+        if node is None or node.id in seen:
+            continue
+        seen.add(node.id)
+        if node.type in _VIDEO_SOURCES or any(a.in_type(node, n) == "VIDEO" for n, v in node.inputs.items()
+                                              if isinstance(v, _Link)):
+            return True
+        stack.extend(lk2 for _, lk2 in a.linked_inputs_of_type(node, "IMAGE"))
+    return False
+
+
+def _frames_bound(a, link) -> int | None:
+    """A video's frames reach SAM3_Detect through count-keeping resizes from an ImageFromBatch: its ``length`` bounds
+    the count (comfy_extras/nodes_images.py:302-303, ImageFromBatch returns min(batch - index, length) images); None
+    if no such bound."""
+    for _ in range(32):
+        node = a.nodes.get(link.node) if link is not None else None
+        if node is None:
+            return None
+        if node.type == "ImageFromBatch":
+            return a.number(node, "length")
+        if node.type not in _KEEPS_COUNT:
+            return None
+        ins = a.linked_inputs_of_type(node, "IMAGE")
+        if len(ins) != 1:
+            return None
+        link = ins[0][1]
+    return None
 
 
 def _detect(a, node):
-    why = WHY_DETECT
-    size = a.image_size(a.link(node, "image"))
-    if size is not None and size.width and size.height:
-        said = "" if size.exact else " (assumed)"
-        why += (f"; then the {_QUERIES} query masks are upsampled to the input's {size.width}×{size.height}{said} "
-                f"(detector.py:482): {_mib(query_masks_bytes(size.width, size.height))} more at 16 bit")
+    model_link, image = a.link(node, "model"), a.link(node, "image")
+    if model_link is None or image is None:
+        return None
+    why = None
+    prompts = None
+    if a.link(node, "conditioning") is None:
+        why = "no text prompt: the box / point prompt paths (nodes_sam3.py:186-204) are not traced here"
+    elif any(a.link(node, k) is not None and a.value(node, k) is not None
+             for k in ("bboxes", "positive_coords", "negative_coords")):
+        why = ("box / point prompts besides the text (nodes_sam3.py:186-204, boxes into the detector): only the "
+               "text-prompt path is traced (families/sam3.py)")
     else:
-        why += (f"; then the {_QUERIES} query masks are upsampled to the input's own size (detector.py:482, "
-                f"{_QUERIES} × H × W × 2 bytes), unknown before running")
-    stage = _model_stage(a, node, "image", why)
-    if stage is not None:
-        a.note(f"{a.label(node)}: SAM 3's detector runs on the GPU (nodes_sam3.py:152 load_model_gpu; :118, :176-177: "
-               f"each image stretched to {SAM3_IMAGE_SIZE}×{SAM3_IMAGE_SIZE}, one at a time, so the number of images "
-               "or video frames changes the time, not the memory); its weights are priced, its activations are not")
-    return stage
+        text = _prompt_text(a, node)
+        prompts = prompt_parts(text) if text is not None else None
+        if prompts and (len(prompts) > 1 or prompts[0][1] > 1):
+            why = (f"the prompt has {len(prompts)} part(s) / up to {max(n for _, n in prompts)} detections each "
+                   "(sam3_clip.py:29-43): the detector runs once per part and keeps the previous part's masks "
+                   "(nodes_sam3.py:208-236); traced for one prompt with one kept detection only (families/sam3.py)")
+    size = a.image_size(image)
+    images = max(1, size.batch or 1) if size is not None else None
+    count_said = ""
+    if why is None and size is not None and _from_video(a, image):
+        bound = _frames_bound(a, image)
+        if bound:
+            images = bound
+            count_said = (f" (a video's frames: at most {bound}, the ImageFromBatch length upstream; the video's own "
+                          "count is known only at run time, so this is an upper bound)")
+        else:
+            why = (f"the number of video frames is known only at run time: every earlier frame's union mask stays on "
+                   f"the GPU until the last one ({F.UNION_PER_PIXEL} bytes a pixel per frame, nodes_sam3.py:244, :253) "
+                   f"on top of the traced per-image peak (families/sam3.py)")
+    if why is None and size is None:
+        why = (f"the input's size and image / frame count are not known before running (a loaded video): the "
+               f"detector's own peak is a constant ({_mib(F.SAM31_DETECT_PEAK)} traced at "
+               f"{SAM3_IMAGE_SIZE}×{SAM3_IMAGE_SIZE}), but the node also keeps the {F.SAM3_QUERIES} query masks "
+               f"at the input's size ({F.UPSAMPLED_MASKS_PER_PIXEL} bytes a pixel, detector.py:482) and every "
+               f"frame's union mask on the GPU until the last frame ({F.UNION_PER_PIXEL} bytes a pixel per frame, "
+               "nodes_sam3.py:244, :253)")
+    if why is not None:
+        a.stage_note(f"working memory not estimated: {why}")
+        stage = a.sample_stage(node, model_links=[model_link], cond_links=[], cfg=None, uses_negative=False,
+                               steps=1, latent=None)
+        a.note(f"{a.label(node)}: SAM 3's detector runs on the GPU (nodes_sam3.py:152 load_model_gpu); its weights "
+               "are priced, its activations are not (see the stage)")
+        return stage
+    refine = a.number(node, "refine_iterations", 2)
+    refine = 2 if refine is None else max(0, refine)
+    w, h = size.width, size.height
+    said = f"the input's {w}×{h}" + ("" if size.exact else " (assumed: 1 megapixel, the file's size is not known "
+                                                            "here)")
+    k = memory.calibration("sam3.1")
+    phases = F.detect_phases(w, h, images, refine)
+    what, const, pixels = max(phases, key=lambda p: p[1] * k + p[2])
+    prompt_said = ("one text prompt, one kept detection" if prompts is not None else
+                   "one text prompt with one kept detection assumed (the prompt's text is not known here)")
+    why_const = (f"{F.SAM31_DETECT_TRACE_SOURCE}: at the peak ({what}; {images} image(s){count_said} of {said}, "
+                 f"refine_iterations {refine}, {prompt_said}) the model's own activations at "
+                 f"{SAM3_IMAGE_SIZE}×{SAM3_IMAGE_SIZE} are {_mib(const)} (a constant: every image is stretched to "
+                 f"{SAM3_IMAGE_SIZE}×{SAM3_IMAGE_SIZE}, nodes_sam3.py:118, one at a time, :176-177) × {k} for the "
+                 "allocator and untraced transients")
+    why_px = (f"masks at {said} (exact tensor sizes; the traced phases in families/sam3.py): the {F.SAM3_QUERIES} "
+              f"query masks upsampled to it (detector.py:482, {F.UPSAMPLED_MASKS_PER_PIXEL} bytes a pixel), the kept "
+              f"detection's copy (nodes_sam3.py:221/:226)" +
+              (f", the previous image's masks until rebound (:209-240) and {images - 1} earlier image(s)' union "
+               f"masks kept on the GPU until the loop ends (:244, :253; {F.UNION_PER_PIXEL} bytes a pixel each)"
+               if images > 1 else ""))
+    working = [("detector activations (traced)", int(const * k), why_const)]
+    if pixels:
+        working.append((f"masks at the input's size ({w}×{h})", int(pixels), why_px))
+    a.stage_note(f"SAM3_Detect working memory ~{_mib(int(const * k) + pixels)}: traced {_mib(const)} at "
+                 f"{SAM3_IMAGE_SIZE}×{SAM3_IMAGE_SIZE} × {k} + {_mib(pixels)} of masks at {said}")
+    stage = a.sample_stage(node, model_links=[model_link], cond_links=[], cfg=None, uses_negative=False, steps=1,
+                           latent=None)
+    a.note(f"{a.label(node)}: SAM 3's detector runs on the GPU (nodes_sam3.py:152 load_model_gpu; :118, :176-177: "
+           f"each image stretched to {SAM3_IMAGE_SIZE}×{SAM3_IMAGE_SIZE}, one at a time); its working memory is "
+           "traced (families/sam3.py) plus the masks it keeps at the input's size")
+    return _replace(stage, working=tuple(working))
 
 
 def _track(a, node):
