@@ -184,7 +184,7 @@ def test_music3_template_is_complete_with_windows_and_tiles():
     # max_duration 60 s: 1500 acoustic frames -> latent_length 5167 frames, run in windows of 689 (dit.py:198-213)
     assert sample.stage.latent.width == 5167
     work = next(it for it in sample.items if it.category == "working")
-    assert "689 latent tokens + 1 text tokens" in work.assumption
+    assert "689 latent tokens + 1500 text tokens (the conditioning's acoustic frames" in work.assumption
     decodes = {s.stage.node_type: s for s in budget.stages if s.stage.kind == "vae_decode"}
     full = next(it.bytes for it in decodes["VAEDecodeAudio"].items if it.category == "working")
     tiled = next(it.bytes for it in decodes["VAEDecodeAudioTiled"].items if it.category == "working")
@@ -202,3 +202,25 @@ def test_music3_decode_that_does_not_fit_says_cant_tell_instead_of_crashing():
     assert run.outcome == "unknown" and "retries tiled" in run.explanation[0]
     assert "vae-minimax-music3-dav" in run.explanation[0]
     assert budget.verdict == "unknown"
+
+
+def test_music3_dit_uses_its_0_33_trace_at_the_conditionings_length():
+    """The DiT's working memory is ComfyUI 0.33.0's trace (data/working_memory.json "minimax-music3"): one window's
+    689 latent frames + the conditioning's acoustic frames N, which the template's latent fixes: 60 s -> 1500
+    frames -> latent_length 5167; the bytes are the fit's, by hand."""
+    from vram_budget.nodes.estimator import memory
+    from vram_budget.nodes.estimator.families.minimax_music import conditioning_frames, latent_length
+    lat = LatentShape(batch=1, channels=128, height=1, width=latent_length(1500), media="audio")
+    assert lat.width == 5167 and conditioning_frames(lat)[0] == 1500
+    for n in (1, 199, 200, 750, 3000, 9000):
+        assert conditioning_frames(LatentShape(1, 128, 1, latent_length(n), media="audio"))[0] == n
+    entry = memory.traced_constants()["minimax-music3"]
+    co = entry["coefficients"]
+    wm = memory.diffusion_working("minimax-music3", FAMILIES["minimax-music3"].arch, lat, 2)
+    by_hand = 2 * (co["a"] * 689 + co["c"] * 1500) + co["b"]
+    assert wm.source == "traced" and wm.traced_bytes == pytest.approx(by_hand, rel=1e-6)
+    assert "1500 text tokens (the conditioning's acoustic frames" in wm.assumption
+    budget = estimate(read_workflow(_template("audio_minimax_music_3")), Device.from_card(find_card("RTX 4090")))
+    sample = next(sb for sb in budget.stages if sb.stage.kind == "sample")
+    work = [it for it in sample.items if it.category == "working"]
+    assert work and "constants traced from ComfyUI 0.33.0" in work[0].assumption

@@ -42,6 +42,7 @@ DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
 # ACE-Step 1.5: 128 caption tokens (traced) + 128 lyric tokens assumed; SVD: one CLIP-ViT-H image embedding.
 # OmniGen2: the prompt in its chat template, unpadded (text_encoders/omnigen2.py; the templates' prompts give 43-73).
 DEFAULT_TEXT_TOKENS = registry.TEXT_TOKENS  # each family module's TEXT_TOKENS
+TEXT_TOKENS_OF_LATENT = registry.TEXT_TOKENS_OF_LATENT  # a conditioning whose length the latent fixes
 DEFAULT_TE_TOKENS = registry.TE_TOKENS  # families/text_encoders.py TE_TOKENS
 
 # Aliases: families that share an architecture's working-memory profile (used when the family has no
@@ -272,6 +273,10 @@ def diffusion_working(
         ref_tokens = sum(latent_tokens(family, arch, LatentShape(1, latent.channels, h, w)) for h, w in references)
         tokens += ref_tokens
     ttok = text_tokens_for(family, text_tokens)
+    ttok_why = ""
+    if text_tokens is None and family in TEXT_TOKENS_OF_LATENT:
+        ttok, ttok_why = TEXT_TOKENS_OF_LATENT[family](latent)
+        ttok_why = f" ({ttok_why})"
     if arch.get("ar_block_frames"):
         return _autoregressive_working(family, arch, latent, batch, tokens, ttok, key, int(arch["ar_block_frames"]),
                                        compute_bytes)
@@ -299,7 +304,7 @@ def diffusion_working(
                 refs += f" (incl. {extra_tokens} the model appends: {extra_what})"
             return WorkingMemory(
                 int(value * k), tokens,
-                f"{shape}, batch {batch}, {tokens} latent tokens{refs} + {ttok} text tokens; fused SDPA attention, "
+                f"{shape}, batch {batch}, {tokens} latent tokens{refs} + {ttok} text tokens{ttok_why}; fused SDPA attention, "
                 f"16-bit compute; constants traced from {ver} model code × {k} for the allocator and untraced "
                 "transients (fitted on published runs, docs/accuracy.md)",
                 "traced", traced_bytes=value,
@@ -310,7 +315,7 @@ def diffusion_working(
     k = calibration(family)
     return WorkingMemory(
         int(value * k), tokens,
-        f"{shape}, batch {batch}, {tokens} latent tokens + {ttok} text tokens; fused attention, "
+        f"{shape}, batch {batch}, {tokens} latent tokens + {ttok} text tokens{ttok_why}; fused attention, "
         f"16-bit compute; first-principles formula (uncalibrated for {family}) × {k}",
         "formula", traced_bytes=value,
     )

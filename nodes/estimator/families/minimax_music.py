@@ -14,8 +14,14 @@ Sources, ComfyUI 0.33.0:
   (latent frames x 512 x 1400 + 800 MB) x dtype (sd.py:533); decode_tiled bounds the shape by the tile
   (sd.py:1326-1329).
 
-Working memory: the DiT is not traced: the first-principles DiT formula at one window's tokens (arch window_tokens),
-said as "uncalibrated for minimax-music3". The DAV is priced with its own ComfyUI estimate (VAE_FORMULAS).
+Working memory: the DiT traced with ComfyUI 0.33.0's own model code at full size (data/working_memory.json
+"minimax-music3", bench/trace_working_memory.py _arches_033: model_detection.py:45-50, model_base.py:2423-2433,
+conditioning_scale from nodes_minimax_music.py:40), 6 points from 30 s to 120 s, fit within 1.04 %: tokens = one
+window's latent frames (arch window_tokens), "text tokens" = the conditioning's acoustic frames N, which the
+template's latent fixes (TEXT_TOKENS_OF_LATENT: the inverse of latent_length), since the trace ran the latent as
+long as the conditioning. Below 8 s (N < 200, one window) the peak moves into the window's transformer and this
+fit is low: traced 0.046 / 0.093 GiB at N = 100 / 200 against the fit's 0.040 / 0.065 (all small beside the DAV).
+The DAV is priced with its own ComfyUI estimate (VAE_FORMULAS).
 """
 from __future__ import annotations
 
@@ -32,6 +38,21 @@ MAX_CONDITION_FRAMES = 200  # dit.py:12
 def latent_length(audio_frames: int) -> int:
     """dit.py:16-17: latent frames for `audio_frames` acoustic frames (25 a second)."""
     return max(1, int(audio_frames * 44100 / 24000 * 960 / 512))
+
+
+def conditioning_frames(latent) -> tuple[int, str]:
+    """The acoustic frames N of the conditioning for a latent of latent_length(N) frames (the template wires the
+    text encoder's length into the empty latent): the smallest N whose latent_length reaches the latent's."""
+    frames = max(1, int(latent.width))
+    n = max(1, math.ceil(frames / (44100 / 24000 * 960 / 512)))
+    while n > 1 and latent_length(n - 1) >= frames:
+        n -= 1
+    while latent_length(n) < frames:
+        n += 1
+    return min(n, MAX_AUDIO_FRAMES), f"the conditioning's acoustic frames for {frames} latent frames"
+
+
+TEXT_TOKENS_OF_LATENT = {"minimax-music3": conditioning_frames}
 
 
 # dit.py:171-184 at full size: latent_conditioners Conv1d(4096, 2048, 3) + bias, cond_layer_logits 8 + scale 1;

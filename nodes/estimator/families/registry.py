@@ -2,7 +2,7 @@
 `registry`) is one family or a group of close variants, holding all that family's facts in named
 sections (FAMILIES, NAME_RULES, WORKING_MEMORY_ALIAS, ARCH_ROUTES, TEXT_TOKENS, TE_TOKENS, CALIBRATION,
 MEMORY_USAGE_FACTOR, CHECKPOINT_SPLITS, VAES, MEDIA_VAES, VAE_TRACED_AS, FAMILY_ENTRY, GGUF_SAME_ARCH,
-VARIANT_PARAMS, FP8_MODEL_ONLY_SPLITS, VAE_FORMULAS, DETECT header detectors, P_* parameter counts). The tables the estimator reads are views
+VARIANT_PARAMS, FP8_MODEL_ONLY_SPLITS, VAE_FORMULAS, TEXT_TOKENS_OF_LATENT, DETECT header detectors, P_* parameter counts). The tables the estimator reads are views
 built here, once, by merging the sections in ORDER (a module's ORDER also ranks its name rules: lower
 first, specific before general). A new family is one new file: nothing here names a family.
 
@@ -21,7 +21,7 @@ _PRIVATE = {"detect", "registry"}
 _PACKAGE_PATH = [os.path.dirname(os.path.abspath(__file__))]  # this package's folder, wherever it is installed
 DICT_SECTIONS = ("FAMILIES", "WORKING_MEMORY_ALIAS", "TEXT_TOKENS", "TE_TOKENS", "CALIBRATION", "MEMORY_USAGE_FACTOR",
                  "CHECKPOINT_SPLITS", "MEDIA_VAES", "VAE_TRACED_AS", "FAMILY_ENTRY", "GGUF_SAME_ARCH", "VARIANT_PARAMS",
-                 "VAE_FORMULAS")
+                 "VAE_FORMULAS", "TEXT_TOKENS_OF_LATENT")
 
 
 def _discover() -> tuple[ModuleType, ...]:
@@ -65,6 +65,9 @@ VARIANT_PARAMS = MappingProxyType(_merged["VARIANT_PARAMS"])
 # memory_used_encode in comfy/sd.py): family id -> fn(op "decode" | "encode", workload.LatentShape, dtype bytes,
 # the tiled node's settings or None) -> (bytes, how) or None (stages/vae.py; a live trace comes first)
 VAE_FORMULAS = MappingProxyType(_merged["VAE_FORMULAS"])
+# Families whose "text tokens" (the conditioning's length) follow from the latent the graph fixes rather than
+# from a prompt: family id -> fn(workload.LatentShape) -> (tokens, why) (memory.diffusion_working)
+TEXT_TOKENS_OF_LATENT = MappingProxyType(_merged["TEXT_TOKENS_OF_LATENT"])
 ARCH_ROUTES: tuple[tuple[str, str, object, str], ...] = tuple(r for m in MODULES for r in getattr(m, "ARCH_ROUTES", ()))
 FP8_MODEL_ONLY_SPLITS = frozenset(f for m in MODULES for f in getattr(m, "FP8_MODEL_ONLY_SPLITS", ()))
 VAE_FAMILIES: dict[str, VaeFamily] = {}
