@@ -649,6 +649,12 @@ TRELLIS2 = {"image_model": "trellis2", "resolution": 64, "init_txt_model": True,
 PIXAL3D = {**TRELLIS2, "image_attn_mode_structure": "proj", "proj_in_channels_structure": 1024,
            "image_attn_mode_shape": "proj", "proj_in_channels_shape": 2048,
            "image_attn_mode_texture": "proj", "proj_in_channels_texture": 2048}
+# model_detection.py:812-813 (keys cam_out_layer.weight + repo_layers.0.final_map.weight -> {"image_model":
+# "triposplat"}, no shapes read); supported_models.TripoSplat (:1626-1648: memory_usage_factor 0.6, shift 3.0); the
+# model is LatentSeqMMFlowModel with its defaults (ldm/triposplat/model.py:215-235): q_token_length 8192, 16 channels,
+# 1024 wide, 16 heads of 64, 24 blocks + 2 noise-refiner + 2 context-refiner blocks, MLP 4096, cond 1280 (DINOv3
+# ViT-H/16+), cond2 128 (Flux.2 VAE latent), camera 5 (triposplat_fp16.safetensors, about 370M parameters)
+TRIPOSPLAT = {"image_model": "triposplat"}
 # model_detection.py:690-728 (no shapes read: the config is fixed per size). 3B (:717-727, key
 # blocks.31.mlp.all.proj_in_gate.weight): vid_dim 2560, 20 heads, 32 layers, SwiGLU, vid_out_norm; NaDiT's defaults
 # (ldm/seedvr/model.py:1119-1160) for the rest: head 128, mm_layers 10, mmrope3d (rope_dim 128), vid_in 33 channels,
@@ -1786,6 +1792,39 @@ class SeedVR2FakeSafe:
         return False
 
 
+class TripoSplatFakeSafe:
+    """TripoSplat's LatentSeqMMFlowModel.__init__ (ldm/triposplat/model.py:248-252) draws its 8192 fixed Sobol anchor
+    points with torch.quasirandom.SobolEngine, whose state initialisation (torch._sobol_engine_initialize_state_)
+    writes into a tensor in place and has no fake-tensor kernel. Here the engine is built and drawn for real on the
+    CPU outside the fake mode (what ComfyUI does too: the anchors are a CPU [8192, 3] tensor), the same points; the
+    parameter-free embedder then turns them into the pos_emb buffer [1, 8192, 1024] as in the original (a buffer:
+    counted in weight_bytes, not in the working memory). The forward is untouched."""
+
+    def __enter__(self):
+        import torch
+        from torch.utils._python_dispatch import _disable_current_modes
+
+        self.saved = orig = torch.quasirandom.SobolEngine
+
+        class RealSobolEngine:
+            def __init__(self, *args, **kwargs):
+                with _disable_current_modes():
+                    self.engine = orig(*args, **kwargs)
+
+            def draw(self, *args, **kwargs):
+                with _disable_current_modes():
+                    return self.engine.draw(*args, **kwargs)
+
+        torch.quasirandom.SobolEngine = RealSobolEngine
+        return self
+
+    def __exit__(self, *exc):
+        import torch
+
+        torch.quasirandom.SobolEngine = self.saved
+        return False
+
+
 def _no_module_to(model, attr: str):
     """HunyuanVideo 1.5 creates ``cond_type_embedding`` without a device and calls
     ``self.cond_type_embedding.to(txt.device)`` inside forward (ldm/hunyuan_video/model.py:357). Loaded
@@ -2173,6 +2212,31 @@ def _arches_033() -> dict[str, Arch]:
             context_dim=1024, comfy_class="Trellis2", config=PIXAL3D,
             conds=lambda c: {"embeds": torch.zeros((1, 4101, 1024), device="cuda"),
                              "trellis2_proj_feats": torch.zeros((1, 4096, 1024), device="cuda")}),
+        "triposplat": Arch(
+            "triposplat", "diffusion", lambda: _dit_model(TRIPOSPLAT, "TripoSplat"),
+            lambda c: [c.batch, 1, 8192 * 16 + 5], lambda c: 8192,
+            "tokens = 8192, the fixed shape-code sequence (TripoSplatConditioning, comfy_extras/nodes_triposplat.py:"
+            "16-18, 132-137: zeros [B, 8192, 16] + a [B, 1, 5] camera token whatever the image; the estimator reads it "
+            "as a '3d' LatentShape of height 1, width 8192, patch (1, 1): memory.latent_tokens = 8192), denoised by "
+            "LatentSeqMMFlowModel's defaults (model_detection.py:812-813 gives only {'image_model': 'triposplat'}; "
+            "ldm/triposplat/model.py:215-235: 1024 wide, 16 heads of 64, 24 joint blocks + 2 noise / 2 context "
+            "refiners); the NestedTensor latent reaches apply_model packed [B, 1, 8192 x 16 + 5] with latent_shapes "
+            "(samplers.py:1280-1283, utils.pack_latents) and is unpacked there (model_base.py:241-242); the camera "
+            "token joins the joint sequence (model.py:313), traced, not counted. text_tokens = the DINOv3 ViT-H/16+ "
+            "tokens of the S x S preprocessed image (CLS + 4 registers + (S/16)^2 patches; 4101 at the template's and "
+            "the trained S = 1024, the estimator's TEXT_TOKENS), context [1, N, 1280] (nodes_triposplat.py:116-123), "
+            "refined by the 2 context blocks and joined to the 8192 tokens in every block; the Flux.2 VAE latent of the "
+            "image ([1, 128, S/16, S/16], :126) is the reference_latents entry, front-padded to N tokens and added to "
+            "the context (model.py:294-299: no extra tokens). TripoSplat.extra_conds (model_base.py:2278-2289); the "
+            "negative is zeros of the same shapes, so CFG runs cond + uncond as one batch of 2. Traced at S = 512, "
+            "768, 1024 (the template's, TripoSplatPreprocessImage size 1024) and 1536",
+            _grid([dict(arch="triposplat", batch=b, width=s, height=s, text_tokens=1 + 4 + (s // 16) ** 2)
+                   for s in (768, 1024) for b in (1, 2)])
+            + _grid([dict(arch="triposplat", batch=1, width=s, height=s, text_tokens=1 + 4 + (s // 16) ** 2)
+                     for s in (512, 1536)]),
+            context_dim=1280, comfy_class="TripoSplat", config=TRIPOSPLAT, patch=TripoSplatFakeSafe,
+            conds=lambda c: {"reference_latents": [torch.zeros((1, 128, c.height // 16, c.width // 16), device="cuda")],
+                             "latent_shapes": [[c.batch, 8192, 16], [c.batch, 1, 5]]}),
         "ltx2.5": Arch(
             "ltx2.5", "diffusion", lambda: _dit_model(LTX25_22B, "LTXAV"),
             lambda c: [c.batch, 1, math.prod(ltx_video(c)[1:]) + math.prod(ltx_audio(c)[1:])],

@@ -94,7 +94,7 @@ def test_the_official_template_is_complete():
     assert sample.title.startswith("Sample: TripoSplat")
     assert sample.stage.latent.media == "3d" and sample.stage.latent.width == 8192
     work = [it for it in sample.items if it.category == "working"]
-    assert work and work[0].bytes > 0 and "uncalibrated for triposplat" in work[0].assumption
+    assert work and work[0].bytes > 0 and "constants traced from ComfyUI 0.33.0 model code" in work[0].assumption
     assert "8192 latent tokens + 4101 text tokens" in work[0].assumption
     assert sum(it.bytes for it in sample.items if it.category == "weights") == 2 * P_TRIPOSPLAT
     decode = next(s for s in budget.stages if s.stage.kind == "vae_decode")

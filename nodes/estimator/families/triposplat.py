@@ -25,9 +25,14 @@ Sources, ComfyUI 0.33.0:
   dtype bytes, with gaussians_per_point 32 (vae.py:278-281 rep_config num_gaussians, :369-371) and hidden the
   gaussian decoder's model_channels 1024 (vae.py:274, :285). VAE_FORMULAS prices that figure.
 
-Working memory: no traced entry (data/working_memory.json): the first-principles DiT formula from the numbers
-above over 8192 latent tokens + 4101 context tokens, said as "uncalibrated for triposplat"; inside ComfyUI with
-the file present it is traced live. Not counted: the one camera token.
+Working memory: traced with ComfyUI 0.33.0's own model code at full size (data/working_memory.json "triposplat",
+bench/trace_working_memory.py _arches_033: model_detection.py:812-813, model_base.py:2274-2289 extra_conds with the
+reference latent and latent_shapes, the packed [B, 1, 131077] latent of samplers.py:1280-1283; TripoSplatFakeSafe
+draws the 8192 Sobol anchors for real as the constructor does, model.py:250): 8192 latent tokens + the DINOv3
+context 1 + 4 + (S/16)^2 (4101 at the template's 1024 px), 6 points at 512-1536 px, batch 1 and 2, fit exact;
+at the template's size and CFG (batch 2) 0.818 GiB, against the first-principles formula's 1.050. Not counted:
+the one camera token (traced, not in the token count), and the non-persistent fp32 pos_emb buffer ([1, 8192,
+1024], 32 MiB, model.py) that sits on the GPU beside the file's weights.
 """
 from __future__ import annotations
 
