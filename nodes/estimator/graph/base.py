@@ -188,3 +188,26 @@ class _ImageSize:
 
 def _replace(obj, **changes):
     return replace(obj, **changes)
+
+
+# Nodes whose IMAGE output is a video's frames (their count is known only at run time)
+VIDEO_SOURCES = frozenset({"GetVideoComponents", "LoadVideo", "VHS_LoadVideo", "VHS_LoadVideoPath",
+                           "VHS_LoadVideoFFmpeg"})
+
+
+def from_video(a, link) -> bool:
+    """Whether the IMAGE at ``link`` comes from a video's frames (their count is known only at run time): a walk
+    up the IMAGE inputs of analyzer ``a``'s graph to a video source or a node that takes a VIDEO."""
+    seen: set = set()
+    stack = [link]
+    while stack and len(seen) < 256:
+        lk = stack.pop()
+        node = a.nodes.get(lk.node) if lk is not None else None
+        if node is None or node.id in seen:
+            continue
+        seen.add(node.id)
+        if node.type in VIDEO_SOURCES or any(a.in_type(node, n) == "VIDEO" for n, v in node.inputs.items()
+                                             if isinstance(v, _Link)):
+            return True
+        stack.extend(lk2 for _, lk2 in a.linked_inputs_of_type(node, "IMAGE"))
+    return False

@@ -33,7 +33,7 @@ from ... import memory
 from ...families import sam3 as F
 from ...families.sam3 import SAM3_IMAGE_SIZE
 from ...workload import SAMPLE
-from ..base import _Link, _replace
+from ..base import _replace, from_video
 from . import Pack
 
 DETECT = "SAM3_Detect"
@@ -77,29 +77,10 @@ def _prompt_text(a, node):
     return text if isinstance(text, str) else None
 
 
-_VIDEO_SOURCES = {"GetVideoComponents", "LoadVideo", "VHS_LoadVideo", "VHS_LoadVideoPath", "VHS_LoadVideoFFmpeg"}
 # core nodes that resize / crop every image of a batch and keep the count (comfy_extras/nodes_post_processing.py
 # ResizeImageMaskNode, nodes.py ImageScale / ImageScaleBy / ImageScaleToTotalPixels, comfy_extras/nodes_images.py
 # ImageCrop)
 _KEEPS_COUNT = {"ResizeImageMaskNode", "ImageScale", "ImageScaleBy", "ImageScaleToTotalPixels", "ImageCrop"}
-
-
-def _from_video(a, link) -> bool:
-    """Whether the IMAGE at ``link`` comes from a video's frames (their count is known only at run time); the same
-    walk as nodes_sdpose._from_video."""
-    seen: set = set()
-    stack = [link]
-    while stack and len(seen) < 256:
-        lk = stack.pop()
-        node = a.nodes.get(lk.node) if lk is not None else None
-        if node is None or node.id in seen:
-            continue
-        seen.add(node.id)
-        if node.type in _VIDEO_SOURCES or any(a.in_type(node, n) == "VIDEO" for n, v in node.inputs.items()
-                                              if isinstance(v, _Link)):
-            return True
-        stack.extend(lk2 for _, lk2 in a.linked_inputs_of_type(node, "IMAGE"))
-    return False
 
 
 def _frames_bound(a, link) -> int | None:
@@ -143,7 +124,7 @@ def _detect(a, node):
     size = a.image_size(image)
     images = max(1, size.batch or 1) if size is not None else None
     count_said = ""
-    if why is None and size is not None and _from_video(a, image):
+    if why is None and size is not None and from_video(a, image):
         bound = _frames_bound(a, image)
         if bound:
             images = bound

@@ -16,29 +16,11 @@ from __future__ import annotations
 
 from ...families.sdpose import SDPOSE_INPUT_HEIGHT, SDPOSE_INPUT_WIDTH
 from ...workload import SAMPLE, VAE_ENCODE, LatentShape
-from ..base import _Link, _replace
+from ..base import _Link, _replace, from_video
 from . import Pack
 
 EXTRACTOR = "SDPoseKeypointExtractor"
 _SPATIAL = 8  # the SD KL VAE's /8 (sd.py:661-690, 'vae-kl4')
-_VIDEO_SOURCES = {"GetVideoComponents", "LoadVideo", "VHS_LoadVideo", "VHS_LoadVideoPath", "VHS_LoadVideoFFmpeg"}
-
-
-def _from_video(a, link) -> bool:
-    """Whether the IMAGE at ``link`` comes from a video's frames (their count is known only at run time)."""
-    seen: set = set()
-    stack = [link]
-    while stack and len(seen) < 256:
-        lk = stack.pop()
-        node = a.nodes.get(lk.node) if lk is not None else None
-        if node is None or node.id in seen:
-            continue
-        seen.add(node.id)
-        if node.type in _VIDEO_SOURCES or any(a.in_type(node, n) == "VIDEO" for n, v in node.inputs.items()
-                                              if isinstance(v, _Link)):
-            return True
-        stack.extend(lk2 for _, lk2 in a.linked_inputs_of_type(node, "IMAGE"))
-    return False
 
 
 def head_working_bytes(batch: int, dtype_bytes: int = 2) -> int:
@@ -65,7 +47,7 @@ def _extractor(a, node):
         a.stage_note("bboxes given: each detected box is cropped, stretched to 768×1024 and encoded + run one at a "
                      "time (nodes_sdpose.py:524-565); the number of boxes changes the time, not the memory")
     else:
-        size = None if _from_video(a, image) else a.image_size(image)
+        size = None if from_video(a, image) else a.image_size(image)
         if size is not None and size.batch:
             batch = min(size.batch, per_call)
         else:
