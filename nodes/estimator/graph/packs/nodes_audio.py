@@ -16,7 +16,7 @@ def _empty_latent_audio(a, node, slot, depth):
         return None
     length = round((seconds * 44100 / 2048) / 2) * 2
     return LatentShape(batch=batch, channels=64, height=1, width=length, spatial_compression=1, media="audio",
-                       source_node=node.id, source_type=node.type)
+                       temporal_compression=2048, source_node=node.id, source_type=node.type)
 
 
 PACK = Pack(name="nodes_audio", latents={"EmptyLatentAudio": _empty_latent_audio})
