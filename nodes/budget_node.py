@@ -98,13 +98,14 @@ class VRAMBudget:
             unique_id=None):
         started = time.perf_counter()
         try:
-            device = with_ram_budget(live_device(memory_mode, vram_budget_gb, gpu), ram_budget_gb)
+            # for this GPU: the machine's CUDA devices measured once, cuda:0 first (each device's peak and the
+            # placement plan over the others, issue 24); a named card or a typed budget is one card
+            devices = (comfy_bridge.estimator_devices(None, (), memory_mode)[0]
+                       if gpu == THIS_GPU and not vram_budget_gb else [live_device(memory_mode, vram_budget_gb, gpu)])
+            device, *others = [with_ram_budget(d, ram_budget_gb) for d in devices]
             source = prompt if prompt else (extra_pnginfo or {}).get("workflow")
             if not source:
                 raise VramBudgetError("no prompt to estimate (the hidden PROMPT input is empty)")
-            # this machine's other CUDA devices (cuda:1 ...): each device's peak and the placement plan (issue 24)
-            others = () if gpu != THIS_GPU or vram_budget_gb else tuple(
-                with_ram_budget(d, ram_budget_gb) for d in comfy_bridge.estimator_devices(None, (), memory_mode)[0][1:])
             with live_hooks(wait_s=LIVE_WAIT_S):  # ComfyUI's own detection / tracing (live_models.py)
                 budget = estimate_prompt(source, device, comfy_bridge.model_resolver(), capacities=None, others=others)
             text = format_report(budget)

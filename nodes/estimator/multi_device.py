@@ -9,7 +9,7 @@ is priced with the main card's rules and left unchecked; the CPU holds no VRAM. 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from . import placement
 from .budget import Budget, assess
@@ -51,8 +51,9 @@ def _order(dev: str) -> tuple:
 
 
 def with_placement(budget: Budget, workload: Workload, devices: Sequence[Device],
-                   resolver: Resolver | None = None) -> Budget:
-    """`budget` (cuda:0's, from planning.estimate) with one DevicePlan per device and the overall verdict."""
+                   resolver: Resolver | None = None, assessed: Mapping[str, Budget] | None = None) -> Budget:
+    """`budget` (cuda:0's, from planning.estimate) with one DevicePlan per device and the overall verdict.
+    `assessed`: budgets of this workload already made for some devices (the placement plan's), used as they are."""
     main = devices[0]
     here = getattr(main, "ordinal", placement.MAIN)
     names = {f"cuda:{i}" for i in range(len(devices))} | {here}
@@ -89,7 +90,7 @@ def with_placement(budget: Budget, workload: Workload, devices: Sequence[Device]
             plans.append(DevicePlan(dev, card, (), (), 0, 0, "unused", "no model of this workflow is placed on it"))
             continue
         priced_on = replace(card if card is not None else main, ordinal=dev)
-        b = assess(workload, priced_on, resolver, models=budget.models)
+        b = (assessed or {}).get(dev) or assess(workload, priced_on, resolver, models=budget.models)
         predicted = max((r.peak_bytes for r in b.runs), default=0)
         if card is None:
             plans.append(DevicePlan(dev, None, models, stages, b.peak_bytes, predicted, "not_checked",

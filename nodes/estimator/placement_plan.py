@@ -170,7 +170,7 @@ def units_of(workload: Workload) -> list[Unit]:
 def _candidates(unit: Unit, gpus: Sequence[str]) -> tuple[str, ...]:
     if not unit.movable:
         return (unit.current,)
-    if unit.kind == "text_encoder" and unit.base not in ("WanVideoVAELoader",):
+    if unit.kind == "text_encoder":
         return tuple(gpus) + (CPU,)
     return tuple(gpus)
 
@@ -227,22 +227,22 @@ def _price(workload: Workload, units: list[Unit], where: dict, devices: Sequence
     splits: list[Split] = []
     used = {d for d in where.values()}
     idle = [d for d in gpus if d not in used]
-    idle_room = {d: _card(devices, d).capacity_bytes - _card(devices, d).reserve_bytes - _card(devices, d).context_bytes
-                 for d in idle}
+    idle_room = {}
+    for d in idle:
+        c = _card(devices, d)
+        idle_room[d] = c.capacity_bytes - c.reserve_bytes - c.context_bytes
     for dev in gpus:
         b = budgets[dev]
         if (b.vram_verdict or b.verdict) not in ("runs_slower", "oom"):
             continue
         card = _card(devices, dev)
-        for unit in sorted((u for u in units if where.get(u.node) == dev and u.kind in ("diffusion", "checkpoint")),
-                           key=lambda u: -max((_diffusion_item(sb, u).bytes for sb in b.stages
-                                               if sb.device == dev and _diffusion_item(sb, u) is not None), default=0)):
-            if unit.base not in VARIANTS or VARIANTS[unit.base][1] is None:
+        wanted = []  # (unit, its sampling stages here, its weights, what its stage needs beside them)
+        for unit in units:
+            if where.get(unit.node) != dev or unit.kind not in ("diffusion", "checkpoint") \
+                    or unit.base not in VARIANTS or VARIANTS[unit.base][1] is None:
                 continue
             stage_ids = [i for i, sb in enumerate(b.stages) if sb.device == dev and sb.stage.kind == SAMPLE
                          and any(r.loader_node == unit.node for r in sb.stage.models)]
-            if not stage_ids:
-                continue
             model_bytes, rest = 0, 0
             for i in stage_ids:
                 sb = b.stages[i]
@@ -255,8 +255,9 @@ def _price(workload: Workload, units: list[Unit], where: dict, devices: Sequence
                 if run is not None and run.peak_bytes:  # as ComfyUI runs it (cond / uncond in turn when short)
                     r = min(r, run.peak_bytes - run.resident_bytes)
                 rest = max(rest, r)
-            if not model_bytes:
-                continue
+            if model_bytes:
+                wanted.append((unit, stage_ids, model_bytes, rest))
+        for unit, stage_ids, model_bytes, rest in sorted(wanted, key=lambda w: -w[2]):  # the biggest first
             room = card.capacity_bytes - card.reserve_bytes - rest
             rooms = [(dev, room)] + [(d, idle_room[d]) for d in idle if idle_room.get(d, 0) > 0]
             alloc = write_allocation(model_bytes, rooms)
@@ -324,7 +325,7 @@ def _price(workload: Workload, units: list[Unit], where: dict, devices: Sequence
 
 def _split(unit: Unit, b, stage_ids, dev: str, card: Device, alloc, off: int) -> Split:
     ctx = runtime.context_for(card)
-    copy_s = compute_s = 0.0
+    compute_s = 0.0
     steps, fw = 0, 1
     label = unit.refs[0].name
     for i in stage_ids:
@@ -340,13 +341,14 @@ def _split(unit: Unit, b, stage_ids, dev: str, card: Device, alloc, off: int) ->
             c = runtime.forward_flops(model, latent, max(1, latent.batch) * cond, sb.stage.text_tokens) / (
                 ctx.flops * runtime.MFU_TRANSFORMER)
             compute_s = max(compute_s, c)
-        copy_s = max(copy_s, forwards * off / ctx.host_bps)
         fw = max(fw, forwards)
         steps += sb.stage.steps or 20
-    return Split(ref_key(unit.refs[0]), label, dev, alloc.to_dict(), off, steps, copy_s, compute_s, unit, fw)
+    return _retime(Split(ref_key(unit.refs[0]), label, dev, alloc.to_dict(), off, steps, 0.0, compute_s, unit, fw),
+                   card)
 
 
 def _retime(sp: Split, card: Device) -> Split:
+    """Its weight copies per step: every forward fetches the weights off the card over the host link."""
     return replace(sp, copy_seconds_per_step=sp.forwards * sp.offloaded_bytes / runtime.context_for(card).host_bps)
 
 
@@ -409,11 +411,9 @@ def plan(workload: Workload, devices: Sequence[Device], resolver: Resolver | Non
              for u in units}
     best, tried = _search(units, gpus, lambda where: _price(workload, units, where, devices, resolver, models), sizes)
     final = _apply(workload, best.where, best.allocations)
-    main = _card(devices, gpus[0])
-    placed = with_placement(best.budgets["cuda:0"] if "cuda:0" in best.budgets else assess(final, main, resolver, models=models),
-                            final, devices, resolver)
+    placed = with_placement(best.budgets["cuda:0"], final, devices, resolver, assessed=best.budgets)
     loaders = tuple(_setting(u, best.where[u.node], best.allocations.get(u.node, "")) for u in units)
-    notes = list(_notes(workload, units, best, devices))
+    notes = list(_notes(best))
     # each card's outcome on its VRAM alone; the machine's RAM is judged once, below
     cards = tuple(replace(p, outcome=(best.budgets[p.device].vram_verdict or best.budgets[p.device].verdict))
                   if p.device in best.budgets and p.outcome in RANK else p for p in placed.placement)
@@ -425,7 +425,7 @@ def plan(workload: Workload, devices: Sequence[Device], resolver: Resolver | Non
     elif host_outcome == "swapping" and RANK.get(worst, 0) < RANK["runs_slower"]:
         worst = "runs_slower"
     return PlacementPlan("ComfyUI-MultiGPU", worst, cards, loaders, tuple(best.splits), best.copy_s, best.reload, tried,
-                         tuple(notes), other_engines(workload, best, devices), floor, host_outcome)
+                         tuple(notes), other_engines(best, devices), floor, host_outcome)
 
 
 def ram_floor(best: "_Priced", main: Device) -> tuple[int, str, str]:
@@ -490,7 +490,7 @@ def _setting(unit: Unit, dev: str, alloc: str) -> LoaderSetting:
 WANVIDEO_BASES = {name[: -len("MultiGPU")] for name in WANVIDEO}
 
 
-def _notes(workload: Workload, units: list[Unit], best: _Priced, devices: Sequence[Device]) -> tuple[str, ...]:
+def _notes(best: _Priced) -> tuple[str, ...]:
     out = []
     for s in best.splits:
         low, high = s.slowdown
@@ -507,7 +507,7 @@ def _notes(workload: Workload, units: list[Unit], best: _Priced, devices: Sequen
     return tuple(out)
 
 
-def other_engines(workload: Workload, best: _Priced, devices: Sequence[Device]) -> tuple[dict, ...]:
+def other_engines(best: _Priced, devices: Sequence[Device]) -> tuple[dict, ...]:
     """What the other multi-GPU engines would do with this workflow, each priced from the main card's
     sampling stages: ComfyUI's own CFG split (a copy of the model on every card, one cond each) and Raylight
     (Ulysses: the working memory split over the cards; FSDP: the weights too)."""

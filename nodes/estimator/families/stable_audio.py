@@ -3,6 +3,7 @@ and their audio VAEs. Line references are ComfyUI 0.33.0."""
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from ._spec import DIFFUSION, Family, VAE, _r
 
@@ -121,10 +122,13 @@ OOBLECK_ENCODE_ELEMENTS = 1000  # sd.py:712, per input sample
 OOBLECK_SAMPLES_PER_LATENT = 2048  # sd.py:698-699 (upscale / downscale ratio of the 44.1 kHz configuration)
 
 
-def _oobleck_bytes(op: str, latent, dtype_bytes: int, tiled=None):
-    """sd.py:713 decode 1000 x L x 2048 x dtype (at min(L, tile_size) for the tiled node, sd.py:1328); sd.py:712 encode
-    1000 x samples x dtype, samples = L x 2048 (tiled encode: not modelled, None). Per batch item (the lambdas read
-    no batch; ComfyUI runs as many items in one call as fit)."""
+def _audio_vae_bytes(op: str, latent, dtype_bytes: int, tiled=None, *, decode_elements: int, encode_elements: int,
+                     samples_per_latent: int, decode_where: str, decode_where_tiled: str, encode_where: str, vae: str):
+    """An audio VAE's own ComfyUI estimate on the [B, C, L] latent: decode decode_elements x L x dtype (at
+    min(L, tile_size) for the tiled node: decode_tiled reserves memory_used_decode of the tile-bounded shape,
+    sd.py:1326-1328, 1322-1323); encode encode_elements x samples x dtype, samples = L x samples_per_latent (tiled
+    encode: not modelled, None). Per batch item, x batch (the lambdas read no batch; ComfyUI runs as many items in
+    one call as fit)."""
     if latent.media != "audio":
         return None
     batch = max(1, int(latent.batch))
@@ -132,18 +136,26 @@ def _oobleck_bytes(op: str, latent, dtype_bytes: int, tiled=None):
     if op == "decode":
         tile = int(tiled.get("tile_size") or 0) if tiled else 0
         frames = min(length, tile) if tile else length
-        value = OOBLECK_DECODE_ELEMENTS * frames * dtype_bytes * batch
-        where = "sd.py:713, 1328: memory_used_decode at one tile" if tile else "sd.py:713, 1229: memory_used_decode"
+        value = decode_elements * frames * dtype_bytes * batch
+        where = decode_where_tiled if tile else decode_where
         what = f"{frames} latent frames{' (one tile)' if tile else ''}"
     else:
         if tiled:
             return None
-        samples = length * OOBLECK_SAMPLES_PER_LATENT
-        value = OOBLECK_ENCODE_ELEMENTS * samples * dtype_bytes * batch
-        where = "sd.py:712, 1371: memory_used_encode"
-        what = f"{samples} samples ({length} latent frames × 2048)"
-    return math.ceil(value), (f"{what} × batch {batch}: ComfyUI 0.33's own estimate for the Stable Audio Open VAE "
-                              f"(AudioOobleckVAE, {where}), not traced; {dtype_bytes}-byte working dtype")
+        samples = length * samples_per_latent
+        value = encode_elements * samples * dtype_bytes * batch
+        where, what = encode_where, f"{samples} samples ({length} latent frames × {samples_per_latent})"
+    return math.ceil(value), (f"{what} × batch {batch}: ComfyUI 0.33's own estimate for the {vae}, {where}), "
+                              f"not traced; {dtype_bytes}-byte working dtype")
+
+
+# sd.py:713 decode 1000 x L x 2048 x dtype (sd.py:1229; tiled: sd.py:1328); sd.py:712 encode 1000 x samples x dtype
+_oobleck_bytes = partial(_audio_vae_bytes, decode_elements=OOBLECK_DECODE_ELEMENTS,
+                         encode_elements=OOBLECK_ENCODE_ELEMENTS, samples_per_latent=OOBLECK_SAMPLES_PER_LATENT,
+                         decode_where="sd.py:713, 1229: memory_used_decode",
+                         decode_where_tiled="sd.py:713, 1328: memory_used_decode at one tile",
+                         encode_where="sd.py:712, 1371: memory_used_encode",
+                         vae="Stable Audio Open VAE (AudioOobleckVAE")
 
 
 # --- Stable Audio 3's SAME-L VAE: ComfyUI 0.33's own estimate for its branch (sd.py:968-973), not traced ------------
@@ -154,29 +166,13 @@ SAME_L_ENCODE_ELEMENTS = 1500  # sd.py:972, per input sample
 SAME_SAMPLES_PER_LATENT = 4096  # sd.py:984-985 (upscale / downscale ratio)
 
 
-def _same_l_bytes(op: str, latent, dtype_bytes: int, tiled=None):
-    """sd.py:973 decode 1500 x L x 4096 x dtype (at min(L, tile_size) for the tiled node: decode_tiled reserves
-    memory_used_decode of the tile-bounded shape, sd.py:1326-1328, 1322-1323); sd.py:972 encode 1500 x samples x
-    dtype, samples = L x 4096 (tiled encode: not modelled, None). Per batch item, x batch (as _oobleck_bytes)."""
-    if latent.media != "audio":
-        return None
-    batch = max(1, int(latent.batch))
-    length = int(latent.width)
-    if op == "decode":
-        tile = int(tiled.get("tile_size") or 0) if tiled else 0
-        frames = min(length, tile) if tile else length
-        value = SAME_L_DECODE_ELEMENTS * frames * dtype_bytes * batch
-        where = "sd.py:973, 1328: memory_used_decode at one tile" if tile else "sd.py:973: memory_used_decode"
-        what = f"{frames} latent frames{' (one tile)' if tile else ''}"
-    else:
-        if tiled:
-            return None
-        samples = length * SAME_SAMPLES_PER_LATENT
-        value = SAME_L_ENCODE_ELEMENTS * samples * dtype_bytes * batch
-        where, what = "sd.py:972: memory_used_encode", f"{samples} samples ({length} latent frames × 4096)"
-    return math.ceil(value), (f"{what} × batch {batch}: ComfyUI 0.33's own estimate for the Stable Audio 3 VAE "
-                              f"(SA3AudioVAE, SAME-L configuration, {where}), not traced; {dtype_bytes}-byte working "
-                              "dtype")
+# sd.py:973 decode 1500 x L x 4096 x dtype; sd.py:972 encode 1500 x samples x dtype
+_same_l_bytes = partial(_audio_vae_bytes, decode_elements=SAME_L_DECODE_ELEMENTS,
+                        encode_elements=SAME_L_ENCODE_ELEMENTS, samples_per_latent=SAME_SAMPLES_PER_LATENT,
+                        decode_where="sd.py:973: memory_used_decode",
+                        decode_where_tiled="sd.py:973, 1328: memory_used_decode at one tile",
+                        encode_where="sd.py:972: memory_used_encode",
+                        vae="Stable Audio 3 VAE (SA3AudioVAE, SAME-L configuration")
 
 
 VAE_FORMULAS = {"vae-stable-audio": _oobleck_bytes, "vae-stable-audio-3-l": _same_l_bytes}
