@@ -220,6 +220,15 @@ def main(argv=None) -> int:
 
     version = comfyui_version.__version__
     versions = [version]
+    # the CLIP types each text-encoder loader offers (a model family ComfyUI added later is a new type, e.g.
+    # "moss_image"): a workflow naming one no known ComfyUI has is made for a newer ComfyUI (graph reader)
+    clip_types = {}
+    for name in ("CLIPLoader", "DualCLIPLoader"):
+        if name in nodes.NODE_CLASS_MAPPINGS:
+            req = _node_info(nodes, internal_base, name).get("input", {}).get("required", {})
+            opts = (req.get("type") or [[]])[0]
+            if isinstance(opts, list):
+                clip_types[name] = sorted(str(o) for o in opts)
     if args.merge and os.path.exists(args.out):
         with open(args.out, encoding="utf-8") as fh:
             old = json.load(fh)
@@ -234,12 +243,15 @@ def main(argv=None) -> int:
         core = sorted(set(core) | (set(old.get("core", [])) - set(specs)))
         api = sorted(set(api) | set(old.get("api", [])))
         versions = sorted(set(old.get("comfyui_versions", [])) | {version})
+        for name, opts in old.get("clip_types", {}).items():
+            clip_types[name] = sorted(set(clip_types.get(name, ())) | set(opts))
 
     header = {
         "about": "Widget order / socket types per node type, from ComfyUI's node definitions "
                  "(bench/gen_widget_specs.py). Read by nodes/estimator/graph.py.",
         "comfyui_versions": versions,
         "gguf_source": "city96/ComfyUI-GGUF nodes.py @014560d (hand-copied INPUT_TYPES)",
+        "clip_types": clip_types,  # loader -> every `type` option of the ComfyUIs above (union)
     }
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as fh:

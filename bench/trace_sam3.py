@@ -160,7 +160,7 @@ _UPSAMPLE_VEC = ("upsample_bilinear2d", "upsample_nearest2d", "_upsample_bilinea
 
 
 @contextlib.contextmanager
-def eager_upsample():
+def eager_upsample(names=_UPSAMPLE_VEC):
     """F.interpolate's ``aten.upsample_*2d.vec`` as eager CUDA runs it. The tracker decomposes ops without a CUDA
     kernel through ``OpOverload.decompose``, which prefers torch._decomp's Python CompositeImplicitAutograd kernel:
     for these ops that is an elementwise float32 re-implementation of the resize (several full-size intermediates).
@@ -171,7 +171,7 @@ def eager_upsample():
     import torch
 
     saved = []
-    for name in _UPSAMPLE_VEC:
+    for name in names:
         op = getattr(torch.ops.aten, name).vec
         k = op.py_kernels.pop(DispatchKey.CompositeImplicitAutograd, None)
         saved.append((op, k))

@@ -18,7 +18,7 @@ _spec.loader.exec_module(coverage)
 
 # floors under today's figures (docs: the closing notes): a drop means a regression
 FLOORS = {"templates in the newest ComfyUI": 0.80, "community": 0.85}
-# issue 21's target, measured on the templates package it was measured on (207 of 225 with
+# issue 21's target, measured on the templates package it was measured on (210 of 225 with
 # comfyui-workflow-templates-json 0.1.123); another package version has other templates: the floor above
 MEASURED_TEMPLATES = ("comfyui-workflow-templates-json", "0.1.123")
 TARGET = 0.90

@@ -360,7 +360,10 @@ def test_family_table_vocabulary_and_full_size_numbers():
                # TripoSplat's learned query tokens and refiner depth (ldm/triposplat/model.py:215-235)
                "q_token_length", "refiner_depth",
                # MoGe's model version (1 / 2: which head and token range, ldm/moge/model.py:263)
-               "version"}
+               "version",
+               # image-utility models (families/birefnet.py, frame_interpolation.py): the loader picks the dtype
+               # itself (no precision advice), and RIFE's pad to 64
+               "fixed_precision", "pad_align"}
     for fid, fam in FAMILIES.items():
         assert set(fam.arch) <= allowed, (fid, set(fam.arch) - allowed)
         if "patch_size" in fam.arch:

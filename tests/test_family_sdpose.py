@@ -12,6 +12,7 @@ from workflows.templates import template_workflow
 from vram_budget.nodes.estimator import memory
 from vram_budget.nodes.estimator.device import Device
 from vram_budget.nodes.estimator.families import FAMILIES, describe, registry
+from vram_budget.nodes.estimator.families.rt_detr import P_RTDETR_X
 from vram_budget.nodes.estimator.families.sdpose import ORDER, P_SDPOSE_HEAD, P_SDPOSE_UNET, P_SDPOSE_VAE
 from vram_budget.nodes.estimator.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
@@ -71,8 +72,8 @@ def _template(name):
 @pytest.mark.parametrize("name, batch, complete", [
     ("utility_sdpose_ood_image_to_pose", 1, True),         # one LoadImage picture, full-image mode
     ("utility_sdpose_ood_video_to_pose_map", 16, True),    # frames unknown: batch_size 16 per call, an upper bound
-    ("utility_sdpose_multi_person", 1, False),             # bbox crops one at a time; RT-DETR unpriced
-    ("utility_sdpose_multi_person_video", 1, False),
+    ("utility_sdpose_multi_person", 1, True),              # bbox crops one at a time; RT-DETR traced
+    ("utility_sdpose_multi_person_video", 1, True),        # (tests/test_family_vision_utils.py)
 ])
 def test_the_templates(name, batch, complete):
     budget = _template(name)
@@ -90,11 +91,10 @@ def test_the_templates(name, batch, complete):
     assert "12288 latent tokens" in work.assumption and f"batch {batch}" in work.assumption
     # the heatmap head after the forward is smaller than the forward's working memory (note in the estimate)
     assert head_working_bytes(batch) < work.bytes
-    if not complete:  # the only gap is the detector, which is named
-        assert budget.incomplete and all("rt_detr" in g for g in budget.incomplete), budget.incomplete
-        assert any("RTDETR_detect" in n and "not" in n for n in d["notes"])
+    if "multi_person" in name:  # the detector's weights (RTv4 at enc_h 384, fp16) and traced working memory
         detector = next(s for s in budget.stages if s.stage.node_type == "RTDETR_detect")
-        assert detector.items[0].bytes == pytest.approx(123_941_683, abs=2)  # the template's 118.2 MB note
+        assert detector.items[0].bytes == 2 * P_RTDETR_X
+        assert any(it.category == "working" and "traced" in it.label for it in detector.items)
     json.dumps(d)
 
 

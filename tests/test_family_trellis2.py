@@ -93,7 +93,8 @@ def _budget(name):
 
 def test_the_pixal3d_template_prices_the_structure_stage_and_says_why_the_rest_is_not():
     budget = _budget("3d_pixal3d_trellis2_image_to_model")
-    samples = [s for s in budget.stages if s.stage.kind == "sample" and s.stage.node_type != "MoGeInference"]
+    samples = [s for s in budget.stages if s.stage.kind == "sample"
+               and s.stage.node_type not in ("MoGeInference", "RemoveBackground")]
     assert len(samples) == 4 and all(s.title.startswith("Sample: Pixal3D") for s in samples)
     structure = [s for s in samples if s.stage.latent is not None]
     assert len(structure) == 1 and structure[0].stage.latent.width == 4096

@@ -141,6 +141,8 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
             info = item.model
             if item.category != "weights" or not item.bytes or info is None:
                 continue
+            if info.arch.get("fixed_precision"):  # its loader picks the dtype itself (no weight_dtype, no fp8 file)
+                continue
             if info.kind in (DIFFUSION, TEXT_ENCODER) and info.params and item.bytes >= info.params * 1.9:
                 groups.setdefault((info.kind, info.family, item.bytes), []).append((i, item))
     for (kind, _family, loaded), members in groups.items():

@@ -414,7 +414,7 @@ def simulate(stage_budgets, runs, device, host: Host | None = None, images: list
             if not m.dynamic and not m.cpu:
                 new_gpu[m.key] = max(0, m.loaded - share_of(m, run, in_stage))
         on_gpu = new_gpu
-        if sb.stage.kind == VAE_DECODE and image_bytes[i]:
+        if image_bytes[i]:
             held_images += image_bytes[i]
         if held_images:
             items.append(HostItem("decoded images / frames (float32, kept in the cache)", held_images, "images",
@@ -617,9 +617,13 @@ def _where(idx: int, stage_budgets) -> str:
 
 
 def image_bytes(stage_budgets) -> list[int]:
-    """Bytes of each VAE decode's float32 output on the CPU (sd.py decode), 0 for other stages."""
+    """Bytes of each VAE decode's float32 output on the CPU (sd.py decode), or what a node pack says its stage keeps
+    on the CPU (Stage.host_output_bytes: FrameInterpolate's frames); 0 for other stages."""
     out = []
     for sb in stage_budgets:
+        if sb.stage.host_output_bytes:
+            out.append(int(sb.stage.host_output_bytes))
+            continue
         lat = sb.stage.latent
         if sb.stage.kind != VAE_DECODE or lat is None:
             out.append(0)

@@ -43,7 +43,10 @@ _ROLE_KIND = {"diffusion": DIFFUSION, "text_encoder": TEXT_ENCODER, "vae": VAE, 
 _FOLDER_KIND = {"diffusion_models": DIFFUSION, "unet": DIFFUSION, "text_encoders": TEXT_ENCODER, "clip": TEXT_ENCODER,
                 "vae": VAE, "loras": LORA, "controlnet": CONTROLNET, "clip_vision": CLIP_VISION,
                 "checkpoints": CHECKPOINT, "upscale_models": UPSCALER, "latent_upscale_models": UPSCALER,
-                "audio_encoders": AUDIO_ENCODER}
+                "audio_encoders": AUDIO_ENCODER,
+                # ComfyUI 0.33.0 folders of image-utility models its nodes load as a model of their own (the
+                # estimator prices them as a stage's model: families/birefnet.py, frame_interpolation.py)
+                "background_removal": DIFFUSION, "frame_interpolation": DIFFUSION}
 _TOKEN_KIND = ((r"lora|lycoris|locon", LORA), (r"controlnet|control[_-]?net", CONTROLNET),
                (r"clip[_-]?vision|siglip|sigclip", CLIP_VISION), (r"(?<![a-z])vae(?![a-z])", VAE),
                (r"esrgan|ultrasharp|(?<![a-z0-9])[248]x[_-]|upscaler", UPSCALER),

@@ -112,6 +112,9 @@ class Stage:
     # Working memory a node pack priced itself for a model stage without a latent (an image-geometry ViT):
     # (label, bytes, assumption) each; stages/sample.py adds them as "working" items
     working: tuple[tuple[str, int, str], ...] = ()
+    # Bytes of the stage's output its node keeps on the CPU (FrameInterpolate's float32 frames): RAM held in the cache
+    # from this stage on, as a VAE decode's frames (host_memory.image_bytes)
+    host_output_bytes: int = 0
 
 
 @dataclass(frozen=True)

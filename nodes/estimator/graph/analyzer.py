@@ -8,6 +8,7 @@ unknown loader with a model-file widget is still priced (``_unknown_loader``).
 """
 from __future__ import annotations
 
+from functools import cached_property
 import heapq
 import math
 import re
@@ -55,6 +56,10 @@ VAE_NAME_GEOMETRY = (
     (re.compile(r"wan|hunyuan.?video|qwen.?image"), (16, 8, 4)),
     (re.compile(r"mochi"), (12, 8, 6)),
 )
+# the reason a workflow's model family is unknown: it names a model type newer than every ComfyUI of the specs
+NEWER_COMFYUI = "made for a newer ComfyUI"
+# stage_kind of a node that runs a model no rule prices (built as an unpriced SAMPLE stage, unpriced_model_stage)
+_UNPRICED = "unpriced_model"
 # Model-file extensions: an unknown node with such a widget value is a loader (see _unknown_loader).
 MODEL_FILE = re.compile(r"\.(safetensors|sft|gguf|ckpt|pt|pth|bin)$", re.IGNORECASE)
 
@@ -86,6 +91,7 @@ class _Analyzer:
         self.core = set(specs.get("core", ()))
         self.api = set(specs.get("api", ()))
         self.specs_versions: list[str] = [str(v) for v in specs.get("comfyui_versions") or ()]
+        self.clip_types: Mapping = specs.get("clip_types") or {}  # loader -> every `type` option known
         self.notes: list[str] = list(graph.notes)
         self._seen_notes: set[str] = set(self.notes)
         self._stage_notes: list[str] | None = None
@@ -642,6 +648,8 @@ class _Analyzer:
             return VAE_ENCODE
         if t in R.lora_loaders or t in R.text_encoders_no_stage or t in R.te_loaders or t in R.skipped_decoders:
             return None
+        if t not in R.known_types and self._unpriced_model_input(node):
+            return _UNPRICED  # a model runs here that nothing prices (before the socket rules: GLIGEN's text box)
         ins = {self.in_type(node, name) for name, v in node.inputs.items() if isinstance(v, _Link)}
         outs = set(node.output_types or ())
         if "CLIP" in ins and not outs <= {"CLIP", "MODEL"}:
@@ -658,6 +666,37 @@ class _Analyzer:
             return VAE_ENCODE
         return None
 
+    @cached_property
+    def _loaded_types(self) -> frozenset:
+        """Socket types a loader of this ComfyUI makes: the outputs of its nodes that take only widgets (model
+        files, numbers, strings) or images, e.g. BACKGROUND_REMOVAL, INTERP_MODEL, GLIGEN, PHOTOMAKER."""
+        plain = {"INT", "FLOAT", "STRING", "BOOLEAN", "COMBO", "IMAGE", "MASK", "*"}
+        out = set()
+        for spec in self.specs.values():
+            if all(str(v) in plain for v in (spec.get("in") or {}).values()):
+                out.update(str(o) for o in spec.get("out") or ())
+        # AUDIO_ENCODER: the socket rule below prices AudioEncoderEncode (an AUDIO_ENCODE stage)
+        return frozenset(out - plain - RELEVANT_TYPES - R.relevant_types - {"AUDIO_ENCODER"})
+
+    def _unpriced_model_input(self, node: _Node) -> str | None:
+        """The loaded model type a node of this ComfyUI consumes (takes, and does not pass on) that no node pack
+        module describes: the node runs that model, so the estimate must not read it as free."""
+        if node.type not in self.specs:
+            return None
+        outs = {str(o) for o in node.output_types or ()}
+        for name, v in node.inputs.items():
+            ty = str(self.in_type(node, name))
+            if isinstance(v, _Link) and ty in self._loaded_types and ty not in outs:
+                return ty
+        return None
+
+    def unpriced_model_stage(self, node: _Node) -> Stage:
+        ty = self._unpriced_model_input(node)
+        self.stage_note(f"working memory not estimated: {node.type} runs a {ty} model (its weights and activations) "
+                        "that no rule of this estimator prices")
+        return self.sample_stage(node, model_links=[], cond_links=[], cfg=None, uses_negative=False, steps=1,
+                                 latent=None, model_type=ty)
+
     GENERIC_BUILDERS = {SAMPLE: "sample_stage", TEXT_ENCODE: "text_stage", VAE_DECODE: "decode_stage",
                         VAE_ENCODE: "encode_stage", CLIP_VISION_ENCODE: "clip_vision_stage",
                         AUDIO_ENCODE: "audio_encoder_stage"}
@@ -671,13 +710,35 @@ class _Analyzer:
         self._stage_notes = []
         try:
             builder = R.stages.get(node.type)
-            built = builder(self, node) if builder else getattr(self, self.GENERIC_BUILDERS[kind])(node)
+            built = (builder(self, node) if builder else self.unpriced_model_stage(node) if kind == _UNPRICED
+                     else getattr(self, self.GENERIC_BUILDERS[kind])(node))
             stage_notes = tuple(self._stage_notes)
         finally:
             self._stage_notes = None
         # a handler may return several stages (a detailer: encode, sample and decode of its crops)
         stages = [s for s in (built if isinstance(built, (list, tuple)) else [built]) if s is not None]
         return [_replace(s, title=node.title or node.type, notes=s.notes + stage_notes) for s in stages]
+
+    def _newer_comfyui(self, stages: list[Stage]) -> list[Stage]:
+        """A text-encoder loader whose CLIP ``type`` no ComfyUI of the specs offers (MOSS-Image's "moss_image"):
+        the workflow is made for a newer ComfyUI, whose model family this estimator cannot know; said once, and
+        on each sampling stage as the reason its working memory may be unknown (stages/sample.py)."""
+        found = []
+        for stage in stages:
+            for ref in stage.models:
+                known = self.clip_types.get(ref.loader_type)
+                if ref.role == "text_encoder" and ref.clip_type and known and ref.clip_type not in known:
+                    if (ref.loader_type, ref.clip_type) not in found:
+                        found.append((ref.loader_type, ref.clip_type))
+        if not found:
+            return stages
+        newest = max(self.specs_versions, key=lambda v: tuple(int(p) if p.isdigit() else 0 for p in v.split(".")),
+                     default="?")
+        what = "; ".join(f"{loader} type '{ct}'" for loader, ct in found)
+        why = (f"{NEWER_COMFYUI} ({what} is offered by no ComfyUI up to {newest}, the newest this estimator "
+               "knows): its model family cannot be identified or traced here; update ComfyUI to run it")
+        self.note(why)
+        return [_replace(s, notes=s.notes + (why,)) if s.kind == SAMPLE else s for s in stages]
 
     def unknown_read_by_sockets(self, node: _Node, what: str) -> None:
         if not self.known(node.type) and not node.core and node.type not in R.known_types:
@@ -908,6 +969,7 @@ class _Analyzer:
                 stages.append(stage)
         stages = self._infer_experts(stages)
         stages = [self._legacy_path(stage) for stage in stages]
+        stages = self._newer_comfyui(stages)
         unknown, helpers, api_nodes = [], set(), set()
         for node in self.nodes.values():
             t = node.type

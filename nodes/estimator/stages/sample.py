@@ -11,7 +11,8 @@ from ..workload import Stage
 from .base import Item, StageBudget, as_model_latent, finish, overhead_items, weights_items
 
 
-NOT_ESTIMATED = "working memory not estimated: "  # a stage note of this form is the reason shown for a stage without latent
+NOT_ESTIMATED = "working memory not estimated: "
+NEWER_COMFYUI = "made for a newer ComfyUI"  # graph/analyzer.py NEWER_COMFYUI: a stage note of this form says why  # a stage note of this form is the reason shown for a stage without latent
 
 
 def build(stage: Stage, device: Device, info_for) -> StageBudget:
@@ -26,7 +27,7 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
         return finish(stage, title, items + overhead_items(device), notes)
     if model is None or latent is None:
         why = "no diffusion model identified" if model is None else "latent size unknown"
-        if model is not None and latent is None:  # a node pack that knows why says so (a detector has no latent)
+        if latent is None:  # a node pack or the analyzer that knows why says so (a detector has no latent)
             why = next((n.split(": ", 1)[1] for n in stage.notes if n.startswith(NOT_ESTIMATED)), why)
         notes.append(f"working memory not estimated: {why}")
         return finish(stage, title, items + overhead_items(device), notes)
@@ -39,8 +40,10 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     single = memory.diffusion_working(model.family, model.arch, latent, batch, stage.text_tokens, path=model.path,
                                       references=refs)
     if full is None or single is None:
-        notes.append(f"working memory not estimated: {model.label}: architecture not recognised (its weights are "
-                     "priced; inside ComfyUI with the file present it is traced)")
+        newer = next((n for n in stage.notes if n.startswith(NEWER_COMFYUI)), None)
+        notes.append(f"working memory not estimated: {model.label}: " + (
+            f"architecture not recognised: {newer}" if newer else
+            "architecture not recognised (its weights are priced; inside ComfyUI with the file present it is traced)"))
         return finish(stage, title, items + overhead_items(device), notes)
     label = "activations (cond + uncond batched)" if cond_batch == 2 else "activations"
     if device.compute_fp32_reason:  # the traced tables are 16-bit activations: fp32 compute doubles every tensor

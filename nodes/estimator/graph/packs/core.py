@@ -741,4 +741,8 @@ PACK = Pack(
             "VAEDecodeHunyuan3D": _decode_hunyuan3d, "ImageUpscaleWithModel": _upscale_with_model,
             "VAEEncodeTiled": _encode_tiled, "TextGenerate": _text_generate, "TextGenerateLTX2Prompt": _text_generate,
             "TrainLoraNode": _train_lora},
+    # StyleModelApply (nodes.py StyleModelApply.apply_stylemodel): the style model stays where load_style_model
+    # built it, on the CPU (sd.py:1495-1513 StyleModel(model) defaults to device "cpu", never moved), and runs
+    # there on the CLIP vision output: no GPU memory
+    handled={"StyleModelApply"},
 )

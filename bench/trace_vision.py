@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""Trace ComfyUI 0.33.0's image-utility models (RT-DETR v4, BiRefNet, FILM / RIFE frame interpolation) with
+ComfyUI's own model code, without a GPU, as their nodes run them.
+
+Run with ComfyUI 0.33.0's interpreter, one process, one thread:
+
+    COMFYUI_PATH=.../ComfyUI-0.33 OMP_NUM_THREADS=1 .../bin/python bench/trace_vision.py [CASE ...]
+
+Every model is built at FULL size inside FakeTensorMode on a fake cuda device under torch.inference_mode, with
+bench/trace_working_memory.py's live-storage tracker (parameters and buffers excluded; the machinery is that
+module's, and trace_sam3.eager_upsample's F.interpolate as the eager CUDA kernel runs it). This file only says which
+forward runs at which shapes, line by line with the nodes' own variable lifetimes:
+
+- ``rtdetr*B``: RTDETR_detect (comfy_extras/nodes_rtdetr.py:31-40) on one batch of B images (the node runs batches of
+  up to 32, :37). The published rt_detr_v4-x-hgnet file: model_detection.py:1017-1021 reads enc_h from
+  ``encoder.pan_blocks.1.cv4.conv.weight`` (384 for the X model: 61,782,744 parameters + 136,155 buffer values,
+  x 4 bytes = the published fp32 file's 236.3 MiB) -> supported_models.RT_DETR_v4 (:2284-2296) ->
+  model_base.RT_DETR_v4 (:2769-2771) -> comfy/ldm/rt_detr/rtdetr_v4.py RTv4, fp16 (the file's dtype, the first of
+  supported_inference_dtypes). The 640 x 640 resize runs on the CPU (:38, the image is on the intermediate device);
+  RTv4.forward (:723-725) moves the batch to the GPU as fp16, runs backbone -> encoder -> decoder and postprocess.
+- ``birefnet@WxH[*B]``: RemoveBackground (comfy_extras/nodes_bg_removal.py:47-49) -> BackgroundRemovalModel.
+  encode_image (comfy/bg_removal_model.py:43-58) for B images of W x H: the batch moved to the GPU (float32, :45),
+  clip_preprocess to 1024 x 1024 (:45, comfy/clip_model.py:6-23, crop=False), one image at a time through
+  BiRefNet (:47-51; comfy/background_removal/birefnet.py:528-571, weights fp16 = text_encoder_dtype,
+  model_management.py:1217-1232, activations float32: manual_cast ops cast the weights to the float32 input), the
+  cat, the bicubic resize back to H x W (:54) and the sigmoid (:56).
+- ``film@WxH[*P][:M]`` / ``rife@WxH[*P][:M]``: FrameInterpolate (comfy_extras/nodes_frame_interpolation.py:
+  94-187) for P frame pairs (default 2: the second pair runs with the first pair's ``mids`` and cached features
+  still referenced) at multiplier M (default 2): frames moved to the GPU as fp16 (:109-113, model dtype fp16 from
+  should_use_fp16, :39), padded to 64 for RIFE (pad_align, ifnet.py:71), the feature cache (:144-146), FILM's
+  forward_multi_timestep (:150-158, film_net.py:232-261) / RIFE's batched forward (:162-176, ifnet.py:98-120), and
+  each result converted to the intermediate dtype (float32) on the GPU before it is copied into the CPU result
+  (:155 / :169). FILMNet() at its defaults (the published film_net_fp16 file); IFNet at its defaults
+  (head_ch 4, channels 192/128/96/64/32: the RIFE 4.25 / 4.26 files, detect_rife_config ifnet.py:122-131).
+
+Prints one JSON line per case: peak bytes (inputs included), input bytes, the op and module at the peak, seconds.
+With no CASE: DEFAULT_CASES (the points of families/vision_utils.py's tables).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import trace_sam3  # noqa: E402
+import trace_working_memory as twm  # noqa: E402
+
+# F.interpolate as eager CUDA runs it (trace_sam3.eager_upsample), here also the bicubic kernels clip_preprocess and
+# the BiRefNet mask resize use
+UPSAMPLE_OPS = trace_sam3._UPSAMPLE_VEC + ("upsample_bicubic2d", "_upsample_bicubic2d_aa")
+
+RTDETR_ENC_H = 384  # rt_detr_v4-x-hgnet: encoder.pan_blocks.1.cv4.conv.weight.shape[0] (model_detection.py:1020)
+RTDETR_SIDE = 640  # nodes_rtdetr.py:38
+BIREFNET_SIZE = 1024  # comfy/background_removal/birefnet.json image_size
+
+
+def _gpu_only_tracker_cls():
+    """trace_working_memory's live-storage tracker counting GPU storages only: these nodes keep their input images
+    and results on the CPU (the intermediate device) and move frames to the GPU themselves, so host tensors are
+    part of the traced sequence but not of the GPU peak."""
+    base = _ORIG_TRACKER()
+
+    class GpuOnly(base):
+        def _track(self, t, func_name):
+            if t.device.type == "cuda":
+                super()._track(t, func_name)
+    return GpuOnly
+
+
+_ORIG_TRACKER = twm._make_tracker_cls
+twm._make_tracker_cls = _gpu_only_tracker_cls
+
+
+def _cuda():
+    import torch
+    return torch.device("cuda")
+
+
+def build_rtdetr():
+    twm._BUILD["weight_dtype"] = "float16"
+    model = twm._dit_model({"image_model": "RT_DETR_v4", "enc_h": RTDETR_ENC_H}, "RT_DETR_v4")
+    model.diffusion_model.load_device = _cuda()  # model_management.get_torch_device() on a GPU machine
+    # DFINETransformer's ``up`` / ``reg_scale`` (rtdetr_v4.py:609-610) are made without a device: the model's move to
+    # the GPU at load time takes them along; here the same move (one shared Parameter stays shared)
+    import torch
+    moved = {}
+    for mod in model.diffusion_model.modules():
+        for k, p in list(mod._parameters.items()):
+            if p is not None and p.device.type != "cuda":
+                if id(p) not in moved:
+                    moved[id(p)] = torch.nn.Parameter(p.to(_cuda()), requires_grad=False)
+                mod._parameters[k] = moved[id(p)]
+    return model
+
+
+def case_rtdetr(batch: int):
+    def make_inputs(model):
+        import torch
+        # RTv4.forward's x.to(device, dtype=fp16) of the CPU-resized batch (nodes_rtdetr.py:38-39)
+        return (torch.empty(batch, 3, RTDETR_SIDE, RTDETR_SIDE, dtype=torch.float16, device="cuda"),)
+
+    def call(model, x):
+        return model.diffusion_model(x, (1920, 1080))  # orig_size only scales the boxes
+    return build_rtdetr, make_inputs, call
+
+
+def build_birefnet():
+    import torch
+    import comfy.ops
+    from comfy.background_removal.birefnet import BiRefNet
+    return BiRefNet({}, dtype=torch.float16, device=_cuda(), operations=comfy.ops.manual_cast).eval()  # :32
+
+
+def case_birefnet(width: int, height: int, batch: int = 1):
+    def make_inputs(model):
+        import torch
+        return (torch.empty(batch, height, width, 3, dtype=torch.float32, device="cpu"),)
+
+    def call(model, image):
+        import torch
+        import comfy.clip_model
+        H, W = image.shape[1], image.shape[2]  # bg_removal_model.py:44
+        pixel_values = comfy.clip_model.clip_preprocess(image.to("cuda"), size=BIREFNET_SIZE, mean=[0.0, 0.0, 0.0],
+                                                        std=[1.0, 1.0, 1.0], crop=False)  # :45
+        if pixel_values.shape[0] > 1:  # :47-51
+            out = torch.cat([model(pixel_values=pixel_values[i:i + 1]) for i in range(pixel_values.shape[0])], dim=0)
+        else:
+            out = model(pixel_values=pixel_values)
+        out = torch.nn.functional.interpolate(out, size=(H, W), mode="bicubic", antialias=False)  # :54
+        mask = out.sigmoid().to(device="cpu", dtype=torch.float32)  # :56 (intermediate device / dtype)
+        return mask.squeeze(1)  # (the CPU mask is host memory, not counted)
+    return build_birefnet, make_inputs, call
+
+
+def build_film():
+    import torch
+    from comfy_extras.frame_interpolation_models.film_net import FILMNet
+    return FILMNet(device=_cuda(), dtype=torch.float16).eval()
+
+
+def build_rife():
+    import torch
+    from comfy_extras.frame_interpolation_models.ifnet import IFNet
+    return IFNet(device=_cuda(), dtype=torch.float16).eval()
+
+
+def case_interp(kind: str, width: int, height: int, pairs: int = 2, multiplier: int = 2):
+    """FrameInterpolate.execute's GPU work (nodes_frame_interpolation.py:94-187) for ``pairs`` pairs; the CPU result
+    buffer (:127) is not GPU memory and is left out (only the GPU conversions that feed it are traced)."""
+    def make_inputs(model):
+        import torch
+        return (torch.empty(pairs + 1, height, width, 3, dtype=torch.float32, device="cpu"),)
+
+    def call(inference_model, images):
+        import torch
+        dtype, device = torch.float16, "cuda"
+        align = getattr(inference_model, "pad_align", 1)
+        H, W = images.shape[1], images.shape[2]
+
+        def prepare_frame(idx):  # :109-114
+            frame = images[idx:idx + 1].movedim(-1, 1).to(dtype=dtype, device=device)
+            if align > 1:
+                from comfy.ldm.common_dit import pad_to_patch_size
+                frame = pad_to_patch_size(frame, (align, align), padding_mode="reflect")
+            return frame
+
+        num_interp = multiplier - 1
+        t_values = [t / multiplier for t in range(1, multiplier)]
+        sample = prepare_frame(0)  # :131-135
+        pH, pW = sample.shape[2], sample.shape[3]
+        ts_full = torch.tensor(t_values, device=device, dtype=dtype).reshape(num_interp, 1, 1, 1)
+        ts_full = ts_full.expand(-1, 1, pH, pW)
+        del sample
+        multi_fn = getattr(inference_model, "forward_multi_timestep", None)
+        feat_cache = {}
+        prev_frame = None
+        kept = []
+        for i in range(pairs):  # :141-183
+            img0_single = prev_frame if prev_frame is not None else prepare_frame(i)
+            img1_single = prepare_frame(i + 1)
+            prev_frame = img1_single
+            feat_cache["img0"] = (feat_cache.pop("next") if "next" in feat_cache
+                                  else inference_model.extract_features(img0_single))
+            feat_cache["img1"] = inference_model.extract_features(img1_single)
+            feat_cache["next"] = feat_cache["img1"]
+            if multi_fn is not None:
+                mids = multi_fn(img0_single, img1_single, t_values, cache=feat_cache)
+                kept = [mids[:, :, :H, :W].to(torch.float32)]  # :155, then copied to the CPU result
+            else:
+                b = num_interp
+                img0 = img0_single.expand(b, -1, -1, -1)
+                img1 = img1_single.expand(b, -1, -1, -1)
+                mids = inference_model(img0, img1, timestep=ts_full[0:b], cache=feat_cache)
+                kept = [mids[:, :, :H, :W].to(torch.float32)]  # :169
+            kept.clear()  # the float32 copy is a temporary of the assignment
+        return mids
+    return (build_film if kind == "film" else build_rife), make_inputs, call
+
+
+def _parse_size(s):
+    w, h = (int(v) for v in s.split("x"))
+    return w, h
+
+
+def run_case(name: str) -> dict:
+    if name.startswith("rtdetr*"):
+        build, make_inputs, call = case_rtdetr(int(name[7:]))
+    elif name.startswith("birefnet@"):
+        size, _, b = name[9:].partition("*")
+        build, make_inputs, call = case_birefnet(*_parse_size(size), int(b) if b else 1)
+    elif name.startswith(("film@", "rife@")):
+        kind, rest = name.split("@", 1)
+        rest, _, m = rest.partition(":")
+        size, _, p = rest.partition("*")
+        build, make_inputs, call = case_interp(kind, *_parse_size(size), int(p) if p else 2, int(m) if m else 2)
+    else:
+        raise SystemExit(f"unknown case {name}")
+    with trace_sam3.eager_upsample(UPSAMPLE_OPS):
+        res = twm.run_trace(build, make_inputs, call, deadline_s=3000)
+    return {"case": name, "peak_bytes": res.peak_bytes, "peak_mib": round(res.peak_bytes / 2**20, 2),
+            "input_bytes": res.input_bytes, "param_bytes": res.param_bytes, "peak_op": res.peak_op,
+            "peak_module": res.peak_module, "n_ops": res.n_ops, "seconds": res.seconds, "decomposed": res.decomposed}
+
+
+DEFAULT_CASES = (["rtdetr*1", "rtdetr*2", "rtdetr*4", "rtdetr*8", "rtdetr*16", "rtdetr*32"]
+                 + ["birefnet@1024x1024", "birefnet@512x512", "birefnet@1920x1080", "birefnet@3840x2160",
+                    "birefnet@1024x1024*2", "birefnet@1024x1024*4"]
+                 + ["film@640x360", "film@1280x720", "film@1920x1080", "film@1280x720:4", "film@1280x720*3"]
+                 + ["rife@640x360", "rife@1280x720", "rife@1920x1080", "rife@1280x720:4"])
+
+
+def main(argv=None) -> int:
+    argv = list(argv if argv is not None else sys.argv[1:])
+    cases = argv or DEFAULT_CASES
+    twm.import_comfy()
+    import torch
+    print(json.dumps({"torch": torch.__version__, "comfyui": getattr(__import__("comfyui_version"), "__version__", "?"),
+                      "comfy_path": twm.COMFY_PATH}), flush=True)
+    for name in cases:
+        print(json.dumps(run_case(name)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

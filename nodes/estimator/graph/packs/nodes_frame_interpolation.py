@@ -1,0 +1,104 @@
+"""ComfyUI 0.33.0 comfy_extras/nodes_frame_interpolation.py: FILM / RIFE frame interpolation
+(families/frame_interpolation.py).
+
+- FrameInterpolationModelLoader (:16-71): a file from models/frame_interpolation -> INTERP_MODEL (FILMNet or IFNet,
+  fp16 where the GPU does fp16, :38-39).
+- FrameInterpolate (:74-187): INTERP_MODEL + IMAGE frames + multiplier -> IMAGE. ``load_models_gpu`` with
+  ComfyUI's own memory_used_forward request (:104-105), then pair after pair on the GPU with a feature cache; the
+  result, (frames - 1) x multiplier + 1 frames, is a float32 tensor on the CPU (:126-127), kept in the cache like a
+  decode's frames. Working memory TRACED (families/frame_interpolation.py): per pixel of one frame, independent of
+  the frame count. The frames' size comes from the graph; a loaded video's size is known only at run time: not
+  estimated, with the per-pixel cost said.
+"""
+from __future__ import annotations
+
+import re
+
+from ... import memory
+from ...families import frame_interpolation as F
+from ...units import fmt_gib
+from ...workload import SAMPLE
+from ..base import _replace, from_video
+from . import Pack
+
+LOADER, INTERPOLATE = "FrameInterpolationModelLoader", "FrameInterpolate"
+MODEL_TYPE = "INTERP_MODEL"
+
+
+def _loader_refs(a, node, slot, type_, visiting):
+    if type_ != MODEL_TYPE:
+        return []
+    return [a._loader_ref(node, "model_name", role="diffusion", folder="frame_interpolation")]
+
+
+def family_of(name: str) -> tuple[str | None, str]:
+    """film / rife from the file name (what ComfyUI reads from the keys, :47-71), or None and why not."""
+    n = (name or "").lower()
+    if re.search(r"film[_-]?net", n):
+        return "film", ""
+    if re.search(r"rife", n):
+        if re.search(r"heavy|lite", n):
+            return None, ("a RIFE 'heavy' / 'lite' file: its IFNet channels (read from the file, ifnet.py:122-131) "
+                          "are not the traced defaults")
+        return "rife", ""
+    return None, f"which model '{name}' is (FILM or RIFE: ComfyUI reads it from the keys, :47-71) is not known from its name"
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:,.0f} MiB"
+
+
+def _interpolate(a, node):
+    model, images = a.link(node, "interp_model"), a.link(node, "images")
+    if model is None or images is None:
+        return None
+    refs = a.refs(model, MODEL_TYPE)
+    fam, why_not = family_of(refs[0].name if refs else "")
+    mult = a.number(node, "multiplier", 2)
+    mult = 2 if mult is None else max(2, int(mult))
+    size = a.image_size(images)
+
+    def unpriced(why: str):
+        a.stage_note(f"working memory not estimated: {why}")
+        return a.sample_stage(node, model_links=[model], cond_links=[], cfg=None, uses_negative=False, steps=1,
+                              latent=None, model_type=MODEL_TYPE)
+
+    if fam is None:
+        return unpriced(why_not)
+    if size is None or not (size.width and size.height):
+        per_px = F.peak(fam, 1920, 1080, mult) / (1920 * 1080)
+        return unpriced(f"the frames' size is known only at run time (a loaded video): {F.FAMILIES[fam].label} "
+                        f"needs about {per_px:,.0f} bytes a frame pixel at multiplier {mult} (traced, "
+                        f"families/frame_interpolation.py): {fmt_gib(F.peak(fam, 1920, 1080, mult))} at 1920×1080")
+    w, h = size.width, size.height
+    traced = F.peak(fam, w, h, mult)
+    k = memory.calibration(fam)
+    source = F.TRACE_SOURCE.format(model="FILMNet" if fam == "film" else "IFNet")
+    said = f"frames of {w}×{h}" + ("" if size.exact else " (assumed)")
+    how = ("all multiplier - 1 timesteps from one flow (forward_multi_timestep, :150-158)" if fam == "film" else
+           f"one batched forward of {mult - 1} timestep(s) on frames padded to {F.RIFE_PAD} (:162-176; halved on OOM "
+           f"down to 1: {_mib(int(F.peak(fam, w, h, mult, 1) * k))})")
+    why = (f"{source}: {said}, multiplier {mult}, {how}: {_mib(traced)} × {k} for the allocator and untraced "
+           f"transients; ComfyUI itself frees memory_used_forward = {_mib(F.comfy_request(fam, w, h))} for it "
+           "before it runs (:104-105)")
+    a.stage_note(f"FrameInterpolate working memory ~{_mib(int(traced * k))}: traced {_mib(traced)} at {w}×{h} × {k}")
+    host = 0
+    if size.batch and not from_video(a, images):
+        frames_out = (max(1, size.batch) - 1) * mult + 1
+        host = frames_out * 3 * w * h * 4
+        a.note(f"{a.label(node)}: its {frames_out} output frames are a float32 tensor on the CPU "
+               f"(nodes_frame_interpolation.py:126-127): {fmt_gib(host)} of RAM, kept in the cache")
+    stage = a.sample_stage(node, model_links=[model], cond_links=[], cfg=None, uses_negative=False, steps=1,
+                           latent=None, model_type=MODEL_TYPE)
+    return _replace(stage, working=((f"{F.FAMILIES[fam].label} activations (traced)", int(traced * k), why),),
+                    host_output_bytes=host)
+
+
+PACK = Pack(
+    name="nodes_frame_interpolation",
+    stage_kinds={INTERPOLATE: SAMPLE},
+    stages={INTERPOLATE: _interpolate},
+    refs={LOADER: _loader_refs},
+    relevant_types={MODEL_TYPE},
+    widgets={LOADER: ["model_name"], INTERPOLATE: ["multiplier"]},
+)
