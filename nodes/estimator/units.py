@@ -17,6 +17,11 @@ def fmt_gib(n_bytes: int | float, signed: bool = False) -> str:
     return f"{value:+.2f} GiB" if signed else f"{value:.2f} GiB"
 
 
+def fmt_mib(n_bytes: int | float) -> str:
+    """'1,234 MiB', whole MiB with thousands separators (working memory of the small utility models)."""
+    return f"{n_bytes / MiB:,.0f} MiB"
+
+
 def fmt_params(params: int) -> str:
     if params >= 10**9:
         return f"{params / 1e9:.2f}B"

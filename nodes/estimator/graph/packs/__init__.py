@@ -108,6 +108,14 @@ def loader(fn: Callable) -> Callable:
     return fn
 
 
+def model_file_loader(widget: str, folder: str, out_type: str, role: str = "diffusion") -> Callable:
+    """The refs handler of a loader node that names one model file in ``widget`` (from models/``folder``) and
+    outputs it as ``out_type``: the file a stage of that pack runs (a utility model priced as a stage's model)."""
+    def refs(a, node, slot, type_, visiting):
+        return [a._loader_ref(node, widget, role=role, folder=folder)] if type_ == out_type else []
+    return refs
+
+
 def lora_on_model(a, node, visiting, name_widget: str = "lora_name", strength_widget: str = "strength_model",
                   folder: str = "loras") -> list:
     """A pack's MODEL -> MODEL LoRA node: the models upstream plus this LoRA (unless strength 0)."""

@@ -13,22 +13,14 @@ from __future__ import annotations
 
 from ... import memory
 from ...families import birefnet as F
+from ...units import fmt_mib
 from ...workload import SAMPLE
 from ..base import _replace, from_video
-from . import Pack
+from . import Pack, model_file_loader
 
 LOADER, REMOVE = "LoadBackgroundRemovalModel", "RemoveBackground"
 MODEL_TYPE = "BACKGROUND_REMOVAL"
 
-
-def _loader_refs(a, node, slot, type_, visiting):
-    if type_ != MODEL_TYPE:
-        return []
-    return [a._loader_ref(node, "bg_removal_name", role="diffusion", folder="background_removal")]
-
-
-def _mib(n: int) -> str:
-    return f"{n / 2**20:,.0f} MiB"
 
 
 def _remove(a, node):
@@ -40,7 +32,7 @@ def _remove(a, node):
     size = a.image_size(image)
     if size is None or not (size.width and size.height) or from_video(a, image):
         a.stage_note("working memory not estimated: the input's size and image / frame count are known only at run "
-                     f"time (a loaded video): BiRefNet's forward is a constant ({_mib(F.BIREFNET_FORWARD)} traced at "
+                     f"time (a loaded video): BiRefNet's forward is a constant ({fmt_mib(F.BIREFNET_FORWARD)} traced at "
                      f"{F.BIREFNET_SIZE}×{F.BIREFNET_SIZE}, + 16 MiB per further image), but the whole batch goes to "
                      "the GPU first as float32 (12 bytes a pixel, bg_removal_model.py:45)")
         return a.sample_stage(node, model_links=[model], cond_links=[], cfg=None, uses_negative=False, steps=1,
@@ -51,10 +43,10 @@ def _remove(a, node):
                                                                    "known here)")
     what, traced = max(F.phases(size.width, size.height, images), key=lambda p: p[1])
     k = memory.calibration("birefnet")
-    why = (f"{F.BIREFNET_TRACE_SOURCE}: {said}; at the peak ({what}) {_mib(traced)} × {k} for the allocator and "
+    why = (f"{F.BIREFNET_TRACE_SOURCE}: {said}; at the peak ({what}) {fmt_mib(traced)} × {k} for the allocator and "
            "untraced transients (families/birefnet.py: the forward of one 1024×1024 image + 16 MiB per further "
            "image, or the float32 batch on the GPU with its resize)")
-    a.stage_note(f"RemoveBackground working memory ~{_mib(int(traced * k))}: traced {_mib(traced)} ({what}) × {k}")
+    a.stage_note(f"RemoveBackground working memory ~{fmt_mib(int(traced * k))}: traced {fmt_mib(traced)} ({what}) × {k}")
     a.note(f"{a.label(node)}: BiRefNet runs on the GPU (bg_removal_model.py:44 load_model_gpu; every image resized "
            f"to {F.BIREFNET_SIZE}×{F.BIREFNET_SIZE}, one at a time); its working memory is traced "
            "(families/birefnet.py)")
@@ -65,7 +57,7 @@ PACK = Pack(
     name="nodes_bg_removal",
     stage_kinds={REMOVE: SAMPLE},
     stages={REMOVE: _remove},
-    refs={LOADER: _loader_refs},
+    refs={LOADER: model_file_loader("bg_removal_name", "background_removal", MODEL_TYPE)},
     relevant_types={MODEL_TYPE},
     widgets={LOADER: ["bg_removal_name"]},
 )

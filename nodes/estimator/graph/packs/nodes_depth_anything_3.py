@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ...families import depth_anything3 as F
 from ...families.registry import FAMILIES
+from ...units import fmt_mib
 from ...workload import SAMPLE
 from ..base import _replace
 from . import Pack
@@ -32,9 +33,6 @@ def _family(a, node):
     fam = "da3-small" if "small" in low else ("da3-base" if "base" in low else "da3-large")
     return fam, FAMILIES[fam].arch
 
-
-def _mib(n: int) -> str:
-    return f"{n / 2**20:,.0f} MiB"
 
 
 def _infer(a, node):
@@ -83,7 +81,7 @@ def _infer(a, node):
         a.note(f"{a.label(node)}: the input's own size is not known: the float32 image and maps _run_da3 holds at "
                "it (nodes_depth_anything_3.py:180-204) are not counted")
     total = sum(n for _, n, _ in working)
-    a.stage_note(f"Depth Anything 3 working memory ~{_mib(total)} (first-principles formula, uncalibrated; the terms "
+    a.stage_note(f"Depth Anything 3 working memory ~{fmt_mib(total)} (first-principles formula, uncalibrated; the terms "
                  "are summed although the ViT's and the head's peaks come one after the other)")
     return _replace(stage, working=tuple(working))
 

@@ -16,19 +16,13 @@ import re
 
 from ... import memory
 from ...families import frame_interpolation as F
-from ...units import fmt_gib
+from ...units import fmt_gib, fmt_mib
 from ...workload import SAMPLE
 from ..base import _replace, from_video
-from . import Pack
+from . import Pack, model_file_loader
 
 LOADER, INTERPOLATE = "FrameInterpolationModelLoader", "FrameInterpolate"
 MODEL_TYPE = "INTERP_MODEL"
-
-
-def _loader_refs(a, node, slot, type_, visiting):
-    if type_ != MODEL_TYPE:
-        return []
-    return [a._loader_ref(node, "model_name", role="diffusion", folder="frame_interpolation")]
 
 
 def family_of(name: str) -> tuple[str | None, str]:
@@ -43,9 +37,6 @@ def family_of(name: str) -> tuple[str | None, str]:
         return "rife", ""
     return None, f"which model '{name}' is (FILM or RIFE: ComfyUI reads it from the keys, :47-71) is not known from its name"
 
-
-def _mib(n: int) -> str:
-    return f"{n / 2**20:,.0f} MiB"
 
 
 def _interpolate(a, node):
@@ -77,11 +68,11 @@ def _interpolate(a, node):
     said = f"frames of {w}×{h}" + ("" if size.exact else " (assumed)")
     how = ("all multiplier - 1 timesteps from one flow (forward_multi_timestep, :150-158)" if fam == "film" else
            f"one batched forward of {mult - 1} timestep(s) on frames padded to {F.RIFE_PAD} (:162-176; halved on OOM "
-           f"down to 1: {_mib(int(F.peak(fam, w, h, mult, 1) * k))})")
-    why = (f"{source}: {said}, multiplier {mult}, {how}: {_mib(traced)} × {k} for the allocator and untraced "
-           f"transients; ComfyUI itself frees memory_used_forward = {_mib(F.comfy_request(fam, w, h))} for it "
+           f"down to 1: {fmt_mib(int(F.peak(fam, w, h, mult, 1) * k))})")
+    why = (f"{source}: {said}, multiplier {mult}, {how}: {fmt_mib(traced)} × {k} for the allocator and untraced "
+           f"transients; ComfyUI itself frees memory_used_forward = {fmt_mib(F.comfy_request(fam, w, h))} for it "
            "before it runs (:104-105)")
-    a.stage_note(f"FrameInterpolate working memory ~{_mib(int(traced * k))}: traced {_mib(traced)} at {w}×{h} × {k}")
+    a.stage_note(f"FrameInterpolate working memory ~{fmt_mib(int(traced * k))}: traced {fmt_mib(traced)} at {w}×{h} × {k}")
     host = 0
     if size.batch and not from_video(a, images):
         frames_out = (max(1, size.batch) - 1) * mult + 1
@@ -98,7 +89,7 @@ PACK = Pack(
     name="nodes_frame_interpolation",
     stage_kinds={INTERPOLATE: SAMPLE},
     stages={INTERPOLATE: _interpolate},
-    refs={LOADER: _loader_refs},
+    refs={LOADER: model_file_loader("model_name", "frame_interpolation", MODEL_TYPE)},
     relevant_types={MODEL_TYPE},
     widgets={LOADER: ["model_name"], INTERPOLATE: ["multiplier"]},
 )

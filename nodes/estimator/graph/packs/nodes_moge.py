@@ -13,18 +13,13 @@ from __future__ import annotations
 
 from ...families import moge as F
 from ...families.registry import FAMILIES
+from ...units import fmt_mib
 from ...workload import SAMPLE
 from ..base import _replace
-from . import Pack
+from . import Pack, model_file_loader
 
 INFER, PANORAMA, LOADER = "MoGeInference", "MoGePanoramaInference", "LoadMoGeModel"
 PANORAMA_VIEWS = 12  # panorama.py:68-75 (icosahedron views)
-
-
-def _loader_refs(a, node, slot, type_, visiting):
-    if type_ != "MOGE_MODEL":
-        return []
-    return [a._loader_ref(node, "model_name", role="diffusion", folder="geometry_estimation")]
 
 
 def _family(a, node):
@@ -32,9 +27,6 @@ def _family(a, node):
     fam = F.family_of((refs[0].name if refs else "") or "")
     return fam, FAMILIES[fam].arch
 
-
-def _mib(n: int) -> str:
-    return f"{n / 2**20:,.0f} MiB"
 
 
 def _stage(a, node, batch: int, aspect: float | None, what: str, pixels: tuple[int, int, str] | None = None):
@@ -63,7 +55,7 @@ def _stage(a, node, batch: int, aspect: float | None, what: str, pixels: tuple[i
                         f"first-principles formula, uncalibrated: at {said} {w}×{h}: the float32 input (model.py:289), "
                         "points / mask / normal resized to it (model.py:142-152) and the float32 points (model.py:298)"))
     total = sum(n for _, n, _ in working)
-    a.stage_note(f"MoGe working memory ~{_mib(total)} (first-principles formula, uncalibrated; the terms are summed "
+    a.stage_note(f"MoGe working memory ~{fmt_mib(total)} (first-principles formula, uncalibrated; the terms are summed "
                  "although the ViT's and the head's peaks come one after the other)")
     stage = a.sample_stage(node, model_links=[a.link(node, "moge_model")], cond_links=[], cfg=None,
                            uses_negative=False, steps=1, latent=None, model_type="MOGE_MODEL")
@@ -107,7 +99,7 @@ PACK = Pack(
     name="nodes_moge",
     stage_kinds={INFER: SAMPLE, PANORAMA: SAMPLE},
     stages={INFER: _infer, PANORAMA: _panorama},
-    refs={LOADER: _loader_refs},
+    refs={LOADER: model_file_loader("model_name", "geometry_estimation", "MOGE_MODEL")},
     relevant_types={"MOGE_MODEL"},
     widgets={LOADER: ["model_name"], INFER: ["resolution_level", "fov_x_degrees", "batch_size", "force_projection",
                                              "apply_mask"],

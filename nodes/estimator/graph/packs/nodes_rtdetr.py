@@ -14,15 +14,13 @@ from __future__ import annotations
 
 from ... import memory
 from ...families import rt_detr as F
+from ...units import fmt_mib
 from ...workload import SAMPLE
 from ..base import _replace, from_video
 from . import Pack
 
 DETECT = "RTDETR_detect"
 
-
-def _mib(n: int) -> str:
-    return f"{n / 2**20:,.0f} MiB"
 
 
 def _detect(a, node):
@@ -42,9 +40,9 @@ def _detect(a, node):
     k = memory.calibration("rt-detr-v4")
     why = (f"{F.RTDETR_TRACE_SOURCE}: one batch of {batch} image(s) stretched to {F.RTDETR_SIDE}×{F.RTDETR_SIDE} "
            f"(nodes_rtdetr.py:37-39; {said}): {F.RTDETR_PER_IMAGE:,} bytes an image + {F.RTDETR_FIXED:,} = "
-           f"{_mib(traced)} (the input's own size does not matter: the resize runs on the CPU) × {k} for the "
+           f"{fmt_mib(traced)} (the input's own size does not matter: the resize runs on the CPU) × {k} for the "
            "allocator and untraced transients")
-    a.stage_note(f"RTDETR_detect working memory ~{_mib(int(traced * k))}: traced {_mib(traced)} for a batch of "
+    a.stage_note(f"RTDETR_detect working memory ~{fmt_mib(int(traced * k))}: traced {fmt_mib(traced)} for a batch of "
                  f"{batch} at {F.RTDETR_SIDE}×{F.RTDETR_SIDE} × {k}")
     a.note(f"{a.label(node)}: the RT-DETR detector runs on the GPU (nodes_rtdetr.py:35-40: load_model_gpu, then up "
            f"to {F.RTDETR_BATCH} images at a time stretched to {F.RTDETR_SIDE}×{F.RTDETR_SIDE}); its working memory "

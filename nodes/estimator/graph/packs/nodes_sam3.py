@@ -32,6 +32,7 @@ import re
 from ... import memory
 from ...families import sam3 as F
 from ...families.sam3 import SAM3_IMAGE_SIZE
+from ...units import fmt_mib
 from ...workload import SAMPLE
 from ..base import _replace, from_video
 from . import Pack
@@ -39,9 +40,6 @@ from . import Pack
 DETECT = "SAM3_Detect"
 VIDEO_TRACK = "SAM3_VideoTrack"
 
-
-def _mib(n: int) -> str:
-    return f"{n / 2**20:,.0f} MiB"
 
 
 def _model_stage(a, node, image_input: str, why: str):
@@ -136,7 +134,7 @@ def _detect(a, node):
                    f"on top of the traced per-image peak (families/sam3.py)")
     if why is None and size is None:
         why = (f"the input's size and image / frame count are not known before running (a loaded video): the "
-               f"detector's own peak is a constant ({_mib(F.SAM31_DETECT_PEAK)} traced at "
+               f"detector's own peak is a constant ({fmt_mib(F.SAM31_DETECT_PEAK)} traced at "
                f"{SAM3_IMAGE_SIZE}×{SAM3_IMAGE_SIZE}), but the node also keeps the {F.SAM3_QUERIES} query masks "
                f"at the input's size ({F.UPSAMPLED_MASKS_PER_PIXEL} bytes a pixel, detector.py:482) and every "
                f"frame's union mask on the GPU until the last frame ({F.UNION_PER_PIXEL} bytes a pixel per frame, "
@@ -160,7 +158,7 @@ def _detect(a, node):
                    "one text prompt with one kept detection assumed (the prompt's text is not known here)")
     why_const = (f"{F.SAM31_DETECT_TRACE_SOURCE}: at the peak ({what}; {images} image(s){count_said} of {said}, "
                  f"refine_iterations {refine}, {prompt_said}) the model's own activations at "
-                 f"{SAM3_IMAGE_SIZE}×{SAM3_IMAGE_SIZE} are {_mib(const)} (a constant: every image is stretched to "
+                 f"{SAM3_IMAGE_SIZE}×{SAM3_IMAGE_SIZE} are {fmt_mib(const)} (a constant: every image is stretched to "
                  f"{SAM3_IMAGE_SIZE}×{SAM3_IMAGE_SIZE}, nodes_sam3.py:118, one at a time, :176-177) × {k} for the "
                  "allocator and untraced transients")
     why_px = (f"masks at {said} (exact tensor sizes; the traced phases in families/sam3.py): the {F.SAM3_QUERIES} "
@@ -172,8 +170,8 @@ def _detect(a, node):
     working = [("detector activations (traced)", int(const * k), why_const)]
     if pixels:
         working.append((f"masks at the input's size ({w}×{h})", int(pixels), why_px))
-    a.stage_note(f"SAM3_Detect working memory ~{_mib(int(const * k) + pixels)}: traced {_mib(const)} at "
-                 f"{SAM3_IMAGE_SIZE}×{SAM3_IMAGE_SIZE} × {k} + {_mib(pixels)} of masks at {said}")
+    a.stage_note(f"SAM3_Detect working memory ~{fmt_mib(int(const * k) + pixels)}: traced {fmt_mib(const)} at "
+                 f"{SAM3_IMAGE_SIZE}×{SAM3_IMAGE_SIZE} × {k} + {fmt_mib(pixels)} of masks at {said}")
     stage = a.sample_stage(node, model_links=[model_link], cond_links=[], cfg=None, uses_negative=False, steps=1,
                            latent=None)
     a.note(f"{a.label(node)}: SAM 3's detector runs on the GPU (nodes_sam3.py:152 load_model_gpu; :118, :176-177: "
