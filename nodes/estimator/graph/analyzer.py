@@ -736,7 +736,8 @@ class _Analyzer:
                      default="?")
         what = "; ".join(f"{loader} type '{ct}'" for loader, ct in found)
         why = (f"{NEWER_COMFYUI} ({what} is offered by no ComfyUI up to {newest}, the newest this estimator "
-               "knows): its model family cannot be identified or traced here; update ComfyUI to run it")
+               f"knows): it needs a ComfyUI newer than {newest}, and its model family cannot be identified or "
+               "traced by this estimator")
         self.note(why)
         return [_replace(s, notes=s.notes + (why,)) if s.kind == SAMPLE else s for s in stages]
 
