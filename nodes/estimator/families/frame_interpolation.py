@@ -23,6 +23,8 @@ tensors, the node's loop line by line for 2 pairs, host tensors not counted):
 """
 from __future__ import annotations
 
+import re
+
 from ._spec import DIFFUSION, Family, _r
 
 ORDER = 175  # "film_net" / "rife" share no pattern with another family's name rules
@@ -59,15 +61,32 @@ FAMILIES = {
     "rife": Family(DIFFUSION, "RIFE frame interpolation (IFNet)", dict(pad_align=RIFE_PAD, fixed_precision=True)),
 }
 
+# the file-name patterns of the two models (what ComfyUI tells apart by the keys, nodes_frame_interpolation.py:47-71)
+FILM_PATTERN, RIFE_PATTERN, RIFE_OTHER_CHANNELS = r"film[_-]?net", r"rife", r"heavy|lite"
+
 NAME_RULES = {
     DIFFUSION: (
-        _r(r"film[_-]?net", "film", "FILM frame interpolation", P_FILM,
+        _r(FILM_PATTERN, "film", "FILM frame interpolation", P_FILM,
            "FILMNet() at its defaults: 68,873,334 bytes at fp16 (families/frame_interpolation.py)"),
-        _r(r"rife", "rife", "RIFE frame interpolation (IFNet)", P_RIFE,
+        _r(RIFE_PATTERN, "rife", "RIFE frame interpolation (IFNet)", P_RIFE,
            "IFNet() at its defaults (head 4, channels 192/128/96/64/32): 11,329,552 bytes at fp16 "
            "(families/frame_interpolation.py)"),
     ),
 }
+
+
+def family_of(name: str) -> tuple[str | None, str]:
+    """film / rife from a file name (the NAME_RULES patterns), or None and why it is not priced."""
+    n = (name or "").lower()
+    if re.search(FILM_PATTERN, n):
+        return "film", ""
+    if re.search(RIFE_PATTERN, n):
+        if re.search(RIFE_OTHER_CHANNELS, n):
+            return None, ("a RIFE 'heavy' / 'lite' file: its IFNet channels (read from the file, ifnet.py:122-131) "
+                          "are not the traced defaults")
+        return "rife", ""
+    return None, (f"which model '{name}' is (FILM or RIFE: ComfyUI reads it from the keys, "
+                  "nodes_frame_interpolation.py:47-71) is not known from its name")
 
 
 def padded(n: int, align: int) -> int:

@@ -78,6 +78,29 @@ def unknown_nodes_note(types: list[str], versions: list[str]) -> str:
             "not in this estimate")
 
 
+_LOADED_TYPES: dict[int, tuple[Mapping, frozenset]] = {}  # id(specs) -> (specs, types): once per spec table
+
+
+def loaded_types(specs: Mapping) -> frozenset:
+    """Socket types a loader of this ComfyUI makes: the outputs of its nodes that take only widgets (model files,
+    numbers, strings) or images, e.g. BACKGROUND_REMOVAL, INTERP_MODEL, GLIGEN, PHOTOMAKER; computed once per spec
+    table (the shipped one is the same object for every workflow read), not per read."""
+    hit = _LOADED_TYPES.get(id(specs))
+    if hit is not None and hit[0] is specs:
+        return hit[1]
+    plain = {"INT", "FLOAT", "STRING", "BOOLEAN", "COMBO", "IMAGE", "MASK", "*"}
+    out = set()
+    for spec in specs.values():
+        if all(str(v) in plain for v in (spec.get("in") or {}).values()):
+            out.update(str(o) for o in spec.get("out") or ())
+    # AUDIO_ENCODER: the socket rule of stage_kind prices AudioEncoderEncode (an AUDIO_ENCODE stage)
+    types = frozenset(out - plain - RELEVANT_TYPES - R.relevant_types - {"AUDIO_ENCODER"})
+    if len(_LOADED_TYPES) > 8:  # live ComfyUI spec tables: keep a few
+        _LOADED_TYPES.clear()
+    _LOADED_TYPES[id(specs)] = (specs, types)
+    return types
+
+
 class _Analyzer:
     def __init__(self, graph: _Graph, specs: Mapping):
         self.g = graph
@@ -668,15 +691,7 @@ class _Analyzer:
 
     @cached_property
     def _loaded_types(self) -> frozenset:
-        """Socket types a loader of this ComfyUI makes: the outputs of its nodes that take only widgets (model
-        files, numbers, strings) or images, e.g. BACKGROUND_REMOVAL, INTERP_MODEL, GLIGEN, PHOTOMAKER."""
-        plain = {"INT", "FLOAT", "STRING", "BOOLEAN", "COMBO", "IMAGE", "MASK", "*"}
-        out = set()
-        for spec in self.specs.values():
-            if all(str(v) in plain for v in (spec.get("in") or {}).values()):
-                out.update(str(o) for o in spec.get("out") or ())
-        # AUDIO_ENCODER: the socket rule below prices AudioEncoderEncode (an AUDIO_ENCODE stage)
-        return frozenset(out - plain - RELEVANT_TYPES - R.relevant_types - {"AUDIO_ENCODER"})
+        return loaded_types(self.specs)
 
     def _unpriced_model_input(self, node: _Node) -> str | None:
         """The loaded model type a node of this ComfyUI consumes (takes, and does not pass on) that no node pack

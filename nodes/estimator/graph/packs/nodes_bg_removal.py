@@ -35,8 +35,7 @@ def _remove(a, node):
                      f"time (a loaded video): BiRefNet's forward is a constant ({fmt_mib(F.BIREFNET_FORWARD)} traced at "
                      f"{F.BIREFNET_SIZE}×{F.BIREFNET_SIZE}, + 16 MiB per further image), but the whole batch goes to "
                      "the GPU first as float32 (12 bytes a pixel, bg_removal_model.py:45)")
-        return a.sample_stage(node, model_links=[model], cond_links=[], cfg=None, uses_negative=False, steps=1,
-                              latent=None, model_type=MODEL_TYPE)
+        return stage
     images = max(1, size.batch or 1)
     said = f"{images} image(s) of {size.width}×{size.height}" + ("" if size.exact else
                                                                    " (assumed: 1 megapixel, the file's size is not "

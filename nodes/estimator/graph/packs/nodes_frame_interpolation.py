@@ -12,8 +12,6 @@
 """
 from __future__ import annotations
 
-import re
-
 from ... import memory
 from ...families import frame_interpolation as F
 from ...units import fmt_gib, fmt_mib
@@ -25,42 +23,25 @@ LOADER, INTERPOLATE = "FrameInterpolationModelLoader", "FrameInterpolate"
 MODEL_TYPE = "INTERP_MODEL"
 
 
-def family_of(name: str) -> tuple[str | None, str]:
-    """film / rife from the file name (what ComfyUI reads from the keys, :47-71), or None and why not."""
-    n = (name or "").lower()
-    if re.search(r"film[_-]?net", n):
-        return "film", ""
-    if re.search(r"rife", n):
-        if re.search(r"heavy|lite", n):
-            return None, ("a RIFE 'heavy' / 'lite' file: its IFNet channels (read from the file, ifnet.py:122-131) "
-                          "are not the traced defaults")
-        return "rife", ""
-    return None, f"which model '{name}' is (FILM or RIFE: ComfyUI reads it from the keys, :47-71) is not known from its name"
-
-
-
 def _interpolate(a, node):
     model, images = a.link(node, "interp_model"), a.link(node, "images")
     if model is None or images is None:
         return None
     refs = a.refs(model, MODEL_TYPE)
-    fam, why_not = family_of(refs[0].name if refs else "")
+    fam, why_not = F.family_of(refs[0].name if refs else "")
     mult = a.number(node, "multiplier", 2)
     mult = 2 if mult is None else max(2, int(mult))
     size = a.image_size(images)
-
-    def unpriced(why: str):
-        a.stage_note(f"working memory not estimated: {why}")
-        return a.sample_stage(node, model_links=[model], cond_links=[], cfg=None, uses_negative=False, steps=1,
-                              latent=None, model_type=MODEL_TYPE)
-
-    if fam is None:
-        return unpriced(why_not)
-    if size is None or not (size.width and size.height):
+    stage = a.sample_stage(node, model_links=[model], cond_links=[], cfg=None, uses_negative=False, steps=1,
+                           latent=None, model_type=MODEL_TYPE)
+    if fam is not None and (size is None or not (size.width and size.height)):
         per_px = F.peak(fam, 1920, 1080, mult) / (1920 * 1080)
-        return unpriced(f"the frames' size is known only at run time (a loaded video): {F.FAMILIES[fam].label} "
-                        f"needs about {per_px:,.0f} bytes a frame pixel at multiplier {mult} (traced, "
-                        f"families/frame_interpolation.py): {fmt_gib(F.peak(fam, 1920, 1080, mult))} at 1920×1080")
+        why_not = (f"the frames' size is known only at run time (a loaded video): {F.FAMILIES[fam].label} needs "
+                   f"about {per_px:,.0f} bytes a frame pixel at multiplier {mult} (traced, "
+                   f"families/frame_interpolation.py): {fmt_gib(F.peak(fam, 1920, 1080, mult))} at 1920×1080")
+    if why_not:
+        a.stage_note(f"working memory not estimated: {why_not}")
+        return stage
     w, h = size.width, size.height
     traced = F.peak(fam, w, h, mult)
     k = memory.calibration(fam)
@@ -79,8 +60,6 @@ def _interpolate(a, node):
         host = frames_out * 3 * w * h * 4
         a.note(f"{a.label(node)}: its {frames_out} output frames are a float32 tensor on the CPU "
                f"(nodes_frame_interpolation.py:126-127): {fmt_gib(host)} of RAM, kept in the cache")
-    stage = a.sample_stage(node, model_links=[model], cond_links=[], cfg=None, uses_negative=False, steps=1,
-                           latent=None, model_type=MODEL_TYPE)
     return _replace(stage, working=((f"{F.FAMILIES[fam].label} activations (traced)", int(traced * k), why),),
                     host_output_bytes=host)
 
