@@ -787,13 +787,29 @@ def live_memory_mode() -> str:
     return "dynamic" if (memory_mode() == "dynamic" or dynamic_vram_status().enabled) else "classic"
 
 
-def _live_card(name: str) -> Card:
-    """The catalogue card of the live GPU's name (its speed, host link, bf16, vendor), else a card
-    that carries only the name (the measurements give its size and fp8)."""
+def _live_card(name: str, total_bytes: int | None = None) -> Card:
+    """The catalogue card of the live GPU's name (its speed, host link, bf16, vendor; the measured size
+    tells apart the cards a driver name shares, "RTX 4060 Ti" 8 / 16 GB), else a card that carries only
+    the name (the measurements give its size and fp8)."""
     try:
-        return find_card(name)
+        return find_card(name, nominal_gb=None if not total_bytes else total_bytes / GiB)
     except VramBudgetError:
         return Card(name, 0, True)
+
+
+def live_versions() -> tuple[tuple[str, str], ...]:
+    """(component, version) of what this ComfyUI runs under, for the known regressions (evidence.py): ComfyUI,
+    comfy-aimdo, PyTorch and every custom node pack with a version (run_log reads them once per process)."""
+    from . import run_log  # noqa: PLC0415  (run_log imports this module)
+
+    try:
+        v = run_log.installed_versions() or {}
+    except Exception:  # noqa: BLE001  (a version read never costs an estimate)
+        return ()
+    out = [(name, str(v[key])) for key, name in (("comfyui", "ComfyUI"), ("comfy_aimdo", "comfy-aimdo"),
+                                                 ("torch", "PyTorch")) if v.get(key)]
+    out += [(str(pack)[:80], str(ver)[:40]) for pack, ver in sorted((v.get("custom_nodes") or {}).items()) if ver]
+    return tuple(out)
 
 
 def estimator_device(card: str | None = None, memory_mode: str = "auto", budget_gb: float = 0.0):
@@ -807,7 +823,7 @@ def estimator_device(card: str | None = None, memory_mode: str = "auto", budget_
     adds the context itself, as overhead of every stage)."""
     flags = live_launch_flags()
     mode = memory_mode if memory_mode in ("classic", "dynamic") else live_memory_mode()
-    common = dict(memory_mode=mode, host=live_host())
+    common = dict(memory_mode=mode, host=live_host(), versions=live_versions() or None)
     if card:
         return device_for_launch(find_card(card), flags, **common), None
     if budget_gb and budget_gb > 0:
@@ -825,7 +841,7 @@ def estimator_device(card: str | None = None, memory_mode: str = "auto", budget_
     allocated = live.torch_allocated if live else state.torch_allocated
     name = live.name if live else state.name.split(" : ")[0]
     return device_for_launch(
-        _live_card(name), flags, name=name, total_bytes=total,
+        _live_card(name, total), flags, name=name, total_bytes=total,
         other_processes_bytes=max(0, total - driver_free - reserved - CUDA_CONTEXT_BYTES),
         reserved_unallocated_bytes=max(0, reserved - allocated),
         held_by_models_bytes=sum(m.loaded for m in loaded_models() if m.device_type == "cuda"),

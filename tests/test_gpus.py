@@ -76,7 +76,6 @@ def test_architecture_decides_what_comfyui_does():
     ("NVIDIA GeForce RTX 4080 SUPER", "RTX 4080 Super"),
     ("NVIDIA GeForce RTX 2080", "RTX 2080"),
     ("NVIDIA GeForce RTX 2080 Ti", "RTX 2080 Ti"),
-    ("NVIDIA GeForce RTX 4060 Ti", "RTX 4060 Ti 16GB"),  # the name does not say; the larger one as before
     ("4060 ti 8gb", "RTX 4060 Ti 8GB"),
     ("AMD Radeon RX 7900 XTX", "RX 7900 XTX"),  # torch.cuda.get_device_name on ROCm
     ("AMD Radeon RX 7900 XT", "RX 7900 XT"),
@@ -84,6 +83,73 @@ def test_architecture_decides_what_comfyui_does():
 ])
 def test_live_device_names_find_their_card(device_name, card):
     assert find_card(device_name).name == card
+
+
+@pytest.mark.parametrize("device_name,gb,card", [
+    ("NVIDIA GeForce RTX 4060 Ti", 16, "RTX 4060 Ti 16GB"),  # the driver's name does not say: the measured size does
+    ("NVIDIA GeForce RTX 4060 Ti", 8, "RTX 4060 Ti 8GB"),
+    ("NVIDIA A100-SXM4-80GB", 80, "A100 80GB"),
+    ("NVIDIA A100-PCIE-40GB", 40, "A100 40GB"),
+    ("NVIDIA H100 80GB HBM3", 80, "H100"),
+    ("NVIDIA H100 PCIe", 80, "H100 PCIe"),
+    ("NVIDIA RTX 6000 Ada Generation", 48, "RTX 6000 Ada"),
+    ("Tesla T4", 16, "T4"),
+    ("NVIDIA GeForce RTX 3060 Laptop GPU", 6, "RTX 3060 Laptop"),
+    ("NVIDIA GeForce RTX 4090 D", 24, "RTX 4090 D"),
+])
+def test_a_live_name_with_its_measured_size_finds_one_card(device_name, gb, card):
+    assert find_card(device_name, nominal_gb=gb).name == card
+
+
+# Issue 31: the cards people type. Each resolves to one card, or the answer names the candidates.
+ISSUE31_NAMES = {
+    "RTX 3080 Ti": "RTX 3080 Ti", "T4": "T4", "RTX 2060": "RTX 2060", "RTX 3050": "RTX 3050",
+    "GTX 1080 Ti": "GTX 1080 Ti", "RTX 5060": "RTX 5060", "RTX A4000": "RTX A4000", "RTX 3080": "RTX 3080",
+    "GTX 1050 Ti": "GTX 1050 Ti", "GTX 1660 Super": "GTX 1660 Super", "RTX 2070 Super": "RTX 2070 Super",
+    "RTX 4090 D": "RTX 4090 D", "RTX 5090": "RTX 5090", "RTX 4070 Laptop": "RTX 4070 Laptop",
+    "RTX 5090 Laptop GPU": "RTX 5090 Laptop", "RTX 2000 Ada": "RTX 2000 Ada", "RTX PRO 6000": "RTX PRO 6000",
+    "L4": "L4", "A10": "A10", "A100 80GB": "A100 80GB", "H100": "H100", "H200": "H200", "B200": "B200",
+    "RX 6800 XT": "RX 6800 XT", "RX 7600": "RX 7600", "RX 9070 XT": "RX 9070 XT", "MI300X": "MI300X",
+    "Radeon 8060S": "Radeon 8060S", "Ryzen AI Max+ 395": "Radeon 8060S", "V100 32GB": "V100 32GB",
+}
+ASKED = {"RTX 4060 Ti": {"RTX 4060 Ti 8GB", "RTX 4060 Ti 16GB"}, "RTX 5060 Ti": {"RTX 5060 Ti 8GB", "RTX 5060 Ti 16GB"},
+         "A100": {"A100 40GB", "A100 80GB"}, "V100": {"V100 16GB", "V100 32GB"},
+         "RX 9060 XT": {"RX 9060 XT 8GB", "RX 9060 XT 16GB"}}
+
+
+@pytest.mark.parametrize("typed,card", sorted(ISSUE31_NAMES.items()))
+def test_the_cards_people_type_resolve(typed, card):
+    assert find_card(typed).name == card
+
+
+@pytest.mark.parametrize("typed,options", sorted((k, sorted(v)) for k, v in ASKED.items()))
+def test_a_name_several_cards_share_is_asked_about_never_guessed(typed, options):
+    with pytest.raises(VramBudgetError) as err:
+        find_card(typed)
+    assert all(o in str(err.value) for o in options) and "say which" in str(err.value)
+
+
+@pytest.mark.parametrize("typo,meant", [("RTX 3080 Tie", "RTX 3080 Ti"), ("RTX 4090 32GB", "RTX 4090"),
+                                        ("RTX 40900", "RTX 4090")])
+def test_a_near_miss_is_answered_with_the_candidates(typo, meant):
+    with pytest.raises(VramBudgetError) as err:
+        find_card(typo)
+    assert repr(meant) in str(err.value) or f"{meant} (" in str(err.value)
+
+
+def test_a_laptop_gpu_is_never_the_desktop_card():
+    assert find_card("RTX 4070 Laptop").nominal_gb == 8 and find_card("RTX 4070").nominal_gb == 12
+    with pytest.raises(VramBudgetError):
+        find_card("RTX 4060 Ti Laptop")
+
+
+def test_every_catalogue_line_is_whole_and_sourced():
+    from vram_budget.nodes.estimator.gpus import ARCHS, CARDS, SOURCES
+    names = [c.name for c in CARDS]
+    assert len(names) == len(set(names)) and len(CARDS) >= 100
+    for c in CARDS:
+        assert c.arch in ARCHS and c.source in SOURCES and c.tflops > 0 and c.bandwidth_gb_s > 0, c.name
+        assert find_card(c.name) is c, c.name  # every card finds itself by its own name
 
 
 def test_a_new_card_is_one_line():
@@ -161,11 +227,11 @@ def test_a_workflow_that_does_not_fit_still_gets_the_cheapest_rental():
     assert resident.outcome == "fits"  # "fits as is" is what ComfyUI does there
 
 
-@pytest.mark.parametrize("name", ["RTX 4070 Laptop", "NVIDIA GeForce RTX 4090 Laptop GPU", "RTX 3080 Mobile",
-                                  "RTX 3060 Max-Q"])
-def test_a_laptop_gpu_is_never_the_desktop_card_of_the_same_number(name):
-    with pytest.raises(VramBudgetError, match="unknown GPU"):
-        find_card(name)
+@pytest.mark.parametrize("name,card", [("RTX 4070 Laptop", "RTX 4070 Laptop"),
+                                       ("NVIDIA GeForce RTX 4090 Laptop GPU", "RTX 4090 Laptop"),
+                                       ("RTX 3060 Max-Q", "RTX 3060 Laptop"), ("RTX 3080 Mobile 16GB", "RTX 3080 Laptop 16GB")])
+def test_a_laptop_gpu_is_never_the_desktop_card_of_the_same_number(name, card):
+    assert find_card(name).name == card and "Laptop" in card
 
 
 def test_the_laptop_cards_the_catalogue_has_are_found():

@@ -181,7 +181,7 @@ def test_text_report_names_the_ram_and_the_fixes():
     out = cli(WAN, "--gpu", "RTX 4090", "--ram", "32", "--comfyui-version", "0.8")
     assert out.returncode == 0, out.stderr
     assert "Verdict: OUT OF MEMORY: out of system memory at" in out.stdout
-    assert "System RAM: needs" in out.stdout and "32.00 GiB RAM and no swap" in out.stdout
+    assert "System RAM: needs" in out.stdout and "32.00 GiB RAM + 2.00 GiB swap (assumed)" in out.stdout
     assert "To fit in system RAM, cheapest first:" in out.stdout and "--cache-none" in out.stdout
 
 

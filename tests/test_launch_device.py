@@ -164,8 +164,9 @@ def test_a_card_named_in_comfyui_is_the_command_lines(monkeypatch, cli_flags, co
     aimdo = rules != "0.8" and not (args.novram or args.highvram or args.gpu_only)
     install_comfy(monkeypatch, args, version=version, compute="cuda", aimdo=aimdo, os_name=os_name)
     node = budget_node.live_device("auto", 0.0, card)
-    cli = cli_device("--gpu", card, "--comfyui-version", rules, "--os", os_name.lower(), *cli_flags)
-    assert replace(node, host=None) == replace(cli, host=None)
+    cli = cli_device("--gpu", card, "--comfyui-version", version, "--os", os_name.lower(), *cli_flags)
+    assert replace(node, host=None, versions=()) == replace(cli, host=None, versions=())
+    assert dict(cli.versions)["ComfyUI"] == version  # the release, for its known regressions
     assert node.host is HOST
     assert routes.estimator_device(card) == (node, None)
 

@@ -54,7 +54,7 @@ def test_a_worker_short_of_ram_is_left_out_with_a_ram_fix():
     wl = read_workflow(json.loads(_template("video_wan2_2_14B_i2v").read_text()))
     from nodes.estimator.cli_estimate import workers_from_args
     from test_multigpu_placement import _args
-    workers = workers_from_args(_args("--workers", "RTX 3060:16,L4:64", "--memory-mode", "classic"))
+    workers = workers_from_args(_args("--workers", "RTX 3060:16,L4:64", "--memory-mode", "classic", "--swap", "0"))
     runs, left = plan_workers(wl, workers)
     assert [w.name for w in runs] == ["L4:64"]
     (short,) = left

@@ -95,6 +95,11 @@ class Budget:
     placement: tuple = ()  # multi_device.DevicePlan per device (cuda:0 first, then the others, then cpu)
     overall_verdict: str = ""  # with several cards: the worst device's verdict ("" = verdict)
     placement_plan: object = None  # placement_plan.PlacementPlan: where each loader should put its model (several cards)
+    # issue 30: the risk of running out of memory beside the verdict (risk.OomRisk), the published runs nearest
+    # to this workflow (evidence.Similar) and the known memory regressions of the versions it runs under
+    oom_risk: object = None
+    evidence: tuple = ()
+    known_regressions: tuple = ()
 
     @property
     def memory_mode(self) -> str:
@@ -164,6 +169,10 @@ class Budget:
             **({"placement": [p.to_dict() for p in self.placement],
                 "overall_verdict": self.overall_verdict or self.verdict} if self.placement else {}),
             **({"placement_plan": self.placement_plan.to_dict()} if self.placement_plan is not None else {}),
+            **({"oom_risk": self.oom_risk.to_dict(), "assumptions": _assumptions(self),
+                "evidence": [e.to_dict() for e in self.evidence],
+                "known_regressions": [_regression_dict(r) for r in self.known_regressions]}
+               if self.oom_risk is not None else {}),
         }
 
     def _stage_entry(self, s: StageBudget, r) -> dict:
@@ -197,6 +206,16 @@ class Budget:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
+
+
+def _assumptions(budget) -> str:
+    from .report import assumptions  # noqa: PLC0415  (report formats budgets; it imports nothing of this module)
+    return assumptions(budget)
+
+
+def _regression_dict(entry) -> dict:
+    return {k: entry.get(k) for k in ("id", "component", "matched", "affected_from", "affected_to", "fixed_in",
+                                       "symptom", "avoid", "kind", "sources")}
 
 
 def _card_dict(card: Card | None):
@@ -303,7 +322,8 @@ def assess(
     if stage_budgets:
         sb = stage_budgets[peak_stage]
         model = next((it.model for it in sb.items if it.model is not None and it.model.kind == DIFFUSION), None)
-        k = memory.calibration(model.family) if (model is not None and sb.stage.kind == SAMPLE) else 1.0
+        k = memory.calibration(model.family, "TorchCompile" in (sb.stage.legacy_path or "")) \
+            if (model is not None and sb.stage.kind == SAMPLE) else 1.0
         work = sb.working_bytes
         peak_low = peak - int(work * (1 - memory.ACTIVATION_LOW / k))
         peak_high = peak + int(work * (memory.ACTIVATION_HIGH_OVER - 1)) + (0 if k > 1 else int(0.1 * work))

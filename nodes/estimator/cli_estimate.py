@@ -4,16 +4,17 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import os
 import sys
 from dataclasses import replace
 
 from . import host_memory
-from .device import Device, LaunchFlags, device_for_launch
+from .device import Device, LaunchFlags, device_for_launch, rules_for_version
 from .planning import estimate, with_capacity
 from .resolve import folder_resolver
 from .errors import VramBudgetError
-from .gpus import CARDS, card_for_vram, find_card
+from .gpus import ARCHS, CARDS, card_for_vram, find_card
 from .graph import read_workflow
 from .graph.base import INPUT_MEDIA
 from .media import input_reader
@@ -32,8 +33,13 @@ def add_estimate_parser(subparsers) -> None:
     )
     p.add_argument("workflow", nargs="+", help="workflow .json file(s): saved UI workflow or API prompt")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--gpu", help=f"card name, e.g. 'RTX 4090' (known: {', '.join(c.name for c in CARDS)})")
-    g.add_argument("--vram", type=_vram_value, help="card size in GB, e.g. 24; several cards: 24,24 (cuda:0, cuda:1)")
+    g.add_argument("--gpu", help="card name, e.g. 'RTX 4090' (`vram-budget cards` lists them); with --vram, that card "
+                   "with that much memory (an APU's share, a modded card)")
+    p.add_argument("--vram", type=_vram_value, help="card size in GB, e.g. 24; several cards: 24,24 (cuda:0, cuda:1)")
+    p.add_argument("--arch", choices=sorted(ARCHS), default=None,
+                   help="what a card given only as --vram GB is: its maker and generation (e.g. ada, ampere, pascal, "
+                   "rdna3, rdna3.5-apu): fp8 / bf16 compute and ComfyUI's attention on it (default: a current NVIDIA "
+                   "card)")
     g.add_argument("--gpus", help="the machine's cards in CUDA order, e.g. 'RTX 4090,RTX 3090' (cuda:0 first): "
                    "each device's peak and outcome for the models its loaders place there (ComfyUI-MultiGPU)")
     p.add_argument("--models-dir", help="a ComfyUI models/ folder to read the real files' headers from")
@@ -53,6 +59,12 @@ def add_estimate_parser(subparsers) -> None:
     p.add_argument("--vram-headroom", type=float, metavar="GB", default=0.0,
                    help="as ComfyUI 0.33's --vram-headroom: VRAM Dynamic VRAM keeps free on top of its headroom")
     p.add_argument("--cpu-vae", action="store_true", help="as ComfyUI's --cpu-vae (VAE runs on the CPU)")
+    att = p.add_mutually_exclusive_group()
+    att.add_argument("--use-pytorch-cross-attention", action="store_true",
+                     help="as ComfyUI's flag: PyTorch SDPA everywhere (its math path, the whole score tensor, on a "
+                     "card without fused kernels)")
+    att.add_argument("--use-split-cross-attention", action="store_true", help="as ComfyUI's flag")
+    att.add_argument("--use-quad-cross-attention", action="store_true", help="as ComfyUI's flag")
     p.add_argument("--disable-smart-memory", action="store_true",
                    help="as ComfyUI's --disable-smart-memory (models unloaded as soon as possible)")
     p.add_argument("--os", choices=["linux", "windows"], default="linux",
@@ -71,8 +83,12 @@ def add_estimate_parser(subparsers) -> None:
     ram.add_argument("--swap", type=float, metavar="GiB",
                      help="swap (Linux) or page file (Windows); default: none on Linux, a system-managed page file "
                      "as large as the RAM on Windows")
-    ram.add_argument("--comfyui-version", choices=list(host_memory.RULE_SETS), default=host_memory.RULE_SETS[-1],
-                     help="the ComfyUI whose host-memory rules apply (default: the newest, 0.33)")
+    ram.add_argument("--comfyui-version", type=_comfyui_version, default=None, metavar="X.Y[.Z]",
+                     help="the ComfyUI you run (e.g. 0.30.1, 0.8): picks whose memory rules apply (0.8 up to 0.15, "
+                     "0.18 for 0.16-0.29, 0.33 from 0.30) and the known regressions of that release; default 0.33")
+    p.add_argument("--node-pack", action="append", metavar="NAME==VER", default=None,
+                   help="a node pack (or comfy-aimdo / PyTorch) and its version, for the known regressions of that "
+                   "release, e.g. ComfyUI-WanVideoWrapper==1.3.9 (repeatable)")
     cache = ram.add_mutually_exclusive_group()
     cache.add_argument("--cache-none", action="store_true",
                        help="as ComfyUI's --cache-none (a model is freed once no later node needs it)")
@@ -89,6 +105,43 @@ def add_estimate_parser(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("-v", "--verbose", action="store_true", help="show every item and assumption")
     p.set_defaults(func=run_estimate)
+
+
+class ComfyVersion(str):
+    """A --comfyui-version value: the rule set it maps to (str value, "0.8" | "0.18" | "0.33") and the release
+    as given (`release`, e.g. "0.30.1"), for the known regressions."""
+
+    release: str = ""
+
+
+def _comfyui_version(text: str) -> ComfyVersion:
+    text = str(text).strip()
+    if not re.fullmatch(r"v?\d{1,3}(\.\d{1,4}){0,3}", text):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: give ComfyUI's version, e.g. 0.30.1 or 0.8")
+    rules, _ = rules_for_version(text.lstrip("v") if "." in text else text.lstrip("v") + ".0")
+    out = ComfyVersion(rules)
+    out.release = text.lstrip("v")
+    return out
+
+
+MAX_NODE_PACKS = 16
+
+
+def node_packs_from_args(args) -> dict[str, str]:
+    """{component: version} from --comfyui-version (its release) and --node-pack NAME==VER ..."""
+    out: dict[str, str] = {}
+    release = getattr(getattr(args, "comfyui_version", None), "release", "")
+    if release:
+        out["ComfyUI"] = release
+    items = getattr(args, "node_pack", None) or []
+    if len(items) > MAX_NODE_PACKS:
+        raise VramBudgetError(f"--node-pack: {len(items)} given; at most {MAX_NODE_PACKS}")
+    for item in items:
+        name, sep, version = str(item).partition("==")
+        if not sep or not name.strip() or not re.fullmatch(r"v?\d{1,4}(\.\d{1,5}){0,3}\S{0,40}", version.strip()):
+            raise VramBudgetError(f"--node-pack {str(item)[:80]!r}: give NAME==VERSION, e.g. ComfyUI-GGUF==1.2.0")
+        out[name.strip()[:80]] = version.strip()
+    return out
 
 
 def _finite(name: str, value, lo: float, hi: float):
@@ -110,6 +163,9 @@ def _vram_value(text: str):
     return values[0] if len(values) == 1 else values
 
 
+MAX_GPUS = 8  # cards of one machine (--gpus / --vram a,b): the route takes the main card + 7 more
+
+
 def _cards_from_args(args) -> list:
     """The cards named by --gpus / --vram a,b (cuda:0 first), or [] for a single card."""
     gpus = getattr(args, "gpus", None)
@@ -117,8 +173,18 @@ def _cards_from_args(args) -> list:
         names = [n.strip() for n in gpus.split(",")]
         if not any(names) or not all(names):
             raise VramBudgetError(f"--gpus {gpus!r}: name each card, comma-separated, e.g. 'RTX 4090,RTX 3090'")
-        return [find_card(n) for n in names]
+        if len(names) > MAX_GPUS:
+            raise VramBudgetError(f"--gpus: {len(names)} cards; at most {MAX_GPUS} (one machine's cards, cuda:0 first)")
+        out = []
+        for n in names:
+            try:
+                out.append(find_card(n))
+            except VramBudgetError as exc:
+                raise VramBudgetError(f"--gpus: {exc}") from None
+        return out
     if isinstance(args.vram, tuple):
+        if len(args.vram) > MAX_GPUS:
+            raise VramBudgetError(f"--vram: {len(args.vram)} sizes; at most {MAX_GPUS} (one per card, cuda:0 first)")
         return [card_for_vram(v) for v in args.vram]
     return []
 
@@ -144,21 +210,34 @@ def device_from_args(args) -> Device:
     _finite("--vram-headroom", getattr(args, "vram_headroom", 0.0), 0, 1024)
     _finite("--other-processes", args.other_processes, 0, 10_000)
     cards = _cards_from_args(args)
+    if getattr(args, "gpus", None) is not None and args.vram is not None:
+        raise VramBudgetError("--gpus and --vram: name the cards (--gpus) or give their sizes (--vram 24,24), not both")
     if cards:
         card = cards[0]
+    elif args.vram is not None and args.gpu is not None:
+        try:
+            named = find_card(args.gpu)
+        except VramBudgetError as exc:
+            raise VramBudgetError(f"--gpu: {exc}") from None
+        card = replace(card_for_vram(args.vram, arch=named.arch), name=named.name, tflops=named.tflops,
+                       pcie=named.pcie, bandwidth_gb_s=named.bandwidth_gb_s, source=named.source)
     elif args.vram is not None:
-        card = card_for_vram(args.vram)  # refuses 0, negatives, nan and inf with the flag's name
+        card = card_for_vram(args.vram, arch=getattr(args, "arch", None))  # refuses 0, negatives, nan and inf
     elif args.gpu is not None:
         if not args.gpu.strip():
             raise VramBudgetError("--gpu '': name a card, e.g. 'RTX 4090' (or give --vram GB)")
-        card = find_card(args.gpu)
+        try:
+            card = find_card(args.gpu)
+        except VramBudgetError as exc:
+            raise VramBudgetError(f"--gpu: {exc}") from None
     else:
         card = find_card("RTX 4090")
     return device_for_launch(
         card, LaunchFlags.from_args(args), memory_mode=getattr(args, "memory_mode", None),
         other_processes_bytes=None if args.other_processes is None else int(args.other_processes * GiB),
-        fp8_compute=False if args.no_fp8_compute else None, source="--vram" if args.vram else None,
-        host=host_from_args(args))
+        fp8_compute=False if args.no_fp8_compute else None,
+        source="--vram" if args.vram is not None and args.gpu is None else None,
+        host=host_from_args(args), versions=tuple(node_packs_from_args(args).items()) or None)
 
 
 # Largest RAM / swap a flag accepts: 64 TiB (a big server has 12 TB; beyond that it is a typo)
@@ -193,6 +272,24 @@ def host_from_args(args) -> host_memory.Host:
 
 
 MAX_WORKERS = 32
+MAX_CARD_GB = 512  # a size above this is not a card's memory (the largest in the catalogue has 288 GB)
+
+
+def worker_card(text: str, entry: str):
+    """One --workers entry's card: a catalogue name first ('4090' is the RTX 4090, not 4090 GB), else a size in
+    GB (a GPU of that size); errors name --workers and the entry."""
+    try:
+        return find_card(text)
+    except VramBudgetError as exc:
+        name_error = exc
+    try:
+        gb = float(text)
+    except ValueError:
+        raise VramBudgetError(f"--workers {entry!r}: {name_error}") from None
+    if not math.isfinite(gb) or not 0 < gb <= MAX_CARD_GB:
+        raise VramBudgetError(f"--workers {entry!r}: {text} is neither a known card nor a card size in GB "
+                              f"(0 to {MAX_CARD_GB})")
+    return card_for_vram(gb)
 
 
 def workers_from_args(args) -> list[tuple[str, Device]]:
@@ -210,11 +307,7 @@ def workers_from_args(args) -> list[tuple[str, Device]]:
     out = []
     for entry in entries:
         card_text, _, ram_text = entry.partition(":")
-        card_text = card_text.strip()
-        try:
-            card = card_for_vram(float(card_text))
-        except ValueError:
-            card = find_card(card_text)
+        card = worker_card(card_text.strip(), entry)
         host = base
         if ram_text.strip():
             try:

@@ -3,7 +3,7 @@
 Bytes inside; the command line, the node and the panel build one of these (device_for_launch)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 from .gpus import Card, windows_desktop_bytes
 from .host_memory import RULE_SETS, Host
@@ -53,6 +53,30 @@ class Device:
     # Which device of the machine this card is (issue 24): "cuda:0" = ComfyUI's main device; with several
     # cards (--gpus) the i-th is "cuda:i". A model a loader placed on another device is not on this card.
     ordinal: str = "cuda:0"
+    # What the OOM risk reads beside the arithmetic (risk.py): the card's maker and architecture (gpus.ARCHS),
+    # the OS, and the ComfyUI release the answer is for (the known regressions of that release)
+    vendor: str = "NVIDIA"
+    arch: str = ""
+    os: str = "linux"
+    versions: tuple[tuple[str, str], ...] = ()  # (component, version): "ComfyUI" -> "0.30.1", node packs ...
+    # ComfyUI's attention on this card (gpus.ARCHS, model_management.py): "sdpa" (fused kernels), "subquad" /
+    # "split" (ComfyUI's chunked attention, sized to the free memory), "math" (SDPA without a kernel for the
+    # card: the whole score tensor is allocated)
+    attention: str = "sdpa"
+
+    def on(self, card: Card, rented: bool = False) -> "Device":
+        """This ComfyUI, with every launch flag and the machine's RAM, on another catalogue card (the cheapest
+        card that runs a workflow is this question asked of each card): the card's own size, speed, host link,
+        fp8 / bf16, attention and its Pascal rules; on Windows the desktop's share where the card drives a display
+        (never on a `rented` card, which drives none)."""
+        pascal = card.pascal and self.os == "linux" and self.vram_state in ("normal", "high")
+        fp32 = PASCAL_FP32 if pascal else (FP32_16_SERIES if card.fp32_compute else "")
+        return replace(self, name=card.name, total_bytes=card.total_bytes, fp8_compute=card.fp8_compute,
+                       bf16=card.bf16, flops=card.flops or self.flops, host_bytes_per_s=card.host_bytes_per_s,
+                       vendor=card.vendor, arch=card.arch, attention=card.attention, source="catalogue",
+                       reserved_unallocated_bytes=0, held_by_models_bytes=0,
+                       te_cpu_reason=PASCAL_TE_CPU if pascal else "", compute_fp32_reason=fp32,
+                       other_processes_bytes=windows_desktop_bytes(card) if self.os == "windows" and not rented else 0)
 
     @classmethod
     def from_card(cls, card: Card, **kw) -> "Device":
@@ -86,6 +110,9 @@ class LaunchFlags:
     disable_smart_memory: bool = False
     disable_dynamic_vram: bool = False  # 0.16+
     enable_dynamic_vram: bool = False  # 0.16+: forces Dynamic VRAM on whatever the other flags say
+    use_pytorch_cross_attention: bool = False  # forces SDPA (math path where the card has no kernel)
+    use_split_cross_attention: bool = False
+    use_quad_cross_attention: bool = False
     os: str = "linux"  # "linux" | "windows"
     rules: str = RULE_SETS[-1]  # "0.8" | "0.18" | "0.33" (rules_for_version)
 
@@ -103,6 +130,9 @@ class LaunchFlags:
             vram_headroom=float(getattr(args, "vram_headroom", 0.0) or 0.0), cpu_vae=flag("cpu_vae"),
             disable_smart_memory=flag("disable_smart_memory"), disable_dynamic_vram=flag("disable_dynamic_vram"),
             enable_dynamic_vram=flag("enable_dynamic_vram"),
+            use_pytorch_cross_attention=flag("use_pytorch_cross_attention"),
+            use_split_cross_attention=flag("use_split_cross_attention"),
+            use_quad_cross_attention=flag("use_quad_cross_attention"),
             os=os or getattr(args, "os", None) or "linux",
             rules=rules or getattr(args, "comfyui_version", None) or RULE_SETS[-1])
 
@@ -132,6 +162,22 @@ class LaunchFlags:
             return "classic"
         return "dynamic" if self.rules != "0.8" and card.vendor == "NVIDIA" else "classic"
 
+    def attention(self, card: Card) -> str:
+        """ComfyUI's attention on `card` with these flags (model_management.py:458-531 in 0.33.0,
+        attention.py's optimized_attention choice): --use-split / --use-quad-cross-attention pick ComfyUI's
+        chunked kernels; --use-pytorch-cross-attention forces SDPA, whose math path runs where the card has no
+        fused kernel (a card ComfyUI itself gives sub-quadratic attention); else the card's own (gpus.ARCHS),
+        the math path for a rule set that enables SDPA on it without kernels."""
+        if self.use_split_cross_attention:
+            return "split"
+        if self.use_quad_cross_attention:
+            return "subquad"
+        if self.rules in card.math_attention_rules:
+            return "math"
+        if self.use_pytorch_cross_attention and card.attention != "sdpa":
+            return "math"
+        return card.attention
+
     def reserve_bytes(self, total_bytes: int) -> int:
         """ComfyUI's EXTRA_RESERVED_VRAM: --reserve-vram GB, else 400 MiB, on Windows 600 MiB plus 100 on a
         card over 15 GiB (model_management.py:566-576 in 0.8, :718-732 in 0.18.2, :847-855 in 0.33.0)."""
@@ -146,11 +192,13 @@ PASCAL_TE_CPU = ("ComfyUI keeps text encoders on the CPU on Pascal cards under L
                  "(no fast fp16: model_management.text_encoder_device)")
 PASCAL_FP32 = ("ComfyUI computes in fp32 on a Pascal card under Linux (should_use_fp16 "
                "is False for the 10 series there, so unet_manual_cast picks float32)")
+FP32_16_SERIES = ("ComfyUI computes in fp32 on a GTX 16-series card (should_use_fp16's nvidia_16_series: \"FP16 is "
+                  "just broken on these cards\", model_management.py:1894-1897 in 0.33.0)")
 
 # What a caller may give device_for_launch as measured (the live ComfyUI) or given (command-line flags)
 MEASURED = frozenset({"name", "total_bytes", "other_processes_bytes", "reserved_unallocated_bytes",
                       "held_by_models_bytes", "fp8_compute", "bf16", "reserve_bytes", "te_cpu_reason",
-                      "compute_fp32_reason", "host", "source"})
+                      "compute_fp32_reason", "host", "source", "versions"})
 assert MEASURED <= {f.name for f in fields(Device)}
 
 
@@ -179,11 +227,14 @@ def device_for_launch(card: Card | None, flags: LaunchFlags = LaunchFlags(), *, 
     total = given.get("total_bytes", card.total_bytes)
     state = flags.vram_state
     kw = dict(name=card.name, total_bytes=total, fp8_compute=card.fp8_compute, bf16=card.bf16,
+              vendor=card.vendor, arch=card.arch, os=flags.os, attention=flags.attention(card),
               flops=card.flops or 165.2e12, host_bytes_per_s=card.host_bytes_per_s,
               memory_mode=flags.memory_mode(card, memory_mode), lowvram=state in ("low", "no"), vram_state=state,
               cpu_vae=flags.cpu_vae, smart_memory=not flags.disable_smart_memory,
               reserve_bytes=flags.reserve_bytes(total),
               other_processes_bytes=windows_desktop_bytes(card) if flags.os == "windows" else 0, source="catalogue")
+    if card.fp32_compute:
+        kw.update(compute_fp32_reason=FP32_16_SERIES)
     if card.pascal and flags.os == "linux" and state in ("normal", "high"):
         # text_encoder_device(): GPU only when should_use_fp16, which is False for Pascal on Linux
         # (model_management.py:875-884 in 0.8, :1080-1089 in 0.18.2, :1189-1198 in 0.33.0)

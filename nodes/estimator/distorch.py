@@ -92,7 +92,7 @@ def _amount(value: str) -> float | None:
     v = value.strip().lower()
     number = ""
     for ch in v:
-        if ch.isdigit() or (ch == "." and "." not in number and number):
+        if ch.isdecimal() or (ch == "." and "." not in number and number):
             number += ch
         else:
             break

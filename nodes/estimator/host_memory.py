@@ -76,7 +76,7 @@ COMFY_PROCESS_BYTES = 2 * GiB
 # The OS and the usual background programs: a Linux server / container ~1 GiB; a Windows 10/11
 # desktop commits ~3.5 GiB at idle with a browser tab open (the ComfyUI frontend).
 OS_BYTES = {"linux": 1 * GiB, "windows": int(3.5 * GiB)}
-# Without --swap: no swap on Linux (containers and rentals have none); on Windows a system-managed page
+# Without --swap: on Linux LINUX_SWAP_ASSUMED_BYTES (below); on Windows a system-managed page
 # file of 1.5 × the RAM. Windows lets a system-managed page file grow to 3 × RAM (at most 1/8 of the
 # disk), but it grows only after an allocation has hit the limit, and a model load that charges many
 # GB at once can fail first ('paging file is too small', os error 1455). 1.5 is fitted on the published
@@ -84,6 +84,10 @@ OS_BYTES = {"linux": 1 * GiB, "windows": int(3.5 * GiB)}
 # finished, three 8-16 GB machines that failed): 1.0 makes the two runs fail, 3.0 lets the three run.
 # A page file set by hand: --swap.
 WINDOWS_PAGEFILE_ASSUMED_FACTOR = 1.5
+# Linux without --swap: a desktop distribution's default swap file (Ubuntu's installer makes a 2 GiB
+# /swap.img; Fedora a zram device of half the RAM up to 8 GiB); containers and rentals have none (--swap 0).
+# Issue 30: "no swap" turned published Linux desktop runs that only brushed the RAM limit into false "Killed".
+LINUX_SWAP_ASSUMED_BYTES = 2 * GiB
 # Below this much free RAM Linux reclaims page cache and starts swapping: counted as the margin a
 # stage must leave (the kernel's min_free / watermarks plus buffers).
 RAM_MARGIN_BYTES = 512 * MiB
@@ -125,7 +129,7 @@ class Host:
             return self.swap_total_bytes
         if self.os == "windows" and self.ram_total_bytes:
             return int(self.ram_total_bytes * WINDOWS_PAGEFILE_ASSUMED_FACTOR)
-        return 0
+        return LINUX_SWAP_ASSUMED_BYTES if self.ram_total_bytes else 0
 
     @property
     def base_bytes(self) -> int:

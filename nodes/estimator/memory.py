@@ -124,8 +124,13 @@ DEFAULT_CALIBRATION = 1.6
 ACTIVATION_LOW, ACTIVATION_HIGH_OVER = 1.0, 1.1
 
 
-def calibration(family: str) -> float:
-    return ACTIVATION_CALIBRATION.get(family_group(family), DEFAULT_CALIBRATION)
+def calibration(family: str, compiled: bool = False) -> float:
+    """Traced activations × this = the published peak; `compiled`: the workflow runs the model under torch.compile
+    (TorchCompileModel), where a family measured that way has its own factor (registry.COMPILED_CALIBRATION)."""
+    group = family_group(family)
+    if compiled and group in registry.COMPILED_CALIBRATION:
+        return registry.COMPILED_CALIBRATION[group]
+    return ACTIVATION_CALIBRATION.get(group, DEFAULT_CALIBRATION)
 
 
 @dataclass(frozen=True)
@@ -253,6 +258,7 @@ def diffusion_working(
     compute_bytes: int = 2,
     path: str | None = None,
     references: tuple[tuple[int, int], ...] = (),
+    compiled: bool = False,
 ) -> WorkingMemory | None:
     """Working memory of one model call on `batch` samples (cond+uncond batched counts 2×); None for
     an architecture without a traced entry or a known width (a family ComfyUI may load but this
@@ -285,7 +291,7 @@ def diffusion_working(
         live = tracer(path, latent, batch, ttok)
         if live is not None:
             value, provenance = live
-            k = calibration(family)
+            k = calibration(family, compiled)
             return WorkingMemory(int(value * k), tokens,
                                  f"batch {batch}, {tokens} latent tokens + {ttok} text tokens; traced live with "
                                  f"{provenance} at these shapes × {k} for the allocator and untraced transients",
@@ -298,7 +304,7 @@ def diffusion_working(
         value = _eval_traced(entry, batch, tokens, ttok, latent)
         if value is not None:
             ver = traced_version(key)
-            k = calibration(family)
+            k = calibration(family, compiled)
             refs = f" (incl. {ref_tokens} of {len(references)} reference latent(s))" if ref_tokens else ""
             if extra_tokens:
                 refs += f" (incl. {extra_tokens} the model appends: {extra_what})"
@@ -312,7 +318,7 @@ def diffusion_working(
     if not arch.get("hidden_size"):
         return None  # an architecture nothing here knows (no width): no figure rather than a made-up one
     value = _formula_bytes(arch, batch, tokens, ttok, compute_bytes)
-    k = calibration(family)
+    k = calibration(family, compiled)
     return WorkingMemory(
         int(value * k), tokens,
         f"{shape}, batch {batch}, {tokens} latent tokens + {ttok} text tokens{ttok_why}; fused attention, "

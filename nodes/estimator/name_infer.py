@@ -280,8 +280,33 @@ def _family(kind: str, path: str) -> Rule | None:
     return None
 
 
+# An add-on module named after its base model (kijai's "Wan2_1-VACE_module_14B_fp8_e4m3fn"): the file holds the
+# add-on's blocks only, never the base it attaches to (issue 30: priced as the whole 14B base, 4.7x too much).
+# VACE (Wan-Video/Wan2.1 wan/modules/vace_model.py): vace_layers = every 5th block of the 14B (8 blocks), every
+# 2nd of the 1.3B (15), each a full Wan block plus its after_proj (hidden x hidden), plus vace_patch_embedding.
+_ADDON = re.compile(r"(?:^|[^a-z])vace[^a-z]*module|module[^a-z]*vace")
+_VACE_BLOCKS = {"wan2.1-14b": 8, "wan2.2-14b": 8, "wan2.1-1.3b": 15}
+
+
+def addon_params(rule: Rule | None, path: str) -> tuple[int, str] | None:
+    """(parameters, why) of an add-on module named after its base model, or None."""
+    if rule is None or not _ADDON.search(path) or rule.family not in _VACE_BLOCKS:
+        return None
+    from .families import FAMILIES  # noqa: PLC0415
+    arch = FAMILIES[rule.family].arch
+    h, f = int(arch["hidden_size"]), int(arch["ffn_dim"])
+    block = 4 * h * h + 4 * h * h + 2 * h * f + h * h  # self-attn + cross-attn + FFN + after_proj (biases ignored)
+    n = _VACE_BLOCKS[rule.family]
+    patch = 96 * 2 * 2 * h  # vace_patch_embedding: a (1, 2, 2) conv from 96 channels (Wan2.1 vace_in_dim)
+    return n * block + patch, (f"a VACE add-on module: {n} VACE blocks of the {rule.family} block "
+                                "(Wan2.1 vace_model.py vace_layers), not the whole base model")
+
+
 def _params(rule: Rule | None, base: str, kind: str, path: str) -> tuple[int | None, str, bool]:
     """(parameters, where from, whether they are the family's own count)."""
+    addon = addon_params(rule, path)
+    if addon is not None:
+        return addon[0], addon[1], False
     token = size_token(base)
     canon, src = _canonical(rule, kind, path)
     if canon and token and not rule.sized and abs(token - canon) / canon > 0.15:
@@ -324,6 +349,8 @@ def _model(name, path, base, kind, kind_why, prec: Precision) -> tuple[ModelInfo
     variant = _variant(path)
     params, pwhy, of_family = _params(rule, base, kind, path)
     what = rule.label if rule else f"unknown {kind.replace('_', ' ')}"
+    if rule and addon_params(rule, path) is not None:
+        what = f"{rule.label} VACE module"
     if params is None:
         if kind == CONTROLNET and rule:
             return None, f"a {rule.label} ControlNet: its size is not its base model's, and the name gives none"

@@ -8,14 +8,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Iterable, Mapping, Sequence
 
-from . import capacity, host_memory, multi_device, placement_plan, runtime
+from . import capacity, evidence, host_memory, multi_device, placement_plan, risk, runtime
 from .advice import recommended_plan, remedies_for
 from .budget import Budget, assess
 from .device import Device
 from .errors import VramBudgetError
-from .gpus import CARDS, RENTAL_LINEUP, Card
+from .gpus import CARDS, DRIVER_RESERVED, RENTAL_LINEUP, Card
 from .graph import read_workflow
-from .model_info import ModelInfo
+from .model_info import DIFFUSION, ModelInfo
+from .units import GiB
 from .resolve import Resolver
 from .workload import Workload
 
@@ -34,6 +35,7 @@ def estimate(
     `others`: the machine's other cards (cuda:1, cuda:2, ...): each device's peak and outcome
     (multi_device.py), also added when a loader placed a model on another device with one card."""
     budget = _estimate_one(workload, device, resolver, models)
+    budget = with_risk(budget, workload)
     if others or budget.show_devices:
         budget = multi_device.with_placement(budget, workload, [device, *others], resolver)
     if others:
@@ -41,6 +43,20 @@ def estimate(
         if found is not None:
             budget = replace(budget, placement_plan=found)
     return budget
+
+
+def with_risk(budget: Budget, workload: Workload) -> Budget:
+    """The OOM risk (risk.py), the nearest published runs and the known regressions of the device's versions."""
+    regs = tuple(evidence.known_regressions(dict(budget.device.versions))) if budget.device.versions else ()
+    latent = next((s.latent for s in workload.stages if s.kind == "sample" and s.latent is not None), None)
+    video = latent is not None and latent.is_video
+    fams = [m.family for m in budget.models.values() if m.kind == DIFFUSION]
+    near = ()
+    if fams and budget.device.total_bytes > 0:
+        near = tuple(evidence.similar(fams, (budget.device.total_bytes + DRIVER_RESERVED) / GiB,
+                                      latent.pixel_width if latent else None, latent.pixel_height if latent else None,
+                                      latent.pixel_frames if video else None))
+    return replace(budget, oom_risk=risk.assess(budget, video, regs), evidence=near, known_regressions=regs)
 
 
 def _estimate_one(workload: Workload, device: Device, resolver: Resolver | None,
@@ -73,9 +89,8 @@ def cheapest_cards(workload: Workload, device: Device, resolver: Resolver | None
                     key=lambda c: (c.price_eur_h is None, c.price_eur_h or 0.0, c.nominal_gb))
     card = margin = None
     for candidate in lineup:
-        dev = Device.from_card(candidate, memory_mode=device.memory_mode, reserve_bytes=device.reserve_bytes,
-                               vram_state=device.vram_state, lowvram=device.lowvram, cpu_vae=device.cpu_vae,
-                               smart_memory=device.smart_memory)
+        # every launch flag kept (issue 34: --vram-headroom was dropped); a rental machine's RAM is its own
+        dev = replace(device.on(candidate, rented=True), host=None)
         b = assess(workload, dev, resolver, models=models)
         if b.outcome == "fits" and card is None:
             card = candidate

@@ -34,6 +34,8 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
         lines.append(f"Verdict: {VERDICT_TEXT.get(budget.verdict, budget.verdict)}: {_verdict_tail(budget, peak_stage)}")
     else:
         lines.append("Verdict: CAN'T TELL: nothing to estimate")
+    lines.extend(_risk_lines(budget))
+    lines.append(f"Assumes: {assumptions(budget)}")
     if dev.memory_mode == "dynamic" and budget.stages:
         need = max(s.working_bytes + s.overhead_bytes for s in budget.stages)
         lines.append(
@@ -125,6 +127,8 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
         lines.append("")
         names = ", ".join(sorted({t for _, t in budget.unknown_nodes}))
         lines.append(f"Not understood (ignored): {names}")
+    if verbose:
+        lines.extend(_evidence_lines(budget))
     notes = _inferred_note(budget) + list(budget.notes)
     if notes:
         lines.append("")
@@ -132,6 +136,53 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
         for note in notes:
             lines.append(f" - {note}")
     return "\n".join(lines)
+
+
+RISK_TEXT = {"low": "low", "elevated": "ELEVATED", "high": "HIGH", "unknown": "can't tell"}
+
+
+def _risk_lines(budget) -> list[str]:
+    risk = getattr(budget, "oom_risk", None)
+    if risk is None or not budget.stages:
+        return []
+    basis = "; ".join(risk.basis[:2])
+    return [f"Risk of running out of memory: {RISK_TEXT.get(risk.level, risk.level)}"
+            + (f" ({basis})" if basis else "")]
+
+
+def assumptions(budget) -> str:
+    """What the answer assumes, in one line: 'RTX 4090 · Dynamic VRAM · ComfyUI 0.33 rules · 64.00 GiB RAM (given)'."""
+    dev = budget.device
+    parts = [dev.name, "Dynamic VRAM" if dev.memory_mode == "dynamic" else "classic memory management"]
+    release = dict(getattr(dev, "versions", ()) or ()).get("ComfyUI")
+    host = getattr(budget, "host", None)
+    rules = host.host.rules if host is not None else None
+    if release:
+        parts.append(f"ComfyUI {release}")
+    elif rules:
+        parts.append(f"ComfyUI {rules} rules")
+    if getattr(dev, "os", "linux") == "windows":
+        parts.append("Windows")
+    if host is None or not host.host.known:
+        parts.append("system RAM not given")
+    else:
+        whose = {"live": "this machine", "--ram": "given", "--workers": "given"}.get(host.host.source, host.host.source)
+        parts.append(f"{fmt_gib(host.host.ram_total_bytes)} RAM ({whose})")
+    return " · ".join(parts)
+
+
+def _evidence_lines(budget) -> list[str]:
+    out: list[str] = []
+    near = getattr(budget, "evidence", ())
+    if near:
+        out += ["", "Published runs like this one (data/outcomes):"]
+        out += [f" - {e.summary} {e.source}" for e in near]
+    regs = getattr(budget, "known_regressions", ())
+    if regs:
+        out += ["", "Known regressions of these versions:"]
+        out += [f" - {r.get('matched')}: {r.get('symptom')} Avoid: {r.get('avoid') or 'not known'}. "
+                f"{(r.get('sources') or [''])[0]}" for r in regs]
+    return out
 
 
 PLACE_TEXT = {"not_checked": "not checked (no card given for it)", "unused": "unused", "no_vram": "no VRAM"}

@@ -225,7 +225,7 @@ class VaeMemoryModel:
 def _version_key(version: str) -> tuple[int, ...]:
     out = []
     for part in str(version).split("."):
-        digits = "".join(ch for ch in part if ch.isdigit())
+        digits = "".join(ch for ch in part if ch.isdecimal())
         out.append(int(digits) if digits else 0)
     return tuple(out)
 

@@ -628,7 +628,7 @@ def _sd_unet(v: _View) -> _Found:
                     if context is None:
                         context = t.shape[1] if len(t.shape) > 1 else None
                     parts = k.split(".")
-                    if parts[1].isdigit():
+                    if parts[1].isdecimal():
                         per_block[int(parts[1])] = per_block.get(int(parts[1]), 0) + 1
     if context is None:
         s = v.shape("middle_block.1.transformer_blocks.0.attn2.to_k.weight")

@@ -34,7 +34,14 @@ TEXT_TOKENS = {
 }
 
 # Traced activations x this = the published peak (memory.ACTIVATION_CALIBRATION; group keys)
+# ComfyUI's own eager code (no TorchCompileModel): the eager factor measured on the nearest architecture, Flux's
+# double/single-stream MMDiT (1.75, flux1.py); kijai/ComfyUI-HunyuanVideoWrapper#189: "without torch.compile it
+# will oom, in both comfy native and this wrapper" where the compiled run took ~22 GB.
 CALIBRATION = {
+    "hunyuan-video": 1.75,
+}
+# Under torch.compile (a TorchCompileModel node): ~22 GB at 960x544x129 on a 4090 (the same thread)
+COMPILED_CALIBRATION = {
     "hunyuan-video": 1.6,
 }
 

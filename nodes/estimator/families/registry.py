@@ -21,7 +21,7 @@ _PRIVATE = {"detect", "registry"}
 _PACKAGE_PATH = [os.path.dirname(os.path.abspath(__file__))]  # this package's folder, wherever it is installed
 DICT_SECTIONS = ("FAMILIES", "WORKING_MEMORY_ALIAS", "TEXT_TOKENS", "TE_TOKENS", "CALIBRATION", "MEMORY_USAGE_FACTOR",
                  "CHECKPOINT_SPLITS", "MEDIA_VAES", "VAE_TRACED_AS", "FAMILY_ENTRY", "GGUF_SAME_ARCH", "VARIANT_PARAMS",
-                 "VAE_FORMULAS", "TEXT_TOKENS_OF_LATENT")
+                 "VAE_FORMULAS", "TEXT_TOKENS_OF_LATENT", "COMPILED_CALIBRATION")
 
 
 def _discover() -> tuple[ModuleType, ...]:
@@ -54,6 +54,8 @@ WORKING_MEMORY_ALIAS = MappingProxyType(_merged["WORKING_MEMORY_ALIAS"])
 TEXT_TOKENS = MappingProxyType(_merged["TEXT_TOKENS"])
 TE_TOKENS = MappingProxyType(_merged["TE_TOKENS"])
 CALIBRATION = MappingProxyType(_merged["CALIBRATION"])
+# a family whose published peak was measured under torch.compile: that factor, used when the workflow compiles
+COMPILED_CALIBRATION = MappingProxyType(_merged["COMPILED_CALIBRATION"])
 MEMORY_USAGE_FACTOR = MappingProxyType(_merged["MEMORY_USAGE_FACTOR"])
 CHECKPOINT_SPLITS = MappingProxyType(_merged["CHECKPOINT_SPLITS"])
 MEDIA_VAES = MappingProxyType(_merged["MEDIA_VAES"])

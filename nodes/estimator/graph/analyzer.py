@@ -69,7 +69,7 @@ def unknown_nodes_note(types: list[str], versions: list[str]) -> str:
     versions; a live ComfyUI passes its own nodes, so there they are custom nodes) and no node pack module
     (graph/packs/) has them. Whatever they load or compute is not in the estimate."""
     def key(v: str) -> tuple:
-        return tuple(int(p) if p.isdigit() else 0 for p in v.split("."))
+        return tuple(int(p) if p.isdecimal() else 0 for p in v.split("."))
 
     where = (f"in no ComfyUI up to {max(versions, key=key)} (the newest this estimator knows) and in no node pack "
              "it knows: made for a newer ComfyUI or by a custom node pack" if versions
@@ -747,7 +747,7 @@ class _Analyzer:
                         found.append((ref.loader_type, ref.clip_type))
         if not found:
             return stages
-        newest = max(self.specs_versions, key=lambda v: tuple(int(p) if p.isdigit() else 0 for p in v.split(".")),
+        newest = max(self.specs_versions, key=lambda v: tuple(int(p) if p.isdecimal() else 0 for p in v.split(".")),
                      default="?")
         what = "; ".join(f"{loader} type '{ct}'" for loader, ct in found)
         why = (f"{NEWER_COMFYUI} ({what} is offered by no ComfyUI up to {newest}, the newest this estimator "

@@ -83,7 +83,7 @@ def _is_link(value: Any) -> bool:
 
 
 def _natural_key(node_id: str) -> tuple:
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in str(node_id).split(":"))
+    return tuple((0, int(p), "") if p.isdecimal() else (1, 0, p) for p in str(node_id).split(":"))
 
 
 

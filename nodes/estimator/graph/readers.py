@@ -432,7 +432,7 @@ def _detect(data: Any) -> tuple[str, Mapping]:
     if isinstance(data.get("workflow"), Mapping) and isinstance(data["workflow"].get("nodes"), list):
         return "ui", data["workflow"]  # EXTRA_PNGINFO / a saved {"workflow": ...}
     if any(isinstance(v, Mapping) and "class_type" in v for v in data.values()) or (
-            data and all(re.fullmatch(r"[\w.-]+(:[\w.-]+)*", str(k)) and str(k)[:1].isdigit() for k in data)):
+            data and all(re.fullmatch(r"[\w.-]+(:[\w.-]+)*", str(k)) and str(k)[:1].isdecimal() for k in data)):
         return "api", data  # an API prompt, possibly with broken entries: _read_api names them
     bad = next((k for k, v in data.items() if not (isinstance(v, Mapping) and "class_type" in v)), None)
     raise WorkflowError(f"not a ComfyUI workflow: no 'nodes' list (UI format) and entry {bad!r} has no "

@@ -7,11 +7,14 @@ entry in KINDS: the run rule (runtime.py) and the gap check it shares with the o
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from dataclasses import dataclass
 from typing import Callable
 
 from .. import runtime
 from ..device import Device
+from ..model_info import DIFFUSION
 from ..workload import (AUDIO_ENCODE, CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, TRAIN, UPSCALE, VAE_DECODE, VAE_ENCODE,
                         Stage)
 from . import encoders, sample, text, train, upscale, vae
@@ -93,19 +96,48 @@ def simulate(stage_budgets, device) -> list:
     A stage its pack places itself (WanVideoWrapper) follows that pack's rule whatever its kind."""
     ctx = runtime.context_for(device)
     runs: list = []
+    stuck: dict[str, int] = {}  # models an earlier stage left on the card for good (--gpu-only / --highvram)
     for sb in stage_budgets:
+        own = {it.label for it in sb.items if it.category == "weights"}
+        held = sum(b for k, b in stuck.items() if k not in own)
+        if sb.on_card:
+            run = _simulate_one(sb, ctx if not held else replace(ctx, capacity=max(0, ctx.capacity - held)), runs)
+            if held:
+                short = max(run.shortfall_bytes, run.peak_bytes + held - ctx.capacity) if run.outcome == runtime.OOM \
+                    else run.shortfall_bytes
+                run = replace(run, peak_bytes=run.peak_bytes + held, shortfall_bytes=short, explanation=run.explanation + (
+                    f"{held / 2**30:.2f} GiB of earlier models stay on the card: with {_STUCK_WHY[ctx.vram_state]} "
+                    "ComfyUI never moves them off (their offload device is the GPU)",))
+            runs.append(run)
+            stuck.update({it.label: it.bytes for it in sb.items if it.category == "weights" and it.model is not None
+                          and _stays(ctx.vram_state, it.model)})
+            continue
         if not sb.on_card:  # a loader runs it on another device: only this card's CUDA context is here
             short = sb.peak_bytes - device.capacity_bytes  # only a DisTorch2 donor share can be here
             runs.append(runtime.StageRun(runtime.OOM if short > 0 else runtime.FITS, peak_bytes=sb.peak_bytes,
                                          shortfall_bytes=max(0, short), resident_bytes=sb.weights_bytes, rules=(
                                              f"runs on {sb.device} ({sb.device_reason}): not on this card",)))
             continue
-        if sb.stage.manager == runtime.WRAPPER:
-            run = runtime.run_wrapper(sb, ctx)
-        else:
-            run = KINDS[sb.stage.kind].run(sb, ctx, runs)
-        runs.append(run)
     return runs
+
+
+# --gpu-only: every model's offload device is the GPU (model_management.py unet_offload_device /
+# text_encoder_offload_device / vae_offload_device return get_torch_device() under args.gpu_only; 0.8.0 :765-778,
+# :869-873, :929-933), so free_memory's unload moves nothing off the card; --highvram does that for the diffusion
+# models only (unet_offload_device, VRAMState.HIGH_VRAM).
+_STUCK_WHY = {"gpu_only": "--gpu-only", "high": "--highvram (diffusion models)"}
+
+
+def _stays(vram_state: str, model) -> bool:
+    if vram_state == "gpu_only":
+        return True
+    return vram_state == "high" and getattr(model, "kind", "") == DIFFUSION
+
+
+def _simulate_one(sb, ctx, runs):
+    if sb.stage.manager == runtime.WRAPPER:
+        return runtime.run_wrapper(sb, ctx)
+    return KINDS[sb.stage.kind].run(sb, ctx, runs)
 
 
 def gap(sb: StageBudget) -> str | None:

@@ -15,6 +15,17 @@ NOT_ESTIMATED = "working memory not estimated: "
 NEWER_COMFYUI = "made for a newer ComfyUI"  # graph/analyzer.py NEWER_COMFYUI: a stage note of this form says why  # a stage note of this form is the reason shown for a stage without latent
 
 
+def math_attention_bytes(device: Device, arch, tokens: int, batch: int) -> int:
+    """What SDPA's math path holds for one self-attention call: the fp32 scores q·kᵀ and their softmax at once,
+    2 × batch × heads × tokens² × 4 bytes (Comfy-Org/ComfyUI#9801, Wan 2.1 1.3B at 832×480×81: "Tried to allocate
+    47.98 GiB" = 12 heads × 32,760² × 4 with "58.21 GiB allocated" already, the first 47.98 among them);
+    0 on fused kernels and ComfyUI's chunked attention."""
+    heads = int((arch or {}).get("heads") or 0)
+    if device.attention != "math" or not heads or tokens <= 0:
+        return 0
+    return 2 * batch * heads * tokens * tokens * 4
+
+
 def build(stage: Stage, device: Device, info_for) -> StageBudget:
     items, infos, notes = weights_items(stage, device, info_for, ("diffusion", "lora", "controlnet"))
     model = next((i for i in infos if i.kind == DIFFUSION), None)
@@ -35,10 +46,11 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     cond_batch = 2 if (stage.cfg is not None and stage.cfg > 1.0 and stage.uses_negative) else 1
     batch = max(1, latent.batch)
     refs = stage.reference_latents
+    compiled = "TorchCompile" in (stage.legacy_path or "")
     full = memory.diffusion_working(model.family, model.arch, latent, batch * cond_batch, stage.text_tokens,
-                                    path=model.path, references=refs)
+                                    path=model.path, references=refs, compiled=compiled)
     single = memory.diffusion_working(model.family, model.arch, latent, batch, stage.text_tokens, path=model.path,
-                                      references=refs)
+                                      references=refs, compiled=compiled)
     if full is None or single is None:
         newer = next((n for n in stage.notes if n.startswith(NEWER_COMFYUI)), None)
         notes.append(f"working memory not estimated: {model.label}: " + (
@@ -50,6 +62,13 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
         full = replace(full, bytes=full.bytes * 2, assumption=f"{full.assumption}; × 2: {device.compute_fp32_reason}")
         single = replace(single, bytes=single.bytes * 2)
     items.append(Item(label, full.bytes, "working", full.assumption))
+    # one cond's scores: what the failing allocation of the published OOMs asks for (cond and uncond together
+    # would double it; even one does not fit where this applies)
+    scores = math_attention_bytes(device, model.arch, full.tokens, batch)
+    if scores:
+        items.append(Item("attention scores (SDPA math path)", scores, "working",
+                          f"no fused attention kernel on {device.name} with this ComfyUI: PyTorch's SDPA allocates the "
+                          f"fp32 scores and their softmax at once (2 × heads × {full.tokens} tokens² × 4 bytes)"))
     if (model.quantization or "").startswith("gguf") and model.largest_tensor_bytes:
         items.append(Item("GGUF layer dequantized to 16 bit", model.largest_tensor_bytes, "working",
                           "ComfyUI-GGUF dequantizes one layer at a time; the largest layer's 16-bit copy"))

@@ -21,7 +21,7 @@ FLUX_VAE = (16, 8)  # Boogu's Flux VAE (supported_models.py:1868 Boogu(Omnigen2)
 def _images(a, node) -> list:
     """(input name, image size or None) of the node's linked `images.image_N` inputs, in N order (:53)."""
     names = [k for k in node.inputs if k.startswith("images.") and isinstance(node.inputs[k], _Link)]
-    names.sort(key=lambda k: int("".join(ch for ch in k.rsplit("_", 1)[-1] if ch.isdigit()) or 0))
+    names.sort(key=lambda k: int("".join(ch for ch in k.rsplit("_", 1)[-1] if ch.isdecimal()) or 0))
     return [(n, a.image_size(node.inputs[n])) for n in names]
 
 

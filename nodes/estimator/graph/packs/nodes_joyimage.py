@@ -53,7 +53,7 @@ def best_bucket(height: int, width: int) -> tuple[int, int]:
 
 def _images(a, node) -> list:
     names = [k for k in node.inputs if k.startswith("images.") and isinstance(node.inputs[k], _Link)]
-    names.sort(key=lambda k: int("".join(ch for ch in k.rsplit(".", 1)[-1] if ch.isdigit()) or 0))
+    names.sort(key=lambda k: int("".join(ch for ch in k.rsplit(".", 1)[-1] if ch.isdecimal()) or 0))
     return [(n, a.image_size(node.inputs[n])) for n in names]
 
 

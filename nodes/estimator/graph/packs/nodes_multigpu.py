@@ -25,7 +25,7 @@ def _device(value) -> str | None:
     v = value.strip().lower()
     if v == "cpu":
         return "cpu"
-    if v.startswith("gpu:") and v[4:].isdigit():
+    if v.startswith("gpu:") and v[4:].isdecimal():
         return f"cuda:{int(v[4:])}"
     return None
 
