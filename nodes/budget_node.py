@@ -1,8 +1,11 @@
 """VRAM Budget node: drop it into any workflow, no wiring; it estimates the running prompt.
 
 It is an output node with no inputs from other nodes, so ComfyUI runs it first
-(comfy_execution/graph.py ux_friendly_pick_node): with "stop if it won't fit" the prompt fails
-with a clear message before any model loads, instead of an OOM twenty minutes in.
+(comfy_execution/graph.py ux_friendly_pick_node): with "stop if it won't fit" the prompt stops before any
+model loads, instead of an OOM twenty minutes in. The stop is a verdict, not a crash (issue 31): the node
+shows its report, the panel a plain message with the first fix ("vram_budget.stopped"), and the prompt ends
+as ComfyUI's own interrupt (InterruptProcessingException: execution_interrupted, no traceback, no error
+report, nothing the OOM diagnosis would record).
 """
 from __future__ import annotations
 
@@ -98,6 +101,13 @@ class VRAMBudget:
             unique_id=None):
         started = time.perf_counter()
         try:
+            vram_budget_gb = _in_range("vram_budget_gib", vram_budget_gb, 0.0, 4096.0)
+            ram_budget_gb = _in_range("ram_budget_gib", ram_budget_gb, 0.0, 65536.0)
+            stop_if_slower_than = _in_range("stop_if_slower_than", stop_if_slower_than, 0.0, 100.0)
+            if memory_mode not in ("auto", "classic", "dynamic"):
+                raise VramBudgetError(f"memory_mode {str(memory_mode)[:40]!r}: auto, classic or dynamic")
+            if not isinstance(gpu, str) or len(gpu) > 120:
+                raise VramBudgetError("gpu: a card name from the list")
             # for this GPU: the machine's CUDA devices measured once, cuda:0 first (each device's peak and the
             # placement plan over the others, issue 24); a named card or a typed budget is one card
             devices = (comfy_bridge.estimator_devices(None, (), memory_mode)[0]
@@ -116,22 +126,79 @@ class VRAMBudget:
             log.exception("[VRAM Budget] estimate failed")
             text, budget, summary = f"VRAM Budget: internal error ({type(exc).__name__}: {exc})", None, {"error": str(exc)}
         elapsed_ms = (time.perf_counter() - started) * 1000
-        log.info("[VRAM Budget] estimated in %.1f ms\n%s", elapsed_ms, text)
+        log.info("[VRAM Budget] %s (%.0f ms)", one_line(budget, text), elapsed_ms)
+        log.debug("[VRAM Budget] report:\n%s", text)
         if budget is not None:
             record_prediction(summary, device, gpu == THIS_GPU and not vram_budget_gb, unique_id)
         reason = budget.stop_reason(stop_if_slower_than) if (stop_if_wont_fit and budget is not None) else ""
         if reason:
-            raise BudgetWontFitError(f"VRAM Budget stopped this prompt before any model loaded: {reason}.\n\n" + text)
+            stop_prompt(budget, reason, text, summary, unique_id)
         if free_memory_after_run:
             request_unload_after_run()
         return {"ui": {"text": [text], "vram_budget": [summary], "verdict_line": [verdict_line(text)]},
                 "result": (text,)}
 
 
+def _in_range(name: str, value, lo: float, hi: float) -> float:
+    """A number input (a linked one too: ComfyUI does not range-check those, issue 37), or a clear error."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or not lo <= value <= hi:
+        raise VramBudgetError(f"{name} {str(value)[:32]}: give a number from {lo:g} to {hi:g}")
+    return float(value)
+
+
+def stopped_message(budget, reason: str, node_id) -> dict:
+    """What the panel shows when the node stops a prompt: the verdict, why, and the first fix (user words)."""
+    first = next(iter(budget.remedies), None) if budget.vram_verdict == "oom" else None
+    host = budget.host
+    if first is None and host is not None and host.remedies:
+        first = host.remedies[0]
+    return {"node_id": None if node_id is None else str(node_id), "verdict": budget.verdict,
+            "headline": "Stopped before any model loaded: this prompt would run out of memory"
+            if budget.verdict == "oom" else "Stopped before any model loaded: sampling would be too slow",
+            "reason": reason, "first_fix": getattr(first, "title", "") if first is not None else "",
+            "verdict_line": ""}
+
+
+def stop_prompt(budget, reason: str, text: str, summary: dict, node_id) -> None:
+    """End the prompt as ComfyUI's own interrupt, after showing the node's report and telling the panel why."""
+    message = stopped_message(budget, reason, node_id)
+    message["verdict_line"] = verdict_line(text)
+    log.warning("[VRAM Budget] stopped the prompt before any model loaded: %s", reason)
+    try:
+        from server import PromptServer  # noqa: PLC0415
+
+        srv = PromptServer.instance
+        pid = getattr(srv, "last_prompt_id", None)
+        message["prompt_id"] = pid
+        if node_id is not None:  # the node's own report, as if it had returned (it never does)
+            srv.send_sync("executed", {"node": str(node_id), "display_node": str(node_id), "prompt_id": pid,
+                                       "output": {"text": [text], "vram_budget": [summary],
+                                                  "verdict_line": [message["verdict_line"]]}}, srv.client_id)
+        srv.send_sync("vram_budget.stopped", message)
+    except Exception:  # noqa: BLE001  (no server: a script or a test calls the node directly)
+        pass
+    try:
+        import comfy.model_management as mm  # noqa: PLC0415
+    except ImportError:  # outside ComfyUI
+        raise BudgetWontFitError(f"VRAM Budget stopped this prompt before any model loaded: {reason}.\n\n" + text)
+    raise mm.InterruptProcessingException()
+
+
 def record_prediction(summary: dict, device: Device, this_gpu: bool, node_id) -> None:
     """Hand the prediction to the run log: it is set against the measured peak when the prompt ends."""
     live = this_gpu and device.source == "live"
     run_log.predict(run_log.prediction_from_budget(summary, node_id, device.context_bytes, live))
+
+
+def one_line(budget, text: str) -> str:
+    """The per-run log line: verdict, risk, peak, card (the report goes to the debug log)."""
+    if budget is None:
+        return text.splitlines()[0] if text else "no estimate"
+    risk = getattr(budget, "oom_risk", None)
+    return (f"{budget.verdict.replace('_', ' ')} on {budget.device.name}: peak {budget.peak_bytes / GiB:.2f} GiB"
+            + (f", RAM peak {budget.host.peak_bytes / GiB:.2f} GiB" if budget.host is not None else "")
+            + (" (out of system RAM)" if budget.host is not None and budget.host.outcome == "oom" else "")
+            + (f", OOM risk {risk.level}" if risk is not None else ""))
 
 
 def verdict_line(report: str) -> str:

@@ -12,7 +12,7 @@ import math
 import os
 import platform
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .estimator.device import CUDA_CONTEXT_BYTES, LaunchFlags, device_for_launch, rules_for_version
 from .estimator.errors import VramBudgetError
@@ -825,7 +825,11 @@ def estimator_device(card: str | None = None, memory_mode: str = "auto", budget_
     mode = memory_mode if memory_mode in ("classic", "dynamic") else live_memory_mode()
     common = dict(memory_mode=mode, host=live_host(), versions=live_versions() or None)
     if card:
-        return device_for_launch(find_card(card), flags, **common), None
+        # a previewed card is that card under the memory mode this ComfyUI would use THERE (Dynamic VRAM on an
+        # NVIDIA card from 0.16, issue 31), not the mode of the machine it runs on now (classic on a CPU ComfyUI)
+        chosen = memory_mode if memory_mode in ("classic", "dynamic") else None
+        return device_for_launch(find_card(card), replace(flags, cpu=False),
+                                 **{**common, "memory_mode": chosen}), None
     if budget_gb and budget_gb > 0:
         return device_for_launch(card_for_vram(budget_gb), flags, name=f"{budget_gb:g} GiB budget",
                                  total_bytes=int(budget_gb * GiB), source="budget input", **common), None
@@ -859,8 +863,9 @@ def estimator_devices(card: str | None = None, gpus=(), memory_mode: str = "auto
     flags = live_launch_flags()
     mode = memory_mode if memory_mode in ("classic", "dynamic") else live_memory_mode()
     common = dict(memory_mode=mode, host=main.host)
-    if gpus:
-        return [main, *(device_for_launch(find_card(g), flags, **common) for g in gpus)], note
+    if gpus:  # named cards: each under the memory mode this ComfyUI would use there (as a previewed card)
+        named = dict(common, memory_mode=memory_mode if memory_mode in ("classic", "dynamic") else None)
+        return [main, *(device_for_launch(find_card(g), replace(flags, cpu=False), **named) for g in gpus)], note
     if card or main.source != "live":
         return [main], note
     return [main, *other_cuda_devices(cuda_devices(), flags, **common)], note

@@ -693,6 +693,13 @@ def worker_main(comfy_root: str) -> int:
 
 
 # =============================================================================== client side (no torch)
+# The worker (a whole ComfyUI import: ~700 MB) ends after this long without a request (issue 31); the next
+# estimate that needs a trace starts it again (~10 s). A failed trace is not asked again for FAIL_TTL_S, and a
+# worker that failed to start twice is left alone as long (issue 37: a torch without CUDA retried every time).
+IDLE_CLOSE_S = 180.0
+FAIL_TTL_S = 900.0
+
+
 class LiveTracer:
     """Runs the worker with ``python`` (ComfyUI's interpreter) and caches its answers on disk."""
 
@@ -711,7 +718,11 @@ class LiveTracer:
         self._cache: dict[str, dict] = {}
         self._cache_loaded = False
         self.last_error: str | None = None
-        self.stats = {"requests": 0, "cache_hits": 0, "failures": 0}
+        self.stats = {"requests": 0, "cache_hits": 0, "failures": 0, "skipped_failed": 0, "idle_closes": 0}
+        self._failed_keys: dict[str, float] = {}  # key -> when it failed (not asked again for FAIL_TTL_S)
+        self._start_failures: list[float] = []  # when the worker failed to start
+        self._idle_timer: threading.Timer | None = None
+        self.idle_close_s = IDLE_CLOSE_S
 
     # -- cache
     def _load_cache(self) -> None:
@@ -779,10 +790,28 @@ class LiveTracer:
             with self._worker_lock:
                 if self._proc is None or self._proc.poll() is not None:
                     self._start()
+                self._touch()
             return True
         except (OSError, ValueError, RuntimeError, TimeoutError) as exc:
             self.last_error = str(exc)
             return False
+
+    def _touch(self) -> None:
+        """(Re)arm the idle timer: the worker ends after idle_close_s without a request."""
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+        self._idle_timer = threading.Timer(self.idle_close_s, self._close_if_idle)
+        self._idle_timer.daemon = True
+        self._idle_timer.start()
+
+    def _close_if_idle(self) -> None:
+        if self._worker_lock.acquire(blocking=False):  # a request in flight keeps it
+            try:
+                if self._proc is not None and self._proc.poll() is None:
+                    self.stats["idle_closes"] += 1
+                    self.close()
+            finally:
+                self._worker_lock.release()
 
     def close(self) -> None:
         proc, self._proc = self._proc, None
@@ -800,11 +829,17 @@ class LiveTracer:
         at a time) and its answer is cached for the next estimate."""
         self.stats["requests"] += 1
         key = self.cache_key(op, tensors, **{k: v for k, v in fields.items() if k != "metadata"})
+        now = time.monotonic()
         with self._lock:
             self._load_cache()
             if key in self._cache:
                 self.stats["cache_hits"] += 1
                 return dict(self._cache[key], cached=True)
+            failed_at = self._failed_keys.get(key)
+            recent_starts = [t for t in self._start_failures if now - t < FAIL_TTL_S]
+            if (failed_at is not None and now - failed_at < FAIL_TTL_S) or len(recent_starts) >= 2:
+                self.stats["skipped_failed"] += 1
+                return None  # failed lately: the shipped table answers, without a retry on every estimate
             future = self._pending.get(key)
             if future is None:
                 future = self._pool.submit(self._run, key, op, tensors, fields)
@@ -819,10 +854,16 @@ class LiveTracer:
         try:
             with self._worker_lock:
                 if self._proc is None or self._proc.poll() is not None:
-                    self._start()
+                    try:
+                        self._start()
+                    except (OSError, ValueError, RuntimeError, TimeoutError):
+                        with self._lock:
+                            self._start_failures = self._start_failures[-4:] + [time.monotonic()]
+                        raise
                 self._proc.stdin.write(json.dumps({"op": op, "tensors": tensors, **fields}) + "\n")
                 self._proc.stdin.flush()
                 res = self._read(self.timeout_s)
+                self._touch()
         except (OSError, ValueError, RuntimeError, TimeoutError) as exc:
             return self._failed(key, str(exc))
         if not res.get("ok"):
@@ -839,6 +880,9 @@ class LiveTracer:
             self.stats["failures"] += 1
             self.last_error = error
             self._pending.pop(key, None)
+            self._failed_keys[key] = time.monotonic()
+            if len(self._failed_keys) > MAX_CACHE_ENTRIES:
+                self._failed_keys.pop(next(iter(self._failed_keys)))
         return None
 
     def detect(self, tensors: list, metadata: Mapping | None = None, wait_s: float | None = None) -> dict | None:

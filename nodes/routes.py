@@ -83,6 +83,9 @@ FRAGMENTATION_FIX = (
 MAX_BODY_BYTES = 32 * MiB
 MAX_PROMPT_NODES = 10_000
 MAX_EXTRA_CARDS = 7  # "gpus" in an estimate request: cuda:1 .. cuda:7
+MAX_OOM_MESSAGE_CHARS = 64 * 1024  # an OOM message with its traceback is a few KB; a longer paste: head + tail
+MAX_OOM_PROMPT_NODES = 2000  # the prompt /parse_oom reads for context: a real workflow's size
+MAX_ANSWER_STRING = 1000  # a string of an answer (a model name an attacker made 8 MB long) is cut here
 # How long unload_all / free_cache wait for the idle worker to finish before answering
 # "scheduled" instead of measured numbers. Unloading 24 GB of weights to RAM takes ~2-5 s.
 ACTION_WAIT_S = 30.0
@@ -521,7 +524,7 @@ def default_device_name() -> str:
 
 
 def card_list() -> list[dict]:
-    return [{"name": c.name, "nominal_gb": c.nominal_gb, "price_eur_h": c.price_eur_h} for c in CARDS]
+    return [{"name": c.name, "nominal_gb": c.nominal_gb, "price_eur_h": c.price_eur_h, "group": c.group} for c in CARDS]
 
 
 def server_roots() -> list[str]:
@@ -576,6 +579,23 @@ def run_estimate(prompt: dict | None, workflow: dict | None, card: str | None = 
 # aiohttp handlers
 def _json(data: Any, status: int = 200):
     return web.json_response(data, status=status)
+
+
+def _short_strings(data: Any) -> Any:
+    """The same JSON with every string cut at MAX_ANSWER_STRING (an answer is never larger than needed)."""
+    if isinstance(data, str):
+        return data if len(data) <= MAX_ANSWER_STRING else data[:MAX_ANSWER_STRING - 1] + "…"
+    if isinstance(data, dict):
+        return {_short_strings(k): _short_strings(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_short_strings(v) for v in data]
+    return data
+
+
+async def _json_off_loop(data: Any, status: int = 200):
+    """Bound and serialise an answer in the executor: a large answer must not stall ComfyUI's event loop."""
+    text = await _in_executor(lambda: json.dumps(_short_strings(data)))
+    return web.Response(text=text, status=status, content_type="application/json")
 
 
 def _error(status: int, message: str, **extra):
@@ -745,6 +765,9 @@ def register(server) -> bool:
         message = body.get("message")
         if not isinstance(message, str):
             raise ValueError("\"message\" must be a string")
+        if len(message) > MAX_OOM_MESSAGE_CHARS:  # a pasted log: its head and its tail (the error) are read
+            half = MAX_OOM_MESSAGE_CHARS // 2
+            message = message[:half] + "\n…\n" + message[-half:]
         etype = body.get("exception_type")
         if etype is not None and not isinstance(etype, str):
             raise ValueError("\"exception_type\" must be a string or null")
@@ -754,12 +777,17 @@ def register(server) -> bool:
         prompt = body.get("prompt")
         if prompt is not None and not isinstance(prompt, dict):
             raise ValueError("\"prompt\" must be an API prompt object or null")
+        if prompt is not None and len(prompt) > MAX_OOM_PROMPT_NODES:
+            raise ValueError(f"\"prompt\" has {len(prompt)} nodes; at most {MAX_OOM_PROMPT_NODES} for an OOM's context")
+        for field in ("exception_type", "node_type"):
+            if isinstance(body.get(field), str) and len(body[field]) > 200:
+                raise ValueError(f"\"{field}\" is longer than 200 characters")
         install = body.get("install")
         if install is not None and install not in ("portable", "desktop", "linux"):
             raise ValueError("\"install\" must be portable, desktop or linux")
-        # off the event loop: ComfyUI's server must never wait on a parse
+        # off the event loop: ComfyUI's server must never wait on a parse (nor on its answer's JSON)
         diagnosis = await _in_executor(_parse_with_context, message, etype, node_type, prompt, install)
-        return _json(diagnosis.to_dict())
+        return await _json_off_loop(diagnosis.to_dict())
 
     @routes.post(PREFIX + "/estimate")
     @_guard
@@ -792,7 +820,7 @@ def register(server) -> bool:
             result = await _estimate_call(run_estimate, prompt, workflow, card, tuple(gpus))
             if source_note:
                 result["source_note"] = source_note
-            return _json(result)
+            return await _json_off_loop(result)
         except EstimatorBusy:
             return _error(429, f"the estimator is busy with {ESTIMATE_SLOTS} estimates; try again in a moment",
                           busy=True)

@@ -52,7 +52,7 @@ from .estimator.units import GiB, MiB
 
 log = logging.getLogger("vram_budget.run_log")
 
-MAX_LOG_BYTES = 2 * MiB  # ~1,000 runs with their versions; past it the oldest half is dropped
+MAX_LOG_BYTES = 2 * MiB  # ~1,000 runs with their versions per file; runs.1.jsonl keeps the file before
 KEEP_IN_MEMORY = 50  # newest records the panel can ask for without reading the file
 LOG_SUBDIR, LOG_NAME = "vram_budget", "runs.jsonl"
 NOT_MEASURED_CPU = "not measured (CPU)"  # ComfyUI runs on the CPU: there is no CUDA peak to read
@@ -157,56 +157,103 @@ def prediction_from_budget(budget: dict, node_id: str | None = None, context_byt
 
 
 # ----------------------------------------------------------------------------------------------
-# The log file: JSON lines, bounded
+# The log file: JSON lines, append-only, bounded (issue 37: a large or odd prompt must never cost a record)
+#   - every record is bounded before it is written: strings cut at MAX_FIELD_CHARS, lists / dicts at MAX_ITEMS,
+#     the whole line at MAX_RECORD_BYTES (the versions of the custom node packs go first, then the notes);
+#   - lines are only ever appended; at MAX_LOG_BYTES the file is renamed to runs.1.jsonl (the previous rotated
+#     file is dropped) and a new one begins: the newest ~MAX_LOG_BYTES .. 2 x MAX_LOG_BYTES survive;
+#   - a line that does not read (a crash mid-write, an edit by hand) is skipped and counted (`skipped_lines`).
+MAX_FIELD_CHARS = 400
+MAX_ITEMS = 64
+MAX_RECORD_BYTES = 16 * 1024
+
+
+def bounded(value, depth: int = 0):
+    """A JSON-safe copy of `value` with strings, lists and dicts cut to their bounds."""
+    if isinstance(value, str):
+        return value if len(value) <= MAX_FIELD_CHARS else value[:MAX_FIELD_CHARS - 1] + "…"
+    if isinstance(value, bool) or value is None or isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if depth > 6:
+        return None
+    if isinstance(value, dict):
+        items = list(value.items())[:MAX_ITEMS]
+        return {bounded(str(k)): bounded(v, depth + 1) for k, v in items}
+    if isinstance(value, (list, tuple)):
+        return [bounded(v, depth + 1) for v in list(value)[:MAX_ITEMS]]
+    return bounded(str(value))
+
+
+def record_line(record: dict) -> str:
+    """The record as one bounded JSON line (no newline inside; at most MAX_RECORD_BYTES)."""
+    data = bounded(record)
+    line = json.dumps(data, separators=(",", ":"), allow_nan=False)
+    for trim in ("versions", "notes", "workflow_label", "workflow_key"):
+        if len(line.encode()) <= MAX_RECORD_BYTES:
+            break
+        if trim in data:
+            data[trim] = None
+            data.setdefault("truncated", []).append(trim)
+            line = json.dumps(data, separators=(",", ":"), allow_nan=False)
+    if len(line.encode()) > MAX_RECORD_BYTES:  # the core fields alone: never expected, never lost
+        keep = {k: data.get(k) for k in ("prompt_id", "started", "ended", "status", "verdict", "measured", "predicted")}
+        line = json.dumps({**bounded(keep), "truncated": ["record"]}, separators=(",", ":"), allow_nan=False)
+    return line + "\n"
+
+
 class RunLogFile:
     def __init__(self, path: str, max_bytes: int = MAX_LOG_BYTES):
         self.path, self.max_bytes = path, max_bytes
+        self.rotated = path[:-len(".jsonl")] + ".1.jsonl" if path.endswith(".jsonl") else path + ".1"
+        self.skipped_lines = 0
         self._lock = threading.Lock()
 
     def append(self, record: dict) -> None:
-        line = json.dumps(record, separators=(",", ":"), allow_nan=False) + "\n"
+        line = record_line(record)
         with self._lock:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+            try:
+                size = os.path.getsize(self.path)
+            except OSError:
+                size = 0
+            if size and size + len(line.encode()) > self.max_bytes:
+                os.replace(self.path, self.rotated)  # atomic: the old records move, none is rewritten
             with open(self.path, "a", encoding="utf-8") as fh:
                 fh.write(line)
-            if os.path.getsize(self.path) > self.max_bytes:
-                self._trim()
-
-    def _trim(self) -> None:
-        """Keep the newest lines that fit in half the cap (the file never grows past the cap)."""
-        with open(self.path, "rb") as fh:
-            lines = fh.read().splitlines(keepends=True)
-        kept, size = [], 0
-        for line in reversed(lines):
-            if size + len(line) > self.max_bytes // 2:
-                break
-            kept.append(line)
-            size += len(line)
-        tmp = self.path + ".tmp"
-        with open(tmp, "wb") as fh:
-            fh.writelines(reversed(kept))
-        os.replace(tmp, self.path)
 
     def read_bytes(self) -> bytes:
+        """Every record line, oldest first: the rotated file, then the current one."""
         with self._lock:
-            try:
-                with open(self.path, "rb") as fh:
-                    return fh.read()
-            except FileNotFoundError:
-                return b""
+            out = b""
+            for path in (self.rotated, self.path):
+                try:
+                    with open(path, "rb") as fh:
+                        data = fh.read()
+                except FileNotFoundError:
+                    continue
+                out += data if not data or data.endswith(b"\n") else data + b"\n"
+            return out
 
     def records(self, limit: int) -> list[dict]:
-        """The newest `limit` records, newest first (unreadable lines skipped)."""
-        out = []
+        """The newest `limit` records, newest first (unreadable lines skipped and counted in skipped_lines)."""
+        out, skipped = [], 0
         for raw in reversed(self.read_bytes().splitlines()):
+            if not raw.strip():
+                continue
             try:
                 item = json.loads(raw)
             except ValueError:
+                skipped += 1
                 continue
             if isinstance(item, dict):
                 out.append(item)
+            else:
+                skipped += 1
             if len(out) >= limit:
                 break
+        self.skipped_lines = skipped
         return out
 
 
@@ -338,8 +385,8 @@ def workflow_label(prompt, limit: int = 2) -> str | None:
     for nid in sorted(nodes, key=lambda k: (len(k), k)):
         inp = nodes[nid].get("inputs") if isinstance(nodes[nid].get("inputs"), dict) else {}
         for value in inp.values():
-            if isinstance(value, str) and _is_model_file(value) and _base_name(value) not in files:
-                files.append(_base_name(value))
+            if isinstance(value, str) and len(value) <= 1024 and _is_model_file(value) and _base_name(value) not in files:
+                files.append(_base_name(value)[:160])
     if not files:
         return None
     more = len(files) - limit

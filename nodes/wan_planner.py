@@ -12,6 +12,7 @@ import time
 
 from . import comfy_bridge
 from .budget_node import THIS_GPU, live_device
+from .estimator.errors import VramBudgetError
 from .estimator.gpus import CARDS
 from .estimator.wan_plan import (
     DEFAULT_CFG, KEEP_MODES, PRECISIONS, VARIANT_LABELS, VARIANTS, format_plan, length_for_seconds, model_spec,
@@ -30,6 +31,7 @@ class WanPlanner:
     CATEGORY = "VRAM Budget"
     RETURN_TYPES = ("INT", "INT", "INT", "STRING")
     RETURN_NAMES = ("width", "height", "length", "report")
+    OUTPUT_NODE = True  # it runs alone too: queue just the planner to read its plan (issue 31)
     OUTPUT_TOOLTIPS = ("width for the Wan latent node", "height for the Wan latent node",
                        "length (frames, 4k+1) for the Wan latent node", "what was planned and why")
     FUNCTION = "run"
@@ -71,22 +73,43 @@ class WanPlanner:
     def run(self, variant, precision, width, height, length, seconds, keep, vram_budget_gb=0.0, model=None,
             gpu=THIS_GPU, cfg=DEFAULT_CFG, unique_id=None):
         started = time.perf_counter()
+        width, height, length = (_bounded(name, v, 1, MAX_RESOLUTION) for name, v in
+                                 (("width", width), ("height", height), ("length", length)))
+        seconds = float(_bounded("seconds", seconds, 0.0, 3600.0, int_only=False))
+        cfg = float(_bounded("cfg", cfg, 0.0, 100.0, int_only=False))
+        vram_budget_gb = float(_bounded("vram_budget_gib", vram_budget_gb, 0.0, 4096.0, int_only=False))
         if model is not None:
             spec = spec_from_loaded(comfy_bridge.describe_loaded_model(model))
         else:
             spec = model_spec(VARIANT_LABELS.get(variant, variant), precision)
         if seconds and seconds > 0:
             length = length_for_seconds(seconds, spec.fps)
+            if length > MAX_RESOLUTION:
+                raise VramBudgetError(f"Wan Planner: {seconds:g} s at {spec.fps} fps is {length} frames; Wan's latent "
+                                      f"nodes take at most {MAX_RESOLUTION}")
         device = live_device("auto", vram_budget_gb, gpu)
         result = plan(spec, device, int(width), int(height), int(length), keep, float(cfg))
         text = format_plan(result)
         if model is not None:
             text += "\n(read from the MODEL input; the variant and precision widgets are ignored)"
         elapsed_ms = (time.perf_counter() - started) * 1000
-        log.info("[VRAM Budget] Wan plan in %.1f ms\n%s", elapsed_ms, text)
+        log.info("[VRAM Budget] Wan plan %dx%dx%d on %s (%.0f ms)", result.width, result.height, result.length,
+                 device.name, elapsed_ms)
+        log.debug("[VRAM Budget] Wan plan:\n%s", text)
         summary = result.to_dict()
         return {"ui": {"text": [text], "wan_plan": [summary]},
                 "result": (result.width, result.height, result.length, text)}
+
+
+def _bounded(name: str, value, lo: float, hi: float, int_only: bool = True):
+    """A widget value (or a linked one: ComfyUI does not range-check those) within [lo, hi], else a clear error
+    naming the input (issue 37: a linked length of 10^9 must not build a list of every length up to it)."""
+    number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if number is None or number != number or not lo <= number <= hi or (int_only and int(number) != number):
+        shown = str(value)[:32]
+        raise VramBudgetError(f"Wan Planner: {name} {shown}: give {'a whole number ' if int_only else ''}from "
+                              f"{lo:g} to {hi:g}")
+    return int(number) if int_only else number
 
 
 NODE_CLASS_MAPPINGS = {"VRAMBudgetWanPlanner": WanPlanner}

@@ -8,12 +8,13 @@
 import { app } from "../../scripts/app.js";
 import { api } from "../../scripts/api.js";
 import { ensureStylesheet } from "./vram_style.js";
+import { summarize, chipText, speedWords, userWords, VERDICT_LABEL } from "./vram_summary.js";
+import * as estimate from "./vram_estimate.js";
 
 const EXTENSION = "VRAMBudget.Panel";
 const TAB_ID = "vram-budget";
 const SETTING_REFRESH = "VRAMBudget.Panel.RefreshMs";
 const DEFAULT_REFRESH_MS = 1500;
-const ESTIMATE_DEBOUNCE_MS = 900;
 const GiB = 1024 ** 3;
 
 // ---------------------------------------------------------------------------------------------
@@ -112,10 +113,10 @@ const state = {
   statusError: null,
   action: null, // {kind, text, tone} result line under the buttons
   pending: new Set(), // actions in flight: "unload_all", "free_cache", "unload:<id>"
-  budget: null, // {state: "idle"|"loading"|"ok"|"unavailable"|"error", data, error}
-  card: "", // "" = this GPU
-  gpus: [], // more cards for a placement plan (cuda:1 on); [] = this machine's other GPUs, if any
+  budget: null, // the shared estimate (vram_estimate.js): {state: "idle"|"loading"|"ok"|"unavailable"|"error", data, error}
   cards: null,
+  detailsOpen: false, // the stage breakdown, fixes, capacity, cheapest card
+  lastStop: null, // the VRAM Budget node stopped a prompt before any model loaded ("vram_budget.stopped")
   lastOom: null, // {diagnosis, node_id, node_type, timestamp, ...}
   oomFresh: false,
   runs: null, // measured against predicted, newest first (GET /vram_budget/runs, "vram_budget.run" events)
@@ -305,11 +306,11 @@ function renderHostBudget(sum) {
       h(`span.vrb-host-badge.vrb-host-badge-${badgeTone}`, label),
       h("span.vrb-host-peak", `${gib(sum.peak)} peak`),
       sum.total != null ? h("span.vrb-muted.vrb-small", `of ${gib(sum.total)}${sum.swapTotal ? ` + ${gib(sum.swapTotal)} swap` : ""}`) : null),
-    HOST_BAD.has(sum.outcome) && sum.explanation ? h("div.vrb-muted.vrb-small.vrb-host-why", sum.explanation) : null)];
+    HOST_BAD.has(sum.outcome) && sum.explanation ? h("div.vrb-muted.vrb-small.vrb-host-why", userWords(sum.explanation)) : null)];
   if (HOST_BAD.has(sum.outcome) && sum.remedies.length) {
     out.push(h("div.vrb-subtitle", "RAM remedies"),
       h("ol.vrb-remedies.vrb-ram-remedies", sum.remedies.slice(0, 3).map((r) =>
-        h("li", r.title ? h("b", String(r.title)) : null, r.detail ? h("div.vrb-muted.vrb-small", String(r.detail)) : null))));
+        h("li", r.title ? h("b", userWords(r.title)) : null, r.detail ? h("div.vrb-muted.vrb-small", userWords(r.detail)) : null))));
   }
   return out;
 }
@@ -367,7 +368,7 @@ function renderActions(status) {
   return [
     h("div.vrb-actions",
       h("button.vrb-btn.vrb-btn-primary", {
-        type: "button", "data-action": "unload_all", disabled: state.pending.has("unload_all"),
+        type: "button", "data-action": "unload_all", disabled: state.pending.has("unload_all") || n === 0,
         title: "ComfyUI's own unload (the same as its \"Unload models\" command)",
         onclick: () => flagAction("unload_all"),
       }, h("span.vrb-btn-label", state.pending.has("unload_all") ? "Unloading…" : "Unload all models"), h("span.vrb-btn-sub", unloadSub)),
@@ -381,8 +382,6 @@ function renderActions(status) {
   ];
 }
 
-const VERDICT_LABEL = { fits: "Fits", tight: "Fits (tight)", runs_slower: "Runs, slower", oom: "Out of memory", unknown: "Can't tell" };
-
 function verdictClass(verdict) {
   if (verdict === "fits") return "ok";
   if (verdict === "tight" || verdict === "runs_slower") return "warn";
@@ -390,35 +389,74 @@ function verdictClass(verdict) {
   return "bad";
 }
 
-function verdictLine(data, capacity, headroom) {
-  const parts = [`of ${gib(capacity)}${data.device?.name ? ` on ${data.device.name}` : ""}`];
-  if (data.verdict === "runs_slower") {
-    if (data.offload_bytes) parts.push(`${gib(data.offload_bytes)} of weights stream from RAM, ≈ ${Number(data.slowdown || 1).toFixed(1)}–${Number(data.slowdown_high || data.slowdown || 1).toFixed(1)}× slower`);
-    if (data.extra_seconds >= 1) parts.push(`+${Math.round(data.extra_seconds)} s once`);
-  } else if (data.verdict === "unknown") {
-    parts.push(`at least this much: can't price ${(data.missing || []).map((m) => m.name).join(", ") || "every stage"}`);
-  } else if (headroom != null) {
-    parts.push(headroom >= 0 ? `${gib(headroom)} to spare` : `short by ${gib(-headroom)}`);
+/** The card choice, grouped as the catalogue groups it (GeForce RTX 40, Laptop GPUs, Data center, ...). */
+function cardSelect() {
+  const groups = new Map();
+  for (const c of state.cards || []) {
+    const g = c.group || "Cards";
+    if (!groups.has(g)) groups.set(g, []);
+    groups.get(g).push(c);
   }
-  return parts.join(" · ");
+  const chosen = estimate.card();
+  return h("select.vrb-select.vrb-select-card", {
+    title: "Estimate for this machine's GPU or a card you might buy or rent",
+    "aria-label": "Estimate for",
+    onchange: (e) => estimate.setCard(e.target.value),
+  }, h("option", { value: "" }, state.status?.cuda ? "This GPU" : "This machine"),
+  [...groups.entries()].map(([g, cards]) => h("optgroup", { label: g },
+    cards.map((c) => h("option", { value: c.name, selected: chosen === c.name }, `${c.name} (${c.nominal_gb} GB)`)))));
+}
+
+function secondSelect() {
+  const second = estimate.gpus()[0] || "";
+  return h("select.vrb-select.vrb-select-second", {
+    title: "A second card (cuda:1): plan where each model runs on both",
+    "aria-label": "Second card",
+    onchange: (e) => estimate.setGpus(e.target.value ? [e.target.value] : []),
+  }, h("option", { value: "" }, "one card"),
+  (state.cards || []).map((c) => h("option", { value: c.name, selected: second === c.name }, `+ ${c.name}`)));
+}
+
+/** The verdict at a glance: the card's badge and peak, what it means, the OOM risk, system RAM on its own line,
+ *  which of the two stops the run, the first fix, and what the answer assumes (vram_summary.js words it). */
+function renderVerdictCard(data) {
+  const s = summarize(data);
+  if (!s) return null;
+  const risk = s.risk && s.risk.level !== "unknown"
+    ? h(`div.vrb-risk.vrb-risk-${s.risk.level}`, { dataset: { risk: s.risk.level } },
+      h("span.vrb-risk-label", `Risk of running out of memory: ${s.risk.word}`),
+      s.risk.basis[0] ? h("span.vrb-muted.vrb-small", ` · ${s.risk.basis[0]}`) : null)
+    : null;
+  return h("div.vrb-glance", { "data-testid": "vram-verdict", dataset: { verdict: s.card, overall: s.verdict } },
+    h("div.vrb-verdict",
+      h(`span.vrb-badge.vrb-badge-${verdictClass(s.card)}`, { title: "the card's verdict" }, s.label),
+      h("span.vrb-peak", `${s.verdict === "unknown" ? "≥ " : ""}${gib(s.peak)} peak`)),
+    s.detail ? h("div.vrb-glance-detail.vrb-small", s.detail) : null,
+    risk,
+    s.ramLine ? h(`div.vrb-small.vrb-ram-line.vrb-ram-${s.host || "none"}`, h("span.vrb-chip.vrb-chip-ram", "RAM"), " ", s.ramLine) : null,
+    s.stopper ? h("div.vrb-stopper", s.stopper) : null,
+    s.firstFix ? h("div.vrb-first-fix.vrb-small", h("b", `First fix (${s.firstFix.what}): `), s.firstFix.title) : null,
+    s.assumptions ? h("div.vrb-assumes.vrb-muted.vrb-small", { title: "what this answer assumes" }, s.assumptions) : null);
+}
+
+function renderStop() {
+  const st = state.lastStop;
+  if (!st) return null;
+  return h("div.vrb-note.vrb-note-warn.vrb-stopped", { "data-testid": "vram-stopped" },
+    h("i.pi.pi-stop-circle"),
+    h("div", h("b", st.headline || "Stopped before any model loaded"),
+      st.reason ? h("div.vrb-small", `${st.reason}.`) : null,
+      st.first_fix ? h("div.vrb-small", h("b", "First fix: "), st.first_fix) : null),
+    h("button.vrb-icon-btn.vrb-dismiss", { type: "button", title: "Dismiss", onclick: () => { state.lastStop = null; renderAll(); } }, h("i.pi.pi-times")));
 }
 
 function renderBudget() {
   const b = state.budget || { state: "idle" };
-  const cardSelect = h("select.vrb-select", {
-    title: "Estimate for this GPU or a catalogue card",
-    onchange: (e) => { state.card = e.target.value; scheduleEstimate(0); },
-  }, h("option", { value: "" }, state.status?.cuda ? "This GPU" : `${state.cardsDefault || "Default card"} (default)`),
-  (state.cards || []).map((c) => h("option", { value: c.name, selected: state.card === c.name }, `${c.name} (${c.nominal_gb} GB)`)));
-  const secondSelect = h("select.vrb-select.vrb-select-second", {
-    title: "A second card (cuda:1): plan where each model runs on both",
-    onchange: (e) => { state.gpus = e.target.value ? [e.target.value] : []; scheduleEstimate(0); },
-  }, h("option", { value: "" }, "one card"),
-  (state.cards || []).map((c) => h("option", { value: c.name, selected: state.gpus[0] === c.name }, `+ ${c.name}`)));
   const head = [
-    h("div.vrb-section-title", "Workflow budget",
-      h("button.vrb-icon-btn", { type: "button", title: "Estimate again", onclick: () => scheduleEstimate(0) }, h("i.pi.pi-refresh"))),
-    state.cards?.length ? h("div.vrb-toolbar", h("span.vrb-muted.vrb-small", "for"), cardSelect, secondSelect) : null,
+    h("div.vrb-section-title", "This workflow",
+      h("button.vrb-icon-btn", { type: "button", title: "Estimate again", onclick: () => estimate.schedule(0) }, h("i.pi.pi-refresh"))),
+    state.cards?.length ? h("div.vrb-toolbar", h("span.vrb-muted.vrb-small", "for"), cardSelect(), secondSelect()) : null,
+    renderStop(),
   ];
   if (b.state === "idle" || (b.state === "loading" && !b.data)) return [head, h("div.vrb-empty", "Estimating the current workflow…")];
   if (b.state === "unavailable") {
@@ -430,47 +468,57 @@ function renderBudget() {
   const stages = (Array.isArray(data.stages) ? data.stages : []).filter((s) => s && typeof s === "object");
   if (!stages.length) return [head, h("div.vrb-empty", "Nothing to estimate: the workflow has no model stages.")];
   const capacity = data.device?.capacity_bytes || data.device?.total_bytes || 0;
-  const peak = data.peak_bytes || 0;
-  const verdict = data.verdict || "unknown";
   const maxStage = Math.max(capacity, ...stages.map((s) => s.peak_bytes || 0));
-  const headroom = data.headroom_bytes;
-  // the line under the badge is about the card: its own verdict when the RAM changed the overall one
-  const cardVerdict = typeof data.vram_verdict === "string" && data.vram_verdict ? data.vram_verdict : verdict;
-  const out = [head,
-    h("div.vrb-verdict",
-      h(`span.vrb-badge.vrb-badge-${verdictClass(verdict)}`, VERDICT_LABEL[verdict] || verdict),
-      h("span.vrb-peak", `${verdict === "unknown" ? "≥ " : ""}${gib(peak)} peak`)),
-    h("div.vrb-muted.vrb-small", verdictLine({ ...data, verdict: cardVerdict }, capacity, headroom)),
-    renderHostBudget(hostSummary()),
-  ];
+  const out = [head, renderVerdictCard(data)];
   if (b.data?.device_note && !state.cards?.length) out.push(h("div.vrb-muted.vrb-small", b.data.device_note));
   if (b.data?.source_note) out.push(h("div.vrb-muted.vrb-small.vrb-source-note", b.data.source_note));
-  out.push(h("div.vrb-stages", stages.map((s, i) => h("div.vrb-stage",
+  const details = [];
+  details.push(h("div.vrb-legend.vrb-stage-legend",
+    h("div.vrb-legend-item", h("span.vrb-dot.vrb-alloc"), h("span.vrb-legend-label", "weights")),
+    h("div.vrb-legend-item", h("span.vrb-dot.vrb-cache"), h("span.vrb-legend-label", "working memory")),
+    h("div.vrb-legend-item", h("span.vrb-dot.vrb-other"), h("span.vrb-legend-label", "CUDA and other")),
+    h("div.vrb-legend-item", h("span.vrb-capline-key"), h("span.vrb-legend-label", "the card"))));
+  details.push(h("div.vrb-stages", stages.map((s, i) => h("div.vrb-stage",
     h("div.vrb-row.vrb-small", h("span", { title: s.node_type || "" }, `${s.title || s.kind}${i === data.peak_stage ? " · peak" : ""}`), h("span", gib(s.peak_bytes))),
     h("div.vrb-stagebar", { title: `weights ${gib(s.weights_bytes)} · working ${gib(s.working_bytes)} · overhead ${gib(s.overhead_bytes)}${bytesOf(s.ram_peak_bytes) != null ? ` · system RAM ${gib(s.ram_peak_bytes)}` : ""}` },
       h("div.vrb-seg.vrb-alloc", { style: { width: `${pct(s.weights_bytes || 0, maxStage)}%` } }),
       h("div.vrb-seg.vrb-cache", { style: { width: `${pct(s.working_bytes || 0, maxStage)}%` } }),
       h("div.vrb-seg.vrb-other", { style: { width: `${pct(s.overhead_bytes || 0, maxStage)}%` } }),
       capacity ? h(`div.vrb-capline${s.peak_bytes > capacity ? ".vrb-over" : ""}`, { style: { left: `${pct(capacity, maxStage)}%` }, title: `capacity ${gib(capacity)}` }) : null)))));
-  const remedies = (data.remedies || []).slice(0, 3);
+  details.push(renderHostBudget(hostSummary()));
+  // the card's fixes for the card's verdict (never bigger-card advice where the card is not the problem)
+  const cardVerdict = typeof data.vram_verdict === "string" && data.vram_verdict ? data.vram_verdict : data.verdict;
+  const remedies = cardVerdict === "fits" || cardVerdict === "unknown" ? []
+    : (data.remedies || []).filter((r) => r && r.kind !== "card").slice(0, 3);
   if (remedies.length) {
-    out.push(h("div.vrb-subtitle", hostSummary() && HOST_BAD.has(hostSummary().outcome) ? "Top VRAM remedies" : "Top remedies"),
-      h("ol.vrb-remedies", remedies.map((r) => h("li", h("b", r.title), r.detail ? h("div.vrb-muted.vrb-small", r.detail) : null))));
+    details.push(h("div.vrb-subtitle", cardVerdict === "runs_slower" ? "To keep every weight on the card" : "VRAM fixes, cheapest first"),
+      h("ol.vrb-remedies", remedies.map((r) => h("li", h("b", userWords(r.title)), r.detail ? h("div.vrb-muted.vrb-small", userWords(r.detail)) : null))));
   }
-  if (data.placement_plan && typeof data.placement_plan === "object") out.push(renderPlan(data.placement_plan));
+  if (data.placement_plan && typeof data.placement_plan === "object") details.push(renderPlan(data.placement_plan));
   const caps = data.capacity || [];
   if (caps.length) {
-    out.push(h("div.vrb-subtitle", "Largest on this card"),
+    details.push(h("div.vrb-subtitle", "Largest on this card"),
       h("div.vrb-capacity", caps.map((c) => h("div.vrb-row.vrb-small", { "data-capacity": c.what },
         h("span", `${c.what} (now ${c.current})`),
         h("span", { title: "stays resident · runs at all (streaming weights)" },
           `${c.resident || "–"} · ${c.runs || "–"}`)))));
   }
-  const cheapest = data.verdict === "unknown" ? null : data.cheapest_card;  // no card advice on a lower bound
+  const cheapest = data.verdict === "unknown" || cardVerdict === "fits" ? null : data.cheapest_card;  // no card advice on a lower bound
   if (cheapest) {
     const price = cheapest.price_eur_h != null ? ` · €${Number(cheapest.price_eur_h).toFixed(2)}/h` : "";
-    out.push(h("div.vrb-small.vrb-cheapest", h("i.pi.pi-shopping-cart.vrb-inline-icon"), "Cheapest card that fits: ", h("b", `${cheapest.name} (${cheapest.nominal_gb} GB)`), price));
+    details.push(h("div.vrb-small.vrb-cheapest", h("i.pi.pi-shopping-cart.vrb-inline-icon"), "Cheapest card that fits: ", h("b", `${cheapest.name} (${cheapest.nominal_gb} GB)`), price));
   }
+  const near = (Array.isArray(data.evidence) ? data.evidence : []).filter((e) => e && typeof e.summary === "string").slice(0, 3);
+  if (near.length) {
+    details.push(h("div.vrb-subtitle", "Published runs like this one"),
+      h("ul.vrb-evidence", near.map((e) => h("li.vrb-small", { dataset: { outcome: String(e.outcome || "") } },
+        h(`span.vrb-ev-dot.vrb-ev-${e.outcome === "oom" ? "bad" : "ok"}`), " ", String(e.summary).replace(/\s*\([^()]*#\d+\)$/, ""), " ",
+        /^https?:\/\//.test(String(e.source || "")) ? h("a", { href: e.source, target: "_blank", rel: "noopener noreferrer" }, "source") : null))));
+  }
+  out.push(h("details.vrb-details", {
+    open: state.detailsOpen,
+    ontoggle: (e) => { state.detailsOpen = e.target.open; },
+  }, h("summary", "Details: stages, fixes, largest sizes"), details));
   return out;
 }
 
@@ -523,7 +571,7 @@ function applyPlan(plan) {
   }
   app.graph.setDirtyCanvas?.(true, true);
   toast("success", "Placement applied", `${set} widget value(s) on ${targets.length} loader(s); Ctrl+Z undoes it`, 5000);
-  scheduleEstimate(0);
+  estimate.schedule(0);
   return set;
 }
 
@@ -544,7 +592,7 @@ function renderPlan(plan) {
     h("ul.vrb-plan-loaders", loaders.map((s) => h("li.vrb-small", { "data-node": s.node, "data-changed": String(Boolean(s.changed)) },
       h("b", `#${s.node} `), s.changed ? (s.use_type !== s.node_type ? `${s.node_type} → ${s.use_type}` : s.node_type) : `${s.node_type}: as it is (${s.device})`,
       s.changed ? h("div.vrb-muted", widgetText(s.widgets)) : null))),
-    (plan.notes || []).length ? h("div.vrb-muted.vrb-small.vrb-plan-notes", plan.notes.map((n) => h("div", n))) : null,
+    (plan.notes || []).length ? h("div.vrb-muted.vrb-small.vrb-plan-notes", plan.notes.map((n) => h("div", userWords(n)))) : null,
     missing.length ? h("div.vrb-note.vrb-note-warn.vrb-small.vrb-plan-missing", h("i.pi.pi-exclamation-triangle"),
       h("span", `This ComfyUI has no ${missing.join(", ")}: install ComfyUI-MultiGPU (or see why it did not load in the ComfyUI log) to apply the plan.`)) : null,
     replace.length ? h("div.vrb-note.vrb-note-info.vrb-small", h("i.pi.pi-info-circle"),
@@ -684,15 +732,15 @@ function renderOom() {
       h("span.vrb-muted.vrb-small", [rec.node_type ? `node ${rec.node_id} (${rec.node_type})` : null, when].filter(Boolean).join(" · "))),
     d.summary_facts || d.summary_cause
       ? h("div.vrb-oom-summary",
-        d.summary_facts ? h("p", d.summary_facts) : null,
-        d.summary_cause ? h("p.vrb-oom-cause", d.summary_cause) : null,
-        d.summary_caveat ? h("p.vrb-muted.vrb-small", d.summary_caveat) : null)
-      : h("p.vrb-oom-summary", d.summary || ""),
+        d.summary_facts ? h("p", userWords(d.summary_facts)) : null,
+        d.summary_cause ? h("p.vrb-oom-cause", userWords(d.summary_cause)) : null,
+        d.summary_caveat ? h("p.vrb-muted.vrb-small", userWords(d.summary_caveat)) : null)
+      : h("p.vrb-oom-summary", userWords(d.summary || "")),
     numbers.length ? h("div.vrb-grid", numbers.map(([k, v]) => [h("span.vrb-muted", k), h("span", gib(v))])) : null,
-    top.length ? h("ol.vrb-remedies", top.map((r) => h("li", h("b", r.title), h("div.vrb-muted.vrb-small", r.detail)))) : null,
+    top.length ? h("ol.vrb-remedies", top.map((r) => h("li", h("b", userWords(r.title)), h("div.vrb-muted.vrb-small", userWords(r.detail))))) : null,
     rest.length ? h("details.vrb-more", h("summary", `${rest.length} more`),
-      h("ol.vrb-remedies", { start: top.length + 1 }, rest.map((r) => h("li", h("b", r.title), h("div.vrb-muted.vrb-small", r.detail))))) : null,
-    (d.notes || []).length ? h("details.vrb-more", h("summary", "Notes"), h("ul.vrb-notes", d.notes.map((n) => h("li.vrb-small", n)))) : null)];
+      h("ol.vrb-remedies", { start: top.length + 1 }, rest.map((r) => h("li", h("b", userWords(r.title)), h("div.vrb-muted.vrb-small", userWords(r.detail)))))) : null,
+    (d.notes || []).length ? h("details.vrb-more", h("summary", "Notes"), h("ul.vrb-notes", d.notes.map((n) => h("li.vrb-small", userWords(n))))) : null)];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -725,7 +773,7 @@ function renderAll(force = false) {
     devices: JSON.stringify([s.devices, s.ram, s.cuda, s.dynamic_vram, ramPrediction(s.ram)]),
     models: JSON.stringify([s.models, s.busy, [...state.pending]]),
     actions: JSON.stringify([s.would_free, s.busy, s.queue_remaining, s.cuda, state.action, [...state.pending]]),
-    budget: JSON.stringify([state.budget, state.card, state.cards?.length, s.cuda]),
+    budget: JSON.stringify([state.budget, estimate.card(), estimate.gpus(), state.cards?.length, s.cuda, state.lastStop]),
     oom: JSON.stringify([state.lastOom?.timestamp, state.lastOom?.diagnosis?.headline, state.oomFresh]),
     runs: JSON.stringify([state.runs?.map((r) => r.prompt_id), state.runsMeasuring, (state.regressions || []).map((r) => r?.sentence)]),
   };
@@ -840,31 +888,9 @@ async function refreshNow() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// workflow budget
-let estimateTimer = null;
-let estimateSeq = 0;
-
-function scheduleEstimate(delay = ESTIMATE_DEBOUNCE_MS) {
-  clearTimeout(estimateTimer);
-  if (!panel?.mounted) return;
-  estimateTimer = setTimeout(runEstimate, delay);
-}
-
-async function runEstimate() {
-  if (!panel?.mounted) return;
-  const seq = ++estimateSeq;
-  state.budget = { ...(state.budget || {}), state: "loading" };
-  try {
-    const { workflow, output } = await app.graphToPrompt();
-    const { status, data } = await call("estimate", { prompt: output, workflow, card: state.card || null, gpus: state.gpus });
-    if (seq !== estimateSeq) return; // a newer estimate is on its way
-    if (status === 200) state.budget = { state: "ok", data };
-    else if (status === 501) state.budget = { state: "unavailable", error: data.detail };
-    else state.budget = { state: "error", error: data.error || `HTTP ${status}` };
-  } catch (err) {
-    if (seq !== estimateSeq) return;
-    state.budget = { state: "error", error: `Could not read the workflow: ${err?.message || err}` };
-  }
+// workflow budget: the shared estimate (vram_estimate.js), the same one the top-bar readout shows
+function onEstimate(result) {
+  state.budget = result;
   renderAll();
 }
 
@@ -929,17 +955,24 @@ function buildRoot() {
   const root = h("div.vrb-panel", { "data-testid": "vram-budget-panel" },
     (sections.header = h("header.vrb-header")),
     h("div.vrb-scroll",
+      section("budget"),
       section("devices"),
       section("models"),
       section("actions"),
-      section("budget"),
       section("runs"),
       section("oom")));
   return { root, sections };
 }
 
-function onGraphChanged() {
-  scheduleEstimate();
+function onStopped(event) {
+  const detail = event?.detail || {};
+  state.lastStop = {
+    headline: String(detail.headline || "Stopped before any model loaded"), reason: String(detail.reason || ""),
+    first_fix: String(detail.first_fix || ""), node_id: detail.node_id ?? null, prompt_id: detail.prompt_id ?? null,
+  };
+  toast("warn", state.lastStop.headline,
+    `${state.lastStop.reason ? `${state.lastStop.reason}. ` : ""}${state.lastStop.first_fix ? `First fix: ${state.lastStop.first_fix}.` : ""}`, 12000);
+  renderAll();
 }
 
 function render(el) {
@@ -952,18 +985,19 @@ function render(el) {
   if (panel.mounted) return; // render() again for the same mount: nothing to restart
   panel.mounted = true;
   panel.generation += 1;
+  state.budget = estimate.current();
   renderAll(true);
   poll(panel.generation);
-  api.addEventListener("graphChanged", onGraphChanged);
-  Promise.all([loadCards(), loadLastOom(), loadRuns()]).then(() => { renderAll(); scheduleEstimate(0); });
+  panel.unsubscribe = estimate.subscribe(onEstimate);
+  estimate.watchGraph();
+  Promise.all([loadCards(), loadLastOom(), loadRuns()]).then(() => { renderAll(); estimate.schedule(0); });
 }
 
 function destroy() {
   if (!panel) return;
   panel.mounted = false;
   clearTimeout(panel.timer);
-  clearTimeout(estimateTimer);
-  api.removeEventListener("graphChanged", onGraphChanged);
+  panel.unsubscribe?.();
 }
 
 app.registerExtension({
@@ -978,10 +1012,19 @@ app.registerExtension({
       attrs: { min: 500, max: 60000, step: 100 },
       category: ["VRAM Budget", "Panel", "Refresh interval"],
     },
+    {
+      id: estimate.SETTING_CARD,
+      name: "Card to estimate for (empty: this GPU)",
+      tooltip: "The panel's and the readout's estimate are for this card; chosen in the VRAM panel.",
+      type: "text",
+      defaultValue: "",
+      category: ["VRAM Budget", "Panel", "Card"],
+    },
   ],
   async setup() {
     api.addEventListener("execution_error", onExecutionError);
     api.addEventListener("vram_budget.run", onRunRecorded);
+    api.addEventListener("vram_budget.stopped", onStopped);
     const manager = app.extensionManager;
     const tab = {
       id: TAB_ID,
@@ -1005,4 +1048,4 @@ function preview(status) {
   renderAll(true);
 }
 
-window.__vramBudget = { state, render, destroy, onExecutionError, onRunRecorded, preview, applyPlan, changeTracker };
+window.__vramBudget = { state, render, destroy, onExecutionError, onRunRecorded, onStopped, preview, applyPlan, changeTracker };

@@ -10,6 +10,8 @@
 import { app } from "../../scripts/app.js";
 import { api } from "../../scripts/api.js";
 import { ensureStylesheet } from "./vram_style.js";
+import { summarize, chipText } from "./vram_summary.js";
+import * as estimate from "./vram_estimate.js";
 
 const BUTTON_CLASS = "vrb-readout-btn";
 const TAB_ID = "vram-budget";
@@ -25,6 +27,7 @@ const readout = {
   timer: null,
   shown: true,
   epoch: 0, // preview() calls: a poll begun before one is discarded
+  verdict: null, // the open workflow's verdict (vram_summary.summarize of the shared estimate)
 };
 
 const g1 = (bytes) => (bytes / GiB).toFixed(1);
@@ -45,6 +48,12 @@ function tooltip(d) {
       ? `Peak of this run: ${g1(readout.hold)} GiB (PyTorch's own peak plus what is outside PyTorch).`
       : `Highest reading since the last run started: ${g1(readout.hold)} GiB.`);
   }
+  const v = readout.verdict;
+  if (v) {
+    lines.push(`This workflow: ${v.label}${v.detail ? `, ${v.detail}` : ""}${v.ramStops ? `; ${v.stopper}` : ""}.`);
+    if (v.risk && v.risk.level !== "unknown") lines.push(`Risk of running out of memory: ${v.risk.word}.`);
+    if (v.assumptions) lines.push(`Assumes: ${v.assumptions}.`);
+  }
   const run = readout.lastRun;
   if (run) lines.push(`Last run: ${run.summary}.`);
   lines.push("Click: the VRAM panel.");
@@ -55,13 +64,27 @@ function build() {
   const root = document.createElement("span");
   root.className = "vrb-readout";
   root.dataset.testid = "vram-budget-readout";
-  root.innerHTML = `<span class="vrb-readout-label"></span>
+  root.innerHTML = `<span class="vrb-readout-chip" data-testid="vram-readout-verdict" hidden></span>
+    <span class="vrb-readout-label"></span>
     <span class="vrb-readout-meter"><span class="vrb-readout-fill"></span><span class="vrb-readout-peak"></span></span>
     <span class="vrb-readout-text"></span>`;
   return root;
 }
 
+function paintChip(root) {
+  const chip = root.querySelector(".vrb-readout-chip");
+  if (!chip) return;
+  const v = readout.verdict;
+  chip.hidden = !v;
+  if (!v) return;
+  chip.textContent = chipText(v);
+  chip.dataset.tone = v.ramStops ? "bad" : v.tone;
+  chip.dataset.verdict = v.card;
+  chip.dataset.risk = v.risk?.level || "";
+}
+
 function paint(root) {
+  paintChip(root);
   const d = readout.data;
   const label = root.querySelector(".vrb-readout-label");
   const fill = root.querySelector(".vrb-readout-fill");
@@ -157,6 +180,13 @@ app.registerExtension({
   }],
   async setup() {
     ensureStylesheet("vrb-readout-styles", "vram_readout.css");
+    // the open workflow's verdict, the same answer the panel shows (one shared estimate)
+    estimate.subscribe((result) => {
+      readout.verdict = result?.state === "ok" ? summarize(result.data?.budget) : readout.verdict && result?.state === "loading" ? readout.verdict : null;
+      mount();
+    });
+    estimate.watchGraph();
+    setTimeout(() => estimate.schedule(0), 1500); // the workflow loads after setup()
     api.addEventListener("execution_start", () => {
       readout.hold = readout.data?.used ?? 0; // a new run: the peak-hold starts again
       mount();

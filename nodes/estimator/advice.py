@@ -34,7 +34,7 @@ GGUF_COST = {
     "Q8_0": "quality: practically lossless",
     "Q6_K": "quality: slight loss",
     "Q5_K_S": "quality: slight loss",
-    "Q4_K_S": "quality: fine detail starts to suffer (FACTS.md)",
+    "Q4_K_S": "quality: fine detail starts to suffer",
 }
 FRAGMENTATION_THRESHOLD = 2 * GiB
 SHAPE_KINDS = ("batch", "frames", "resolution")  # remedies that scale the activations  # "several GiB" reserved-but-unallocated = fragmentation (FACTS.md)
@@ -304,7 +304,7 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
     card = budget.cheapest_card
     if budget.verdict != "fits" and card is not None and card.total_bytes > dev.total_bytes:
         price = f" (€{card.price_eur_h:.2f}/h)" if card.price_eur_h else ""
-        add(8, "bigger_card", f"Take a {card.name}{price}: fits as is",
+        add(8, "bigger_card", f"Take {_article(card.name)} {card.name}{price}: fits as is",
             f"{card.name} has {fmt_gib(card.total_bytes)}; the workflow peaks at {fmt_gib(budget.peak_bytes)}",
             0, "money", new_peak=budget.peak_bytes)
         out[-1] = replace(out[-1], fixes=True)
@@ -400,7 +400,10 @@ def _group(r: Remedy) -> tuple:
 
 def _pick(budget, group, peaks, mins, applied, fits):
     """The option of one rung the plan takes now, or None when none lowers the peak."""
-    options = [r for r in budget.remedies if _group(r) == group and r.cuts]
+    # the rung's own order (least change first), whatever order the list shows them in (_dedupe puts each
+    # group's face first)
+    options = sorted((r for r in budget.remedies if _group(r) == group and r.cuts),
+                     key=lambda r: (r.sub_rank, r.saving_bytes if r.kind in SHAPE_KINDS else -r.saving_bytes))
     if not options:
         return None
     closing = [r for r in options if fits(applied(r, peaks), applied(r, mins, True))]
@@ -418,13 +421,35 @@ def _pick(budget, group, peaks, mins, applied, fits):
 
 
 def _dedupe(remedies: list[Remedy]) -> list[Remedy]:
-    seen, out = set(), []
+    """One entry per title, then distinct remedies first (issue 31): the first of each group (a kind, and for
+    precision the model it changes) in ladder order, the group's other steps after them, so the top three are
+    three different things to try, not one remedy three times."""
+    seen, unique = set(), []
     for r in remedies:
         if r.title in seen:
             continue
         seen.add(r.title)
-        out.append(r)
-    return out
+        unique.append(r)
+    def group(r):
+        return r.kind, r.title.split(" 16-bit → ")[0] if r.kind == "precision" else ""
+
+    members: dict = {}
+    for r in unique:
+        members.setdefault(group(r), []).append(r)
+    # a group's face: the least change that fixes it, else the step that saves most (where the group ends up)
+    # (a precision group keeps its least lossy step: fp8 before a 4-bit GGUF)
+    face = {g: next((r for r in rs if r.fixes), rs[0] if g[0] == "precision" else max(rs, key=lambda r: r.saving_bytes))
+            for g, rs in members.items()}
+    firsts = [r for r in unique if face[group(r)] is r]
+    return firsts + [r for r in unique if face[group(r)] is not r]
+
+
+def _article(name: str) -> str:
+    """'an' before a name said with a vowel sound ("an RTX 5090", "an L40S", "an H100", "an A100"), else 'a'."""
+    name = name.strip()
+    first = name[:1].upper()
+    spelled = len(name) > 1 and not name[1:2].islower()  # "RTX", "L40S", "H100": said letter by letter
+    return "an" if (spelled and first in "AEFHILMNORSX") or (not spelled and first in "AEIOU") else "a"
 
 
 def _diffusion_model(stage_budget):

@@ -339,7 +339,10 @@ def assess(
         verdict = "unknown"
         parts = [f"{m.name} ({m.problem})" for m in missing[:5]] + list(incomplete[:3])
         more = len(missing) - 5 + max(0, len(incomplete) - 3)
-        why = "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+        why = "; ".join(p for p in parts if str(p).strip()) + (f"; and {more} more" if more > 0 else "")
+        if not why.strip():  # never "can't tell: ." (issue 37): say what is missing even when no part names it
+            why = ("a stage has no figure the estimator could compute" if stage_budgets else
+                   "the workflow has no stage the estimator could price")
         notes.insert(0, f"can't tell: {why}. The peak shown is a lower bound (at least {fmt_gib(peak)})")
     elif outcome == runtime.FITS:
         verdict = "tight" if tight else "fits"

@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers.required = True
     add_inspect_parser(subparsers)
     add_estimate_parser(subparsers)
+    add_cards_parser(subparsers)
     add_llm_parsers(subparsers)
     return parser
 
@@ -45,6 +46,30 @@ def add_inspect_parser(subparsers) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="model files or folders (e.g. ComfyUI/models)")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of the table")
     p.set_defaults(func=cmd_inspect)
+
+
+def add_cards_parser(subparsers) -> None:
+    p = subparsers.add_parser("cards", help="list the cards --gpu / --gpus / --workers know",
+                              description="The card catalogue: name, memory, architecture, group (gpus.py).")
+    p.add_argument("--json", action="store_true", help="print a JSON list")
+    p.set_defaults(func=cmd_cards)
+
+
+def cmd_cards(args, out=None) -> int:
+    from .gpus import CARDS  # noqa: PLC0415
+    out = out or sys.stdout
+    rows = [{"name": c.name, "nominal_gb": c.nominal_gb, "group": c.group, "arch": c.arch, "vendor": c.vendor,
+             "aliases": list(c.aliases), "price_eur_h": c.price_eur_h} for c in CARDS]
+    if args.json:
+        print(json.dumps(rows, indent=1), file=out)
+        return 0
+    group = None
+    for r in rows:
+        if r["group"] != group:
+            group = r["group"]
+            print(f"\n{group}:", file=out)
+        print(f"  {r['name']:<22} {r['nominal_gb']:>4} GB  {r['arch']}", file=out)
+    return 0
 
 
 def add_estimate_parser(subparsers) -> None:

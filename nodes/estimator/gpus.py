@@ -442,7 +442,7 @@ def find_card(name: str, nominal_gb: float | None = None) -> Card:
     16GB), unless `nominal_gb` (a measured size, inside ComfyUI) tells them apart; an unknown name is refused
     with the nearest names. A laptop GPU is never the desktop card of the same number."""
     if not isinstance(name, str) or not name.strip():
-        raise VramBudgetError("no GPU named: give a card name, e.g. 'RTX 4090' (or a size: --vram GB)")
+        raise VramBudgetError("no GPU named: give a card name, e.g. 'RTX 4090' (or the card's size in GB)")
     if len(name) > _MAX_NAME:
         raise VramBudgetError(f"GPU name of {len(name)} characters: a card name is at most {_MAX_NAME}")
     want = _norm(name)
@@ -468,8 +468,8 @@ def find_card(name: str, nominal_gb: float | None = None) -> Card:
         return _EXACT[gfx.group(0)]
     near = card_candidates(name)
     hint = f"did you mean {' or '.join(repr(c.name) for c in near)}? " if near else ""
-    raise VramBudgetError(f"unknown GPU {shown!r}: {hint}Known cards are listed by `vram-budget cards`; "
-                          "or give the size with --vram GB")
+    raise VramBudgetError(f"unknown GPU {shown!r}: {hint}`vram-budget cards` lists the known cards; or give the "
+                          "card's size in GB instead")
 
 
 # The Windows desktop (DWM) and the browser showing ComfyUI's frontend hold memory on the card that

@@ -162,18 +162,41 @@ def _text_config(d: Mapping) -> dict:
     return merged
 
 
+# What a config.json or a GGUF may say (issue 37: an infinite context or 10^18 layers must be a clear error in
+# bounded time, not a traceback or a hang). The largest released models are well inside: 126 layers, 16,384
+# hidden, 128 heads, 256k vocab, 10M context, 384 experts.
+LLM_BOUNDS = {"num_hidden_layers": 1024, "hidden_size": 1 << 17, "num_attention_heads": 4096, "vocab_size": 10_000_000,
+              "num_key_value_heads": 4096, "head_dim": 4096, "intermediate_size": 1 << 21,
+              "max_position_embeddings": 1 << 28, "num_experts": 65536, "num_experts_per_tok": 65536,
+              "moe_intermediate_size": 1 << 21, "sliding_window": 1 << 28}
+
+
+def _bounded_int(where: str, key: str, v, required: bool = False, minimum: int = 1):
+    """A config number within LLM_BOUNDS, None when absent and optional; else ModelFileError naming it."""
+    if v is None and not required:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int) or not minimum <= v <= LLM_BOUNDS.get(key, 1 << 40):
+        shown = repr(v)[:40]
+        raise ModelFileError(where, f"config.json has no usable {key} ({shown}): a whole number from {minimum} to "
+                                    f"{LLM_BOUNDS.get(key, 1 << 40):,}")
+    return v
+
+
 def config_from_hf(d: Mapping, name: str, source: str, where: str = "config.json") -> LlmConfig:
     """An LlmConfig from config.json's keys (parameters counted from the shapes they imply)."""
     t = _text_config(d)
 
     def need(key: str) -> int:
-        v = t.get(key)
-        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-            raise ModelFileError(where, f"config.json has no usable {key} ({v!r})")
-        return v
+        return _bounded_int(where, key, t.get(key), required=True)
 
     layers, hidden, heads = need("num_hidden_layers"), need("hidden_size"), need("num_attention_heads")
+    for key in ("num_key_value_heads", "head_dim", "intermediate_size", "max_position_embeddings", "num_experts",
+                "num_local_experts", "num_experts_per_tok", "moe_intermediate_size"):
+        if t.get(key) not in (None, 0):
+            _bounded_int(where, key if key in LLM_BOUNDS else "num_experts", t.get(key))
     kv = t.get("num_key_value_heads") or heads
+    if kv > heads or heads % kv:
+        raise ModelFileError(where, f"config.json: num_key_value_heads {kv} does not divide num_attention_heads {heads}")
     head_dim = t.get("head_dim") or hidden // heads
     mt = str(t.get("model_type", ""))
     experts = int(t.get("num_experts") or t.get("num_local_experts") or 0)
@@ -297,6 +320,15 @@ def _indexed(path: str, shards: list[str]) -> list[str]:
     the same weights in another layout: counted once); all *.safetensors when there is no index."""
     idx = os.path.join(path, "model.safetensors.index.json")
     if not os.path.isfile(idx):
+        # no index, but shard names say how many there are ("model-00001-of-00004.safetensors"): all must be here
+        parts = [re.search(r"-(\d{1,5})-of-(\d{1,5})\.(?:safetensors|sft)$", f) for f in shards]
+        totals = {int(m.group(2)) for m in parts if m}
+        for total in totals:
+            have = {int(m.group(1)) for m in parts if m and int(m.group(2)) == total}
+            missing = [n for n in range(1, min(total, 100_000) + 1) if n not in have]
+            if missing:
+                raise ModelFileError(path, f"{total - len(missing)} of {total} shards present (shard {missing[0]} of "
+                                           f"{total} is missing): the weights are incomplete")
         return shards
     try:
         with open(idx, encoding="utf-8") as fh:
@@ -329,6 +361,12 @@ def read_gguf(path: str) -> LlmConfig:
         return v
 
     layers, hidden, heads = num("block_count"), num("embedding_length"), num("attention.head_count")
+    kv_heads = num("attention.head_count_kv", heads)
+    for key, value in (("num_hidden_layers", layers), ("hidden_size", hidden), ("num_attention_heads", heads),
+                       ("num_key_value_heads", kv_heads), ("max_position_embeddings", num("context_length", 0) or 1)):
+        if not 1 <= value <= LLM_BOUNDS[key]:
+            raise ModelFileError(path, f"GGUF metadata: {key.replace('num_', '').replace('_', ' ')} {value:,} is not "
+                                       f"a model's (1 to {LLM_BOUNDS[key]:,})")
     emb = inv.tensors.get("token_embd.weight")
     vocab = emb.shape[0] if emb is not None else len(meta.get("tokenizer.ggml.tokens", ())) or 0
     if not vocab:
@@ -337,7 +375,7 @@ def read_gguf(path: str) -> LlmConfig:
     swl = layers - layers // 6 if (window and arch.startswith("gemma3")) else 0
     cfg = LlmConfig(
         name=str(meta.get("general.name") or os.path.basename(path)), layers=layers, hidden=hidden,
-        heads=heads, kv_heads=num("attention.head_count_kv", heads),
+        heads=heads, kv_heads=kv_heads,
         head_dim=num("attention.key_length", hidden // max(1, heads)), vocab=vocab,
         intermediate=num("feed_forward_length", _rows(inv.tensors, "blk.0.ffn_up.weight") or 4 * hidden),
         params=inv.param_count,

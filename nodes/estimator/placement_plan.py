@@ -25,6 +25,7 @@ How a plan is found (every candidate is priced by the one estimator, budget.asse
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass, replace
 from typing import Sequence
 
@@ -40,6 +41,9 @@ from .units import fmt_gib
 from .workload import SAMPLE, TEXT_ENCODE, ModelRef, Workload
 
 MAX_ASSIGNMENTS = 64
+# The search's time budget (issue 37): past it the best assignment found so far is the plan, said in its notes
+# (30 loaders on 8 cards took minutes and held the estimate route's slots after its request was abandoned).
+SEARCH_SECONDS = 8.0
 SHRINK_ROUNDS = 6  # re-pricings of a split card whose share ComfyUI would still not keep resident
 CPU = placement.CPU
 
@@ -206,6 +210,7 @@ class _Priced:
     cpu_units: int
     reload: int
     fullest: float
+    stopped: bool = False  # the search's time ran out before it (SEARCH_SECONDS)
 
     def key(self) -> tuple:
         return (RANK.get(self.worst, 3), round(self.copy_s, 1), self.cpu_units, self.reload, round(self.fullest, 3))
@@ -373,6 +378,7 @@ def _search(units: list[Unit], gpus: Sequence[str], price, sizes: dict[str, int]
         return n
 
     best, tried = None, 0
+    deadline = time.monotonic() + SEARCH_SECONDS
     every = list(range(len(units)))
     big = [i for i in every if i not in small]
     for idx in (every, big):
@@ -382,9 +388,15 @@ def _search(units: list[Unit], gpus: Sequence[str], price, sizes: dict[str, int]
                 tried += 1
                 if best is None or priced.key() < best.key():
                     best = priced
+                if time.monotonic() > deadline:
+                    return replace(best, stopped=True), tried
             return best, tried
     chosen = {i: units[i].current if units[i].current in cands[i] else cands[i][0] for i in big}
+    stopped = False
     for i in sorted(big, key=lambda i: -sizes.get(units[i].node, 0)):
+        if time.monotonic() > deadline:
+            stopped = True  # the rest stay where they are
+            break
         local = None
         for dev in cands[i]:
             priced = price(follow({**chosen, i: dev}))
@@ -392,7 +404,7 @@ def _search(units: list[Unit], gpus: Sequence[str], price, sizes: dict[str, int]
             if local is None or priced.key() < local[1].key():
                 local = (dev, priced)
         chosen[i] = local[0]
-    return price(follow(chosen)), tried + 1
+    return replace(price(follow(chosen)), stopped=stopped), tried + 1
 
 
 def plan(workload: Workload, devices: Sequence[Device], resolver: Resolver | None = None,
@@ -414,6 +426,9 @@ def plan(workload: Workload, devices: Sequence[Device], resolver: Resolver | Non
     placed = with_placement(best.budgets["cuda:0"], final, devices, resolver, assessed=best.budgets)
     loaders = tuple(_setting(u, best.where[u.node], best.allocations.get(u.node, "")) for u in units)
     notes = list(_notes(best))
+    if best.stopped:
+        notes.insert(0, f"the search stopped after {SEARCH_SECONDS:g} s ({tried} assignments priced): this is the best "
+                        "placement found so far")
     # each card's outcome on its VRAM alone; the machine's RAM is judged once, below
     cards = tuple(replace(p, outcome=(best.budgets[p.device].vram_verdict or best.budgets[p.device].verdict))
                   if p.device in best.budgets and p.outcome in RANK else p for p in placed.placement)

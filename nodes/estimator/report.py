@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from . import placement
-from .units import GiB, fmt_gib
+from .units import GiB, fmt_gib, user_words
 from .runtime import speed_words
 
 VERDICT_TEXT = {"fits": "FITS", "tight": "FITS (TIGHT)", "runs_slower": "RUNS, SLOWER", "oom": "OUT OF MEMORY",
@@ -95,7 +95,9 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
         text = head.get(on_card, "Fixes, cheapest first (quality and speed):")
         lines.append(text if on_card == budget.verdict else f"On the card ({on_card}): " + text[0].lower() + text[1:])
         for r in relevant[:max_remedies]:
-            ok = "  -> fits" if r.fixes else ("  -> runs" if getattr(r, "runs", None) else "")
+            lands = getattr(r, "new_peak_bytes", None)
+            ok = ("  -> fits" if r.fixes else "  -> runs" if getattr(r, "runs", None)
+                  else f"  -> peak {fmt_gib(lands)}, not enough alone" if lands and r.kind != "bigger_card" else "")
             lines.append(f" - {r.title}  [{r.cost}]{ok}")
             if verbose:
                 lines.append(f"     {r.detail}")
@@ -134,7 +136,7 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
         lines.append("")
         lines.append("Notes:")
         for note in notes:
-            lines.append(f" - {note}")
+            lines.append(f" - {note if verbose else user_words(note)}")
     return "\n".join(lines)
 
 

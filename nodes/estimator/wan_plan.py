@@ -36,6 +36,7 @@ from typing import Mapping
 from . import budget as budget_mod
 from .advice import GGUF_BITS
 from .budget import Budget
+from .runtime import speed_words
 from .device import COMFY_RESERVE_BYTES, Device
 from .stages import StageBudget
 from .published import catalogue_info
@@ -53,6 +54,10 @@ from .serial import JsonFields
 ASPECT_TOLERANCE = 0.03  # issue: "keep the aspect ratio within a few percent"
 MAX_RESOLUTION = 16384  # ComfyUI nodes.py MAX_RESOLUTION
 MIN_LENGTH = 1  # 4·0+1: one latent frame (ComfyUI's latent nodes accept length 1)
+MAX_LENGTH = MAX_RESOLUTION  # WanImageToVideo / EmptyHunyuanLatentVideo: length max = MAX_RESOLUTION (nodes_wan.py)
+# Under Dynamic VRAM the target is kept when ComfyUI runs it streaming at most this much slower: cutting the
+# clip to stay resident would cost content for little speed (issue 31: the planner cut what it said runs)
+DYNAMIC_KEEP_SLOWDOWN = 1.3
 DEFAULT_CFG = 5.0  # Wan 2.1 sample_guide_scale (Wan-Video configs); Wan 2.2 A14B uses 3.0 / 4.0: both > 1
 KEEP_MODES = ("frames", "resolution", "balanced")  # what to KEEP when the target does not fit
 # GGUF bits per weight are the remedy ladder's (advice.GGUF_BITS: ggml block sizes).
@@ -479,9 +484,12 @@ def plan(spec: WanModelSpec, device: Device, width: int, height: int, length: in
     precision, card); the search alone is `options=False`.
     """
     if keep not in KEEP_MODES:
-        raise PlanError(f"keep must be one of {', '.join(KEEP_MODES)}, got {keep!r}")
-    if width <= 0 or height <= 0 or length <= 0:
-        raise PlanError(f"target {width}×{height}×{length}: width, height and length must be positive")
+        raise PlanError(f"keep must be one of {', '.join(KEEP_MODES)}, got {str(keep)[:40]!r}")
+    for name, value, top in (("width", width, MAX_RESOLUTION), ("height", height, MAX_RESOLUTION),
+                             ("length", length, MAX_LENGTH)):
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= top:
+            raise PlanError(f"{name} {str(value)[:24]}: give 1 to {top} (a linked value is not range-checked by "
+                            "ComfyUI)")
     m = spec.multiple
     target: Candidate = (snap_side(width, m), snap_side(height, m), snap_length(length))
     notes: list[str] = list(spec.notes)
@@ -499,7 +507,13 @@ def plan(spec: WanModelSpec, device: Device, width: int, height: int, length: in
 
     path = search_path(*target, m, keep)
     target_budget = price(path[0])
-    if fits(target_budget):
+    streams_ok = (device.memory_mode == "dynamic" and target_budget.outcome == "runs_slower"
+                  and target_budget.verdict != "oom" and target_budget.slowdown_high <= DYNAMIC_KEEP_SLOWDOWN)
+    if streams_ok:
+        notes.append(f"Dynamic VRAM streams {fmt_gib(target_budget.offload_bytes)} of weights at the target: "
+                     f"sampling {speed_words(target_budget.slowdown, target_budget.slowdown_high)}, so the target "
+                     "is kept")
+    if fits(target_budget) or streams_ok:
         chosen = 0
     elif not fits(price(path[-1])):
         chosen = -1
@@ -650,7 +664,9 @@ def _with_keep_options(p: WanPlan, spec: WanModelSpec, device: Device, cfg: floa
     # 2. block swap (WanVideoWrapper)
     blocks = blocks_to_swap_for(tb, p.num_layers)
     sb = _peak_sample_stage(tb)
-    if blocks is not None and sb is not None:
+    if blocks == 0:
+        pass  # the wrapper holds it without swapping a block: nothing to set
+    elif blocks is not None and sb is not None:
         per = block_bytes(sb, p.num_layers)
         options.append(KeepOption(
             "block_swap", f"block swap: blocks_to_swap = {blocks} of {p.num_layers}",
@@ -690,7 +706,14 @@ def _with_keep_options(p: WanPlan, spec: WanModelSpec, device: Device, cfg: floa
                                models=spec.infos)
         work = max(s.working_bytes + s.overhead_bytes for s in db.stages)
         headroom = cap - work - device.reserve_bytes
-        if db.outcome != "oom":
+        if db.outcome != "oom" and device.memory_mode == "dynamic":
+            options.append(KeepOption(
+                "dynamic_vram", f"this ComfyUI (Dynamic VRAM) runs {size} as is, sampling "
+                f"{speed_words(db.slowdown, db.slowdown_high)}",
+                f"weights stream from RAM on demand: activations {fmt_gib(work)} + reserve "
+                f"{fmt_gib(device.reserve_bytes)} fit {fmt_gib(cap)}; the plan above cuts the target only to keep "
+                "every weight resident (faster)", "speed: slower", value=round(headroom / GiB, 2)))
+        elif db.outcome != "oom":
             options.append(KeepOption(
                 "dynamic_vram", f"Dynamic VRAM runs {size} as is ({fmt_gib(headroom)} headroom)",
                 f"ComfyUI ≥ 0.13 with Dynamic VRAM streams weights on demand: activations {fmt_gib(work)} + "
@@ -730,13 +753,20 @@ def format_plan(p: WanPlan) -> str:
     lines = [f"Wan planner: {p.label}, {p.precision} weights, on {dev.name} ({fmt_gib(cap)} usable)"]
     tw, th, tl = p.target
     need_t = need_bytes(p.target_budget)
+    if fits(p.target_budget):
+        how = " - fits"
+    elif need_t > cap:
+        how = f" - does not fit with every weight resident (short by {fmt_gib(need_t - cap)})"
+    else:
+        how = " - fits only streaming weights from RAM (ComfyUI keeps too little free beside them)"
     lines.append(f"Target {tw}×{th}×{tl} ({(tl - 1) / p.fps:.2f} s at {p.fps} fps): peak {_peak_text(p.target_budget)}"
-                 + (" - fits" if fits(p.target_budget) else f" - won't fit (short by {fmt_gib(need_t - cap)})"))
+                 + how)
     if p.fits:
         need = need_bytes(p.budget)
         head = "Plan (unchanged)" if not p.changed else f"Plan (keep {p.keep})"
-        lines.append(f"{head}: {p.width}×{p.height}×{p.length} ({p.seconds:.2f} s): peak {_peak_text(p.budget)}, "
-                     f"{fmt_gib(cap - need)} to spare")
+        spare = (f"{fmt_gib(cap - need)} to spare" if need <= cap else
+                 f"weights stream from RAM ({speed_words(p.budget.slowdown, p.budget.slowdown_high)})")
+        lines.append(f"{head}: {p.width}×{p.height}×{p.length} ({p.seconds:.2f} s): peak {_peak_text(p.budget)}, {spare}")
         peak_stage = max(p.budget.stages, key=lambda s: s.min_peak_bytes) if p.budget.stages else None
         if peak_stage is not None:
             lines.append(f"  peak at '{peak_stage.title}': weights {fmt_gib(peak_stage.weights_bytes)}, "

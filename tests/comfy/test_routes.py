@@ -529,3 +529,90 @@ def test_parse_oom_fits_its_help_to_the_workflow_that_failed(server):
     assert json.dumps(bare) != text
     status, bad = server.request("POST", "/vram_budget/parse_oom", {"message": FACTS_OOM, "install": "mars"})
     assert status == 400
+
+
+# ----------------------------------------------------------------------------------------------
+# Issue 37: nothing stalled, answers no larger than needed, every list bounded
+def test_a_huge_model_name_gets_a_bounded_answer_and_comfyui_answers_meanwhile(server):
+    name = "x" * (8 * 1024 * 1024) + ".safetensors"
+    prompt = {"1": {"class_type": "UNETLoader", "inputs": {"unet_name": name, "weight_dtype": "default"}},
+              "2": {"class_type": "EmptyLatentImage", "inputs": {"width": 512, "height": 512, "batch_size": 1}},
+              "3": {"class_type": "KSampler", "inputs": {"model": ["1", 0], "latent_image": ["2", 0], "cfg": 1.0,
+                                                         "steps": 1, "seed": 0, "sampler_name": "euler",
+                                                         "scheduler": "simple", "denoise": 1.0}},
+              "4": {"class_type": "SaveLatent", "inputs": {"samples": ["3", 0], "filename_prefix": "x"}}}
+    waits: list[float] = []
+
+    def stats_meanwhile():
+        for _ in range(5):
+            t0 = time.perf_counter()
+            assert server.request("GET", "/system_stats")[0] == 200
+            waits.append(time.perf_counter() - t0)
+            time.sleep(0.2)
+
+    t = threading.Thread(target=stats_meanwhile)
+    t.start()
+    status, data = server.request("POST", "/vram_budget/estimate", {"prompt": prompt}, timeout=60)
+    t.join(60)
+    assert status in (200, 422), data
+    assert len(json.dumps(data)) < 512 * 1024  # 64 MB before: the name repeated in every field
+    assert max(waits) < 2.0, waits
+
+
+def test_a_placement_search_over_many_loaders_stops_in_time_and_frees_its_slot(server):
+    prompt = {}
+    for i in range(30):
+        prompt[f"u{i}"] = {"class_type": "UNETLoader", "inputs": {"unet_name": "flux1-dev-fp8.safetensors",
+                                                                  "weight_dtype": "default"}}
+        prompt[f"l{i}"] = {"class_type": "EmptyLatentImage", "inputs": {"width": 512, "height": 512, "batch_size": 1}}
+        prompt[f"k{i}"] = {"class_type": "KSampler", "inputs": {"model": [f"u{i}", 0], "latent_image": [f"l{i}", 0],
+                                                                "cfg": 1.0, "steps": 1, "seed": 0, "denoise": 1.0,
+                                                                "sampler_name": "euler", "scheduler": "simple"}}
+        prompt[f"s{i}"] = {"class_type": "SaveLatent", "inputs": {"samples": [f"k{i}", 0], "filename_prefix": "x"}}
+    t0 = time.perf_counter()
+    status, data = server.request("POST", "/vram_budget/estimate",
+                                  {"prompt": prompt, "card": "RTX 4090", "gpus": ["RTX 3090"] * 7}, timeout=90)
+    elapsed = time.perf_counter() - t0
+    assert status == 200, data
+    notes = " ".join(data["budget"]["placement_plan"]["notes"])
+    assert elapsed < routes.ESTIMATE_TIMEOUT_S and ("stopped after" in notes or elapsed < 10), (elapsed, notes[:300])
+    status, _ = server.request("POST", "/vram_budget/estimate", {"prompt": decode_prompt(64)}, timeout=30)
+    assert status == 200  # the slot is free again: no "busy"
+
+
+def test_parse_oom_refuses_a_giant_context_prompt_and_reads_a_long_log(server):
+    giant = {str(i): {"class_type": "Note", "inputs": {}} for i in range(routes.MAX_OOM_PROMPT_NODES + 1)}
+    status, data = server.request("POST", "/vram_budget/parse_oom", {"message": FACTS_OOM, "prompt": giant})
+    assert status == 400 and "at most" in data["error"]
+    status, data = server.request("POST", "/vram_budget/parse_oom", {"message": "x" * 500_000 + "\n" + FACTS_OOM})
+    assert status == 200 and data["requested_bytes"] == 2 * GiB  # the tail of a pasted log is read
+
+
+def test_a_card_name_several_cards_share_is_a_clear_422(server):
+    status, data = server.request("POST", "/vram_budget/estimate", {"prompt": decode_prompt(64), "card": "RTX 4060 Ti"})
+    assert status == 422 and "RTX 4060 Ti 8GB" in data["error"] and "RTX 4060 Ti 16GB" in data["error"]
+    status, data = server.request("GET", "/vram_budget/cards")
+    assert {c["group"] for c in data["cards"]} >= {"GeForce RTX 40", "Laptop GPUs", "Data center", "AMD Radeon"}
+
+
+def test_estimate_bodies_of_any_shape_get_an_answer_or_a_4xx(server):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=20))
+    node = st.fixed_dictionaries({"class_type": st.sampled_from(["KSampler", "UNETLoader", "VAEDecode", "X", ""]),
+                                  "inputs": st.dictionaries(st.text(max_size=8), leaf | st.lists(leaf, max_size=2),
+                                                            max_size=4)})
+    body = st.fixed_dictionaries({"prompt": st.dictionaries(st.text(max_size=6), node, max_size=6)},
+                                 optional={"card": leaf, "gpus": st.lists(leaf, max_size=9), "workflow": leaf})
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(body)
+    def check(b):
+        t0 = time.perf_counter()
+        status, data = server.request("POST", "/vram_budget/estimate", b, timeout=40)
+        assert status in (200, 400, 413, 415, 422, 429), (status, data)
+        assert time.perf_counter() - t0 < 35
+        assert isinstance(data, dict) and (status == 200 or data.get("error"))
+
+    check()

@@ -362,3 +362,17 @@ def test_budget_inputs_are_labelled_in_gib(server):
     assert optional["ram_budget_gb"][1]["display_name"] == "ram_budget_gib" and optional["ram_budget_gb"][1]["default"] == 0
     # new inputs go last: saved workflows keep their widget order
     assert list(optional)[-2:] == ["free_memory_after_run", "ram_budget_gb"]
+
+
+def test_prompts_with_megabyte_widgets_never_cost_an_earlier_record(server):
+    """Issue 37: two prompts that each hold an unconnected ~1 MB text ending in ".safetensors" wiped the log."""
+    early = [run(server, tiled_prompt(budget_node=False))[0] for _ in range(3)]
+    for _ in range(2):
+        prompt = tiled_prompt(budget_node=False)
+        prompt["1"]["inputs"]["notes"] = "x" * (1024 * 1024) + ".safetensors"  # ComfyUI ignores the extra input
+        run(server, prompt)
+    _, data = server.request("GET", "/vram_budget/runs?limit=10")
+    ids = [r["prompt_id"] for r in data["runs"]]
+    assert all(pid in ids for pid in early), ids
+    path = server.base / "user" / "vram_budget" / "runs.jsonl"
+    assert all(len(line) <= run_log.MAX_RECORD_BYTES for line in path.read_bytes().splitlines())

@@ -1,0 +1,82 @@
+// One answer, worded once: the verdict of an estimate (the server's Budget JSON, budget.py to_dict) as the
+// node, the panel and the top-bar readout all show it. The badge is the CARD's verdict; system RAM has its
+// own line and fixes, and the overall line says which of the two stops the run (issue 31).
+// Plain ES module, no build step; everything read from the document is checked.
+
+export const VERDICT_LABEL = { fits: "Fits", tight: "Fits (tight)", runs_slower: "Runs, slower", oom: "Out of memory", unknown: "Can't tell" };
+export const VERDICT_TONE = { fits: "ok", tight: "warn", runs_slower: "warn", oom: "bad", unknown: "info" };
+const RISK_WORD = { low: "low", elevated: "elevated", high: "high", unknown: "can't tell" };
+const HOST_WORD = { oom: "out of system RAM", swapping: "swaps to disk", thrashing: "re-reads weights from disk", fits: "fits in RAM" };
+const GiB = 1024 ** 3;
+
+const num = (v) => (typeof v === "number" && Number.isFinite(v) ? v : null);
+const str = (v) => (typeof v === "string" ? v : "");
+export const gib = (bytes) => (num(bytes) == null ? "–" : `${(bytes / GiB).toFixed(2)} GiB`);
+
+/** "about as fast" when the copies hide behind the compute, else the range: the badge and the words agree. */
+export function speedWords(low, high) {
+  const a = num(low) ?? 1;
+  const b = num(high) ?? a;
+  if (b < 1.05) return "about as fast: the copies hide behind the compute";
+  const fmt = (x) => x.toFixed(1);
+  return fmt(a) === fmt(b) ? `≈ ${fmt(a)}× slower` : `≈ ${fmt(a)}–${fmt(b)}× slower`;
+}
+
+/** The estimate in the few facts every view shows. `b` is the Budget JSON (or null). */
+export function summarize(b) {
+  if (!b || typeof b !== "object") return null;
+  const overall = str(b.verdict) || "unknown";
+  const card = str(b.vram_verdict) || overall;
+  const host = str(b.host_outcome);
+  const ramStops = overall === "oom" && card !== "oom" && host === "oom";
+  const risk = b.oom_risk && typeof b.oom_risk === "object" ? b.oom_risk : null;
+  const capacity = num(b.device?.capacity_bytes) ?? num(b.device?.total_bytes) ?? 0;
+  const peak = num(b.peak_bytes) ?? 0;
+  let detail = "";
+  if (card === "runs_slower") {
+    const streamed = num(b.offload_bytes);
+    detail = `${streamed ? `${gib(streamed)} of weights stream from RAM; ` : ""}sampling ${speedWords(b.slowdown, b.slowdown_high)}`;
+  } else if (card === "unknown") {
+    const names = (Array.isArray(b.missing) ? b.missing : []).map((m) => str(m?.name)).filter(Boolean);
+    detail = names.length ? `can't price ${names.slice(0, 2).join(", ")}` : "part of the workflow can't be priced";
+  } else if (num(b.headroom_bytes) != null) {
+    detail = b.headroom_bytes >= 0 ? `${gib(b.headroom_bytes)} to spare` : `short by ${gib(-b.headroom_bytes)}`;
+  }
+  const remedies = (Array.isArray(b.remedies) ? b.remedies : []).filter((r) => r && str(r.title));
+  const ramRemedies = (Array.isArray(b.host?.remedies) ? b.host.remedies : []).filter((r) => r && str(r.title));
+  let firstFix = null;
+  if (ramStops || (host === "swapping" && card !== "oom")) firstFix = ramRemedies[0] ? { title: ramRemedies[0].title, what: "RAM" } : null;
+  else if (card !== "fits" && card !== "unknown") firstFix = remedies[0] ? { title: remedies[0].title, what: "VRAM" } : null;
+  const ramPeak = num(b.ram_peak_bytes);
+  const ramTotal = num(b.ram_total_bytes);
+  let ramLine = "";
+  if (ramPeak != null) {
+    const of = ramTotal != null ? ` of ${gib(ramTotal)}${num(b.swap_total_bytes) ? ` + ${gib(b.swap_total_bytes)} swap` : ""}` : "";
+    ramLine = b.ram_assumed ? `System RAM: needs ≈ ${gib(ramPeak)} (this machine's RAM is not known)`
+      : `System RAM: needs ≈ ${gib(ramPeak)}${of}${HOST_WORD[host] ? `: ${HOST_WORD[host]}` : ""}`;
+  }
+  return {
+    verdict: overall, card, label: VERDICT_LABEL[card] || card, tone: VERDICT_TONE[card] || "info",
+    overallLabel: VERDICT_LABEL[overall] || overall, ramStops, host,
+    stopper: ramStops ? "System RAM stops this run, not the card" : overall === "oom" ? "The card stops this run" : "",
+    peak, capacity, detail, ramLine,
+    risk: risk ? { level: str(risk.level) || "unknown", word: RISK_WORD[str(risk.level)] || str(risk.level), basis: (Array.isArray(risk.basis) ? risk.basis : []).map(String) } : null,
+    assumptions: str(b.assumptions),
+    firstFix,
+    complete: b.complete !== false,
+  };
+}
+
+/** The chip's short text: "Runs, slower · 23.15 GiB". */
+export function chipText(s) {
+  if (!s) return "";
+  return `${s.ramStops ? "Out of RAM" : s.label} · ${s.verdict === "unknown" ? "≥ " : ""}${gib(s.peak)}`;
+}
+
+const CITATION = /\s*\((?:[^()]*?\b[\w./-]+\.(?:py|md|js|json)(?::[\d:, /-]+)?[^()]*|COMFYUI-[A-Z]+ §[\d.]+[^()]*)\)/g;
+const BARE = /\s*(?:[\w/-]+\.py:\d[\d:, /-]*|COMFYUI-(?:NOTES|RUNTIME) §[\d.]+)/g;
+
+/** A server sentence without its code citations (units.user_words in Python): they stay in --json. */
+export function userWords(text) {
+  return String(text ?? "").replace(CITATION, "").replace(BARE, "").replace(/\s{2,}/g, " ").replace(/ ;/g, ";").replace(/ ,/g, ",").trim();
+}
