@@ -168,15 +168,23 @@ def stop_prompt(budget, reason: str, text: str, summary: dict, node_id) -> None:
         from server import PromptServer  # noqa: PLC0415
 
         srv = PromptServer.instance
+    except Exception:  # noqa: BLE001  (no server: a script or a test calls the node directly)
+        srv = None
+    if srv is not None:
         pid = getattr(srv, "last_prompt_id", None)
         message["prompt_id"] = pid
-        if node_id is not None:  # the node's own report, as if it had returned (it never does)
-            srv.send_sync("executed", {"node": str(node_id), "display_node": str(node_id), "prompt_id": pid,
-                                       "output": {"text": [text], "vram_budget": [summary],
-                                                  "verdict_line": [message["verdict_line"]]}}, srv.client_id)
-        srv.send_sync("vram_budget.stopped", message)
-    except Exception:  # noqa: BLE001  (no server: a script or a test calls the node directly)
-        pass
+        try:  # the node's own report, as if it had returned (it never does)
+            if node_id is not None:
+                srv.send_sync("executed", {"node": str(node_id), "display_node": str(node_id), "prompt_id": pid,
+                                           "output": {"text": [text], "vram_budget": [summary],
+                                                      "verdict_line": [message["verdict_line"]]}},
+                              getattr(srv, "client_id", None))
+        except Exception:  # noqa: BLE001
+            log.debug("[VRAM Budget] could not show the report on the node", exc_info=True)
+        try:
+            srv.send_sync("vram_budget.stopped", message)
+        except Exception:  # noqa: BLE001
+            log.warning("[VRAM Budget] could not tell the panel why the prompt stopped", exc_info=True)
     try:
         import comfy.model_management as mm  # noqa: PLC0415
     except ImportError:  # outside ComfyUI

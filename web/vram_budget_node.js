@@ -11,8 +11,8 @@ const VERDICT_COLOUR = { fits: "#3fb950", tight: "#d29922", runs_slower: "#d2992
 const TEXT_PREVIEW = "$$node-text-preview"; // the frontend's own widget for progress text
 
 const REPORT_NODES = {
-  VRAMBudget: { size: [440, 300], hint: "Run the workflow: the budget appears here before any model loads." },
-  VRAMBudgetWanPlanner: { size: [440, 300], hint: "Run the workflow (or just this node): the plan appears here." },
+  VRAMBudget: { size: [440, 390], hint: "Run the workflow: the budget appears here before any model loads." },
+  VRAMBudgetWanPlanner: { size: [440, 420], hint: "Run the workflow (or just this node): the plan appears here." },
 };
 const TILED_NODES = {
   VAEDecodeAutoTiled: "Run the workflow: how the decode ran (one go or tiles) and why appears here.",

@@ -75,6 +75,16 @@ export function schedule(delay = DEBOUNCE_MS) {
 }
 
 export async function run() {
+  let ready = false;
+  try { // the editor is not up yet at start-up or right after a reload (frontend 1.58's app.canvas throws then)
+    ready = Boolean(app.canvas && (app.rootGraph ?? app.graph));
+  } catch {
+    ready = false;
+  }
+  if (!ready) {
+    schedule(1000);
+    return;
+  }
   const seq = ++store.seq;
   store.result = { ...store.result, state: "loading" };
   emit();

@@ -34,7 +34,7 @@ def test_budget_node_shows_its_report_in_the_editor(e2e_server_factory, browser,
                            timeout=120_000)
     # a new node is compact by default
     fresh = page.evaluate("() => Array.from(window.LiteGraph.createNode('VRAMBudget').size)")
-    assert fresh == [460, 390], fresh
+    assert fresh == [440, 390], fresh
     # Frontend 1.41 may still restore its default workflow right after start-up and replace a graph
     # loaded too early: load until the Flux graph stays.
     node_id = page.evaluate(
@@ -84,11 +84,21 @@ def test_budget_node_shows_its_report_in_the_editor(e2e_server_factory, browser,
     )
     # 16-bit Flux (22.2 GiB) + activations exceed a 4090: ComfyUI loads it partially and finishes
     assert "Sample: Flux.1 dev" in text and "RTX 4090" in text and "RUNS, SLOWER" in text and "streamed" in text
-    assert page.locator("pre.vram-budget-report").first.is_visible()
-    # the coloured verdict line over the report, readable at 60 % zoom (>= 12 px on screen)
+    # issue 31: a compact summary card that fits the node's width; the full table on demand
     verdict = page.locator(".vram-budget-verdict").first
     assert verdict.is_visible() and verdict.get_attribute("data-verdict") == "runs_slower"
-    assert verdict.inner_text().startswith("RUNS, SLOWER")
+    assert verdict.inner_text().startswith("Runs, slower · "), verdict.inner_text()
+    facts = page.locator(".vram-budget-facts").first.inner_text()
+    assert "Assumes: RTX 4090" in facts and "Risk:" in facts, facts
+    assert not page.locator("pre.vram-budget-report").first.is_visible()
+    overflow = page.evaluate("""() => { const b = document.querySelector('.vram-budget-box');
+        return [b.scrollWidth - b.clientWidth, b.getBoundingClientRect().width]; }""")
+    assert overflow[0] <= 1, overflow  # nothing cut off sideways ("Weights Worki" before)
+    shoot_summary = artifacts / f"budget_node_summary_{e2e_comfy[2]}.png"
+    page.screenshot(path=str(shoot_summary))
+    page.locator(".vram-budget-toggle").first.click()
+    page.wait_for_timeout(300)
+    assert page.locator("pre.vram-budget-report").first.is_visible()
     page.evaluate(f"() => {{ const c = window.comfyAPI.app.app.canvas; const n = {node};"
                   " c.ds.scale = 0.6; c.ds.offset = [130 / 0.6 - n.pos[0], 110 / 0.6 - n.pos[1]]; c.setDirty(true, true); }")
     page.wait_for_timeout(800)

@@ -94,6 +94,7 @@ def test_plan_for_two_cards_and_apply_it_undoably(server, page, artifacts, e2e_c
         page.wait_for_timeout(500)
     page.locator(TAB_BUTTON).first.click()
     page.wait_for_selector(f"{PANEL} [data-section=budget] select.vrb-select-second", timeout=60_000)
+    page.evaluate("() => { window.__vramBudget.state.detailsOpen = true; }")  # the plan is under Details
     page.locator(f"{PANEL} [data-section=budget] select.vrb-select").first.select_option("RTX 4090")
     page.wait_for_timeout(300)
     page.locator(f"{PANEL} select.vrb-select-second").select_option("RTX 3090")

@@ -101,7 +101,7 @@ def answer_estimate(page, budget: dict | None, status: int = 200) -> None:
 
 def estimate_again(page) -> str:
     """Press the budget section's refresh button and wait for the (injected) answer to be shown."""
-    page.evaluate("() => { window.__vramBudget.state.budget = null; }")
+    page.evaluate("() => { window.__vramBudget.state.budget = null; window.__vramBudget.state.detailsOpen = true; }")
     page.locator("[data-section=budget] button[title='Estimate again']").click()
     page.wait_for_function("() => window.__vramBudget.state.budget?.state === 'ok'", timeout=30_000)
     page.wait_for_function(
@@ -162,9 +162,16 @@ def test_oom_prediction_on_the_ram_bar(server, page, docs, artifacts, e2e_comfy)
     legend = page.locator("[data-section=devices] .vrb-legend-pred").inner_text()
     assert "Workflow peak (predicted)" in legend and gib(doc["ram_peak_bytes"]) in legend, legend
 
-    # the budget section: overall verdict, the card's own line, the host line and 3 RAM remedies
-    assert "Out of memory" in budget_text
-    assert page.locator("[data-section=budget] .vrb-badge").count() == 1  # the overall verdict's, as before
+    # the budget section: the CARD's badge, system RAM on its own line, which of the two stops the run, the host
+    # details and 3 RAM remedies (issue 31: VRAM and RAM apart)
+    badge = page.locator("[data-section=budget] .vrb-badge")
+    assert badge.count() == 1
+    card_label = {"runs_slower": "Runs, slower", "fits": "Fits", "tight": "Fits (tight)", "oom": "Out of memory"}
+    assert badge.inner_text() == card_label[doc["vram_verdict"]]
+    assert "System RAM stops this run, not the card" in budget_text or doc["vram_verdict"] == "oom"
+    ram_line = page.locator("[data-section=budget] .vrb-ram-line").inner_text()
+    assert f"needs ≈ {gib(doc['ram_peak_bytes'])}" in ram_line and "out of system RAM" in ram_line, ram_line
+    assert "First fix (RAM)" in budget_text
     host = page.locator("[data-section=budget] .vrb-host")
     assert host.get_attribute("data-host-outcome") == "oom"
     host_text = host.inner_text()
@@ -249,7 +256,8 @@ def test_older_server_and_malformed_fields_render(server, page, docs):
     assert page.locator("[data-section=devices] .vrb-bar").count() == 1
     assert page.locator("[data-section=devices] .vrb-legend-pred").count() == 0
     assert page.locator("[data-section=budget] .vrb-host").count() == 0
-    assert "Top remedies" in budget_text and page.locator("[data-section=budget] .vrb-badge").count() == 1
+    assert "VRAM fixes, cheapest first" in budget_text and page.locator("[data-section=budget] .vrb-badge").count() == 1
+    assert page.locator("[data-section=budget] .vrb-ram-line").count() == 0  # no RAM figures: no RAM line
 
     bad_docs = []
     for mutate in (
