@@ -597,8 +597,6 @@ def host_markdown(results, all_results) -> str:
         "failed with a 16 GB one until the page file was 100 GB. The 16 GB card keeps more of each expert "
         "resident, which needs less RAM in our model, not more: what the driver or the pinned staging "
         "buffers charge to the Windows commit limit for a larger card is not modelled.",
-        "- **sdxl-8gb-ram-3060laptop-3566**: 19.3 GiB of commit against 8 GiB of RAM + the assumed 12 GiB page "
-        "file: swapping, where the report crashed after one image with an iterative upscale we do not price.",
         "- **hunyuan-960x544x129-4090-hyvw189** (table above): a VRAM case.",
         "",
         "The rules each figure follows, with ComfyUI's file and line, are in `docs/host-memory.md`.",

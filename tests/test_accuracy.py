@@ -46,7 +46,7 @@ HOST_PINNED = {
     "flux-fp8-1070-32gb-ram-4318": ("runs_slower", True, True),
     "sdxl-refiner-3060-16gb-869": ("runs_slower", True, True),
     "wan21-i2v-480p-fp16-native-16gb-kj236": ("runs_slower", True, True),
-    "sdxl-8gb-ram-3060laptop-3566": ("runs_slower", False, None),
+    "sdxl-8gb-ram-3060laptop-3566": ("oom", True, None),
     "sdxl-wsl-7gb-12704": ("oom", True, None),
     "hunyuan-t2v-3060-16gb-10700": ("oom", True, None),
     "wan22-fp16-5060-32gb-14089": ("runs_slower", True, None),

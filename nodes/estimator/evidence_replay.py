@@ -12,7 +12,7 @@ is a *false alarm* when either is.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from .errors import VramBudgetError
@@ -343,10 +343,12 @@ def build_prompt(rec: Mapping, replay: Replay) -> dict | None:
     cls, _ = precision_class(rec)
     g = _Graph()
     model_out = clip_out = vae_out = None
-    if recipe.loader == "checkpoint" and not diffusion[0].endswith(".gguf"):
-        ck = g.add("CheckpointLoaderSimple", ckpt_name=diffusion[0])
+    checkpoint = _files(rec, "checkpoint")  # the record names an all-in-one file loaded through Load Checkpoint
+    if checkpoint or (recipe.loader == "checkpoint" and not diffusion[0].endswith(".gguf")):
+        ck = g.add("CheckpointLoaderSimple", ckpt_name=(checkpoint or diffusion)[0])
         model_out, clip_out, vae_out = [ck, 0], [ck, 1], [ck, 2]
         experts = [model_out]
+        recipe = replace(recipe, clip=None, vae=None) if checkpoint else recipe
     else:
         experts = []
         for name in diffusion:

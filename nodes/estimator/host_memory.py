@@ -381,6 +381,10 @@ def simulate(stage_budgets, runs, device, host: Host | None = None, images: list
                 anon_run += share
                 items.append(HostItem(f"{m.label}: streamed weights kept in RAM", share, "weights",
                                       "partial load: the modules not resident stay on the CPU"))
+        # the other parts of a checkpoint this stage's loader reads: built from the same mapped file at once
+        # (sd.py load_checkpoint_guess_config: one load_torch_file, then the model, CLIP and VAE from it)
+        cow += sum(m.file for m in models if m.first == i and m not in in_stage and not m.dynamic and not m.cpu
+                   and m.file_key.startswith("ckpt|"))
         started = [m for m in in_stage if not m.dynamic and not m.cpu
                    and m.loaded - on_gpu.get(m.key, 0) > share_of(m, run, in_stage)]
         if started:

@@ -66,9 +66,11 @@ def features(budget, video: bool, regressions: int) -> dict[str, float]:
     for sb, run in zip(budget.stages, budget.runs):
         if not getattr(sb, "on_card", True):
             continue
-        # what must be on the card: everything when it all stays resident; when weights stream, what cannot
-        # (working memory, the CUDA context, the buffers in flight): ComfyUI fills the rest of the card by design
-        must = run.minimum_bytes if run.streamed_bytes and run.minimum_bytes else (run.peak_bytes or sb.peak_bytes)
+        # what must be on the card: everything when it all stays resident under classic loading (ComfyUI loads
+        # by its own estimate, which a spike can pass); when weights stream, or under Dynamic VRAM (weights are
+        # evicted on demand), what cannot move (working memory, the CUDA context, the buffers in flight)
+        elastic = run.streamed_bytes or getattr(run, "elastic", False)
+        must = run.minimum_bytes if elastic and run.minimum_bytes else (run.peak_bytes or sb.peak_bytes)
         fill = max(fill, must / cap)
         weights = max(weights, (run.resident_bytes + run.streamed_bytes) / cap)
     ram_fill = 0.0

@@ -115,6 +115,9 @@ class StageRun:
     step_seconds: float | None = None  # predicted seconds per sampling step (compute or transfer bound)
     shortfall_bytes: int = 0  # oom: what is missing even with everything offloadable offloaded
     minimum_bytes: int = 0  # what must fit even with all weights streamed
+    # Dynamic VRAM's path: resident weights are evicted on demand when working memory grows past ComfyUI's
+    # estimate (aimdo), so only minimum_bytes is a hard edge; classic loads by that estimate and can run out
+    elastic: bool = False
     explanation: tuple[str, ...] = ()
     rules: tuple[str, ...] = ()
     # what load_models_gpu asks free_memory to free for this stage (classic): 1.1 × the stage's weights +
@@ -476,7 +479,7 @@ def run_sample(sb, ctx: _Ctx) -> StageRun:
                         f"({transfer_s:.2f} s of copies against {compute_s:.2f} s of compute per step)")
     outcome = RUNS_SLOWER if streamed else FITS
     return StageRun(outcome, resident, streamed, peak, k, forwards, slowdown=slowdown, slowdown_high=slowdown_high,
-                    step_seconds=step_s,
+                    step_seconds=step_s, elastic=_dynamic(ctx, model, sb.stage),
                     minimum_bytes=minimum, explanation=tuple(notes), rules=tuple(rules),
                     load_need_bytes=int(1.1 * weights) + max(ctx.mim, est_full + ctx.reserve))
 
