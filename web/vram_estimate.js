@@ -7,12 +7,15 @@ import { api } from "../../scripts/api.js";
 
 export const SETTING_CARD = "VRAMBudget.Card";
 const DEBOUNCE_MS = 900;
+const BUSY_RETRY_MS = 1500; // the server answered 429 (all estimate slots taken): ask again after this
+const BUSY_RETRIES = 20;
 
 const store = {
   card: null, // null = not read from the settings yet; "" = this GPU
   gpus: [], // more cards for a placement plan (cuda:1 on)
   result: { state: "idle" }, // {state: "idle"|"loading"|"ok"|"unavailable"|"error", data, error}
   seq: 0,
+  busyRetries: 0,
   timer: null,
   listeners: new Set(),
 };
@@ -102,6 +105,15 @@ export async function run() {
       data = { error: `HTTP ${response.status}` };
     }
     if (seq !== store.seq) return; // a newer estimate is on its way
+    if (response.status === 429 && store.busyRetries < BUSY_RETRIES) {
+      // the server is busy with other estimates (routes.py ESTIMATE_SLOTS): keep the last answer, ask again
+      store.busyRetries += 1;
+      store.result = { ...store.result, state: store.result.data ? "ok" : "loading" };
+      schedule(BUSY_RETRY_MS);
+      emit();
+      return;
+    }
+    store.busyRetries = 0;
     if (response.status === 200) store.result = { state: "ok", data };
     else if (response.status === 501) store.result = { state: "unavailable", error: data?.detail };
     else store.result = { state: "error", error: data?.error || `HTTP ${response.status}` };

@@ -64,8 +64,9 @@ def test_the_route_and_the_command_line_agree_on_every_template_and_card(comfy_s
             assert route["memory_mode"] == expected_mode, (name, card, route["memory_mode"])
             ram_gib = route["ram_total_bytes"] / GiB
             swap_gib = (route["swap_total_bytes"] or 0) / GiB
+            # the server's model folders: files other tests put there are read by both (exact header sizes)
             line = cli(path, "--gpu", card, "--comfyui-version", version, "--ram", f"{ram_gib:.6f}",
-                       "--swap", f"{swap_gib:.6f}")
+                       "--swap", f"{swap_gib:.6f}", "--models-dir", str(comfy_server.base / "models"))
             assert card_side(route) == card_side(line), (name, card)
             assert route["assumptions"].startswith(f"{card} · ") and "(this machine)" in route["assumptions"]
 
@@ -90,7 +91,8 @@ def test_the_node_the_route_and_the_command_line_agree_with_ram_given(run_in_com
     for name, (_wf, path) in workflows.items():
         for card in CARDS:
             with_ram = out[f"{name}|{card}|32.0"]
-            line = cli(path, "--gpu", card, "--comfyui-version", version, "--ram", "32", "--swap", "0")
+            line = cli(path, "--gpu", card, "--comfyui-version", version, "--ram", "32", "--swap", "0",
+                       "--models-dir", str(Path(comfy_install[0]) / "models"))  # the snippet's folder_paths
             assert card_side(with_ram) == card_side(line), (name, card)
             assert (with_ram["verdict"], with_ram["host_outcome"], with_ram["ram_peak_bytes"]) == \
                    (line["verdict"], line["host_outcome"], line["ram_peak_bytes"]), (name, card)

@@ -174,6 +174,7 @@ print(json.dumps(res))
     assert out["info"] == [16, 8, None, 4, "cpu"]
 
 
+@pytest.mark.heavy
 def test_flux_vae_full_vs_tiled(run_in_comfy):
     """Room -> one go (identical to VAEDecode); pressure via memory_budget_gb -> tiles; PSNR of tiled vs full."""
     out = run_in_comfy(HELPERS + r'''
@@ -220,6 +221,7 @@ print(json.dumps({
     assert out["psnr"] >= out["psnr_shifted"] + 15  # one latent pixel of misplacement would score here
 
 
+@pytest.mark.heavy
 def test_wan21_video_full_vs_tiled(run_in_comfy):
     """Wan 2.1 VAE, 2 latent frames (5 video frames): 5-D output flattened like VAEDecode; tiles under pressure."""
     out = run_in_comfy(HELPERS + r'''

@@ -20,7 +20,7 @@ import pytest
 
 from helpers_models import spec_clip_text, spec_flux, spec_t5, spec_vae_kl, spec_vae_wan, spec_wan, write_safetensors
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.heavy]
 EXAMPLES = Path(__file__).resolve().parents[2] / "example_workflows"
 NAMES = sorted(p.stem for p in EXAMPLES.glob("*.json"))
 GRAPH = "(window.comfyAPI.app.app.rootGraph ?? window.comfyAPI.app.app.graph)"

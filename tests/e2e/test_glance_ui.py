@@ -87,6 +87,7 @@ def test_the_readout_chip_and_the_panel_give_the_command_lines_verdict(page, ser
                                                                                       "height": 120})
     if os.environ.get("UPDATE_SCREENSHOTS") == "1" or not (REPO / "docs" / "panel.png").exists():
         shutil.copyfile(shot, REPO / "docs" / "panel.png")
+        shutil.copyfile(artifacts / f"readout_chip_{e2e_comfy[2]}.png", REPO / "docs" / "readout_chip.png")
     # the card is remembered (a ComfyUI setting): a reload estimates for it again
     page.reload()
     page.wait_for_function("() => window.__vramBudgetEstimate?.store?.result?.state === 'ok'", timeout=120_000)
@@ -127,3 +128,40 @@ def test_the_packs_stop_is_a_plain_message_not_a_crash(page, server, artifacts, 
     assert page.evaluate("() => window.__vramBudget.state.lastOom") is None
     shoot(page, artifacts, f"panel_stopped_{e2e_comfy[2]}.png")
     assert not page.errors, page.errors
+
+
+def test_a_busy_server_is_asked_again_and_the_last_answer_stays(page):
+    """The estimate route answers 429 when its slots are taken (routes.py ESTIMATE_SLOTS): the shared store keeps
+    the last verdict on screen and asks again (web/vram_estimate.js BUSY_RETRY_MS) until an answer comes."""
+    calls = {"n": 0}
+
+    def busy_twice(route):
+        calls["n"] += 1
+        if calls["n"] <= 2:
+            route.fulfill(status=429, content_type="application/json",
+                          body=json.dumps({"error": "the estimator is busy with 4 estimates; try again in a moment"}))
+        else:
+            route.continue_()
+
+    choose(page, "RTX 4090")
+    page.route("**/vram_budget/estimate", busy_twice)
+    try:
+        page.evaluate("() => window.__vramBudgetEstimate.schedule(0)")
+        for _ in range(100):  # the first 429 comes back: the last verdict is still on screen
+            if calls["n"] >= 1:
+                break
+            page.wait_for_timeout(100)
+        page.wait_for_timeout(200)
+        assert calls["n"] >= 1 and page.evaluate("() => window.__vramBudgetEstimate.store.busyRetries") >= 1
+        chip = page.locator(CHIP)
+        assert chip.is_visible() and chip.get_attribute("data-verdict")
+        for _ in range(300):
+            if calls["n"] >= 3:
+                break
+            page.wait_for_timeout(100)
+        page.wait_for_function("() => { const s = window.__vramBudgetEstimate.store;"
+                               " return s.result.state === 'ok' && s.busyRetries === 0; }", timeout=30_000)
+        assert calls["n"] >= 3
+        assert "busy" not in page.locator(f"{PANEL} [data-section=budget]").inner_text()
+    finally:
+        page.unroute("**/vram_budget/estimate")

@@ -4,7 +4,7 @@ One flow per ComfyUI version (run the file once per COMFYUI_PATH): the sidebar b
 the panel opens, bars and the model list render, "Unload all models" empties the list, polling
 stops when the tab closes, a real OOM (a probe node raising torch.OutOfMemoryError inside
 ComfyUI's executor) is explained in the panel and in a toast, and the workflow-budget section
-settles. Screenshots go to artifacts/ (git-ignored); docs/panel.png is refreshed when
+settles. Screenshots go to artifacts/ (git-ignored); docs/panel_live.png is refreshed when
 UPDATE_SCREENSHOTS=1 or when it does not exist yet.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ TESTS = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.e2e
 
-DOCS_SCREENSHOT = TESTS.parent / "docs" / "panel.png"
+DOCS_SCREENSHOT = TESTS.parent / "docs" / "panel_live.png"
 VAE_NAME = "sd_vae_zero.safetensors"
 OOM_MESSAGE = (
     "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB "
