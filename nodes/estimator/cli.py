@@ -20,6 +20,7 @@ from .files import iter_model_files
 from .units import fmt_gib, fmt_params
 from .cli_llm import add_llm_parsers
 from .cli_estimate import add_estimate_parser as add
+from .requirements import add_requirements_parser
 from .files import inspect_file
 
 
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_inspect_parser(subparsers)
     add_estimate_parser(subparsers)
     add_cards_parser(subparsers)
+    add_requirements_parser(subparsers)
     add_llm_parsers(subparsers)
     return parser
 

@@ -502,14 +502,11 @@ def replay(rec: Mapping) -> Replay:
 
 
 def _template_replay(rec: Mapping, r: Replay) -> Replay:
-    try:
-        from workflows.templates import load_templates  # noqa: PLC0415  (tests/ on sys.path: the test extra)
-    except ImportError:
-        return r.skip("needs the official templates (pip install comfyui-workflow-templates-json) and tests/ on the path")
+    from .templates import load_templates  # noqa: PLC0415
     name = TEMPLATES[rec["pipeline"]]
     found = [t for t in _templates(load_templates) if t.name == name]
     if not found:
-        return r.skip(f"template {name} not installed")
+        return r.skip(f"template {name} not installed (pip install comfyui-workflow-templates-json)")
     r.workflow = found[0].workflow
     r.assumed.append(f"the official template {name}")
     if rec.get("width") and rec.get("height"):
