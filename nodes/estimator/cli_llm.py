@@ -84,6 +84,9 @@ def llm_engine_arguments(p) -> None:
     p.add_argument("--enforce-eager", action="store_true", help="vLLM without CUDA graphs (no graph memory)")
     p.add_argument("--vllm-version", help=f"apply an older vLLM's memory rules, e.g. 0.6.4 (default "
                                           f"{llm.VLLM_ASSUMED_VERSION})")
+    p.add_argument("--llamacpp-version", dest="llamacpp_version",
+                   help=f"the llama.cpp build whose rules apply, e.g. b6000 (default {llm.LLAMACPP_ASSUMED_VERSION}; from "
+                        f"about b{llm.LLAMACPP_FIT_FROM} -c defaults to the model's context, fitted to free memory)")
     p.add_argument("-ngl", "--n-gpu-layers", type=int, dest="n_gpu_layers",
                    help="llama.cpp -ngl N / Ollama num_gpu as an input: what N layers on the GPU need")
     p.add_argument("--vram", type=float, help="free GPU memory in GiB (instead of a catalogue card)")
@@ -108,7 +111,7 @@ def _engine_extra(args) -> dict:
             raise VramBudgetError(f"--n-cpu-moe {args.n_cpu_moe!r}: give a number of layers, 'all' or 'auto'") from None
     return dict(max_num_batched_tokens=args.max_num_batched_tokens, max_num_seqs=args.max_num_seqs,
                 enforce_eager=args.enforce_eager, vllm_version=args.vllm_version, gpu_layers=args.n_gpu_layers,
-                n_cpu_moe=n, tensor_split=args.tensor_split)
+                n_cpu_moe=n, tensor_split=args.tensor_split, llamacpp_version=getattr(args, "llamacpp_version", None))
 
 
 def _context_arg(args):
@@ -258,6 +261,7 @@ def _run_pipeline(args, cards: list[Card]) -> int:
         cfg = load_llm(args.model)
         weights = args.weights or ("file" if cfg.stored is not None or cfg.quant is not None else "16bit")
         ex = _engine_extra(args)
+        ex.pop("llamacpp_version", None)  # vLLM's pipeline parallelism
         context = _context_arg(args)
         plan = llm.serve_pipeline(cfg, cards, context, args.users, weights, args.kv_dtype, args.utilization,
                                   args.pp_layer_partition, **ex)

@@ -706,6 +706,25 @@ class VllmRules:
     v07: bool = True  # >= 0.7: V0's chunked-prefill budget 2048 (512 before)
 
 
+# llama.cpp: from llama.cpp#16653 (merged mid-December 2025, about build b7400) llama-server and llama-cli fit what
+# the user did not set to free device memory (common/common.h: n_ctx = 0 "context the model was trained with",
+# fit_params = true, fit_params_target = 1 GiB per device, fit_params_min_ctx = 4096): the context first, down to
+# 4096, then layers to the CPU. Before, -c defaulted to 4096 and -ngl to none (the user set it).
+LLAMACPP_ASSUMED_VERSION = "b7539"  # the newest build seen fitting (llama.cpp#18376, 2025-12-25)
+LLAMACPP_FIT_FROM = 7400
+LLAMACPP_FIT_MIN_CTX = 4096
+LLAMACPP_FIT_TARGET = 1 * GiB
+
+
+def llamacpp_build(version: str | None = None) -> int:
+    """The build number of a llama.cpp version ('b7539', '7539', 'version: 7539 (83b3b1c27)')."""
+    v = str(version or LLAMACPP_ASSUMED_VERSION).strip().lower()
+    m = re.search(r"b?(\d{3,5})", v)
+    if not m:
+        raise VramBudgetError(f"--llamacpp-version {version!r}: give a build such as b7539 (llama-server --version)")
+    return int(m.group(1))
+
+
 def vllm_rules(version: str | None = None) -> VllmRules:
     v = str(version or VLLM_ASSUMED_VERSION).strip().lstrip("v")
     m = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+)?(?:\S*)", v)
@@ -970,7 +989,8 @@ def serve_plan(cfg: LlmConfig, context: int | str | None = None, users: int = 1,
                max_num_seqs: int | None = None, enforce_eager: bool = False, vllm_version: str | None = None,
                chunked_prefill: bool | None = None, gpu_layers: int | None = None,
                free_bytes: list[int] | None = None, n_cpu_moe: int | str | None = None,
-               tensor_split: list[float] | tuple[float, ...] | None = None) -> ServePlan:
+               tensor_split: list[float] | tuple[float, ...] | None = None,
+               llamacpp_version: str | None = None) -> ServePlan:
     """What serving ``cfg`` needs per card on ``engine``, whether ``card`` (× gpus) holds it, and the flags.
 
     ``context="auto"``: the longest context that fits (vLLM's ``--max-model-len auto``; needs a card).
@@ -1003,10 +1023,14 @@ def serve_plan(cfg: LlmConfig, context: int | str | None = None, users: int = 1,
             raise VramBudgetError(f"--n-cpu-moe {n_cpu_moe!r}: give a number of layers, 'all' or 'auto'")
         if not isinstance(n_cpu_moe, str):
             _count("--n-cpu-moe", n_cpu_moe, 0)
+    build = llamacpp_build(llamacpp_version) if ek == "llama.cpp" else 0
     kw = dict(users=users, weights=weights, kv_dtype=kv, engine=ek, gpus=gpus, card=card, utilization=utilization,
               max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs, enforce_eager=enforce_eager,
               vllm_version=vllm_version, chunked_prefill=chunked_prefill, gpu_layers=gpu_layers, free_bytes=free_bytes,
-              n_cpu_moe=n_cpu_moe, tensor_split=tensor_split)
+              n_cpu_moe=n_cpu_moe, tensor_split=tensor_split, llamacpp_version=llamacpp_version)
+    if (ek == "llama.cpp" and context is None and build >= LLAMACPP_FIT_FROM and card is not None
+            and gpu_layers is None and cfg.max_context):
+        return _llamacpp_fit(cfg, kw)
     if isinstance(n_cpu_moe, str) and n_cpu_moe.strip().lower() == "auto":
         if card is None:
             raise VramBudgetError("--n-cpu-moe auto: give a card (--gpu) or its free memory (--vram)")
@@ -1032,7 +1056,7 @@ def serve_plan(cfg: LlmConfig, context: int | str | None = None, users: int = 1,
     layout = weights_layout(cfg, weights, ek)
     if n_cpu_moe is not None:
         layout = layout.cpu_moe(cfg.layers if isinstance(n_cpu_moe, str) else n_cpu_moe)
-    ctx = _context(cfg, ek, context, card, gpus)
+    ctx = _context(cfg, ek, context, card, gpus, build)
     reserve = vllm_reserve(cfg, ctx, gpus, card, rules, max_num_batched_tokens, max_num_seqs, enforce_eager,
                            chunked_prefill) if rules else None
     need = _needs(cfg, eng, layout, kv, gpus, split)
@@ -1046,7 +1070,7 @@ def serve_plan(cfg: LlmConfig, context: int | str | None = None, users: int = 1,
                      layout.total, kv_cache_bytes(cfg, ctx, users, kv, eng.windowed_kv), low, high,
                      0, 1.0, "unknown", cfg.layers + 1, 0, 0, notes=tuple(_notes(cfg, eng, fmt, kv, ctx)),
                      kv_cache_tokens=ctx * users if ek != "vllm" else 0, reserve_bytes=reserve_bytes,
-                     engine_version=_version_label(ek, rules),
+                     engine_version=_version_label(ek, rules, build),
                      vllm_reserve=reserve.to_dict() if reserve else None)
     if ek == "ollama":
         plan = _judge_ollama(plan, cfg, layout, card, free_bytes, gpu_layers)
@@ -1142,17 +1166,45 @@ def _speed(plan: ServePlan, cfg: LlmConfig, layout: Layout, card: Card, ek: str)
                    prefill_tokens_per_s=round(prefill), speed_basis=basis)
 
 
-def _version_label(ek: str, rules: VllmRules | None) -> str:
+def _version_label(ek: str, rules: VllmRules | None, build: int = 0) -> str:
     if rules is not None:
         return (f"vLLM {rules.version} rules (default --gpu-memory-utilization {rules.utilization:.2f}"
                 f"{', CUDA graphs profiled' if rules.graphs_profiled else ''}"
                 f"{', V1 chunked prefill' if rules.v1 else ''})")
     if ek == "ollama":
         return "Ollama llm/memory.go estimator (v0.12.10)"
-    return "llama.cpp (-ngl layer split)"
+    if build >= LLAMACPP_FIT_FROM:
+        return (f"llama.cpp b{build} rules (-c defaults to the model's trained context and --fit on fits it to free "
+                f"memory, 1 GiB to spare, not below {LLAMACPP_FIT_MIN_CTX}; -ngl layer split)")
+    return f"llama.cpp b{build} rules (-c defaults to 4096, before --fit; -ngl layer split)"
 
 
-def _context(cfg: LlmConfig, ek: str, context: int | None, card: Card | None, gpus: int) -> int:
+def _llamacpp_fit(cfg: LlmConfig, kw: dict) -> ServePlan:
+    """llama.cpp's --fit (on by default since llama.cpp#16653): -c 0 means the model's trained context; when that
+    does not fit the free memory with fit_params_target to spare, the context is cut, not below
+    fit_params_min_ctx, before layers leave the GPU (common/common.h; llama_params_fit)."""
+    trained = cfg.max_context
+    full = serve_plan(cfg, trained, **kw)
+    if full.verdict == "fits":
+        return replace(full, notes=full.notes + (f"llama.cpp --fit (default): -c 0 is the model's trained context, "
+                                                  f"{trained:,} tokens, and it fits",))
+    floor = min(LLAMACPP_FIT_MIN_CTX, trained)
+    if serve_plan(cfg, floor, **kw).verdict != "fits":
+        plan = serve_plan(cfg, floor, **kw)
+        why = f"even {floor:,} tokens do not fit: layers go to the CPU"
+    else:
+        lo, hi = floor, trained
+        while hi - lo > 256:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if serve_plan(cfg, mid, **kw).verdict == "fits" else (lo, mid)
+        plan = serve_plan(cfg, lo, **kw)
+        why = f"cut to {lo:,} tokens"
+    return replace(plan, notes=plan.notes + (
+        f"llama.cpp --fit (default): the trained context of {trained:,} tokens does not fit, so llama.cpp sets -c "
+        f"itself: {why} (give -c to choose; --fit off keeps -c 0 = {trained:,})",))
+
+
+def _context(cfg: LlmConfig, ek: str, context: int | None, card: Card | None, gpus: int, build: int = 0) -> int:
     if context is not None:
         ctx = _count("--context", context)
         if cfg.max_context and ctx > cfg.max_context:
@@ -1161,7 +1213,8 @@ def _context(cfg: LlmConfig, ek: str, context: int | None, card: Card | None, gp
     if ek == "ollama":
         ctx = ollama_default_context(card.total_bytes * gpus) if card else 4096
     elif ek == "llama.cpp":
-        ctx = 4096  # llama.cpp's default -c (common/common.h: n_ctx = 4096)
+        # common/common.h: n_ctx = 0 (the trained context) since --fit; 4096 before
+        ctx = (cfg.max_context or 4096) if build >= LLAMACPP_FIT_FROM else 4096
     else:
         ctx = cfg.max_context or 4096  # vLLM: --max-model-len defaults to the model's own context
     return min(ctx, cfg.max_context) if cfg.max_context else ctx
