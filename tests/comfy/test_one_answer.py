@@ -51,6 +51,19 @@ def card_side(d: dict) -> dict:
     return {k: d.get(k) if k != "vram_verdict" else d.get("vram_verdict") or d.get("verdict") for k in CARD_SIDE}
 
 
+def _same_card_side(inside: dict, line: dict, what) -> None:
+    """Inside ComfyUI a model file on this machine has its working memory traced live with ComfyUI's own model
+    code (memory.py LIVE_TRACER), which the command line cannot do: then the verdict, the memory mode and the
+    peak stage are the same and the peak within 1 %; with no live figure, everything is equal."""
+    if "traced live" not in json.dumps(inside):
+        assert card_side(inside) == card_side(line), what
+        return
+    a, b = card_side(inside), card_side(line)
+    assert {k: a[k] for k in ("vram_verdict", "outcome", "memory_mode", "peak_stage")} == \
+           {k: b[k] for k in ("vram_verdict", "outcome", "memory_mode", "peak_stage")}, what
+    assert abs(a["peak_bytes"] - b["peak_bytes"]) <= 0.01 * b["peak_bytes"], (what, a["peak_bytes"], b["peak_bytes"])
+
+
 def test_the_route_and_the_command_line_agree_on_every_template_and_card(comfy_server, comfy_install, workflows):
     version = comfy_install[2]
     for name, (wf, path) in workflows.items():
@@ -67,7 +80,7 @@ def test_the_route_and_the_command_line_agree_on_every_template_and_card(comfy_s
             # the server's model folders: files other tests put there are read by both (exact header sizes)
             line = cli(path, "--gpu", card, "--comfyui-version", version, "--ram", f"{ram_gib:.6f}",
                        "--swap", f"{swap_gib:.6f}", "--models-dir", str(comfy_server.base / "models"))
-            assert card_side(route) == card_side(line), (name, card)
+            _same_card_side(route, line, (name, card))
             assert route["assumptions"].startswith(f"{card} · ") and "(this machine)" in route["assumptions"]
 
 
@@ -91,9 +104,10 @@ def test_the_node_the_route_and_the_command_line_agree_with_ram_given(run_in_com
     for name, (_wf, path) in workflows.items():
         for card in CARDS:
             with_ram = out[f"{name}|{card}|32.0"]
+            models = Path(comfy_install[0]) / "models"  # the snippet's folder_paths (a tree may have none)
             line = cli(path, "--gpu", card, "--comfyui-version", version, "--ram", "32", "--swap", "0",
-                       "--models-dir", str(Path(comfy_install[0]) / "models"))  # the snippet's folder_paths
-            assert card_side(with_ram) == card_side(line), (name, card)
+                       *(("--models-dir", str(models)) if models.is_dir() else ()))
+            _same_card_side(with_ram, line, (name, card))
             assert (with_ram["verdict"], with_ram["host_outcome"], with_ram["ram_peak_bytes"]) == \
                    (line["verdict"], line["host_outcome"], line["ram_peak_bytes"]), (name, card)
             assert "32.00 GiB RAM (" in with_ram["assumptions"]

@@ -606,7 +606,7 @@ def test_estimate_bodies_of_any_shape_get_an_answer_or_a_4xx(server):
     body = st.fixed_dictionaries({"prompt": st.dictionaries(st.text(max_size=6), node, max_size=6)},
                                  optional={"card": leaf, "gpus": st.lists(leaf, max_size=9), "workflow": leaf})
 
-    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=25, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
     @given(body)
     def check(b):
         t0 = time.perf_counter()
