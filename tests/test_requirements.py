@@ -49,6 +49,8 @@ def test_every_installed_local_template_is_in_the_file(committed, installed):
 
 
 def test_a_sample_regenerates_to_the_committed_entries(committed, installed):
+    if committed["templates_packages"] != package_versions():
+        pytest.skip(f"the committed file is for {committed['templates_packages']}: regenerate it")
     names = [n for n in SAMPLE if n in {t.name for t in installed}]
     assert len(names) >= 3, names
     fresh = R.requirements("0.33", names)
