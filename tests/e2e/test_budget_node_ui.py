@@ -96,6 +96,13 @@ def test_budget_node_shows_its_report_in_the_editor(e2e_server_factory, browser,
     assert overflow[0] <= 1, overflow  # nothing cut off sideways ("Weights Worki" before)
     shoot_summary = artifacts / f"budget_node_summary_{e2e_comfy[2]}.png"
     page.screenshot(path=str(shoot_summary))
+    box = page.evaluate("""() => { const r = document.querySelector('.vram-budget-box').getBoundingClientRect();
+        return [r.left, r.top, r.width, r.height]; }""")
+    # the node itself (title, widgets drawn on the canvas above its summary box): the README's picture
+    clip = {"x": max(0, box[0] - 24), "y": max(0, box[1] - 200), "width": box[2] + 48, "height": box[3] + 224}
+    docs = REPO / "docs" / "budget_node.png"
+    if os.environ.get("UPDATE_SCREENSHOTS") or not docs.exists():
+        page.screenshot(path=str(docs), clip=clip)
     page.locator(".vram-budget-toggle").first.click()
     page.wait_for_timeout(300)
     assert page.locator("pre.vram-budget-report").first.is_visible()
@@ -112,7 +119,4 @@ def test_budget_node_shows_its_report_in_the_editor(e2e_server_factory, browser,
     page.wait_for_timeout(800)
     shot = artifacts / f"budget_node_{e2e_comfy[2]}.png"
     page.screenshot(path=str(shot))
-    docs = REPO / "docs" / "budget_node.png"
-    if os.environ.get("UPDATE_SCREENSHOTS") or not docs.exists():
-        page.screenshot(path=str(docs))
     page.close()

@@ -57,7 +57,7 @@ def page(browser, server):
         page.evaluate("async (wf) => { await window.comfyAPI.app.app.loadGraphData(wf); }", flux)
         page.wait_for_timeout(1500)
         if page.evaluate("""() => { const a = window.comfyAPI.app.app; const g = a.rootGraph ?? a.graph;
-                                    return g.nodes.some(n => n.type === 'UNETLoader'); }"""):
+                                    return g.nodes.some(n => n.type === 'VRAMBudget'); }"""):  # the example's own
             break
     page.wait_for_selector(TAB_BUTTON, timeout=60_000)
     page.wait_for_timeout(1000)
