@@ -386,6 +386,12 @@ def build_prompt(rec: Mapping, replay: Replay) -> dict | None:
     pos = g.add("CLIPTextEncode", text="a photo", clip=clip_out)
     neg = g.add("CLIPTextEncode", text="", clip=clip_out)
     positive, negative = [pos, 0], [neg, 0]
+    for name in _files(rec, "controlnet")[:4]:  # a named ControlNet / control-LoRA, applied as the templates do
+        cn = g.add("ControlNetLoader", control_net_name=name)
+        hint = g.add("LoadImage", image="control.png")
+        applied = g.add("ControlNetApplyAdvanced", positive=positive, negative=negative, control_net=[cn, 0],
+                        image=[hint, 0], strength=1.0, start_percent=0.0, end_percent=1.0, vae=vae_out)
+        positive, negative = [applied, 0], [applied, 1]
     if recipe.i2v:
         image = g.add("LoadImage", image="start.png")
         kw = dict(positive=positive, negative=negative, vae=vae_out, width=w, height=h, length=frames,
