@@ -1,20 +1,7 @@
-"""The official ComfyUI workflow templates, from the installed `comfyui-workflow-templates-*` packages.
-
-Nothing is copied into this repository: the templates are read where pip installed them
-(``pip install comfyui-workflow-templates-json``; it is in the ``test`` extra of pyproject.toml).
-Since 2026 the workflow JSON files are in ``comfyui_workflow_templates_json/templates/*.json``
-with ``index.json`` the template index; older releases kept them in the media bundles
-(``comfyui_workflow_templates_media_{image,video,other,api}/templates/``). Both layouts are searched,
-as tests/test_graph_templates.py does.
-
-A template is *local-model* when it runs models on the user's machine:
-- not a cloud API template: the index does not mark it ``openSource: false`` and none of its node
-  types is an API node (widget_specs.json "api": classes with API_NODE = True in ComfyUI's
-  comfy_api_nodes);
-- and it names at least one model file: a node's ``properties.models`` entry (the download list the
-  frontend shows) or a widget value that is a model file name.
-
-Used by bench/coverage.py; importable from tests (``sys.path`` has tests/, see conftest.py).
+"""The official ComfyUI workflow templates for the tests and bench scripts: the pack's own loader
+(vram_budget.nodes.estimator.templates: where the templates are read from, what a local-model template is),
+re-exported, and `template_workflow`, which skips a test when the installed package lacks a template.
+Importable from tests (``sys.path`` has tests/, see conftest.py).
 """
 from __future__ import annotations
 
