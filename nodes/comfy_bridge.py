@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from .estimator.device import CUDA_CONTEXT_BYTES, LaunchFlags, device_for_launch, rules_for_version
 from .estimator.errors import VramBudgetError
 from .estimator.gpus import Card, card_for_vram, find_card
-from .estimator.host_memory import Host
+from .estimator.host_memory import Host, container_limit
 from .estimator.units import GiB, fmt_gib
 
 
@@ -532,8 +532,12 @@ def ram_state() -> dict:
         rss = int(psutil.Process().memory_info().rss)
     except Exception:
         rss = None
-    return {"total": int(vm.total), "available": int(vm.available), "used": int(vm.total - vm.available),
-            "process_rss": rss}
+    total, available, _swap, host_total = _container_ram(int(vm.total), int(vm.available), 0)
+    out = {"total": total, "available": available, "used": total - available, "process_rss": rss}
+    if host_total:
+        out["container_limit"] = True  # the panel's RAM bar is the container's, not the host's
+        out["host_total"] = host_total
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -766,8 +770,26 @@ def live_host():
     except Exception as exc:  # noqa: BLE001
         return Host(source="assumed", notes=notes + (f"system RAM could not be read ({type(exc).__name__}: "
                                                      f"{str(exc)[:80]})",), **common)
+    total, available, swap, limited = _container_ram(total, available, swap)
+    if limited:
+        notes = notes + (f"RAM limited by the container (cgroup) to {total / GiB:.2f} GiB of the host's "
+                         f"{limited / GiB:.2f} GiB; swap not counted, as ComfyUI 0.35+ does",)
     return Host(ram_total_bytes=total, swap_total_bytes=swap, other_bytes=max(0, total - available - rss),
-                source="live", notes=notes, **common)
+                source="live", notes=notes, container_limit=bool(limited), **common)
+
+
+def _container_ram(total: int, available: int, swap: int) -> tuple[int, int, int, int]:
+    """(total, available, swap, the host's total when a container limit applies else 0): a cgroup memory
+    limit below the host's RAM is the RAM ComfyUI can use (host_memory.container_limit)."""
+    try:
+        lim = container_limit()
+    except Exception:  # noqa: BLE001  (an odd /sys must not cost the estimate)
+        lim = None
+    if lim is None or lim[0] >= total:
+        return total, available, swap, 0
+    limit, used = lim
+    free = limit - used if used is not None else min(available, limit)
+    return limit, max(0, min(free, available)), 0, total
 
 
 def _os_name() -> str:

@@ -14,6 +14,7 @@ from test_budget import flux_workload, wan22_workload  # noqa: E402  (tests/ is 
 from vram_budget.nodes.estimator import host_memory
 from vram_budget.nodes.estimator.device import Device
 from vram_budget.nodes.estimator.planning import estimate
+from vram_budget.nodes.estimator.report import format_report
 from vram_budget.nodes.estimator.gpus import find_card
 from vram_budget.nodes.estimator.host_memory import Host
 from vram_budget.nodes.estimator.units import GiB
@@ -331,3 +332,51 @@ def test_vram_headroom_and_reserve_vram_widen_dynamic_vrams_headroom_in_033():
     assert resident("--vram-headroom", "2", "--comfyui-version", "0.18") == resident("--comfyui-version", "0.18")
     out = cli(FLUX, "--vram-headroom", "-1")
     assert out.returncode == 2 and "--vram-headroom -1" in out.stderr
+
+
+# --- containers: the cgroup memory limit is the RAM (issue 32; ComfyUI 0.35 #15927 reads the same) -----------
+def _cgroup(tmp_path, files: dict, own: str | None = "/docker/abc") -> tuple[str, str]:
+    root = tmp_path / "cgroup"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    proc = tmp_path / "proc_cgroup"
+    proc.write_text(f"0::{own}\n" if own is not None else "12:memory:/x\n")
+    return str(root), str(proc)
+
+
+@pytest.mark.parametrize("files,own,expected", [
+    ({"docker/abc/memory.max": "25769803776\n", "docker/abc/memory.current": "1073741824\n"}, "/docker/abc",
+     (24 * GiB, GiB)),  # v2, the process's own group
+    ({"memory.max": "17179869184", "memory.current": "0"}, "/", (16 * GiB, None)),  # v2 root ("0" in use: unread)
+    ({"docker/abc/memory.max": "max", "memory.max": "max"}, "/docker/abc", None),  # v2, no limit
+    ({"memory/memory.limit_in_bytes": "34359738368", "memory/memory.usage_in_bytes": "2147483648"}, None,
+     (32 * GiB, 2 * GiB)),  # v1
+    ({"memory/memory.limit_in_bytes": "9223372036854771712"}, None, None),  # v1 "unlimited"
+    ({"../../etc/memory.max": "1024"}, "/../../etc", None),  # no path outside the cgroup tree
+    ({}, "/docker/abc", None),  # no cgroup files at all
+])
+def test_the_container_limit_is_read_from_the_process_cgroup(tmp_path, files, own, expected):
+    root, proc = _cgroup(tmp_path, files, own)
+    assert host_memory.container_limit(root, proc) == expected
+
+
+def test_a_container_limit_changes_the_live_ram_and_the_verdict(tmp_path, monkeypatch):
+    from vram_budget.nodes import comfy_bridge
+
+    host_total = comfy_bridge.live_host().ram_total_bytes
+    limit = min(8 * GiB, host_total // 2)
+    root, proc = _cgroup(tmp_path, {"docker/abc/memory.max": str(limit), "docker/abc/memory.current": str(GiB)})
+    real = host_memory.container_limit
+    monkeypatch.setattr(comfy_bridge, "container_limit", lambda: real(root, proc))
+    host = comfy_bridge.live_host()
+    assert host.ram_total_bytes == limit and host.swap_total_bytes == 0 and host.container_limit
+    assert any("limited by the container" in n for n in host.notes)
+    ram = comfy_bridge.ram_state()
+    assert ram["total"] == limit and ram["container_limit"] and ram["host_total"] == host_total
+    b = estimate(flux_workload(), replace(Device.from_card(find_card("RTX 4090")), host=host))
+    assert b.host.outcome == "oom"  # 16-bit Flux dev needs more RAM than an 8 GiB container
+    assert "RAM (container limit)" in format_report(b)
+    monkeypatch.setattr(comfy_bridge, "container_limit", lambda: None)
+    free = comfy_bridge.live_host()
+    assert free.ram_total_bytes == host_total and not free.container_limit

@@ -211,7 +211,8 @@ function renderDevices(status) {
         prediction.text);
     }
     out.push(h("div.vrb-device", { dataset: { device: "ram" } },
-      h("div.vrb-row", h("div.vrb-device-name", h("span.vrb-chip.vrb-chip-ram", "RAM"), h("span", "System memory")), h("div.vrb-total", gib(ram.total))),
+      h("div.vrb-row", h("div.vrb-device-name", h("span.vrb-chip.vrb-chip-ram", "RAM"), h("span", ram.container_limit ? { title: `the container's memory limit; the host has ${gib(ram.host_total)}` } : {},
+        ram.container_limit ? "Container memory (limit)" : "System memory")), h("div.vrb-total", gib(ram.total))),
       body,
       items,
       line));

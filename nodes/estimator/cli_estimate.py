@@ -79,10 +79,13 @@ def add_estimate_parser(subparsers) -> None:
                    help="the GPU has no fp8 compute (pre-Ada): ComfyUI upcasts fp8 files that fit at 16 bit")
     ram = p.add_argument_group("system memory (RAM)")
     ram.add_argument("--ram", type=float, metavar="GiB",
-                     help="installed system RAM; without it the answer says how much RAM it assumes")
+                     help="installed system RAM, or on a rented GPU the container's memory limit (what the kernel "
+                          "ends a process at; inside ComfyUI it is read from the cgroup); without it the answer says "
+                          "how much RAM it assumes")
     ram.add_argument("--swap", type=float, metavar="GiB",
-                     help="swap (Linux) or page file (Windows); default: none on Linux, a system-managed page file "
-                     "as large as the RAM on Windows")
+                     help=f"swap (Linux) or page file (Windows); default: {host_memory.LINUX_SWAP_ASSUMED_BYTES / GiB:g} "
+                          f"GiB on Linux, a system-managed page file of {host_memory.WINDOWS_PAGEFILE_ASSUMED_FACTOR:g} x "
+                          "the RAM on Windows; give 0 for a container")
     ram.add_argument("--comfyui-version", type=_comfyui_version, default=None, metavar="X.Y[.Z]",
                      help="the ComfyUI you run (e.g. 0.30.1, 0.8): picks whose memory rules apply (0.8 up to 0.15, "
                      "0.18 for 0.16-0.29, 0.33 from 0.30) and the known regressions of that release; default 0.33")

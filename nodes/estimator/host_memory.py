@@ -111,6 +111,7 @@ class Host:
     pinned_memory: bool = True  # False: --disable-pinned-memory
     high_ram: bool = False  # 0.33 --high-ram: classic caching, no pin budget
     notes: tuple[str, ...] = ()
+    container_limit: bool = False  # the RAM is a container's cgroup limit (read live), not the host's
 
     @property
     def known(self) -> bool:
@@ -145,6 +146,49 @@ class Host:
             "base_bytes": self.base_bytes, "source": self.source, "rules": self.rules, "version": self.version,
             "cache": self.cache_mode, "pinned_memory": self.pinned_memory, "high_ram": self.high_ram,
         }
+
+
+# ---------------------------------------------------------------------------------------------
+# Containers (rented GPUs): the kernel ends a process at its cgroup's memory limit, whatever the host has.
+# ComfyUI 0.35 reads the same limit for its own RAM checks and then counts no swap (Comfy-Org/ComfyUI#15927,
+# "RAM limited by cgroup to ..."); the estimate takes it as the RAM inside ComfyUI, on every version.
+CGROUP_UNLIMITED = 1 << 60  # v1 reports "no limit" as a page-rounded 2^63 - 1
+_CGROUP_READ = 4096
+
+
+def _read_small(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii", errors="replace") as fh:
+            return fh.read(_CGROUP_READ).strip()
+    except OSError:
+        return None
+
+
+def _bytes_or_none(text: str | None) -> int | None:
+    if not text or not text.isdecimal():
+        return None  # "max" (v2 no limit), missing, odd
+    value = int(text)
+    return value if 0 < value < CGROUP_UNLIMITED else None
+
+
+def container_limit(root: str = "/sys/fs/cgroup", proc_cgroup: str = "/proc/self/cgroup") -> tuple[int, int | None] | None:
+    """(limit, bytes in use) of this process's memory cgroup, or None when it has no limit. cgroup v2: the
+    process's own group from /proc/self/cgroup ("0::/path"), memory.max / memory.current (a limit of "max" is
+    none), then the root's; v1: memory/memory.limit_in_bytes and memory.usage_in_bytes."""
+    own = ""
+    for line in (_read_small(proc_cgroup) or "").splitlines()[:64]:
+        if line.startswith("0::"):
+            own = line[3:].strip().strip("/")
+            break
+    candidates = ([f"{root}/{own}"] if own and ".." not in own else []) + [root]
+    for folder in candidates:
+        limit = _bytes_or_none(_read_small(f"{folder}/memory.max"))
+        if limit is not None:
+            return limit, _bytes_or_none(_read_small(f"{folder}/memory.current"))
+    limit = _bytes_or_none(_read_small(f"{root}/memory/memory.limit_in_bytes"))
+    if limit is not None:
+        return limit, _bytes_or_none(_read_small(f"{root}/memory/memory.usage_in_bytes"))
+    return None
 
 
 @dataclass(frozen=True)

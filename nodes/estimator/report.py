@@ -169,6 +169,8 @@ def assumptions(budget) -> str:
         parts.append("system RAM not given")
     else:
         whose = {"live": "this machine", "--ram": "given", "--workers": "given"}.get(host.host.source, host.host.source)
+        if getattr(host.host, "container_limit", False):
+            whose = "container limit"
         parts.append(f"{fmt_gib(host.host.ram_total_bytes)} RAM ({whose})")
     return " · ".join(parts)
 
@@ -268,7 +270,7 @@ def _host_lines(budget, verbose: bool) -> list[str]:
                      + (" (assumed)" if host.swap_total_bytes is None else "")) if swap else " and no swap"
         have = f"{fmt_gib(host.ram_total_bytes)} RAM{swap_text}"
         if host.source == "live":
-            have += " (this machine)"
+            have += " (container limit)" if host.container_limit else " (this machine)"
     else:
         have = "RAM not given (give --ram GiB)"
     text = {"fits": "fits", "assumed": "not checked", "swapping": "swaps (runs, slower)",
