@@ -31,6 +31,7 @@ V12569 = "https://github.com/vllm-project/vllm/pull/12569"
 V13882 = "https://github.com/vllm-project/vllm/issues/13882"
 V21348 = "https://github.com/vllm-project/vllm/issues/21348"
 V13061 = "https://github.com/vllm-project/vllm/issues/13061"
+V6746 = "https://github.com/vllm-project/vllm/issues/6746"
 L3430 = "https://github.com/LMCache/LMCache/issues/3430"
 O5913 = "https://github.com/ollama/ollama/issues/5913"
 O10740 = "https://github.com/ollama/ollama/issues/10740"
@@ -74,12 +75,20 @@ CASES: list[dict] = [
          published=5.2032, label="Loading model weights took 5.2032 GB", before=5.188),
     dict(id="vllm-qwen7b-awq-activation", source=V13882, model=QWEN25_7B, engine="vllm", weights="awq",
          card="RTX 4060", utilization=0.7, context=4096, vllm_version="0.7.3", metric="activation_gib",
-         published=1.42, label="PyTorch activation peak memory takes 1.42GiB", before=None,
-         known_miss="AWQ dequantises whole weights to fp16 for batches of >= 256 tokens and V0's AWQ profile "
-                    "peak has temporaries the per-token forward model does not count"),
+         published=1.42, label="PyTorch activation peak memory takes 1.42GiB (the V0 sampler's peak, not the "
+                               "forward's)", before=None),
     # vLLM 0.7.x V0, DeepSeek-R1-Distill-Qwen-14B, tensor parallel 2 on two RTX 4090s
     dict(id="vllm-14b-tp2-weights", source=V13061, model=QWEN25_14B, engine="vllm", gpus=2, metric="weights_gib",
          published=13.9476, label="Loading model weights took 13.9476 GB (per card)", before=13.75),
+    # vLLM 0.5.3 (V0), Meta-Llama-3.1-405B-Instruct-FP8, tensor parallel 8 on H100s: a partly quantised release
+    # named (attention and the first / last layers kept BF16 by its quantization_config)
+    dict(id="vllm-405b-fp8-tp8-weights", source=V6746, model="meta-llama/Meta-Llama-3.1-405B-Instruct-FP8",
+         engine="vllm", weights="fp8", gpus=8, metric="weights_gib", published=57.752,
+         label="Loading model weights took 57.7520 GB (per rank)", before=47.74),
+    dict(id="vllm-14b-tp2-tokens", source=V13061, model=QWEN25_14B, engine="vllm", gpus=2, card="RTX 4090",
+         utilization=0.98, context=131072, vllm_version="0.7.2", metric="kv_tokens", published=81536,
+         label="maximum number of tokens that can be stored in KV cache (81536) (rank 0's pool: only it samples)",
+         before=None),
     # vLLM >= 0.21 (CUDA-graph memory profiled by default), Qwen3-8B, LLMCache's CPU-offloading quickstart
     dict(id="vllm-qwen3-8b-cuda-graphs", source=L3430, model="Qwen3 8B", engine="vllm", card="RTX 4090",
          context=16384, metric="cuda_graph_gib", published=0.52,

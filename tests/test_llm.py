@@ -2,6 +2,7 @@
 as engines and ComfyUI allocate it, real Hugging Face folders and GGUF files, engine rules, the CLI."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -405,9 +406,12 @@ def test_partly_quantised_checkpoint_keeps_ignored_modules_16bit(tmp_path):
     h, i, kvd, L = 256, 512, 2 * 64, 4
     attn = L * (2 * h * 4 * 64 + 2 * h * kvd)
     mlp = L * 3 * h * i
-    everything_fp8 = llm.weights_bytes(cfg, "fp8", "vllm")
+    everything_fp8 = llm.weights_bytes(dataclasses.replace(cfg, quant=None), "fp8", "vllm")
     got = llm.weights_bytes(cfg, "file", "vllm")  # config only: sized from quantization_config
     assert llm.weight_format("file", "vllm", cfg) == "checkpoint"
+    # asking for the checkpoint's own precision is the checkpoint, not "every linear FP8"; another one is not
+    assert llm.weight_format("fp8", "vllm", cfg) == "checkpoint" and llm.weights_bytes(cfg, "fp8", "vllm") == got
+    assert llm.weight_format("4bit", "vllm", cfg) != "checkpoint"
     assert got - everything_fp8 == attn  # attention kept 2 bytes instead of 1
     assert got == llm.weights_bytes(cfg, "16bit") - mlp
     # vLLM's own Fp8Config spelling, and AWQ's modules_to_not_convert

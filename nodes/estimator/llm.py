@@ -472,6 +472,10 @@ def weight_format(weights: str, engine: str | None = None, cfg: LlmConfig | None
         if cfg is None or cfg.stored is None:
             raise VramBudgetError("--weights file: only for a model read from files (a folder or a .gguf)")
         return "file"
+    if cfg is not None and cfg.stored is None and cfg.quant is not None and engine in (None, "vllm") and \
+            (cfg.quant.bits >= 7.5 if w in ("fp8", "8bit") else cfg.quant.bits < 6 if w in ("4bit", "awq", "nf4")
+             else False):
+        return "checkpoint"  # a named partly quantised release at its own precision: its modules kept 16-bit count
     eng = ENGINES[engine] if engine else None
     if eng is None:
         return {"fp8": "8bit", "4bit": "Q4_K_M"}.get(w, w)
@@ -689,6 +693,14 @@ VLLM_ASSUMED_VERSION = "0.21"
 # (1 × intermediate) and three hidden-size buffers (residual, normed input, output), 2 bytes each.
 # Checked on Llama 3.1 8B: 20k -> 29k tokens adds 0.92 GiB to the profile's peak (vllm#10517); this gives 0.93.
 VLLM_SAMPLER_BYTES = 8  # per sequence × vocabulary entry: fp32 logits and fp32 probabilities
+# V0's profile samples its max_num_seqs dummy sequences with top_p 0.99, top_k vocab - 1 (worker/model_runner.py
+# profile_run), on the driver worker only (rank 0: logits are gathered there, tensor_model_parallel_gather), after
+# the forward has freed its temporaries. Per sequence × vocabulary entry, alive inside torch.sort of
+# model_executor/layers/sampler.py _apply_top_k_top_p: the bf16 logits (2), their fp32 copy (4), sort's values (4)
+# and int64 indices (8), its iota input (8) and CUB's alternate key/value buffers (12) = 38 B. Checked: Qwen2.5's
+# 152,064 entries × 256 sequences = 1.38 GiB where vllm#13882 logged "activation peak memory takes 1.42GiB" and
+# vllm#13061's TP-2 pool was 1.22 GiB smaller on rank 0 than on rank 1 (81,536 tokens vs 8.69 GiB).
+VLLM_V0_SAMPLER_BYTES = 38
 VLLM_NON_TORCH = int(0.35 * GiB)  # CUDA context, cuBLAS workspace (vllm#10517: non_torch_memory=0.35GiB)
 VLLM_NON_TORCH_PER_RANK = int(0.10 * GiB)  # NCCL + custom all-reduce buffers per extra tensor-parallel rank
 VLLM_GRAPH_PER_LAYER = 16 * 1024 * 1024  # CUDA graphs: "Estimated CUDA graph memory: 0.52 GiB" for Qwen3-8B's
@@ -772,9 +784,13 @@ def vllm_reserve(cfg: LlmConfig, context: int, gpus: int = 1, card: Card | None 
     tokens = budget if chunked else max(context, budget, 2048)
     inter = cfg.experts_per_token * cfg.moe_intermediate if cfg.experts else cfg.intermediate
     activation = tokens * 2 * (3 * -(-inter // gpus) + 3 * cfg.hidden)
-    # V1 warms the sampler on max_num_seqs rows of fp32 logits (gpu_model_runner _dummy_sampler_run); V0's
-    # profile peak is the forward (vllm#10517: the 8B peak at 20k tokens is the forward's alone)
-    sampler = min(seqs, tokens) * cfg.vocab * VLLM_SAMPLER_BYTES if rules.v1 else 0
+    # V1 warms the sampler on max_num_seqs rows of fp32 logits (gpu_model_runner _dummy_sampler_run), on every
+    # rank. V0 samples on rank 0 after the forward: its peak is the larger of the two (vllm#10517: the 8B peak at
+    # 20k tokens is the forward's), so sampler_bytes is what the sampler adds over the forward; the executor takes
+    # the fewest blocks of all workers (rank 0's)
+    rows = min(seqs, tokens)
+    sampler = rows * cfg.vocab * VLLM_SAMPLER_BYTES if rules.v1 \
+        else max(0, rows * cfg.vocab * VLLM_V0_SAMPLER_BYTES - activation)
     non_torch = VLLM_NON_TORCH + VLLM_NON_TORCH_PER_RANK * (gpus - 1)
     graphs = 0 if enforce_eager or not rules.graphs_profiled else cfg.layers * VLLM_GRAPH_PER_LAYER
     return VllmReserve(tokens, seqs, chunked, activation, sampler, non_torch, graphs, bool(enforce_eager))

@@ -7,7 +7,8 @@ text fields. Adding a model = adding one entry.
 
 Sources (config.json of each repository; the same values appear in ComfyUI 0.18.2's
 comfy/text_encoders/llama.py for the ones ComfyUI ships as text encoders, cited per entry):
-- meta-llama/Llama-3.1-8B, Llama-3.1-70B, Llama-3.3-70B-Instruct (the 3.x 70B models share one config)
+- meta-llama/Llama-3.1-8B, Llama-3.1-70B, Llama-3.3-70B-Instruct (the 3.x 70B models share one config),
+  Llama-3.1-405B and Llama-3.1-405B-Instruct-FP8 (partly quantised: its modules kept BF16 ride along)
 - Qwen/Qwen3-4B, Qwen3-8B, Qwen3-14B, Qwen3-32B, Qwen3-30B-A3B
 - mistralai/Mistral-7B-v0.3, Mistral-Small-24B-Base-2501
 - google/gemma-3-4b-pt, gemma-3-12b-pt, gemma-3-27b-pt (text_config; Gemma3TextConfig defaults filled in)
@@ -62,6 +63,23 @@ KNOWN: dict[str, dict] = {
         label="Llama 3.x 70B", repo="meta-llama/Llama-3.1-70B",
         aliases=("llama-3.3-70b", "llama-3-70b", "llama-3.x-70b", "llama3.3", "llama3.1-70b", "llama-70b"),
         config=_llama(8192, 28672, 80, 64, 8, 128256, 131072),
+    ),
+    "llama-3.1-405b": dict(
+        label="Llama 3.1 405B", repo="meta-llama/Llama-3.1-405B",
+        aliases=("llama-3.1-405b-instruct", "meta-llama-3.1-405b", "llama3.1-405b", "llama-405b"),
+        config=_llama(16384, 53248, 126, 128, 8, 128256, 131072),
+    ),
+    # Meta's FP8 release quantises the feed-forward linears only (fbgemm row-wise FP8), attention and the
+    # first and last layers stay BF16 (the model card's "Quantization" section; its config.json lists every
+    # such module in modules_to_not_convert, written here as patterns for the same set). Checked: vLLM logs
+    # "Loading model weights took 57.7520 GB" per rank at TP 8 (vllm#6746).
+    "llama-3.1-405b-fp8": dict(
+        label="Llama 3.1 405B FP8", repo="meta-llama/Llama-3.1-405B-Instruct-FP8",
+        aliases=("meta-llama-3.1-405b-instruct-fp8", "llama3.1-405b-fp8", "llama-405b-fp8"),
+        config=_llama(16384, 53248, 126, 128, 8, 128256, 131072, quantization_config=dict(
+            quant_method="fbgemm_fp8", activation_scale_ub=1200.0,
+            modules_to_not_convert=["re:model\\.layers\\.\\d+\\.self_attn\\..*",
+                                    "re:model\\.layers\\.(0|125)\\.mlp\\..*", "lm_head"])),
     ),
     "qwen3-4b": dict(
         label="Qwen3 4B", repo="Qwen/Qwen3-4B", aliases=(),
