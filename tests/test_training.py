@@ -469,3 +469,39 @@ def test_cli_train_catalogue_name_without_the_file(tmp_path):
     bad = subprocess.run(cli + ["no-such-model.safetensors"], capture_output=True, text=True, cwd=tmp_path,
                          timeout=120)
     assert bad.returncode == 2 and "no such file, and not a file name the catalogue knows" in bad.stderr
+
+
+def test_trainer_litgpt_and_bnb_version_set_the_code_paths(tmp_path):
+    """--trainer litgpt fills in LitGPT's code paths where the user left the default (chunked loss, Lightning's
+    bitsandbytes QLoRA, the graph kept, LoRA on q,v); --bnb-version before 0.43.2 keeps each 4-bit input; the
+    answer says what it assumed."""
+    import argparse
+    p = argparse.ArgumentParser()
+    for flag, kw in (("--method", dict(default="full")), ("--optimizer", {}), ("--precision", dict(default="mixed")),
+                     ("--batch", dict(type=int, default=1)), ("--seq", dict(type=int)), ("--grad-ckpt", dict(action="store_true")),
+                     ("--gpus", dict(type=int, default=1)), ("--zero", dict(type=int, default=0)),
+                     ("--rank", dict(type=int, default=16))):
+        p.add_argument(flag, **kw)
+    T.add_train_arguments(p)
+    plain = T.train_setup_from_args(p.parse_args(["--method", "qlora"]))
+    lit = T.train_setup_from_args(p.parse_args(["--method", "qlora", "--trainer", "litgpt"]))
+    assert (plain.loss, plain.bnb_lightning, plain.keep_graph, plain.targets, plain.bnb_legacy) == \
+        ("upcast", False, False, "all-linear", False)
+    assert (lit.loss, lit.bnb_lightning, lit.keep_graph, lit.targets) == ("chunked", True, True, "q,v")
+    # what the user set wins over the preset
+    own = T.train_setup_from_args(p.parse_args(["--method", "qlora", "--trainer", "litgpt", "--loss", "fused",
+                                                "--lora-targets", "attention"]))
+    assert (own.loss, own.targets) == ("fused", "attention")
+    old = T.train_setup_from_args(p.parse_args(["--method", "qlora", "--bnb-version", "0.41.1"]))
+    assert old.bnb_legacy and not T.train_setup_from_args(p.parse_args(["--bnb-version", "0.43.2"])).bnb_legacy
+    with pytest.raises(VramBudgetError, match="--bnb-version"):
+        T.train_setup_from_args(p.parse_args(["--bnb-version", "new"]))
+    with pytest.raises(VramBudgetError, match="--trainer"):
+        T.train_setup_from_args(p.parse_args(["--trainer", "axolotl"]))
+    cfg = llm.load_model("Llama 3.1 8B")
+    assert T.llm_training(cfg, replace(lit, bnb_legacy=True)).peak > T.llm_training(cfg, lit).peak
+    said = T.trainer_assumption(p.parse_args(["--method", "qlora", "--trainer", "litgpt", "--bnb-version", "0.41.1"]))
+    assert "LitGPT" in said and "0.41.1" in said and "before 0.43.2" in said
+    assert T.BNB_ASSUMED_VERSION in T.trainer_assumption(p.parse_args(["--method", "qlora"]))
+    out = run("Llama 3.1 8B", "--method", "qlora", "--trainer", "litgpt", "--json")
+    assert out.returncode == 0 and "LitGPT" in json.loads(out.stdout)["assumes"]

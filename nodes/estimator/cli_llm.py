@@ -20,7 +20,7 @@ from .training import (COMFY_ALGORITHMS, LEAK_HINT, METHODS, OPTIMIZERS, PRECISI
                        cheapest_training_cards, diffusion_lora_budget, diffusion_remedies, llm_training,
                        llm_training_remedies,
                        add_train_arguments, diffusion_train_kwargs, llm_max, train_setup_from_args, diffusion_info_for,
-                       diffusion_max)
+                       diffusion_max, trainer_assumption)
 from .units import GB, GiB, fmt_gib, fmt_params
 from .families import describe
 from .model_info import DIFFUSION
@@ -434,10 +434,11 @@ def run_train(args) -> int:
         d = {"model": cfg.name, **budget.to_dict(), "config": _model_dict(cfg), "card": target.name if target else None,
              "capacity_bytes": capacity, "fits": capacity is not None and budget.peak_high <= capacity,
              "cheapest": [o.to_dict() for o in options], "remedies": [r.to_dict() for r in remedies],
-             "leak_hint": LEAK_HINT, **best}
+             "leak_hint": LEAK_HINT, "assumes": trainer_assumption(args), **best}
         print(json.dumps(d, indent=2))
         return 0
     print(format_training(budget, target, options, remedies, best))
+    print(f"  assumes: {trainer_assumption(args)}")
     return 0
 
 
@@ -508,10 +509,11 @@ def _run_diffusion_train(args, info, card: Card | None) -> int:
              "capacity_bytes": target.total_bytes if target else None,
              "fits": target is not None and budget.peak_high <= target.total_bytes,
              "cheapest": [o.to_dict() for o in options], "remedies": [r.to_dict() for r in remedies],
-             "leak_hint": LEAK_HINT, **best}
+             "leak_hint": LEAK_HINT, "assumes": trainer_assumption(args), **best}
         print(json.dumps(d, indent=2))
         return 0
     print(format_training(budget, target, options, remedies, best))
+    print(f"  assumes: {trainer_assumption(args)}")
     return 0
 
 

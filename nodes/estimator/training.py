@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence
 
@@ -865,6 +866,12 @@ def add_train_arguments(t) -> None:
     t.add_argument("--keep-graph", action="store_true",
                    help="the loop keeps the last step's output until the next forward returns (LitGPT): with "
                         "--bnb-legacy the last micro-batch's 4-bit inputs stay allocated")
+    t.add_argument("--trainer", default="transformers",
+                   help="whose code path: transformers (+ PEFT, default) or litgpt (chunked loss, Lightning's "
+                        "bitsandbytes QLoRA, the last step's graph kept, LoRA on q,v unless --lora-targets)")
+    t.add_argument("--bnb-version", default=None,
+                   help=f"bitsandbytes version for QLoRA (default {BNB_ASSUMED_VERSION}; before 0.43.2 every 4-bit "
+                        "linear keeps its input)")
     t.add_argument("--offload", default="none", help="none (default) or optimizer (ZeRO-Offload: FP32 master + "
                                                      "optimizer states in CPU RAM)")
     t.add_argument("--ckpt-offload", action="store_true",
@@ -874,8 +881,45 @@ def add_train_arguments(t) -> None:
                    help="largest batch or seq (LLMs) / batch or resolution (diffusion) that fits --gpu / --vram")
 
 
+# ``--trainer``: the code paths of a trainer, for what the user did not set. transformers + PEFT is the
+# default (TrainSetup's defaults). LitGPT (litgpt/finetune/lora.py): chunked_cross_entropy on 16-bit logits,
+# --quantize bnb.* through Lightning's BitsandbytesPrecision, fit() keeping ``logits`` until the next forward
+# returns, LoRA on query and value only (lora_query / lora_value True, the others False).
+TRAINERS = ("transformers", "litgpt")
+# bitsandbytes assumed when --bnb-version is not given: the release current when these rules were written;
+# MatMul4Bit stopped keeping its input in 0.43.2 (bitsandbytes PR #1270)
+BNB_ASSUMED_VERSION = "0.48.2"
+BNB_INPUT_FREED = (0, 43, 2)
+
+
+def _bnb_legacy(version: str | None) -> bool:
+    v = str(version or BNB_ASSUMED_VERSION).strip().lstrip("v")
+    m = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+))?\S*", v)
+    if not m:
+        raise VramBudgetError(f"--bnb-version {version!r}: give a bitsandbytes version such as 0.45.5")
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)) < BNB_INPUT_FREED
+
+
+def trainer_assumption(args) -> str:
+    """The trainer and bitsandbytes version an LLM training answer assumes, in words."""
+    trainer = str(getattr(args, "trainer", None) or "transformers").lower()
+    who = "LitGPT" if trainer == "litgpt" else "transformers + PEFT"
+    out = f"trainer: {who}"
+    if str(getattr(args, "method", "")).lower() == "qlora":
+        legacy = args.bnb_legacy or _bnb_legacy(getattr(args, "bnb_version", None))
+        out += f", bitsandbytes {getattr(args, 'bnb_version', None) or BNB_ASSUMED_VERSION}" + \
+            (" (before 0.43.2: every 4-bit linear keeps its input)" if legacy else "")
+    return out
+
+
 def train_setup_from_args(args) -> TrainSetup:
-    """A validated TrainSetup from `vram-budget train`'s arguments (--optimizer case-insensitive)."""
+    """A validated TrainSetup from `vram-budget train`'s arguments (--optimizer case-insensitive); --trainer
+    fills in its code paths where the user left the default."""
+    trainer = str(getattr(args, "trainer", None) or "transformers").lower()
+    if trainer not in TRAINERS:
+        raise VramBudgetError(f"--trainer {trainer!r}: use {', '.join(TRAINERS)}")
+    litgpt = trainer == "litgpt"
+    legacy = args.bnb_legacy or _bnb_legacy(getattr(args, "bnb_version", None))
     if args.base != "stored":
         raise VramBudgetError("--base is for a diffusion LoRA; an LLM's quantised base is --method qlora --quant")
     if args.max is not None and args.max not in MAX_WHAT:
@@ -883,11 +927,13 @@ def train_setup_from_args(args) -> TrainSetup:
     return TrainSetup(method=str(args.method).lower(), optimizer=str(args.optimizer or "adamw").lower(),
                       precision=str(args.precision).lower(), batch=args.batch,
                       seq=args.seq if args.seq is not None else 2048, grad_ckpt=args.grad_ckpt or args.ckpt_offload,
-                      gpus=args.gpus, zero=args.zero, rank=args.rank, targets=args.lora_targets,
-                      loss=str(args.loss).lower(), quant=str(args.quant).lower(), kbit_prep=args.kbit_prep,
+                      gpus=args.gpus, zero=args.zero, rank=args.rank,
+                      targets="q,v" if litgpt and args.lora_targets == "all-linear" else args.lora_targets,
+                      loss="chunked" if litgpt and args.loss == "upcast" else str(args.loss).lower(),
+                      quant=str(args.quant).lower(), kbit_prep=args.kbit_prep,
                       lora_dropout=args.lora_dropout, offload=str(args.offload).lower(), ckpt_offload=args.ckpt_offload,
-                      bnb_legacy=args.bnb_legacy, bnb_lightning=getattr(args, "bnb_lightning", False),
-                      keep_graph=getattr(args, "keep_graph", False)).validate()
+                      bnb_legacy=legacy, bnb_lightning=getattr(args, "bnb_lightning", False) or litgpt,
+                      keep_graph=getattr(args, "keep_graph", False) or litgpt).validate()
 
 
 _LLM_ONLY = (("--seq", lambda a: a.seq is not None), ("--method", lambda a: a.method != "full"),
@@ -897,6 +943,8 @@ _LLM_ONLY = (("--seq", lambda a: a.seq is not None), ("--method", lambda a: a.me
              ("--bnb-legacy", lambda a: a.bnb_legacy),
              ("--bnb-lightning", lambda a: getattr(a, "bnb_lightning", False)),
              ("--keep-graph", lambda a: getattr(a, "keep_graph", False)), ("--offload", lambda a: a.offload != "none"),
+             ("--trainer", lambda a: (getattr(a, "trainer", None) or "transformers") != "transformers"),
+             ("--bnb-version", lambda a: getattr(a, "bnb_version", None) is not None),
              ("--ckpt-offload", lambda a: a.ckpt_offload))
 
 
