@@ -21,6 +21,9 @@ QWEN25_7B = dict(model_type="qwen2", hidden_size=3584, intermediate_size=18944, 
 QWEN25_14B = dict(model_type="qwen2", hidden_size=5120, intermediate_size=13824, num_hidden_layers=48,
                   num_attention_heads=40, num_key_value_heads=8, vocab_size=152064, max_position_embeddings=131072,
                   tie_word_embeddings=False)  # deepseek-ai/DeepSeek-R1-Distill-Qwen-14B
+LLAMA2_70B = dict(model_type="llama", hidden_size=8192, intermediate_size=28672, num_hidden_layers=80,
+                  num_attention_heads=64, num_key_value_heads=8, vocab_size=32000, max_position_embeddings=4096,
+                  tie_word_embeddings=False)  # meta-llama/Llama-2-70b-hf
 QWEN3_235B = dict(model_type="qwen3_moe", hidden_size=4096, intermediate_size=12288, num_hidden_layers=94,
                   num_attention_heads=64, num_key_value_heads=4, head_dim=128, vocab_size=151936,
                   max_position_embeddings=40960, num_experts=128, num_experts_per_tok=8, moe_intermediate_size=1536,
@@ -32,6 +35,7 @@ V13882 = "https://github.com/vllm-project/vllm/issues/13882"
 V21348 = "https://github.com/vllm-project/vllm/issues/21348"
 V13061 = "https://github.com/vllm-project/vllm/issues/13061"
 V6746 = "https://github.com/vllm-project/vllm/issues/6746"
+V2031 = "https://github.com/vllm-project/vllm/pull/2031"
 L3430 = "https://github.com/LMCache/LMCache/issues/3430"
 O5913 = "https://github.com/ollama/ollama/issues/5913"
 O10740 = "https://github.com/ollama/ollama/issues/10740"
@@ -85,6 +89,18 @@ CASES: list[dict] = [
     dict(id="vllm-405b-fp8-tp8-weights", source=V6746, model="meta-llama/Meta-Llama-3.1-405B-Instruct-FP8",
          engine="vllm", weights="fp8", gpus=8, metric="weights_gib", published=57.752,
          label="Loading model weights took 57.7520 GB (per rank)", before=47.74),
+    # vLLM 0.2.5 (PR #2031, merged for 0.2.5): Llama-2-70B, tensor parallel 4 on 4 x A100-80GB, default 0.9
+    dict(id="vllm-l2-70b-tp4-0.2.4-blocks", source=V2031, model=LLAMA2_70B, engine="vllm", gpus=4, card="A100 80GB",
+         utilization=0.9, context=4096, vllm_version="0.2.4", metric="kv_tokens", published=31615 * 16,
+         label="# GPU blocks: 31615 (x16 tokens; 'current main' before the PR: the torch allocator's peak)",
+         before=None),
+    dict(id="vllm-l2-70b-tp4-0.2.5-blocks", source=V2031, model=LLAMA2_70B, engine="vllm", gpus=4, card="A100 80GB",
+         utilization=0.9, context=4096, vllm_version="0.2.5", metric="kv_tokens", published=20865 * 16,
+         label="# GPU blocks: 20865 (x16 tokens; with the PR: total - free after the profile)", before=None,
+         known_miss="from 0.2.5 to 0.6.3 vLLM counted everything the card held after the profile (total - free: "
+                    "the allocator's cached blocks, NCCL, the CUDA context), 13 GiB per rank more than the torch "
+                    "peak on that machine at TP 4, a figure the code does not determine; the pack prices the torch "
+                    "peak + 0.35 GiB + 0.1 GiB per extra rank"),
     dict(id="vllm-14b-tp2-tokens", source=V13061, model=QWEN25_14B, engine="vllm", gpus=2, card="RTX 4090",
          utilization=0.98, context=131072, vllm_version="0.7.2", metric="kv_tokens", published=81536,
          label="maximum number of tokens that can be stored in KV cache (81536) (rank 0's pool: only it samples)",

@@ -53,6 +53,13 @@ def ours(case) -> float:
     o = p.ollama or {}
     r = p.vllm_reserve or {}
     per_token = llm._vllm_token_bytes(cfg, p.kv_dtype, p.gpus) if p.engine == "vLLM" else 0
+    if case.get("rank", 0) > 0 and p.engine == "vLLM" and not llm.vllm_rules(case.get("vllm_version")).v1:
+        # V0 samples on rank 0 only: another rank's profile is the forward alone, its pool larger by the sampler's
+        extra = r.get("sampler_bytes", 0)
+        if metric == "activation_gib":
+            return r.get("activation_bytes", 0) / GIB
+        if metric == "kv_pool_gib":
+            return (p.kv_cache_tokens * per_token + extra) / GIB
     return {
         "kv_tokens": lambda: p.kv_cache_tokens,
         "concurrency": lambda: p.max_concurrency,
