@@ -43,8 +43,10 @@ O6279 = "https://github.com/ollama/ollama/pull/6279"
 O3301 = "https://github.com/ollama/ollama/issues/3301"
 
 _L8_3090 = dict(model="Llama 3.1 8B", engine="vllm", card="RTX 3090", utilization=0.9, vllm_version="0.6.4")
-_Q72 = dict(model=QWEN2_72B, engine="ollama", weights="Q4_K_S", context=2048, free_gib=[24.0])
-_Q32 = dict(model="Qwen3 32B", engine="ollama", weights="Q6_K", context=32768, free_gib=[23.1, 23.3, 23.3])
+# Ollama's logs of the llm/memory.go era (ollama#5913: July 2024; ollama#10740: May 2025, before v0.12.11)
+_Q72 = dict(model=QWEN2_72B, engine="ollama", weights="Q4_K_S", context=2048, free_gib=[24.0], ollama_version="0.2.8")
+_Q32 = dict(model="Qwen3 32B", engine="ollama", weights="Q6_K", context=32768, free_gib=[23.1, 23.3, 23.3],
+            ollama_version="0.7.0")
 
 CASES: list[dict] = [
     # vLLM 0.6.4 (V0), Llama-3.1-8B-Instruct on an RTX 3090, --gpu-memory-utilization 0.9

@@ -459,8 +459,15 @@ def test_llamacpp_offload_layers_and_flash_attention():
 
 def test_ollama_defaults_and_environment():
     q8 = llm.load_model("Qwen3 8B")
-    assert llm.serve_plan(q8, engine="ollama", weights="4bit", card=find_card("RTX 4090")).context == 4096
+    # server/routes.go (v0.15.5+): the driver's total memory, 4k below 23 GiB, 32k from 23 GiB, 256k from 47 GiB
+    assert llm.serve_plan(q8, engine="ollama", weights="4bit", card=find_card("RTX 4060")).context == 4096
+    assert llm.serve_plan(q8, engine="ollama", weights="4bit", card=find_card("RTX 4090")).context == 32768
     assert llm.serve_plan(q8, engine="ollama", weights="4bit", card=find_card("RTX 5090")).context == 32768
+    assert llm.serve_plan(q8, engine="ollama", weights="4bit", card=find_card("RTX 4060"), gpus=3).context == 32768
+    # before 0.15.5 the default was 4096 whatever the card, before 0.6.7 2048
+    for v, ctx in (("0.15.4", 4096), ("0.6.6", 2048), ("0.12.10", 4096)):
+        assert llm.serve_plan(q8, engine="ollama", weights="4bit", card=find_card("RTX 4090"),
+                              ollama_version=v).context == ctx
     assert llm.serve_plan(q8, engine="ollama", weights="4bit", card=find_card("H100")).context == q8.max_context
     p = llm.serve_plan(q8, 16384, users=2, weights="4bit", kv_dtype="q8_0", engine="ollama", card=find_card("RTX 4090"))
     assert p.env == {"OLLAMA_CONTEXT_LENGTH": "16384", "OLLAMA_NUM_PARALLEL": "2", "OLLAMA_KV_CACHE_TYPE": "q8_0",
@@ -552,7 +559,7 @@ def test_cli_llm_json_and_engines(tmp_path):
     assert d["kv_bytes_per_token"] == 80 * 8 * 128 * 2 * 34 // 32 and "-fa on" in d["flags"]
     assert d["model"] == "Llama 3.x 70B" and d["config"]["layers"] == 80 and d["cheapest"][0]["card"] == "L40S" and d["remedies"]
     write_hf_folder(tmp_path / "small")
-    out = run("llm", str(tmp_path / "small"), "--engine", "ollama", "--json")
+    out = run("llm", str(tmp_path / "small"), "--engine", "ollama", "--ollama-version", "0.12.10", "--json")
     d = json.loads(out.stdout)
     assert out.returncode == 0 and d["weight_format"] == "file" and d["env"]["OLLAMA_CONTEXT_LENGTH"] == "4096"
     assert any("GGUF" in n for n in d["notes"])
@@ -608,10 +615,12 @@ def test_ollama_estimate_follows_memory_go():
     assert llm.ollama_estimate(cfg, layout, 2048, [24 * GiB_], num_gpu=10).layers_offload == 10
     two = llm.ollama_estimate(cfg, layout, 2048, [24 * GiB_, 24 * GiB_])
     assert two.graph_full_bytes == two.graph_partial_bytes and sum(two.layers_split) == two.layers_offload > 43
-    p = llm.serve_plan(cfg, 2048, weights="Q4_K_S", engine="ollama", free_bytes=[24 * GiB_], card=find_card("RTX 4090"))
+    p = llm.serve_plan(cfg, 2048, weights="Q4_K_S", engine="ollama", free_bytes=[24 * GiB_], card=find_card("RTX 4090"),
+                       ollama_version="0.3.0")
     assert p.verdict == "offload" and p.gpu_layers == 43 and p.ollama["layers_offload"] == 43
     assert "PARAMETER num_gpu 43 (layers on the GPU)" in p.flags
-    ngl = llm.serve_plan(cfg, 2048, weights="Q4_K_S", engine="ollama", card=find_card("H100"), gpu_layers=20)
+    ngl = llm.serve_plan(cfg, 2048, weights="Q4_K_S", engine="ollama", card=find_card("H100"), gpu_layers=20,
+                         ollama_version="0.3.0")
     assert ngl.gpu_layers == 20 and ngl.verdict == "offload"
 
 
@@ -619,9 +628,10 @@ def test_ollama_counts_the_vision_projector_and_its_graph():
     g = llm.load_model("Gemma 3 27B")
     w, graph = llm.ollama_projector(g)
     assert w == g.vision_params * 2 and graph == 4 * (896 * 896 * 3 + 1152 * 14 + 4096 * 4096 * 16)
-    p = llm.serve_plan(g, 8192, weights="4bit", engine="ollama", card=find_card("RTX 4090"))
+    p = llm.serve_plan(g, 8192, weights="4bit", engine="ollama", card=find_card("RTX 4090"), ollama_version="0.9.2")
     assert p.ollama["projector_graph"] == graph and p.per_gpu_high > llm.weights_bytes(g, "4bit", "ollama")
-    q = llm.serve_plan(llm.load_model("Qwen2.5-VL 7B"), 4096, weights="4bit", engine="ollama", card=find_card("H100"))
+    q = llm.serve_plan(llm.load_model("Qwen2.5-VL 7B"), 4096, weights="4bit", engine="ollama", card=find_card("H100"),
+                       ollama_version="0.9.2")
     assert q.ollama["projector_graph"] > 0 and q.verdict == "fits"
     assert llm.ollama_projector(llm.load_model("Qwen3 8B")) == (0, 0)
     # Gemma 3's sliding layers hold parallel x window + batch tokens in Ollama (ggml.go gemma3 case)
@@ -729,7 +739,7 @@ def test_cli_llm_issue23_flags_and_fields():
     out = run("llm", "Llama 3.3 70B", "--engine", "llama.cpp", "--weights", "4bit", "--gpus", "2", "--tensor-split",
               "3,1", "--json")
     assert json.loads(out.stdout)["tensor_split"] == [3.0, 1.0]
-    out = run("llm", "Qwen3 8B", "--engine", "ollama", "--weights", "4bit", "--vram", "6")
+    out = run("llm", "Qwen3 8B", "--engine", "ollama", "--weights", "4bit", "--vram", "6", "--ollama-version", "0.12.10")
     assert out.returncode == 0 and "Ollama: layers.offload=" in out.stdout
 
 
@@ -927,3 +937,28 @@ def test_cli_llm_pipeline_errors(args, needle):
     out = run("llm", "Llama 3.1 8B", *args)
     assert out.returncode == 2, out.stdout
     assert needle in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_ollama_from_0_30_runs_llama_server_and_llama_cpp_places_the_layers():
+    """Ollama >= 0.30 (the default) starts llama-server with -c = num_ctx x parallel and no -ngl
+    (llm/llama_server.go): the answer is llama.cpp's of Ollama's pinned build at Ollama's default num_ctx, named as
+    Ollama's, with Ollama's settings; --ollama-version 0.12.10 keeps the llm/memory.go estimator."""
+    q32 = llm.load_model("Qwen3 32B")
+    card = find_card("RTX 4090")
+    new = llm.serve_plan(q32, weights="Q4_K_M", engine="ollama", card=card)
+    same = llm.serve_plan(q32, 32768, weights="Q4_K_M", engine="llama.cpp", card=card,
+                          llamacpp_version=llm.OLLAMA_LLAMACPP_BUILD)
+    assert new.engine == "Ollama" and new.context == 32768 and "llama-server" in new.engine_version
+    assert llm.OLLAMA_ASSUMED_VERSION in new.engine_version and new.ollama is None
+    assert (new.verdict, new.gpu_layers, new.per_gpu_high) == (same.verdict, same.gpu_layers, same.per_gpu_high)
+    assert new.verdict == "offload" and 0 < new.gpu_layers < q32.layers + 1
+    assert new.env["OLLAMA_CONTEXT_LENGTH"] == "32768" and any("num_gpu" in f for f in new.flags)
+    old = llm.serve_plan(q32, weights="Q4_K_M", engine="ollama", card=card, ollama_version="0.12.10")
+    assert old.context == 4096 and old.ollama is not None and "memory.go" in old.engine_version
+    mid = llm.serve_plan(q32, weights="Q4_K_M", engine="ollama", card=card, ollama_version="0.20.1")
+    assert mid.context == 32768 and "approximation" in mid.engine_version
+    with pytest.raises(VramBudgetError, match="--ollama-version"):
+        llm.serve_plan(q32, engine="ollama", ollama_version="latest")
+    out = run("llm", "Qwen3 32B", "--engine", "ollama", "--weights", "Q4_K_M", "--gpu", "RTX 4090", "--json")
+    d = json.loads(out.stdout)
+    assert out.returncode == 0 and d["engine_version"] == new.engine_version and d["context"] == 32768

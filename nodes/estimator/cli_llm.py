@@ -87,6 +87,10 @@ def llm_engine_arguments(p) -> None:
     p.add_argument("--llamacpp-version", dest="llamacpp_version",
                    help=f"the llama.cpp build whose rules apply, e.g. b6000 (default {llm.LLAMACPP_ASSUMED_VERSION}; from "
                         f"about b{llm.LLAMACPP_FIT_FROM} -c defaults to the model's context, fitted to free memory)")
+    p.add_argument("--ollama-version", dest="ollama_version",
+                   help=f"the Ollama release whose rules apply (default {llm.OLLAMA_ASSUMED_VERSION}: llama-server, "
+                        "llama.cpp places the layers; 0.12.10 or older: the llm/memory.go estimator; the default "
+                        "num_ctx is 4096 before 0.15.5, then 4k/32k/256k by the cards' memory)")
     p.add_argument("-ngl", "--n-gpu-layers", type=int, dest="n_gpu_layers",
                    help="llama.cpp -ngl N / Ollama num_gpu as an input: what N layers on the GPU need")
     p.add_argument("--vram", type=float, help="free GPU memory in GiB (instead of a catalogue card)")
@@ -111,7 +115,8 @@ def _engine_extra(args) -> dict:
             raise VramBudgetError(f"--n-cpu-moe {args.n_cpu_moe!r}: give a number of layers, 'all' or 'auto'") from None
     return dict(max_num_batched_tokens=args.max_num_batched_tokens, max_num_seqs=args.max_num_seqs,
                 enforce_eager=args.enforce_eager, vllm_version=args.vllm_version, gpu_layers=args.n_gpu_layers,
-                n_cpu_moe=n, tensor_split=args.tensor_split, llamacpp_version=getattr(args, "llamacpp_version", None))
+                n_cpu_moe=n, tensor_split=args.tensor_split, llamacpp_version=getattr(args, "llamacpp_version", None),
+                ollama_version=getattr(args, "ollama_version", None))
 
 
 def _context_arg(args):
@@ -262,6 +267,7 @@ def _run_pipeline(args, cards: list[Card]) -> int:
         weights = args.weights or ("file" if cfg.stored is not None or cfg.quant is not None else "16bit")
         ex = _engine_extra(args)
         ex.pop("llamacpp_version", None)  # vLLM's pipeline parallelism
+        ex.pop("ollama_version", None)
         context = _context_arg(args)
         plan = llm.serve_pipeline(cfg, cards, context, args.users, weights, args.kv_dtype, args.utilization,
                                   args.pp_layer_partition, **ex)

@@ -672,10 +672,42 @@ def engine_key(name: str) -> str:
     return k
 
 
-def ollama_default_context(vram_bytes: int) -> int:
-    """Ollama's num_ctx when none is set: < 24 GiB VRAM 4k, 24-48 GiB 32k, >= 48 GiB 256k
-    (ollama docs/context-length.mdx), never above the model's own context."""
-    return 4096 if vram_bytes < 24 * GiB else 32768 if vram_bytes < 48 * GiB else 262144
+# Ollama's eras (read in ollama's git history): up to v0.12.10 llm/memory.go estimateGPULayers splits the layers
+# (the estimator below; its "msg=offload ... layers.offload=N" line is what users post); v0.12.11-v0.24 Ollama's
+# createLayout places them from the backend's measured sizes (f560bd0); from v0.30.0 Ollama runs llama-server
+# only (9db4bdb, ollama#16031) with -c = num_ctx x parallel and no -ngl unless num_gpu is set
+# (llm/llama_server.go:375-410 at v0.32.15), so llama.cpp's --fit places the layers (pinned LLAMA_CPP_VERSION).
+OLLAMA_ASSUMED_VERSION = "0.32.15"  # the newest stable release read (August 2026)
+OLLAMA_LLAMA_SERVER_FROM = (0, 30, 0)
+OLLAMA_LLAMACPP_BUILD = "b10488"  # LLAMA_CPP_VERSION at v0.32.15
+OLLAMA_MEMORY_GO_UNTIL = (0, 12, 10)
+
+
+def ollama_version(version: str | None = None) -> tuple[int, int, int]:
+    """(major, minor, patch) of an Ollama version ('0.32.15', 'v0.12.10', 'ollama version is 0.9.2')."""
+    v = str(version or OLLAMA_ASSUMED_VERSION).strip().lower()
+    m = re.search(r"v?(\d+)\.(\d+)(?:\.(\d+))?", v)
+    if not m:
+        raise VramBudgetError(f"--ollama-version {version!r}: give a version such as 0.32.15 (ollama --version)")
+    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+
+
+def ollama_default_context(total_vram_bytes: int, version: str | None = None) -> int:
+    """Ollama's num_ctx when none is set: 2048 before v0.6.7, 4096 to v0.15.4 (envconfig/config.go
+    OLLAMA_CONTEXT_LENGTH), then by the cards' total memory: 4k below 23 GiB, 32k from 23 GiB, 256k from 47 GiB
+    (server/routes.go:2051-2056 at v0.32.15, "slightly lower thresholds (47/23 GiB vs. 48/24 GiB)"); never
+    above the model's own context (the caller caps it)."""
+    v = ollama_version(version)
+    if v < (0, 6, 7):
+        return 2048
+    if v < (0, 15, 5):
+        return 4096
+    return 4096 if total_vram_bytes < 23 * GiB else 32768 if total_vram_bytes < 47 * GiB else 262144
+
+
+def _driver_total(card: Card) -> int:
+    """The card's memory as the driver reports it (what Ollama's tiers read), not the usable part."""
+    return int(card.nominal_gb * GiB) if getattr(card, "nominal_gb", None) else card.total_bytes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1006,7 +1038,7 @@ def serve_plan(cfg: LlmConfig, context: int | str | None = None, users: int = 1,
                chunked_prefill: bool | None = None, gpu_layers: int | None = None,
                free_bytes: list[int] | None = None, n_cpu_moe: int | str | None = None,
                tensor_split: list[float] | tuple[float, ...] | None = None,
-               llamacpp_version: str | None = None) -> ServePlan:
+               llamacpp_version: str | None = None, ollama_version: str | None = None) -> ServePlan:
     """What serving ``cfg`` needs per card on ``engine``, whether ``card`` (× gpus) holds it, and the flags.
 
     ``context="auto"``: the longest context that fits (vLLM's ``--max-model-len auto``; needs a card).
@@ -1039,6 +1071,8 @@ def serve_plan(cfg: LlmConfig, context: int | str | None = None, users: int = 1,
             raise VramBudgetError(f"--n-cpu-moe {n_cpu_moe!r}: give a number of layers, 'all' or 'auto'")
         if not isinstance(n_cpu_moe, str):
             _count("--n-cpu-moe", n_cpu_moe, 0)
+    if ek == "ollama" and globals()["ollama_version"](ollama_version) >= OLLAMA_LLAMA_SERVER_FROM:
+        return _ollama_llama_server(cfg, context, users, weights, kv, gpus, card, gpu_layers, free_bytes, ollama_version)
     build = llamacpp_build(llamacpp_version) if ek == "llama.cpp" else 0
     kw = dict(users=users, weights=weights, kv_dtype=kv, engine=ek, gpus=gpus, card=card, utilization=utilization,
               max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs, enforce_eager=enforce_eager,
@@ -1072,7 +1106,7 @@ def serve_plan(cfg: LlmConfig, context: int | str | None = None, users: int = 1,
     layout = weights_layout(cfg, weights, ek)
     if n_cpu_moe is not None:
         layout = layout.cpu_moe(cfg.layers if isinstance(n_cpu_moe, str) else n_cpu_moe)
-    ctx = _context(cfg, ek, context, card, gpus, build)
+    ctx = _context(cfg, ek, context, card, gpus, build, ollama_version)
     reserve = vllm_reserve(cfg, ctx, gpus, card, rules, max_num_batched_tokens, max_num_seqs, enforce_eager,
                            chunked_prefill) if rules else None
     need = _needs(cfg, eng, layout, kv, gpus, split)
@@ -1086,7 +1120,7 @@ def serve_plan(cfg: LlmConfig, context: int | str | None = None, users: int = 1,
                      layout.total, kv_cache_bytes(cfg, ctx, users, kv, eng.windowed_kv), low, high,
                      0, 1.0, "unknown", cfg.layers + 1, 0, 0, notes=tuple(_notes(cfg, eng, fmt, kv, ctx)),
                      kv_cache_tokens=ctx * users if ek != "vllm" else 0, reserve_bytes=reserve_bytes,
-                     engine_version=_version_label(ek, rules, build),
+                     engine_version=_version_label(ek, rules, build, ollama_version),
                      vllm_reserve=reserve.to_dict() if reserve else None)
     if ek == "ollama":
         plan = _judge_ollama(plan, cfg, layout, card, free_bytes, gpu_layers)
@@ -1182,13 +1216,38 @@ def _speed(plan: ServePlan, cfg: LlmConfig, layout: Layout, card: Card, ek: str)
                    prefill_tokens_per_s=round(prefill), speed_basis=basis)
 
 
-def _version_label(ek: str, rules: VllmRules | None, build: int = 0) -> str:
+def _ollama_llama_server(cfg: LlmConfig, context, users, weights, kv, gpus, card, gpu_layers, free_bytes,
+                         version) -> "ServePlan":
+    """Ollama from v0.30: llama-server with -c = num_ctx × parallel (never shrunk: Ollama always passes -c) and
+    no -ngl unless num_gpu is set, so llama.cpp's layer split of its pinned build decides what stays on the GPU."""
+    v = ".".join(map(str, ollama_version(version)))
+    ctx = context if context is not None else None
+    if ctx is None:
+        total = _driver_total(card) * gpus if card else 0
+        ctx = ollama_default_context(total, version) if card else 4096
+        ctx = min(ctx, cfg.max_context) if cfg.max_context else ctx
+    plan = serve_plan(cfg, ctx, users=users, weights=weights, kv_dtype=kv if kv != "fp16" else "fp16",
+                      engine="llama.cpp", gpus=gpus, card=card, gpu_layers=gpu_layers, free_bytes=free_bytes,
+                      llamacpp_version=OLLAMA_LLAMACPP_BUILD)
+    plan = replace(plan, engine="Ollama", engine_version=(
+        f"Ollama {v} rules (llama-server with llama.cpp {OLLAMA_LLAMACPP_BUILD}: -c = num_ctx × parallel, "
+        f"num_ctx {'as set' if context is not None else f'{ctx:,} by default for this card' if card else f'{ctx:,}'}"
+        f", llama.cpp places "
+        f"the layers; --ollama-version 0.12.10 for the older llm/memory.go estimator)"))
+    flags, env = _ollama_flags(plan)
+    return replace(plan, flags=tuple(flags), env=dict(env))
+
+
+def _version_label(ek: str, rules: VllmRules | None, build: int = 0, ollama: str | None = None) -> str:
     if rules is not None:
         return (f"vLLM {rules.version} rules (default --gpu-memory-utilization {rules.utilization:.2f}"
                 f"{', CUDA graphs profiled' if rules.graphs_profiled else ''}"
                 f"{', V1 chunked prefill' if rules.v1 else ''})")
     if ek == "ollama":
-        return "Ollama llm/memory.go estimator (v0.12.10)"
+        v = ".".join(map(str, ollama_version(ollama)))
+        era = ("" if ollama_version(ollama) <= OLLAMA_MEMORY_GO_UNTIL else
+               "; from v0.12.11 Ollama measures the graph and weights itself, so this is an approximation")
+        return f"Ollama {v} rules (llm/memory.go estimator of v0.12.10{era})"
     if build >= LLAMACPP_FIT_FROM:
         return (f"llama.cpp b{build} rules (-c defaults to the model's trained context and --fit on fits it to free "
                 f"memory, 1 GiB to spare, not below {LLAMACPP_FIT_MIN_CTX}; -ngl layer split)")
@@ -1220,14 +1279,15 @@ def _llamacpp_fit(cfg: LlmConfig, kw: dict) -> ServePlan:
         f"itself: {why} (give -c to choose; --fit off keeps -c 0 = {trained:,})",))
 
 
-def _context(cfg: LlmConfig, ek: str, context: int | None, card: Card | None, gpus: int, build: int = 0) -> int:
+def _context(cfg: LlmConfig, ek: str, context: int | None, card: Card | None, gpus: int, build: int = 0,
+             ollama_version: str | None = None) -> int:
     if context is not None:
         ctx = _count("--context", context)
         if cfg.max_context and ctx > cfg.max_context:
             raise VramBudgetError(f"--context {ctx}: {cfg.name} is trained for {cfg.max_context} tokens")
         return ctx
     if ek == "ollama":
-        ctx = ollama_default_context(card.total_bytes * gpus) if card else 4096
+        ctx = ollama_default_context(_driver_total(card) * gpus, ollama_version) if card else 4096
     elif ek == "llama.cpp":
         # common/common.h: n_ctx = 0 (the trained context) since --fit; 4096 before
         ctx = (cfg.max_context or 4096) if build >= LLAMACPP_FIT_FROM else 4096
