@@ -503,5 +503,6 @@ def test_trainer_litgpt_and_bnb_version_set_the_code_paths(tmp_path):
     said = T.trainer_assumption(p.parse_args(["--method", "qlora", "--trainer", "litgpt", "--bnb-version", "0.41.1"]))
     assert "LitGPT" in said and "0.41.1" in said and "before 0.43.2" in said
     assert T.BNB_ASSUMED_VERSION in T.trainer_assumption(p.parse_args(["--method", "qlora"]))
+    assert T.BNB_LITGPT_VERSION in T.trainer_assumption(p.parse_args(["--method", "qlora", "--trainer", "litgpt"]))
     out = run("Llama 3.1 8B", "--method", "qlora", "--trainer", "litgpt", "--json")
     assert out.returncode == 0 and "LitGPT" in json.loads(out.stdout)["assumes"]

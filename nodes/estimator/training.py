@@ -889,7 +889,14 @@ TRAINERS = ("transformers", "litgpt")
 # bitsandbytes assumed when --bnb-version is not given: the release current when these rules were written;
 # MatMul4Bit stopped keeping its input in 0.43.2 (bitsandbytes PR #1270)
 BNB_ASSUMED_VERSION = "0.48.2"
+# LitGPT 0.5.11 pins bitsandbytes>=0.45.2,<0.48 on Linux and Windows (pyproject.toml optional-dependencies.extra);
+# its published resource tables (October 2023) ran 0.41.1: --bnb-version 0.41.1 reproduces them
+BNB_LITGPT_VERSION = "0.47.0"
 BNB_INPUT_FREED = (0, 43, 2)
+
+
+def _bnb_default(trainer: str) -> str:
+    return BNB_LITGPT_VERSION if trainer == "litgpt" else BNB_ASSUMED_VERSION
 
 
 def _bnb_legacy(version: str | None) -> bool:
@@ -907,7 +914,7 @@ def trainer_assumption(args) -> str:
     out = f"trainer: {who}"
     if str(getattr(args, "method", "")).lower() == "qlora":
         legacy = args.bnb_legacy or _bnb_legacy(getattr(args, "bnb_version", None))
-        out += f", bitsandbytes {getattr(args, 'bnb_version', None) or BNB_ASSUMED_VERSION}" + \
+        out += f", bitsandbytes {getattr(args, 'bnb_version', None) or _bnb_default(trainer)}" + \
             (" (before 0.43.2: every 4-bit linear keeps its input)" if legacy else "")
     return out
 
