@@ -19,6 +19,7 @@ from .estimator.errors import VramBudgetError
 from .estimator.gpus import Card, card_for_vram, find_card
 from .estimator.host_memory import Host, container_limit
 from .estimator.units import GiB, fmt_gib
+from .estimator.placement_plan import CORE_SELECT_NODES_ALL
 
 
 def _mm():
@@ -834,6 +835,20 @@ def live_versions() -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def _has_core_device_nodes() -> bool | None:
+    """Whether this ComfyUI registers its own placement nodes (SelectModelDevice and friends); None when its
+    registry cannot be read (the version's rules decide then)."""
+    try:
+        import nodes as comfy_nodes  # ComfyUI's nodes.py: NODE_CLASS_MAPPINGS holds core and extra nodes
+        mapping = comfy_nodes.NODE_CLASS_MAPPINGS
+    except Exception:  # noqa: BLE001 - not inside ComfyUI, or its registry not readable
+        return None
+    if not isinstance(mapping, dict) or not mapping:
+        return None
+    return all(t in mapping for t in CORE_SELECT_NODES_ALL)
+
+
+
 def estimator_device(card: str | None = None, memory_mode: str = "auto", budget_gb: float = 0.0):
     """(estimator Device, note) for the VRAM Budget node and the panel, with this machine's RAM
     (live_host): a catalogue card when one is named, a typed budget (GiB), else the GPU ComfyUI
@@ -845,7 +860,8 @@ def estimator_device(card: str | None = None, memory_mode: str = "auto", budget_
     adds the context itself, as overhead of every stage)."""
     flags = live_launch_flags()
     mode = memory_mode if memory_mode in ("classic", "dynamic") else live_memory_mode()
-    common = dict(memory_mode=mode, host=live_host(), versions=live_versions() or None)
+    common = dict(memory_mode=mode, host=live_host(), versions=live_versions() or None,
+                  core_device_nodes=_has_core_device_nodes())
     if card:
         # a previewed card is that card under the memory mode this ComfyUI would use THERE (Dynamic VRAM on an
         # NVIDIA card from 0.16, issue 31), not the mode of the machine it runs on now (classic on a CPU ComfyUI)

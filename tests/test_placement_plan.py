@@ -2,6 +2,7 @@
 loader puts its model on, DisTorch2 allocations for a model too big for its card (parsed with DisTorch2's own
 parser, extracted from ComfyUI-MultiGPU's source at test time), each card's predicted peak, the other
 engines, and ComfyUI 0.33's own Select*Device nodes read as placements."""
+import dataclasses
 import json
 import subprocess
 import sys
@@ -21,9 +22,11 @@ WAN22_FP16 = REPO / "example_workflows" / "wan22_14b_i2v_720p.json"
 GIB = 1024**3
 
 
-def _plan(path_or_data, *flags):
+def _plan(path_or_data, *flags, core=False):
+    """The plan on devices from the command line's flags; ``core=False``: a ComfyUI without its own placement nodes
+    (the ComfyUI-MultiGPU / DisTorch2 target these tests check), ``core=True``: ComfyUI 0.33's Select*Device."""
     data = json.loads(Path(path_or_data).read_text()) if not isinstance(path_or_data, dict) else path_or_data
-    devices = devices_from_args(_args(*flags))
+    devices = [dataclasses.replace(d, core_device_nodes=core) for d in devices_from_args(_args(*flags))]
     wl = read_workflow(data)
     return wl, devices, estimate(wl, devices[0], None, others=devices[1:])
 
@@ -87,17 +90,31 @@ def test_wan22_14b_fp16_i2v_on_two_24gb_cards_every_card_fits_and_the_strings_pa
 
 
 def test_the_plan_is_in_the_json_and_the_report():
+    # ComfyUI 0.18 has no SelectModelDevice: the plan targets ComfyUI-MultiGPU's DisTorch2 (said to be archived)
     out = subprocess.run([sys.executable, "-m", "nodes.estimator.cli", "estimate", str(WAN22_FP16), "--vram", "24,24",
-                          "--json"], cwd=REPO, capture_output=True, text=True, timeout=120)
+                          "--comfyui-version", "0.18", "--json"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     plan = data["placement_plan"]
     assert {"engine", "verdict", "devices", "loaders", "splits", "other_engines"} <= set(plan)
     assert all(isinstance(d["peak_bytes"], int) for d in plan["devices"])
     assert any(s["widgets"].get("expert_mode_allocations") for s in plan["loaders"])
+    assert plan["engine"] == "ComfyUI-MultiGPU" and any("archived" in n for n in plan["notes"])
+    text = subprocess.run([sys.executable, "-m", "nodes.estimator.cli", "estimate", str(WAN22_FP16), "--vram", "24,24",
+                           "--comfyui-version", "0.18"], cwd=REPO, capture_output=True, text=True, timeout=120).stdout
+    assert "Placement plan for these cards" in text and "UNETLoaderDisTorch2MultiGPU" in text
+    # ComfyUI 0.33 (the default) has its own placement nodes: the plan adds them, moves models whole, no DisTorch2
+    core = json.loads(subprocess.run([sys.executable, "-m", "nodes.estimator.cli", "estimate", str(WAN22_FP16),
+                                      "--vram", "24,24", "--json"], cwd=REPO, capture_output=True, text=True,
+                                     timeout=120).stdout)["placement_plan"]
+    assert core["engine"] == "ComfyUI" and not core["splits"]
+    assert not any(s["use_type"].endswith("MultiGPU") for s in core["loaders"])
+    moved = [s for s in core["loaders"] if s["changed"]]
+    assert moved and all(s["target"] == "ComfyUI" and s["insert"] in placement_plan.CORE_SELECT_NODES_ALL
+                         and s["insert_widgets"]["device"].startswith("gpu:") for s in moved)
     text = subprocess.run([sys.executable, "-m", "nodes.estimator.cli", "estimate", str(WAN22_FP16), "--vram", "24,24"],
                           cwd=REPO, capture_output=True, text=True, timeout=120).stdout
-    assert "Placement plan for these cards" in text and "UNETLoaderDisTorch2MultiGPU" in text
+    assert "add SelectModelDevice on its MODEL output, device = 'gpu:1'" in text
     one = json.loads(subprocess.run([sys.executable, "-m", "nodes.estimator.cli", "estimate", str(WAN22_FP16),
                                      "--vram", "24", "--json"], cwd=REPO, capture_output=True, text=True,
                                     timeout=120).stdout)
@@ -257,3 +274,31 @@ def test_the_machines_other_cuda_devices_become_cuda_1_on():
     machine[1] = dev(0, "NVIDIA GeForce RTX 4090", 23.99, 23, False)
     machine[0] = dev(1, "NVIDIA GeForce RTX 3090", 24, 20, True)
     assert other_cuda_devices(machine, LaunchFlags()) == []  # ComfyUI on cuda:1: not named by torch index here
+
+
+def test_core_placement_nodes_first():
+    """ComfyUI 0.33's own nodes are the target (ComfyUI-MultiGPU was archived on 2026-09-30): a model moves whole
+    with a Select*Device node on its loader's output (device gpu:N), a text encoder to the CPU with CLIPLoader's own
+    `device` widget; a workflow built on ComfyUI-MultiGPU keeps it; without the core nodes the plan says why."""
+    unit = placement_plan.Unit("4", "UNETLoader", "UNETLoader", "diffusion", (), "cuda:0")
+    s = placement_plan._core_setting(unit, "cuda:1")
+    assert (s.insert, s.insert_socket, s.insert_widgets, s.use_type, s.changed) == \
+        ("SelectModelDevice", "MODEL", {"device": "gpu:1"}, "UNETLoader", True)
+    te = placement_plan.Unit("5", "CLIPLoader", "CLIPLoader", "text_encoder", (), "cuda:0")
+    cpu = placement_plan._core_setting(te, placement_plan.CPU)
+    assert (cpu.widgets, cpu.insert) == ({"device": "cpu"}, "")
+    assert placement_plan._core_setting(te, "cuda:1").insert == "SelectCLIPDevice"
+    vae = placement_plan.Unit("6", "VAELoader", "VAELoader", "vae", (), "cuda:0")
+    assert placement_plan._core_setting(vae, "cuda:1").insert_widgets == {"device": "gpu:1"}
+    assert not placement_plan._core_setting(vae, placement_plan.CPU).changed  # SelectVAEDevice offers no cpu
+    assert not placement_plan._core_setting(unit, "cuda:0").changed
+    assert placement_plan.core_device("cuda:3") == "gpu:3" and placement_plan.core_device("cpu") == "cpu"
+    mg = placement_plan.Unit("7", "UNETLoaderMultiGPU", "UNETLoader", "diffusion", (), "cuda:0")
+    wl, devices, b = _plan(WAN22_FP16, "--vram", "24,24", core=True)
+    assert placement_plan.plan_target([unit], devices[0]) == "ComfyUI"
+    assert placement_plan.plan_target([unit, mg], devices[0]) == "ComfyUI-MultiGPU"
+    assert placement_plan.plan_target([unit], dataclasses.replace(devices[0], core_device_nodes=False)) == \
+        "ComfyUI-MultiGPU"
+    p = b.placement_plan
+    assert p.engine == "ComfyUI" and not p.splits and p.verdict in ("runs_slower", "tight", "fits")
+    assert not any("archived" in n for n in p.notes)

@@ -539,11 +539,50 @@ function registered(type) {
   return Boolean(window.LiteGraph?.registered_node_types?.[type]);
 }
 
-// loaders of the plan whose node in the open workflow is already the ComfyUI-MultiGPU type to use, with its widgets
-// (a node whose pack did not load stays in the graph as a placeholder of that type, without widgets)
+// loaders of the plan whose node in the open workflow is already the type to use, with its widgets (a node whose
+// pack did not load stays in the graph as a placeholder of that type, without widgets), or whose output takes one
+// of ComfyUI's own placement nodes (SelectModelDevice ...) this ComfyUI registers
 function applicable(plan) {
   return (plan.loaders || []).filter((s) => s && s.changed && registered(s.use_type)
-    && graphNode(s.node)?.type === s.use_type && graphNode(s.node)?.widgets?.length);
+    && graphNode(s.node)?.type === s.use_type && graphNode(s.node)?.widgets?.length
+    && (!s.insert || (registered(s.insert) && outputSlot(graphNode(s.node), s.insert_socket) >= 0)));
+}
+
+function outputSlot(node, socket) {
+  return (node?.outputs || []).findIndex((o) => o?.type === socket);
+}
+
+function linkOf(id) {
+  const links = app.graph?.links;
+  return links?.get ? links.get(id) : links?.[id];
+}
+
+// ComfyUI's own placement: a Select*Device node on the loader's output, its consumers moved onto it; a node of that
+// type already on the output is reused. Returns the widget values set.
+function insertPlacementNode(s) {
+  const loader = graphNode(s.node);
+  const slot = outputSlot(loader, s.insert_socket);
+  if (slot < 0 || !window.LiteGraph?.createNode) return 0;
+  const targets = (loader.outputs[slot].links || []).map(linkOf).filter(Boolean)
+    .map((l) => ({ node: app.graph.getNodeById(l.target_id), slot: l.target_slot })).filter((t) => t.node);
+  let node = targets.find((t) => t.node.type === s.insert)?.node;
+  if (!node) {
+    node = window.LiteGraph.createNode(s.insert);
+    if (!node) return 0;
+    app.graph.add(node);
+    node.pos = [loader.pos[0] + (loader.size?.[0] || 220) + 40, loader.pos[1]];
+    for (const t of targets) node.connect(0, t.node, t.slot);
+    loader.connect(slot, node, 0);
+  }
+  let set = 0;
+  for (const [name, value] of Object.entries(s.insert_widgets || {})) {
+    const widget = node.widgets?.find((w) => w.name === name);
+    if (!widget) continue;
+    widget.value = value;
+    widget.callback?.(value, app.canvas, node);
+    set += 1;
+  }
+  return set;
 }
 
 function changeTracker() {
@@ -559,6 +598,10 @@ function applyPlan(plan) {
   try {
     for (const s of targets) {
       const node = graphNode(s.node);
+      if (s.insert) {
+        set += insertPlacementNode(s);
+        continue;
+      }
       for (const [name, value] of Object.entries(s.widgets || {})) {
         const widget = node?.widgets?.find((w) => w.name === name);
         if (!widget) continue;
@@ -571,7 +614,7 @@ function applyPlan(plan) {
     tracker?.afterChange?.();
   }
   app.graph.setDirtyCanvas?.(true, true);
-  toast("success", "Placement applied", `${set} widget value(s) on ${targets.length} loader(s); Ctrl+Z undoes it`, 5000);
+  toast("success", "Placement applied", `${set} device setting(s) for ${targets.length} loader(s); Ctrl+Z undoes it`, 5000);
   estimate.schedule(0);
   return set;
 }
@@ -580,7 +623,8 @@ function renderPlan(plan) {
   const devices = (plan.devices || []).filter((d) => d && d.device !== "cpu");
   const loaders = (plan.loaders || []).filter((s) => s && typeof s === "object");
   const ready = applicable(plan);
-  const missing = [...new Set(loaders.filter((s) => s.changed && !registered(s.use_type)).map((s) => s.use_type))];
+  const missing = [...new Set(loaders.filter((s) => s.changed && !registered(s.use_type)).map((s) => s.use_type)
+    .concat(loaders.filter((s) => s.changed && s.insert && !registered(s.insert)).map((s) => s.insert)))];
   const replace = loaders.filter((s) => s.changed && registered(s.use_type) && s.use_type !== s.node_type
     && graphNode(s.node)?.type !== s.use_type);
   return h("div.vrb-plan", { "data-section": "placement" },
@@ -591,19 +635,23 @@ function renderPlan(plan) {
       h("span", { title: (d.models || []).join("\n") },
         `${gib(d.predicted_peak_bytes)} / ${gib(d.card?.capacity_bytes || 0)} · ${VERDICT_LABEL[d.outcome] || d.outcome}`)))),
     h("ul.vrb-plan-loaders", loaders.map((s) => h("li.vrb-small", { "data-node": s.node, "data-changed": String(Boolean(s.changed)) },
-      h("b", `#${s.node} `), s.changed ? (s.use_type !== s.node_type ? `${s.node_type} → ${s.use_type}` : s.node_type) : `${s.node_type}: as it is (${s.device})`,
-      s.changed ? h("div.vrb-muted", widgetText(s.widgets)) : null))),
+      h("b", `#${s.node} `), s.changed ? (s.insert ? `${s.node_type} → add ${s.insert}` : s.use_type !== s.node_type ? `${s.node_type} → ${s.use_type}` : s.node_type) : `${s.node_type}: as it is (${s.device})`,
+      s.changed ? h("div.vrb-muted", widgetText(s.insert ? s.insert_widgets : s.widgets)) : null))),
     (plan.notes || []).length ? h("div.vrb-muted.vrb-small.vrb-plan-notes", plan.notes.map((n) => h("div", userWords(n)))) : null,
     missing.length ? h("div.vrb-note.vrb-note-warn.vrb-small.vrb-plan-missing", h("i.pi.pi-exclamation-triangle"),
-      h("span", `This ComfyUI has no ${missing.join(", ")}: install ComfyUI-MultiGPU (or see why it did not load in the ComfyUI log) to apply the plan.`)) : null,
+      h("span", plan.engine === "ComfyUI" ? `This ComfyUI has no ${missing.join(", ")}.`
+        : `This ComfyUI has no ${missing.join(", ")}: install ComfyUI-MultiGPU (archived, or see why it did not load in the ComfyUI log) to apply the plan.`)) : null,
     replace.length ? h("div.vrb-note.vrb-note-info.vrb-small", h("i.pi.pi-info-circle"),
       h("span", `Replace ${replace.map((s) => `#${s.node} ${s.node_type} with ${s.use_type}`).join(", ")} (ComfyUI-MultiGPU), then apply.`)) : null,
     h("button.vrb-btn.vrb-apply-plan", {
       type: "button", disabled: !ready.length,
-      title: ready.length ? "Set these values on the workflow's ComfyUI-MultiGPU loaders (undo with Ctrl+Z)"
+      title: plan.engine === "ComfyUI"
+        ? (ready.length ? "Add ComfyUI's device nodes and set the loaders' device (undo with Ctrl+Z)" : "Nothing of the plan can be applied in this workflow")
+        : ready.length ? "Set these values on the workflow's ComfyUI-MultiGPU loaders (undo with Ctrl+Z)"
         : missing.length ? "ComfyUI-MultiGPU's loaders are not available in this ComfyUI" : "No ComfyUI-MultiGPU loader of the plan is in the workflow yet",
       onclick: () => applyPlan(plan),
-    }, h("i.pi.pi-check"), ` Apply to ${ready.length} MultiGPU loader${ready.length === 1 ? "" : "s"}`),
+    }, h("i.pi.pi-check"), plan.engine === "ComfyUI" ? ` Apply to ${ready.length} loader${ready.length === 1 ? "" : "s"}`
+      : ` Apply to ${ready.length} MultiGPU loader${ready.length === 1 ? "" : "s"}`),
     h("details.vrb-small.vrb-plan-engines", h("summary", "Other engines"),
       (plan.other_engines || []).map((e) => h("div", h("b", `${e.engine}: `), e.why))));
 }

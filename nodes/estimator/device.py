@@ -59,6 +59,9 @@ class Device:
     arch: str = ""
     os: str = "linux"
     versions: tuple[tuple[str, str], ...] = ()  # (component, version): "ComfyUI" -> "0.30.1", node packs ...
+    # ComfyUI's own placement nodes (SelectModelDevice / SelectCLIPDevice / SelectVAEDevice, comfy_extras/
+    # nodes_multigpu.py in 0.33.0; not in 0.18.2): the multi-GPU plan's target when present
+    core_device_nodes: bool = False
     # ComfyUI's attention on this card (gpus.ARCHS, model_management.py): "sdpa" (fused kernels), "subquad" /
     # "split" (ComfyUI's chunked attention, sized to the free memory), "math" (SDPA without a kernel for the
     # card: the whole score tensor is allocated)
@@ -198,7 +201,7 @@ FP32_16_SERIES = ("ComfyUI computes in fp32 on a GTX 16-series card (should_use_
 # What a caller may give device_for_launch as measured (the live ComfyUI) or given (command-line flags)
 MEASURED = frozenset({"name", "total_bytes", "other_processes_bytes", "reserved_unallocated_bytes",
                       "held_by_models_bytes", "fp8_compute", "bf16", "reserve_bytes", "te_cpu_reason",
-                      "compute_fp32_reason", "host", "source", "versions"})
+                      "compute_fp32_reason", "host", "source", "versions", "core_device_nodes"})
 assert MEASURED <= {f.name for f in fields(Device)}
 
 
@@ -246,7 +249,7 @@ def device_for_launch(card: Card | None, flags: LaunchFlags = LaunchFlags(), *, 
                   aimdo_headroom_bytes=None if flags.reserve_vram is None else int(flags.reserve_vram * GiB),
                   # model_prefetch.py:154-163 make_prefetch_queue: on a CUDA device with offload streams
                   # (NUM_STREAMS 2 on NVIDIA, model_management.py:1341-1350); runtime uses it under Dynamic VRAM only
-                  model_prefetch=True)
+                  model_prefetch=True, core_device_nodes=True)
     kw.update(given)
     return Device(**kw)
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from . import placement, runtime
@@ -76,22 +76,46 @@ class Unit:
         return self.base in VARIANTS
 
 
+# ComfyUI's own placement (0.33.0): SelectModelDevice / SelectCLIPDevice / SelectVAEDevice take a MODEL / CLIP / VAE
+# and a `device` of get_gpu_device_options() ("default", "cpu", "gpu:N"; SelectVAEDevice without "cpu")
+# (comfy_extras/nodes_multigpu.py:197, :251, :303; comfy/model_management.py get_gpu_device_options), and
+# CLIPLoader / DualCLIPLoader have a `device` widget of "default" / "cpu" (nodes.py:1014, :1042).
+CORE = "ComfyUI"
+MULTIGPU = "ComfyUI-MultiGPU"
+CORE_SELECT = {"diffusion": ("SelectModelDevice", "MODEL"), "checkpoint": ("SelectModelDevice", "MODEL"),
+               "text_encoder": ("SelectCLIPDevice", "CLIP"), "vae": ("SelectVAEDevice", "VAE")}
+CORE_CPU_WIDGET = ("CLIPLoader", "DualCLIPLoader")
+CORE_SELECT_NODES_ALL = ("SelectModelDevice", "SelectCLIPDevice", "SelectVAEDevice")
+
+
+def core_device(dev: str) -> str:
+    """The plan's device ('cuda:1', 'cpu') as ComfyUI's device widgets name it ('gpu:1', 'cpu')."""
+    return "cpu" if dev == CPU else "gpu:" + dev.split(":", 1)[1] if dev.startswith("cuda:") else dev
+
+
 @dataclass(frozen=True)
 class LoaderSetting:
-    """What to set on one loader node: the node type to use and its device widgets."""
+    """What to set on one loader node: the node type to use and its device widgets, or (ComfyUI's own nodes)
+    the placement node to add after it."""
 
     node: str
     node_type: str  # as in the workflow
-    use_type: str  # the ComfyUI-MultiGPU variant to use (node_type when it already is that one)
+    use_type: str  # the ComfyUI-MultiGPU variant to use (node_type when it already is that one / ComfyUI's own)
     device: str
-    widgets: dict  # widget -> value, as ComfyUI-MultiGPU names them
+    widgets: dict  # widget -> value on the loader (ComfyUI-MultiGPU's names, or a core loader's `device`)
     models: tuple[str, ...]  # 'folder/name'
     changed: bool  # False: the loader already does this
     why: str = ""
+    target: str = MULTIGPU  # whose nodes: ComfyUI's own, or ComfyUI-MultiGPU's (archived 2026-09-30)
+    insert: str = ""  # ComfyUI's placement node to add on the loader's output ("" = none)
+    insert_socket: str = ""  # the output it takes (MODEL / CLIP / VAE)
+    insert_widgets: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"node": self.node, "node_type": self.node_type, "use_type": self.use_type, "device": self.device,
-                "widgets": dict(self.widgets), "models": list(self.models), "changed": self.changed, "why": self.why}
+                "widgets": dict(self.widgets), "models": list(self.models), "changed": self.changed, "why": self.why,
+                "target": self.target, "insert": self.insert, "insert_socket": self.insert_socket,
+                "insert_widgets": dict(self.insert_widgets)}
 
 
 @dataclass(frozen=True)
@@ -224,7 +248,8 @@ def _diffusion_item(sb, unit: Unit):
     return next((it for it in items if any(n in it.label for n in names)), None)
 
 
-def _price(workload: Workload, units: list[Unit], where: dict, devices: Sequence[Device], resolver, models) -> _Priced:
+def _price(workload: Workload, units: list[Unit], where: dict, devices: Sequence[Device], resolver, models,
+           allow_splits: bool = True) -> _Priced:
     gpus = [f"cuda:{i}" for i in range(len(devices))]
     wl = _apply(workload, where, {})
     budgets = {d: assess(wl, _card(devices, d), resolver, models=models) for d in gpus}
@@ -238,7 +263,7 @@ def _price(workload: Workload, units: list[Unit], where: dict, devices: Sequence
         idle_room[d] = c.capacity_bytes - c.reserve_bytes - c.context_bytes
     for dev in gpus:
         b = budgets[dev]
-        if (b.vram_verdict or b.verdict) not in ("runs_slower", "oom"):
+        if not allow_splits or (b.vram_verdict or b.verdict) not in ("runs_slower", "oom"):
             continue
         card = _card(devices, dev)
         wanted = []  # (unit, its sampling stages here, its weights, what its stage needs beside them)
@@ -407,13 +432,24 @@ def _search(units: list[Unit], gpus: Sequence[str], price, sizes: dict[str, int]
     return replace(price(follow(chosen)), stopped=stopped), tried + 1
 
 
+def plan_target(units: Sequence[Unit], main: Device) -> str:
+    """ComfyUI's own placement nodes where this ComfyUI has them, unless the workflow already uses ComfyUI-MultiGPU
+    (archived on 2026-09-30: kept only for workflows built on it, or a ComfyUI without the core nodes)."""
+    if any(u.node_type.endswith("MultiGPU") for u in units):
+        return MULTIGPU
+    return CORE if getattr(main, "core_device_nodes", False) else MULTIGPU
+
+
 def plan(workload: Workload, devices: Sequence[Device], resolver: Resolver | None = None,
          models=None) -> PlacementPlan | None:
     """The best placement of the workflow's loaders over `devices` (cuda:0 first), or None with one card or
-    no loader to place."""
+    no loader to place. On ComfyUI's own nodes (plan_target) a model moves whole: no DisTorch2 split."""
     if len(devices) < 2:
         return None
     units = units_of(workload)
+    target = plan_target(units, devices[0])
+    if target == CORE:
+        units = [replace(u, base=u.base if u.base in CORE_MOVABLE else "") for u in units]
     if not any(u.movable for u in units):
         return None
     gpus = [f"cuda:{i}" for i in range(len(devices))]
@@ -421,10 +457,13 @@ def plan(workload: Workload, devices: Sequence[Device], resolver: Resolver | Non
         models = dict(assess(workload, devices[0], resolver).models)
     sizes = {u.node: sum(int(getattr(models.get(ref_key(r)), "weights_bytes", 0) or 0) for r in u.refs)
              for u in units}
-    best, tried = _search(units, gpus, lambda where: _price(workload, units, where, devices, resolver, models), sizes)
+    best, tried = _search(units, gpus, lambda where: _price(workload, units, where, devices, resolver, models,
+                                                            allow_splits=target == MULTIGPU), sizes)
     final = _apply(workload, best.where, best.allocations)
     placed = with_placement(best.budgets["cuda:0"], final, devices, resolver, assessed=best.budgets)
-    loaders = tuple(_setting(u, best.where[u.node], best.allocations.get(u.node, "")) for u in units)
+    loaders = tuple((_core_setting if target == CORE else _setting)(u, best.where[u.node],
+                                                                     best.allocations.get(u.node, ""))
+                    for u in units)
     notes = list(_notes(best))
     if best.stopped:
         notes.insert(0, f"the search stopped after {SEARCH_SECONDS:g} s ({tried} assignments priced): this is the best "
@@ -439,7 +478,11 @@ def plan(workload: Workload, devices: Sequence[Device], resolver: Resolver | Non
         worst = "oom"
     elif host_outcome == "swapping" and RANK.get(worst, 0) < RANK["runs_slower"]:
         worst = "runs_slower"
-    return PlacementPlan("ComfyUI-MultiGPU", worst, cards, loaders, tuple(best.splits), best.copy_s, best.reload, tried,
+    if target == MULTIGPU:
+        notes.append("ComfyUI-MultiGPU was archived on 2026-09-30: this plan uses it because "
+                     + ("the workflow already does" if any(u.node_type.endswith("MultiGPU") for u in units)
+                        else "this ComfyUI has no SelectModelDevice (added to ComfyUI after 0.18)"))
+    return PlacementPlan(target, worst, cards, loaders, tuple(best.splits), best.copy_s, best.reload, tried,
                          tuple(notes), other_engines(best, devices), floor, host_outcome)
 
 
@@ -503,6 +546,34 @@ def _setting(unit: Unit, dev: str, alloc: str) -> LoaderSetting:
 
 
 WANVIDEO_BASES = {name[: -len("MultiGPU")] for name in WANVIDEO}
+# loaders whose output ComfyUI's own nodes can place (MODEL, CLIP, VAE; a checkpoint's MODEL)
+CORE_MOVABLE = {"UNETLoader", "VAELoader", "CLIPLoader", "DualCLIPLoader", "TripleCLIPLoader", "QuadrupleCLIPLoader",
+                "CheckpointLoaderSimple", "UnetLoaderGGUF", "UnetLoaderGGUFAdvanced", "CLIPLoaderGGUF",
+                "DualCLIPLoaderGGUF", "TripleCLIPLoaderGGUF", "QuadrupleCLIPLoaderGGUF"}
+
+
+def _core_setting(unit: Unit, dev: str, alloc: str = "") -> LoaderSetting:
+    """ComfyUI's own way to put `unit` on `dev`: a CLIPLoader's `device` widget for the CPU, else a Select*Device
+    node on the loader's output with `device` = gpu:N / cpu."""
+    keys = tuple(dict.fromkeys(ref_key(r) for r in unit.refs))
+    if not unit.movable:
+        return LoaderSetting(unit.node, unit.node_type, unit.node_type, dev, {}, keys, False,
+                             f"{unit.node_type}: ComfyUI's placement nodes do not take its output; it stays where it "
+                             "is", target=CORE)
+    if unit.current == dev:
+        return LoaderSetting(unit.node, unit.node_type, unit.node_type, dev, {}, keys, False, f"stays on {dev}",
+                             target=CORE)
+    where = core_device(dev)
+    if unit.kind == "text_encoder" and dev == CPU and unit.node_type in CORE_CPU_WIDGET:
+        return LoaderSetting(unit.node, unit.node_type, unit.node_type, dev, {"device": "cpu"}, keys, True,
+                             "on the CPU: no card has room for it beside the models that stay resident", target=CORE)
+    node, socket = CORE_SELECT.get(unit.kind, ("", ""))
+    if not node or (node == "SelectVAEDevice" and dev == CPU):
+        return LoaderSetting(unit.node, unit.node_type, unit.node_type, dev, {}, keys, False,
+                             f"ComfyUI has no node to put a {unit.kind} there; it stays where it is", target=CORE)
+    why = "on the CPU: no card has room for it beside the models that stay resident" if dev == CPU else f"on {dev}"
+    return LoaderSetting(unit.node, unit.node_type, unit.node_type, dev, {}, keys, True, why, target=CORE,
+                         insert=node, insert_socket=socket, insert_widgets={"device": where})
 
 
 def _notes(best: _Priced) -> tuple[str, ...]:

@@ -236,6 +236,10 @@ def _plan_lines(budget) -> list[str]:
         names = ", ".join(m.split("/", 1)[-1] for m in s.models)
         if not s.changed:
             out.append(f" - node {s.node} {s.node_type} [{names}]: as it is ({s.device})")
+        elif getattr(s, "insert", ""):
+            where = ", ".join(f"{k} = {v!r}" for k, v in s.insert_widgets.items())
+            out.append(f" - node {s.node} {s.node_type} [{names}]: add {s.insert} on its {s.insert_socket} output, "
+                       f"{where}")
         elif s.use_type != s.node_type:
             out.append(f" - node {s.node} {s.node_type} [{names}] -> {s.use_type}: {widgets}")
         else:

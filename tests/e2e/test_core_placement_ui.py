@@ -1,0 +1,122 @@
+"""ComfyUI's own placement nodes in the browser (issue 32): on ComfyUI 0.33, which registers SelectModelDevice /
+SelectCLIPDevice / SelectVAEDevice, the panel's plan for two cards moves a model whole by adding one of them on the
+loader's output (ComfyUI-MultiGPU, archived, is not installed and not needed), and "Apply" adds it, moves the
+loader's consumers onto it and sets its device, as one undoable edit. On a ComfyUI without those nodes (0.8, 0.18)
+the plan is ComfyUI-MultiGPU's, says the pack is archived, and Apply changes nothing.
+
+The workflow is the pack's Wan 2.2 14B fp16 image-to-video example: two 28.6 GB experts on two 24 GB cards."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from e2e_shots import panel_page, shoot  # tests/ is on sys.path
+
+pytestmark = pytest.mark.e2e
+REPO = Path(__file__).resolve().parents[2]
+WORKFLOW = REPO / "example_workflows" / "wan22_14b_i2v_720p.json"
+PANEL = "[data-testid=vram-budget-panel]"
+TAB_BUTTON = ".side-bar-button:has(i.pi-microchip)"
+PLAN = "[data-section=placement]"
+
+
+@pytest.fixture(scope="module")
+def server(e2e_server_factory):
+    return e2e_server_factory()
+
+
+@pytest.fixture(scope="module")
+def page(browser, server):
+    page = panel_page(browser, {"width": 1280, "height": 1100})
+    page.goto(server.url)
+    page.wait_for_function("() => window.__vramBudget && window.comfyAPI?.app?.app?.extensionManager "
+                           "&& window.LiteGraph?.registered_node_types?.KSampler", timeout=120_000)
+    page.wait_for_selector(TAB_BUTTON, timeout=60_000)
+    page.keyboard.press("Escape")
+    page.wait_for_timeout(1500)
+    yield page
+    page.context.close()
+
+
+def _graph(page) -> dict:
+    """{node id: (type, {widget: value})} and the links as (from id, from slot type, to id)."""
+    return page.evaluate("""() => { const g = window.comfyAPI.app.app.graph;
+        const nodes = Object.fromEntries(g._nodes.map(n => [Number(n.id), [n.type,
+            Object.fromEntries((n.widgets || []).map(w => [w.name, w.value]))]]));
+        const raw = g.links?.values ? [...g.links.values()] : Object.values(g.links || {});
+        const links = raw.filter(Boolean).map(l => [Number(l.origin_id), l.type, Number(l.target_id)]);
+        return {nodes, links}; }""")
+
+
+def test_core_plan_adds_select_model_device_undoably(server, page, artifacts, e2e_comfy):
+    wf = json.loads(WORKFLOW.read_text())
+    ok = page.evaluate("""async (wf) => {
+        const app = window.comfyAPI.app.app;
+        const has = () => !!app.graph.getNodeById(16) && app.graph.getNodeById(2)?.type === "UNETLoader";
+        for (let i = 0; i < 10; i++) {
+            if (!has()) await app.loadGraphData(wf);
+            await new Promise(r => setTimeout(r, 800));
+            if (has()) return true;
+        }
+        return false;
+    }""", wf)
+    assert ok, "the Wan 2.2 example did not stay loaded"
+    status, info = server.request("GET", "/object_info/SelectModelDevice")
+    core = status == 200 and bool(info)
+    for _ in range(3):  # an older frontend's missing-models dialog covers the sidebar: close it
+        if page.locator(".p-dialog-mask").count() == 0:
+            break
+        page.keyboard.press("Escape")
+        page.wait_for_timeout(500)
+    before = _graph(page)
+    page.locator(TAB_BUTTON).first.click()
+    page.wait_for_selector(f"{PANEL} [data-section=budget] select.vrb-select-second", timeout=60_000)
+    page.evaluate("() => { window.__vramBudget.state.detailsOpen = true; }")
+    page.locator(f"{PANEL} [data-section=budget] select.vrb-select").first.select_option("RTX 4090")
+    page.wait_for_timeout(300)
+    page.locator(f"{PANEL} select.vrb-select-second").select_option("RTX 3090")
+    try:
+        page.wait_for_selector(f"{PANEL} {PLAN}", timeout=60_000)
+    except Exception:
+        raise AssertionError("no placement plan in the panel: "
+                             + page.locator(f"{PANEL} [data-section=budget]").inner_text()[-900:])
+    plan = page.locator(f"{PANEL} {PLAN}")
+    data = page.evaluate("() => window.__vramBudget.state.budget.data.budget.placement_plan")
+    button = plan.locator("button.vrb-apply-plan")
+    if not core:
+        assert data["engine"] == "ComfyUI-MultiGPU" and any("archived" in n for n in data["notes"])
+        assert page.evaluate("() => window.__vramBudget.applyPlan(window.__vramBudget.state.budget.data.budget"
+                             ".placement_plan)") == 0
+        assert _graph(page) == before
+        assert not page.errors, page.errors
+        return
+    assert data["engine"] == "ComfyUI" and not data["splits"]
+    moved = [s for s in data["loaders"] if s["changed"]]
+    assert moved and all(s["insert"] in ("SelectModelDevice", "SelectCLIPDevice", "SelectVAEDevice") for s in moved)
+    assert "add SelectModelDevice" in plan.inner_text()
+    plan.scroll_into_view_if_needed()
+    shoot(page, artifacts, f"core_placement_plan_{e2e_comfy[2]}.png")
+    assert button.is_enabled() and "Apply to" in button.inner_text()
+    button.click()
+    page.wait_for_timeout(800)
+    after = _graph(page)
+    added = {int(k): v for k, v in after["nodes"].items() if k not in before["nodes"]}
+    assert len(added) == len(moved), added
+    for s in moved:
+        node_id, (node_type, widgets) = next((k, v) for k, v in added.items() if v[0] == s["insert"]
+                                             and any(l[0] == int(s["node"]) and l[2] == k for l in after["links"]))
+        assert widgets["device"] == s["insert_widgets"]["device"]
+        # the loader now feeds only the new node, which feeds what the loader fed before
+        fed_before = sorted(t for f, typ, t in before["links"] if f == int(s["node"]) and typ == s["insert_socket"])
+        assert sorted(t for f, typ, t in after["links"] if f == int(s["node"]) and typ == s["insert_socket"]) == [node_id]
+        assert sorted(t for f, _, t in after["links"] if f == node_id) == fed_before
+    undone = page.evaluate("""async () => { const t = window.__vramBudget.changeTracker();
+        if (!t?.undo) return false; await t.undo(); return true; }""")
+    assert undone, "no change tracker with undo() in this frontend"
+    page.wait_for_timeout(800)
+    restored = _graph(page)
+    assert set(restored["nodes"]) == set(before["nodes"]) and sorted(map(tuple, restored["links"])) == \
+        sorted(map(tuple, before["links"]))
+    assert not page.errors, page.errors
