@@ -28,3 +28,45 @@ def panel_page(browser, viewport: dict):
     page.on("pageerror", lambda exc: page.errors.append(str(exc)))
     page.on("console", lambda msg: msg.type == "error" and "vram" in msg.text.lower() and page.errors.append(msg.text))
     return page
+
+
+PANEL = "[data-testid=vram-budget-panel]"
+TAB_BUTTON = ".side-bar-button:has(i.pi-microchip)"
+PLAN = "[data-section=placement]"
+
+
+def load_graph(page, workflow: dict, holds_js: str) -> bool:
+    """Load a UI workflow until ``holds_js`` (a JS expression on ``app``) is true: a frontend may restore its own
+    start-up workflow over the first load."""
+    return page.evaluate("""async ([wf, holds]) => {
+        const app = window.comfyAPI.app.app;
+        const has = new Function("app", "return " + holds);
+        for (let i = 0; i < 10; i++) {
+            if (!has(app)) await app.loadGraphData(wf);
+            await new Promise(r => setTimeout(r, 800));
+            if (has(app)) return true;
+        }
+        return false;
+    }""", [workflow, holds_js])
+
+
+def plan_for_two_cards(page, first: str, second: str):
+    """Close what covers the sidebar, open the panel, pick two cards and wait for the placement plan; the plan's
+    locator (an AssertionError with the panel's text when none comes)."""
+    for _ in range(3):  # a "missing nodes" / "missing models" dialog of an older frontend covers the sidebar
+        if page.locator(".p-dialog-mask").count() == 0:
+            break
+        page.keyboard.press("Escape")
+        page.wait_for_timeout(500)
+    page.locator(TAB_BUTTON).first.click()
+    page.wait_for_selector(f"{PANEL} [data-section=budget] select.vrb-select-second", timeout=60_000)
+    page.evaluate("() => { window.__vramBudget.state.detailsOpen = true; }")  # the plan is under Details
+    page.locator(f"{PANEL} [data-section=budget] select.vrb-select").first.select_option(first)
+    page.wait_for_timeout(300)
+    page.locator(f"{PANEL} select.vrb-select-second").select_option(second)
+    try:
+        page.wait_for_selector(f"{PANEL} {PLAN}", timeout=60_000)
+    except Exception:
+        raise AssertionError("no placement plan in the panel: "
+                             + page.locator(f"{PANEL} [data-section=budget]").inner_text()[-900:]) from None
+    return page.locator(f"{PANEL} {PLAN}")

@@ -12,14 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from e2e_shots import panel_page, shoot  # tests/ is on sys.path
+from e2e_shots import TAB_BUTTON, load_graph, panel_page, plan_for_two_cards, shoot  # tests/ on sys.path
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOW = REPO / "example_workflows" / "wan22_14b_i2v_720p.json"
-PANEL = "[data-testid=vram-budget-panel]"
-TAB_BUTTON = ".side-bar-button:has(i.pi-microchip)"
-PLAN = "[data-section=placement]"
 
 
 @pytest.fixture(scope="module")
@@ -52,37 +49,13 @@ def _graph(page) -> dict:
 
 def test_core_plan_adds_select_model_device_undoably(server, page, artifacts, e2e_comfy):
     wf = json.loads(WORKFLOW.read_text())
-    ok = page.evaluate("""async (wf) => {
-        const app = window.comfyAPI.app.app;
-        const has = () => !!app.graph.getNodeById(16) && app.graph.getNodeById(2)?.type === "UNETLoader";
-        for (let i = 0; i < 10; i++) {
-            if (!has()) await app.loadGraphData(wf);
-            await new Promise(r => setTimeout(r, 800));
-            if (has()) return true;
-        }
-        return false;
-    }""", wf)
+    ok = load_graph(page, wf, 'app.graph.getNodeById(16) && app.graph.getNodeById(2)?.type === "UNETLoader"')
     assert ok, "the Wan 2.2 example did not stay loaded"
     status, info = server.request("GET", "/object_info/SelectModelDevice")
     core = status == 200 and bool(info)
-    for _ in range(3):  # an older frontend's missing-models dialog covers the sidebar: close it
-        if page.locator(".p-dialog-mask").count() == 0:
-            break
-        page.keyboard.press("Escape")
-        page.wait_for_timeout(500)
+    page.keyboard.press("Escape")
     before = _graph(page)
-    page.locator(TAB_BUTTON).first.click()
-    page.wait_for_selector(f"{PANEL} [data-section=budget] select.vrb-select-second", timeout=60_000)
-    page.evaluate("() => { window.__vramBudget.state.detailsOpen = true; }")
-    page.locator(f"{PANEL} [data-section=budget] select.vrb-select").first.select_option("RTX 4090")
-    page.wait_for_timeout(300)
-    page.locator(f"{PANEL} select.vrb-select-second").select_option("RTX 3090")
-    try:
-        page.wait_for_selector(f"{PANEL} {PLAN}", timeout=60_000)
-    except Exception:
-        raise AssertionError("no placement plan in the panel: "
-                             + page.locator(f"{PANEL} [data-section=budget]").inner_text()[-900:])
-    plan = page.locator(f"{PANEL} {PLAN}")
+    plan = plan_for_two_cards(page, "RTX 4090", "RTX 3090")
     data = page.evaluate("() => window.__vramBudget.state.budget.data.budget.placement_plan")
     button = plan.locator("button.vrb-apply-plan")
     if not core:

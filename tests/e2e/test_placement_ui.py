@@ -14,16 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from e2e_shots import panel_page, shoot  # tests/ is on sys.path
+from e2e_shots import PANEL, TAB_BUTTON, load_graph, panel_page, plan_for_two_cards, shoot  # tests/ on sys.path
 
 pytestmark = pytest.mark.e2e
 TESTS = Path(__file__).resolve().parents[1]
 SHARED = TESTS.parent.parent / "shared"
 NODEPACK = SHARED / "nodepacks" / "ComfyUI-MultiGPU.tar.gz"
 NAME = "pollockjj__ComfyUI-MultiGPU__wan2_2_t2v_lightx2v_lora_distorch2.json"
-PANEL = "[data-testid=vram-budget-panel]"
-TAB_BUTTON = ".side-bar-button:has(i.pi-microchip)"
-PLAN = "[data-section=placement]"
 
 
 def _workflow() -> dict:
@@ -65,16 +62,7 @@ def _widgets(page, node_id: int) -> dict:
 
 def test_plan_for_two_cards_and_apply_it_undoably(server, page, artifacts, e2e_comfy):
     wf = _workflow()
-    ok = page.evaluate("""async (wf) => {
-        const app = window.comfyAPI.app.app;
-        const has = () => !!app.graph.getNodeById(52);
-        for (let i = 0; i < 10; i++) {
-            if (!has()) await app.loadGraphData(wf);
-            await new Promise(r => setTimeout(r, 800));
-            if (has()) return true;
-        }
-        return false;
-    }""", wf)
+    ok = load_graph(page, wf, "!!app.graph.getNodeById(52)")
     assert ok, "the MultiGPU example did not stay loaded"
     status, info = server.request("GET", "/object_info/UNETLoaderDisTorch2MultiGPU")
     loaded = status == 200 and bool(info)
@@ -87,22 +75,7 @@ def test_plan_for_two_cards_and_apply_it_undoably(server, page, artifacts, e2e_c
     if loaded:
         assert before[52]["compute_device"] == "cuda:0" and before[52]["virtual_vram_gb"] == 13
 
-    for _ in range(3):  # a "missing nodes" dialog (ComfyUI-MultiGPU not loaded) covers the sidebar: close it
-        if page.locator(".p-dialog-mask").count() == 0:
-            break
-        page.keyboard.press("Escape")
-        page.wait_for_timeout(500)
-    page.locator(TAB_BUTTON).first.click()
-    page.wait_for_selector(f"{PANEL} [data-section=budget] select.vrb-select-second", timeout=60_000)
-    page.evaluate("() => { window.__vramBudget.state.detailsOpen = true; }")  # the plan is under Details
-    page.locator(f"{PANEL} [data-section=budget] select.vrb-select").first.select_option("RTX 4090")
-    page.wait_for_timeout(300)
-    page.locator(f"{PANEL} select.vrb-select-second").select_option("RTX 3090")
-    try:
-        page.wait_for_selector(f"{PANEL} {PLAN}", timeout=60_000)
-    except Exception:
-        raise AssertionError("no placement plan in the panel: " + page.locator(f"{PANEL} [data-section=budget]").inner_text()[-900:])
-    plan = page.locator(f"{PANEL} {PLAN}")
+    plan = plan_for_two_cards(page, "RTX 4090", "RTX 3090")
     text = plan.inner_text()
     assert "Placement on 2 cards" in text and "cuda:1 RTX 3090" in text
     # the same plan as the command line's: the low-noise expert alone on cuda:1, no virtual VRAM
