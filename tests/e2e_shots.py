@@ -70,3 +70,16 @@ def plan_for_two_cards(page, first: str, second: str):
         raise AssertionError("no placement plan in the panel: "
                              + page.locator(f"{PANEL} [data-section=budget]").inner_text()[-900:]) from None
     return page.locator(f"{PANEL} {PLAN}")
+
+
+def editor_page(browser, url: str):
+    """panel_page on ComfyUI's editor at ``url``, once the pack's panel and the core nodes are registered and the
+    frontend has restored its start-up workflow."""
+    page = panel_page(browser, {"width": 1280, "height": 1100})
+    page.goto(url)
+    page.wait_for_function("() => window.__vramBudget && window.comfyAPI?.app?.app?.extensionManager "
+                           "&& window.LiteGraph?.registered_node_types?.KSampler", timeout=120_000)
+    page.wait_for_selector(TAB_BUTTON, timeout=60_000)
+    page.keyboard.press("Escape")
+    page.wait_for_timeout(1500)
+    return page

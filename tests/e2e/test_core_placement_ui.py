@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_shots import TAB_BUTTON, load_graph, panel_page, plan_for_two_cards, shoot  # tests/ on sys.path
+from e2e_shots import editor_page, load_graph, plan_for_two_cards, shoot  # tests/ on sys.path
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
@@ -26,13 +26,7 @@ def server(e2e_server_factory):
 
 @pytest.fixture(scope="module")
 def page(browser, server):
-    page = panel_page(browser, {"width": 1280, "height": 1100})
-    page.goto(server.url)
-    page.wait_for_function("() => window.__vramBudget && window.comfyAPI?.app?.app?.extensionManager "
-                           "&& window.LiteGraph?.registered_node_types?.KSampler", timeout=120_000)
-    page.wait_for_selector(TAB_BUTTON, timeout=60_000)
-    page.keyboard.press("Escape")
-    page.wait_for_timeout(1500)
+    page = editor_page(browser, server.url)
     yield page
     page.context.close()
 
