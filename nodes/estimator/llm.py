@@ -683,7 +683,7 @@ OLLAMA_LLAMACPP_BUILD = "b10488"  # LLAMA_CPP_VERSION at v0.32.15
 OLLAMA_MEMORY_GO_UNTIL = (0, 12, 10)
 
 
-def ollama_version(version: str | None = None) -> tuple[int, int, int]:
+def ollama_release(version: str | None = None) -> tuple[int, int, int]:
     """(major, minor, patch) of an Ollama version ('0.32.15', 'v0.12.10', 'ollama version is 0.9.2')."""
     v = str(version or OLLAMA_ASSUMED_VERSION).strip().lower()
     m = re.search(r"v?(\d+)\.(\d+)(?:\.(\d+))?", v)
@@ -697,7 +697,7 @@ def ollama_default_context(total_vram_bytes: int, version: str | None = None) ->
     OLLAMA_CONTEXT_LENGTH), then by the cards' total memory: 4k below 23 GiB, 32k from 23 GiB, 256k from 47 GiB
     (server/routes.go:2051-2056 at v0.32.15, "slightly lower thresholds (47/23 GiB vs. 48/24 GiB)"); never
     above the model's own context (the caller caps it)."""
-    v = ollama_version(version)
+    v = ollama_release(version)
     if v < (0, 6, 7):
         return 2048
     if v < (0, 15, 5):
@@ -1071,7 +1071,7 @@ def serve_plan(cfg: LlmConfig, context: int | str | None = None, users: int = 1,
             raise VramBudgetError(f"--n-cpu-moe {n_cpu_moe!r}: give a number of layers, 'all' or 'auto'")
         if not isinstance(n_cpu_moe, str):
             _count("--n-cpu-moe", n_cpu_moe, 0)
-    if ek == "ollama" and globals()["ollama_version"](ollama_version) >= OLLAMA_LLAMA_SERVER_FROM:
+    if ek == "ollama" and ollama_release(ollama_version) >= OLLAMA_LLAMA_SERVER_FROM:
         return _ollama_llama_server(cfg, context, users, weights, kv, gpus, card, gpu_layers, free_bytes, ollama_version)
     build = llamacpp_build(llamacpp_version) if ek == "llama.cpp" else 0
     kw = dict(users=users, weights=weights, kv_dtype=kv, engine=ek, gpus=gpus, card=card, utilization=utilization,
@@ -1220,7 +1220,7 @@ def _ollama_llama_server(cfg: LlmConfig, context, users, weights, kv, gpus, card
                          version) -> "ServePlan":
     """Ollama from v0.30: llama-server with -c = num_ctx × parallel (never shrunk: Ollama always passes -c) and
     no -ngl unless num_gpu is set, so llama.cpp's layer split of its pinned build decides what stays on the GPU."""
-    v = ".".join(map(str, ollama_version(version)))
+    v = ".".join(map(str, ollama_release(version)))
     ctx = context if context is not None else None
     if ctx is None:
         total = _driver_total(card) * gpus if card else 0
@@ -1244,8 +1244,8 @@ def _version_label(ek: str, rules: VllmRules | None, build: int = 0, ollama: str
                 f"{', CUDA graphs profiled' if rules.graphs_profiled else ''}"
                 f"{', V1 chunked prefill' if rules.v1 else ''})")
     if ek == "ollama":
-        v = ".".join(map(str, ollama_version(ollama)))
-        era = ("" if ollama_version(ollama) <= OLLAMA_MEMORY_GO_UNTIL else
+        v = ".".join(map(str, ollama_release(ollama)))
+        era = ("" if ollama_release(ollama) <= OLLAMA_MEMORY_GO_UNTIL else
                "; from v0.12.11 Ollama measures the graph and weights itself, so this is an approximation")
         return f"Ollama {v} rules (llm/memory.go estimator of v0.12.10{era})"
     if build >= LLAMACPP_FIT_FROM:
