@@ -707,7 +707,7 @@ def ollama_default_context(total_vram_bytes: int, version: str | None = None) ->
 
 def _driver_total(card: Card) -> int:
     """The card's memory as the driver reports it (what Ollama's tiers read), not the usable part."""
-    return int(card.nominal_gb * GiB) if getattr(card, "nominal_gb", None) else card.total_bytes
+    return int(card.nominal_gb * GiB) if card.nominal_gb else card.total_bytes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1221,12 +1221,12 @@ def _ollama_llama_server(cfg: LlmConfig, context, users, weights, kv, gpus, card
     """Ollama from v0.30: llama-server with -c = num_ctx × parallel (never shrunk: Ollama always passes -c) and
     no -ngl unless num_gpu is set, so llama.cpp's layer split of its pinned build decides what stays on the GPU."""
     v = ".".join(map(str, ollama_release(version)))
-    ctx = context if context is not None else None
+    ctx = context
     if ctx is None:
         total = _driver_total(card) * gpus if card else 0
         ctx = ollama_default_context(total, version) if card else 4096
         ctx = min(ctx, cfg.max_context) if cfg.max_context else ctx
-    plan = serve_plan(cfg, ctx, users=users, weights=weights, kv_dtype=kv if kv != "fp16" else "fp16",
+    plan = serve_plan(cfg, ctx, users=users, weights=weights, kv_dtype=kv,
                       engine="llama.cpp", gpus=gpus, card=card, gpu_layers=gpu_layers, free_bytes=free_bytes,
                       llamacpp_version=OLLAMA_LLAMACPP_BUILD)
     plan = replace(plan, engine="Ollama", engine_version=(

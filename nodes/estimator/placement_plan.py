@@ -85,7 +85,8 @@ MULTIGPU = "ComfyUI-MultiGPU"
 CORE_SELECT = {"diffusion": ("SelectModelDevice", "MODEL"), "checkpoint": ("SelectModelDevice", "MODEL"),
                "text_encoder": ("SelectCLIPDevice", "CLIP"), "vae": ("SelectVAEDevice", "VAE")}
 CORE_CPU_WIDGET = ("CLIPLoader", "DualCLIPLoader")
-CORE_SELECT_NODES_ALL = ("SelectModelDevice", "SelectCLIPDevice", "SelectVAEDevice")
+CPU_WHY = "on the CPU: no card has room for it beside the models that stay resident"
+CORE_SELECT_NODES_ALL = tuple(dict.fromkeys(node for node, _ in CORE_SELECT.values()))
 
 
 def core_device(dev: str) -> str:
@@ -540,7 +541,7 @@ def _setting(unit: Unit, dev: str, alloc: str) -> LoaderSetting:
     if not changed:
         return LoaderSetting(unit.node, unit.node_type, unit.node_type, dev, widgets, keys, False, f"stays on {dev}")
     why = (f"split with DisTorch2, computed on {dev}" if alloc else
-           "on the CPU: no card has room for it beside the models that stay resident" if dev == CPU else
+           CPU_WHY if dev == CPU else
            f"on {dev}")
     return LoaderSetting(unit.node, unit.node_type, use, dev, widgets, keys, True, why)
 
@@ -566,12 +567,12 @@ def _core_setting(unit: Unit, dev: str, alloc: str = "") -> LoaderSetting:
     where = core_device(dev)
     if unit.kind == "text_encoder" and dev == CPU and unit.node_type in CORE_CPU_WIDGET:
         return LoaderSetting(unit.node, unit.node_type, unit.node_type, dev, {"device": "cpu"}, keys, True,
-                             "on the CPU: no card has room for it beside the models that stay resident", target=CORE)
+                             CPU_WHY, target=CORE)
     node, socket = CORE_SELECT.get(unit.kind, ("", ""))
     if not node or (node == "SelectVAEDevice" and dev == CPU):
         return LoaderSetting(unit.node, unit.node_type, unit.node_type, dev, {}, keys, False,
                              f"ComfyUI has no node to put a {unit.kind} there; it stays where it is", target=CORE)
-    why = "on the CPU: no card has room for it beside the models that stay resident" if dev == CPU else f"on {dev}"
+    why = CPU_WHY if dev == CPU else f"on {dev}"
     return LoaderSetting(unit.node, unit.node_type, unit.node_type, dev, {}, keys, True, why, target=CORE,
                          insert=node, insert_socket=socket, insert_widgets={"device": where})
 
