@@ -80,3 +80,29 @@ def test_a_new_family_is_one_new_file(tmp_path, monkeypatch):
         for name in [m for m in sys.modules if m == "estcopy" or m.startswith("estcopy.")]:
             del sys.modules[name]
     assert "toy-dit" not in FAMILIES  # the real registry is untouched
+
+
+def test_a_misspelled_or_mistyped_section_is_refused_at_load():
+    """Issue 34, the sections as a contract: a module that spells MEMORY_USAGE_FACTORS (or FAMILY, or gives a
+    section of the wrong type) would load and be silently ignored; check_module refuses it and names the file."""
+    import types
+
+    import pytest
+
+    from nodes.estimator.families import registry
+
+    for bad, near in (("MEMORY_USAGE_FACTORS", "MEMORY_USAGE_FACTOR"), ("FAMILY", "FAMILIES"),
+                      ("NAME_RULE", "NAME_RULES"), ("CALIBRATON", "CALIBRATION")):
+        mod = types.ModuleType("nodes.estimator.families.fake")
+        setattr(mod, bad, {"x": 1.0})
+        with pytest.raises(ValueError, match=rf"families/fake\.py: {bad} is not a registry section.*{near}"):
+            registry.check_module(mod)
+    mod = types.ModuleType("nodes.estimator.families.fake")
+    mod.CALIBRATION = [("x", 1.0)]
+    with pytest.raises(ValueError, match="CALIBRATION is a list, the registry reads a dict"):
+        registry.check_module(mod)
+    ok = types.ModuleType("nodes.estimator.families.fake")
+    ok.VAE, ok.PATCH, ok.FILM_TRACE, ok.ORDER = "vae", 14, {"a": 1}, 5  # kind constants and a module's own tables
+    registry.check_module(ok)
+    for mod in registry.MODULES:  # every shipped family keeps the contract
+        registry.check_module(mod)

@@ -10,6 +10,7 @@ A key two modules both define is an error (it would make the answer depend on im
 """
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import pkgutil
@@ -24,10 +25,47 @@ DICT_SECTIONS = ("FAMILIES", "WORKING_MEMORY_ALIAS", "TEXT_TOKENS", "TE_TOKENS",
                  "VAE_FORMULAS", "TEXT_TOKENS_OF_LATENT", "COMPILED_CALIBRATION")
 
 
+# The contract of a family module (issue 34): each section it may define and the type it must have. A section a
+# module misspells (MEMORY_USAGE_FACTORS) would load and be silently ignored: check_module refuses it at import.
+SECTIONS: dict[str, type | tuple[type, ...]] = {
+    **{name: dict for name in DICT_SECTIONS}, "NAME_RULES": dict, "DETECT": dict, "ARCH_ROUTES": (tuple, list),
+    "VAES": (tuple, list), "FP8_MODEL_ONLY_SPLITS": (tuple, list, set, frozenset), "ORDER": int,
+}
+
+
+def _near(name: str) -> str:
+    """The section `name` looks like a misspelling of ('' when none): one edit away, or the same words in
+    another number (FAMILY / FAMILIES, RULE / RULES)."""
+    def stem(n: str) -> str:
+        return "_".join(w[:-3] + "Y" if w.endswith("IES") else w.rstrip("S") for w in n.split("_"))
+    for section in SECTIONS:
+        if name != section and (stem(name) == stem(section) or difflib.SequenceMatcher(None, name, section).ratio() >= 0.93):
+            return section
+    return ""
+
+
+def check_module(mod: ModuleType) -> None:
+    """Refuse a family module that breaks the contract: a section of the wrong type, or a public upper-case name
+    that misspells a section (it would be ignored)."""
+    where = mod.__name__.rsplit(".", 1)[-1]
+    for name, value in vars(mod).items():
+        if name in SECTIONS:
+            if not isinstance(value, SECTIONS[name]) or isinstance(value, bool):
+                want = SECTIONS[name] if isinstance(SECTIONS[name], tuple) else (SECTIONS[name],)
+                raise ValueError(f"families/{where}.py: {name} is a {type(value).__name__}, the registry reads a "
+                                 f"{' / '.join(t.__name__ for t in want)}")
+        elif (name.isupper() and not name.startswith("_") and isinstance(value, (dict, tuple, list, set, frozenset))
+              and (near := _near(name))):  # a section is a table; a kind constant (VAE = "vae") is not one
+            raise ValueError(f"families/{where}.py: {name} is not a registry section and would be ignored "
+                             f"(did you mean {near}?)")
+
+
 def _discover() -> tuple[ModuleType, ...]:
     package = __name__.rsplit(".", 1)[0]
     mods = [importlib.import_module(f"{package}.{m.name}") for m in pkgutil.iter_modules(_PACKAGE_PATH)
             if not m.name.startswith("_") and m.name not in _PRIVATE]
+    for mod in mods:
+        check_module(mod)
     return tuple(sorted(mods, key=lambda m: (getattr(m, "ORDER", 1000), m.__name__)))
 
 
