@@ -313,7 +313,7 @@ def test_vllm_share_and_flags():
     assert h.verdict == "fits" and 0.92 < h.utilization <= 0.95
     assert f"--gpu-memory-utilization {h.utilization:.2f}" in h.flags
     eager = llm.serve_plan(l70, 8192, weights="fp8", engine="vllm", card=find_card("H100"), enforce_eager=True)
-    assert eager.utilization == 0.92 and "--enforce-eager" in eager.flags  # no CUDA-graph memory to hold
+    assert eager.verdict == "fits" and "--enforce-eager" in eager.flags  # no CUDA-graph memory to hold
     fixed = llm.serve_plan(l70, 8192, weights="fp8", engine="vllm", card=find_card("H100"), utilization=0.9)
     assert fixed.verdict != "fits"
     assert llm.vllm_rules("0.6.4").utilization == 0.9 and llm.serve_plan(
@@ -326,7 +326,8 @@ def test_vllm_counts_use_the_share_it_sets():
     card = find_card("RTX 4090")
     p = llm.serve_plan(l8, 8192, engine="vllm", card=card)
     assert p.utilization == 0.92 and p.capacity_bytes == int(0.92 * card.total_bytes)
-    one_more = llm.serve_plan(l8, 8192, users=p.max_users + 1, engine="vllm", card=card, utilization=0.92)
+    one_more = llm.serve_plan(l8, 8192, users=p.max_users + 1, engine="vllm", card=card, utilization=0.92,
+                              fit_max_num_seqs=False)  # at vLLM's default --max-num-seqs, as the room count is
     assert one_more.verdict != "fits"  # the room count is the pool at the share the flags set
     per_token = 32 * 8 * 128 * 2 * 2
     pool = p.capacity_bytes - llm.weights_bytes(l8, "16bit", "vllm") - p.reserve_bytes
@@ -794,35 +795,35 @@ def test_vllm_pipeline_hand_checked_llama8b_on_4090_and_3060():
       norm 8,192 B (counted on every stage). Rank 0 holds the embedding, the last rank lm_head (llama.py:372-381,
       :538-553). KV: 8 heads x 128 x 2 (K,V) x 2 B = 4,096 B per layer per token; a 16-token block 65,536 B/layer.
     reserve per rank: activations 2048 tokens x 2 B x (3 x 14336 + 3 x 4096) = 226,492,416; non-torch int(0.35 GiB)
-      + int(0.10 GiB) (2 ranks) = 483,183,820; CUDA graphs 16 MiB per layer of the rank; sampler 256 x 128256 x 8
-      = 262,668,288 on the last rank only.
-    22,10: rank 0: weights 22 x 436,224,000 + 1,050,673,152 + 8,192 = 10,647,609,344; reserve 226,492,416 +
-      483,183,820 + 22 x 16,777,216 = 1,078,774,988; pool 23,362,474,606 - both = 11,636,090,274
-      -> // (22 x 65,536) = 8,070 blocks = 129,120 tokens.
-      rank 1: weights 4,362,240,000 + 1,050,681,344 = 5,412,921,344; reserve 226,492,416 + 262,668,288 +
-      483,183,820 + 167,772,160 = 1,140,116,684; pool 4,955,326,842 -> // 655,360 = 7,561 blocks = 120,976 tokens.
-      vLLM takes the smaller: 120,976 tokens >= 65,536: fits. (21,10+1 -> rank 1 holds 99,920; 23,9 -> rank 0
-      holds 118,704: 22,10 is the best.)
-    16,16 (vLLM's default): rank 1 weights 6,979,584,000 + 1,050,681,344 = 8,030,265,344; reserve 1,240,779,980;
-      pool 2,237,319,546 -> // 1,048,576 = 2,133 blocks = 34,128 tokens < 65,536: does not fit."""
+      + int(0.10 GiB) (2 ranks) = 483,183,820; CUDA graphs 16 MiB per layer of the rank; on the last rank only the
+      sampler warm-up over the forward: 256 x 128256 x 38 - 226,492,416 = 1,021,181,952 (top-k / top-p sort).
+    23,9: rank 0: weights 23 x 436,224,000 + 1,050,673,152 + 8,192 = 11,083,833,344; reserve 226,492,416 +
+      483,183,820 + 23 x 16,777,216 = 1,095,552,204; pool 23,362,474,606 - both = 11,183,089,058
+      -> // (23 x 65,536) = 7,419 blocks = 118,704 tokens.
+      rank 1: weights 3,926,016,000 + 1,050,681,344 = 4,976,697,344; reserve 226,492,416 + 1,021,181,952 +
+      483,183,820 + 150,994,944 = 1,881,853,132; pool 4,649,814,394 -> // 589,824 = 7,883 blocks = 126,128 tokens.
+      vLLM takes the smaller: 118,704 tokens >= 65,536: fits. (22,10 -> rank 1 holds 102,448; 24,8 -> rank 0
+      holds 109,152: 23,9 is the best.)
+    16,16 (vLLM's default): rank 1 weights 6,979,584,000 + 1,050,681,344 = 8,030,265,344; reserve 1,999,293,644;
+      pool 1,478,805,882 -> // 1,048,576 = 1,410 blocks = 22,560 tokens < 65,536: does not fit."""
     l8 = llm.load_model("Llama 3.1 8B")
     cards = [find_card("RTX 4090"), find_card("RTX 3060")]
     p = llm.serve_pipeline(l8, cards, 65536)
     pp = p.pipeline
-    assert pp["vllm_pp_layer_partition"] == "22,10" and pp["layers_per_card"] == [22, 10]
-    assert p.kv_cache_tokens == pp["kv_cache_tokens"] == 120_976 and p.verdict == "fits"
+    assert pp["vllm_pp_layer_partition"] == "23,9" and pp["layers_per_card"] == [23, 9]
+    assert p.kv_cache_tokens == pp["kv_cache_tokens"] == 118_704 and p.verdict == "fits"
     r0, r1 = pp["per_card"]
-    assert (r0["card"], r0["layers"], r0["first_layer"], r1["first_layer"]) == ("RTX 4090", 22, 0, 22)
+    assert (r0["card"], r0["layers"], r0["first_layer"], r1["first_layer"]) == ("RTX 4090", 23, 0, 23)
     assert r0["capacity_bytes"] == 23_362_474_606 and r1["capacity_bytes"] == 11_508_364_870
-    assert r0["weights_bytes"] == 10_647_609_344 and r0["reserve_bytes"] == 1_078_774_988
-    assert r1["weights_bytes"] == 5_412_921_344 and r1["reserve_bytes"] == 1_140_116_684
-    assert (r0["kv_cache_tokens"], r1["kv_cache_tokens"]) == (129_120, 120_976)
-    assert r0["kv_bytes"] == 22 * 4096 * 65536 and r1["kv_bytes"] == 10 * 4096 * 65536
-    assert r1["total_bytes"] == 5_412_921_344 + 10 * 4096 * 65536 + 1_140_116_684 and r0["fits"] and r1["fits"]
-    assert pp["default_partition"] == [16, 16] and pp["default_kv_cache_tokens"] == 34_128
+    assert r0["weights_bytes"] == 11_083_833_344 and r0["reserve_bytes"] == 1_095_552_204
+    assert r1["weights_bytes"] == 4_976_697_344 and r1["reserve_bytes"] == 1_881_853_132
+    assert (r0["kv_cache_tokens"], r1["kv_cache_tokens"]) == (118_704, 126_128)
+    assert r0["kv_bytes"] == 23 * 4096 * 65536 and r1["kv_bytes"] == 9 * 4096 * 65536
+    assert r1["total_bytes"] == 4_976_697_344 + 9 * 4096 * 65536 + 1_881_853_132 and r0["fits"] and r1["fits"]
+    assert pp["default_partition"] == [16, 16] and pp["default_kv_cache_tokens"] == 22_560
     assert not pp["default_fits"] and pp["custom_needed"] and pp["partition"] == "chosen"
-    assert p.env == {"VLLM_PP_LAYER_PARTITION": "22,10"} and "--pipeline-parallel-size 2" in p.flags
-    assert not any("--tensor-parallel-size" in f for f in p.flags) and p.max_concurrency == round(120_976 / 65536, 2)
+    assert p.env == {"VLLM_PP_LAYER_PARTITION": "23,9"} and "--pipeline-parallel-size 2" in p.flags
+    assert not any("--tensor-parallel-size" in f for f in p.flags) and p.max_concurrency == round(118_704 / 65536, 2)
     assert p.weights_bytes == llm.weights_bytes(l8, "16bit", "vllm") + 8192  # the final norm counted on both ranks
     # every split, tried as a given VLLM_PP_LAYER_PARTITION: none holds more than the one chosen
     pools = {}
@@ -831,35 +832,37 @@ def test_vllm_pipeline_hand_checked_llama8b_on_4090_and_3060():
             pools[a] = llm.serve_pipeline(l8, cards, 4096, partition=f"{a},{32 - a}").kv_cache_tokens
         except VramBudgetError:
             pass
-    assert max(pools.values()) == pools[22] == 120_976 and pools[16] == 34_128
+    assert max(pools.values()) == pools[23] == 118_704 and pools[16] == 22_560
 
 
 def test_vllm_pipeline_default_split_fails_where_the_custom_one_fits():
     l8 = llm.load_model("Llama 3.1 8B")
     cards = [find_card("RTX 4090"), find_card("RTX 3060")]
     p = llm.serve_pipeline(l8, cards, 65536)
-    assert any("default split 16,16" in n and "does not fit" in n and "22,10 fits" in n for n in p.notes)
+    assert any("default split 16,16" in n and "does not fit" in n and "23,9 fits" in n for n in p.notes)
     with pytest.raises(VramBudgetError, match=r"16,16 does not fit on RTX 4090 \+ RTX 3060: RTX 3060 \(rank 1, 16 "
-                                              r"layers\).*VLLM_PP_LAYER_PARTITION=22,10 holds 120,976 tokens"):
+                                              r"layers\).*VLLM_PP_LAYER_PARTITION=23,9 holds 118,704 tokens"):
         llm.serve_pipeline(l8, cards, 65536, partition="16,16")
     short = llm.serve_pipeline(l8, cards, 8192)  # here vLLM's default also fits: said, the larger pool still chosen
     assert short.pipeline["default_fits"] and not short.pipeline["custom_needed"]
-    assert short.pipeline["vllm_pp_layer_partition"] == "22,10" and any("also fits" in n for n in short.notes)
+    assert short.pipeline["vllm_pp_layer_partition"] == "23,9" and any("also fits" in n for n in short.notes)
     given = llm.serve_pipeline(l8, cards, 8192, partition=[16, 16])
-    assert given.pipeline["partition"] == "given" and given.kv_cache_tokens == 34_128
-    assert any("22,10 would hold more" in n for n in given.notes)
+    assert given.pipeline["partition"] == "given" and given.kv_cache_tokens == 22_560
+    assert any("23,9 would hold more" in n for n in given.notes)
     too_long = llm.serve_pipeline(l8, cards, 131072)  # no split holds 128k tokens: the longest that does is said
-    assert too_long.verdict == "oom" and too_long.max_context == 120_976
+    assert too_long.verdict == "oom" and too_long.max_context == 118_704
     auto = llm.serve_pipeline(l8, cards, "auto")
-    assert auto.context == auto.kv_cache_tokens == 120_976 and auto.verdict == "fits"
+    assert auto.context == auto.kv_cache_tokens == 118_704 and auto.verdict == "fits"
     three = llm.serve_pipeline(l8, [find_card("RTX 4090"), find_card("RTX 3090"), find_card("RTX 3060")], 32768)
     assert sum(three.pipeline["layers_per_card"]) == 32 and three.pipeline["layers_per_card"][2] < 11
     assert three.kv_cache_tokens > three.pipeline["default_kv_cache_tokens"] and three.verdict == "fits"
     # tied embeddings: the last rank builds its own copy for lm_head (llama.py:372-373)
     q4 = llm.load_model("Qwen3 4B")
-    t = llm.serve_pipeline(q4, [find_card("RTX 3060")] * 2, 8192)
+    t = llm.serve_pipeline(q4, [find_card("RTX 3060")] * 2, 8192, partition="18,18")
     w = [s["weights_bytes"] for s in t.pipeline["per_card"]]
     assert q4.tied_embeddings and t.pipeline["layers_per_card"] == [18, 18] and w[0] == w[1]
+    # chosen: the last rank also warms the sampler over Qwen3's 151,936-entry vocabulary, so it takes fewer layers
+    assert llm.serve_pipeline(q4, [find_card("RTX 3060")] * 2, 8192).pipeline["layers_per_card"] == [19, 17]
 
 
 @pytest.mark.parametrize("kw,needle", [
@@ -894,9 +897,9 @@ def test_cli_llm_pipeline_json_and_text():
     for key in ("rank", "card", "layers", "first_layer", "weights_bytes", "kv_bytes", "reserve_bytes", "total_bytes",
                 "capacity_bytes", "fits", "kv_cache_tokens"):
         assert all(key in s for s in pp["per_card"]), key
-    assert pp["cards"] == ["RTX 4090", "RTX 3060"] and pp["layers_per_card"] == [22, 10]
-    assert pp["vllm_pp_layer_partition"] == "22,10" and pp["kv_cache_tokens"] == d["kv_cache_tokens"] == 120_976
-    assert d["env"]["VLLM_PP_LAYER_PARTITION"] == "22,10" and "--pipeline-parallel-size 2" in d["flags"]
+    assert pp["cards"] == ["RTX 4090", "RTX 3060"] and pp["layers_per_card"] == [23, 9]
+    assert pp["vllm_pp_layer_partition"] == "23,9" and pp["kv_cache_tokens"] == d["kv_cache_tokens"] == 118_704
+    assert d["env"]["VLLM_PP_LAYER_PARTITION"] == "23,9" and "--pipeline-parallel-size 2" in d["flags"]
     assert d["gpus"] == 2 and d["card"] == "RTX 4090 + RTX 3060" and d["verdict"] == "fits"
     for key in ("model", "weights_bytes", "kv_bytes", "per_gpu_high", "capacity_bytes", "utilization", "max_context",
                 "max_concurrency", "reserve_bytes", "vllm_reserve", "config", "cheapest", "remedies"):
@@ -905,9 +908,9 @@ def test_cli_llm_pipeline_json_and_text():
         "pipeline"] is None  # added, not in place of anything
     out = run("llm", "Llama 3.1 8B", "--gpu", "RTX 4090,RTX 3060", "--pipeline-parallel", "--context", "65536")
     assert out.returncode == 0, out.stderr
-    assert 'VLLM_PP_LAYER_PARTITION="22,10" (chosen; vLLM\'s default 16,16 does not fit)' in out.stdout
-    assert "rank 1 RTX 3060" in out.stdout and "GPU KV cache size: 120,976 tokens" in out.stdout
-    assert "set: VLLM_PP_LAYER_PARTITION=22,10" in out.stdout
+    assert 'VLLM_PP_LAYER_PARTITION="23,9" (chosen; vLLM\'s default 16,16 does not fit)' in out.stdout
+    assert "rank 1 RTX 3060" in out.stdout and "GPU KV cache size: 118,704 tokens" in out.stdout
+    assert "set: VLLM_PP_LAYER_PARTITION=23,9" in out.stdout
     same = json.loads(run("llm", "Llama 3.1 8B", "--gpu", "RTX 4090,RTX 4090", "--context", "8192", "--json").stdout)
     assert same["gpus"] == 2 and "--tensor-parallel-size 2" in same["flags"] and same["pipeline"] is None
     copies = json.loads(run("llm", "Llama 3.1 8B", "--gpu", "RTX 4090", "--gpus", "2", "--pipeline-parallel",

@@ -33,7 +33,8 @@ def _plan(case, cfg):
     return llm.serve_plan(cfg, case.get("context"), weights=case.get("weights", "16bit"), engine=case["engine"],
                           gpus=case.get("gpus", len(free) if free else 1), card=card,
                           utilization=case.get("utilization"), vllm_version=case.get("vllm_version"),
-                          free_bytes=free, ollama_version=case.get("ollama_version"))
+                          free_bytes=free, ollama_version=case.get("ollama_version"),
+                          fit_max_num_seqs=False)  # a log ran vLLM's defaults
 
 
 def ours(case) -> float:

@@ -724,7 +724,6 @@ VLLM_ASSUMED_VERSION = "0.21"
 # Bytes per token of the profiling forward: the MLP's gate_up output (2 × intermediate), its activation
 # (1 × intermediate) and three hidden-size buffers (residual, normed input, output), 2 bytes each.
 # Checked on Llama 3.1 8B: 20k -> 29k tokens adds 0.92 GiB to the profile's peak (vllm#10517); this gives 0.93.
-VLLM_SAMPLER_BYTES = 8  # per sequence × vocabulary entry: fp32 logits and fp32 probabilities
 # V0's profile samples its max_num_seqs dummy sequences with top_p 0.99, top_k vocab - 1 (worker/model_runner.py
 # profile_run), on the driver worker only (rank 0: logits are gathered there, tensor_model_parallel_gather), after
 # the forward has freed its temporaries. Per sequence × vocabulary entry, alive inside torch.sort of
@@ -816,13 +815,16 @@ def vllm_reserve(cfg: LlmConfig, context: int, gpus: int = 1, card: Card | None 
     tokens = budget if chunked else max(context, budget, 2048)
     inter = cfg.experts_per_token * cfg.moe_intermediate if cfg.experts else cfg.intermediate
     activation = tokens * 2 * (3 * -(-inter // gpus) + 3 * cfg.hidden)
-    # V1 warms the sampler on max_num_seqs rows of fp32 logits (gpu_model_runner _dummy_sampler_run), on every
-    # rank. V0 samples on rank 0 after the forward: its peak is the larger of the two (vllm#10517: the 8B peak at
-    # 20k tokens is the forward's), so sampler_bytes is what the sampler adds over the forward; the executor takes
-    # the fewest blocks of all workers (rank 0's)
+    # Both engines sample max_num_seqs dummy rows with top_p < 1 and top_k = vocab - 1 after the forward has freed
+    # its temporaries, so the whole vocabulary goes through apply_top_k_top_p's torch.sort (38 B an entry, above):
+    # V0 on rank 0 (worker/model_runner.py profile_run), V1 on every rank (v1/worker/gpu_model_runner.py
+    # _dummy_sampler_run: top_p 0.9, top_k logits.size(1) - 1). The peak is the larger of the two (vllm#10517: the
+    # 8B peak at 20k tokens is the forward's), so sampler_bytes is what the sampler adds over the forward. Checked
+    # on V1: llm-d-benchmark's H100 logs (vLLM 0.11-0.14, 1,024 sequences) log 4.76 GiB for Llama 3.1 8B's
+    # 128,256 entries and 5.56 GiB for Qwen3's 151,936 (this gives 4.65 and 5.51). V0's executor takes the fewest
+    # blocks of all workers (rank 0's)
     rows = min(seqs, tokens)
-    sampler = rows * cfg.vocab * VLLM_SAMPLER_BYTES if rules.v1 \
-        else max(0, rows * cfg.vocab * VLLM_V0_SAMPLER_BYTES - activation)
+    sampler = max(0, rows * cfg.vocab * VLLM_V0_SAMPLER_BYTES - activation)
     non_torch = VLLM_NON_TORCH + VLLM_NON_TORCH_PER_RANK * (gpus - 1)
     graphs = 0 if enforce_eager or not rules.graphs_profiled else cfg.layers * VLLM_GRAPH_PER_LAYER
     return VllmReserve(tokens, seqs, chunked, activation, sampler, non_torch, graphs, bool(enforce_eager))
@@ -1038,14 +1040,18 @@ def serve_plan(cfg: LlmConfig, context: int | str | None = None, users: int = 1,
                chunked_prefill: bool | None = None, gpu_layers: int | None = None,
                free_bytes: list[int] | None = None, n_cpu_moe: int | str | None = None,
                tensor_split: list[float] | tuple[float, ...] | None = None,
-               llamacpp_version: str | None = None, ollama_version: str | None = None) -> ServePlan:
+               llamacpp_version: str | None = None, ollama_version: str | None = None,
+               fit_max_num_seqs: bool = True) -> ServePlan:
     """What serving ``cfg`` needs per card on ``engine``, whether ``card`` (× gpus) holds it, and the flags.
 
     ``context="auto"``: the longest context that fits (vLLM's ``--max-model-len auto``; needs a card).
     ``gpu_layers``: llama.cpp ``-ngl N`` / Ollama ``num_gpu`` as an input. ``free_bytes``: free memory of
     each card (Ollama's memory.available; default the card's total). ``n_cpu_moe``: llama.cpp --n-cpu-moe N
     (``"all"`` = --cpu-moe, ``"auto"`` = the fewest layers whose experts must stay on the CPU for the rest to
-    fit, as llama-fit-params searches). ``tensor_split``: llama.cpp --tensor-split, one share per card."""
+    fit, as llama-fit-params searches). ``tensor_split``: llama.cpp --tensor-split, one share per card.
+    ``fit_max_num_seqs``: on vLLM, when the default --max-num-seqs does not fit and none was given, plan with
+    --max-num-seqs = users (vLLM's own advice when its sampler warm-up runs out of memory); False replays the
+    engine's defaults as a log ran them."""
     ek = engine_key(engine)
     eng = ENGINES[ek]
     kv = normalize_kv(kv_dtype)
@@ -1126,6 +1132,23 @@ def serve_plan(cfg: LlmConfig, context: int | str | None = None, users: int = 1,
         plan = _judge_ollama(plan, cfg, layout, card, free_bytes, gpu_layers)
     elif card is not None and ek == "vllm":
         plan = _judge_vllm(plan, cfg, eng, layout, card, utilization, rules, reserve, need)
+        if (plan.verdict != "fits" and fit_max_num_seqs and max_num_seqs is None and users < reserve.max_num_seqs
+                and not split and n_cpu_moe is None):
+            # vLLM warms its sampler on --max-num-seqs rows (gpu_model_runner _dummy_sampler_run: top-k / top-p
+            # over the whole vocabulary); where the default does not fit, vLLM's own advice is to lower it
+            # ("CUDA out of memory occurred when warming up sampler with N dummy requests. Please try lowering
+            # `max_num_seqs`"): the plan's flags already set --max-num-seqs to its users
+            fewer = serve_plan(cfg, ctx, users, weights, kv_dtype, engine, gpus, card, utilization,
+                               max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=users,
+                               enforce_eager=enforce_eager, vllm_version=vllm_version, chunked_prefill=chunked_prefill,
+                               free_bytes=free_bytes, fit_max_num_seqs=False)
+            order = ("fits", "tight", "oom", "unknown")
+            if fewer.verdict in order and plan.verdict in order and order.index(fewer.verdict) < order.index(plan.verdict):
+                saved = reserve.sampler_bytes - int((fewer.vllm_reserve or {}).get("sampler_bytes", 0))
+                return replace(fewer, notes=fewer.notes + (
+                    f"--max-num-seqs {users} (not vLLM's default {reserve.max_num_seqs}): vLLM warms its sampler on "
+                    f"that many sequences over the whole vocabulary ({cfg.vocab:,} entries, 38 bytes each in its "
+                    f"top-k / top-p sort), {fmt_gib(saved)} less to reserve; at the default it would not fit",))
     elif card is not None:
         plan = _judge(plan, cfg, eng, layout, card, utilization, need)
     if gpu_layers is not None and ek == "llama.cpp":
