@@ -801,8 +801,31 @@ def live_launch_flags() -> LaunchFlags:
     """This ComfyUI's launch flags, its OS and the host-memory rule set of its version, for the
     estimator's one launch-flags -> Device mapping (estimator/device.py device_for_launch)."""
     args = comfy_args()
-    return LaunchFlags.from_args(args if args is not None else object(), os=_os_name(),
-                                 rules=rules_for_version(comfy_version())[0])
+    version = comfy_version()
+    flags = LaunchFlags.from_args(args if args is not None else object(), os=_os_name(),
+                                  rules=rules_for_version(version)[0])
+    fast = live_fast_disk()
+    return replace(flags, release=version if version and version[0].isdigit() else "",
+                   disk="nvme" if fast else flags.disk)
+
+
+def live_fast_disk(folder: str = "diffusion_models") -> bool | None:
+    """ComfyUI's own fast-disk answer for the disk of a model folder (comfy/storage.py fast_storage, 0.37+: NVMe at
+    PCIe Gen3 x4 or better, every disk under the path); None where this ComfyUI has no such rule or it cannot
+    tell. Never raises: a disk question never costs an estimate."""
+    try:
+        import comfy.storage as storage  # noqa: PLC0415  (0.37+)
+        import folder_paths  # noqa: PLC0415
+    except ImportError:
+        return None
+    ask = getattr(storage, "fast_storage", None)
+    if not callable(ask):
+        return None
+    try:
+        paths = [p for p in folder_paths.get_folder_paths(folder) if os.path.isdir(p)][:1]
+        return ask(paths[0]) if paths else None
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def live_memory_mode() -> str:

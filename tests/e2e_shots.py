@@ -58,7 +58,9 @@ def plan_for_two_cards(page, first: str, second: str):
             break
         page.keyboard.press("Escape")
         page.wait_for_timeout(500)
-    page.locator(TAB_BUTTON).first.click()
+    panel = page.locator(PANEL)
+    if panel.count() == 0 or not panel.first.is_visible():  # a second plan on the same page: the tab is open
+        page.locator(TAB_BUTTON).first.click()
     page.wait_for_selector(f"{PANEL} [data-section=budget] select.vrb-select-second", timeout=60_000)
     page.evaluate("() => { window.__vramBudget.state.detailsOpen = true; }")  # the plan is under Details
     page.locator(f"{PANEL} [data-section=budget] select.vrb-select").first.select_option(first)
@@ -83,3 +85,16 @@ def editor_page(browser, url: str):
     page.keyboard.press("Escape")
     page.wait_for_timeout(1500)
     return page
+
+
+LABEL = {"fits": "Fits", "tight": "Fits (tight)", "runs_slower": "Runs, slower", "oom": "Out of memory",
+         "unknown": "Can't tell"}
+
+
+def card_label(doc: dict) -> str:
+    """The badge vram_summary.js shows for a Budget JSON: streamed weights that hide behind the compute
+    (slowdown_high under 1.05) read "Runs (streaming)", not "slower" (report.verdict_text says the same)."""
+    card = doc.get("vram_verdict") or doc["verdict"]
+    if card == "runs_slower" and doc.get("slowdown_high", 2.0) < 1.05:
+        return "Runs (streaming)"
+    return LABEL[card]

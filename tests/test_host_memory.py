@@ -244,8 +244,8 @@ def test_live_host_reads_psutil_and_says_when_it_fails(monkeypatch):
 
 @pytest.mark.parametrize("version,rules,note", [
     ("0.3.68", "0.8", ""), ("0.8.0", "0.8", ""), ("0.18.2", "0.18", ""), ("0.29.1", "0.18", ""),
-    ("0.33.0", "0.33", ""), ("0.41.2", "0.33", "rules of 0.33 used for 0.41"), ("nightly", "0.33", "not read"),
-    (None, "0.33", "not read"),
+    ("0.33.0", "0.33", ""), ("0.34.0", "0.38", ""), ("0.38.2", "0.38", ""),
+    ("0.41.2", "0.38", "rules of 0.38 used for 0.41"), ("nightly", "0.38", "not read"), (None, "0.38", "not read"),
 ])
 def test_rules_follow_the_comfyui_version(version, rules, note):
     from vram_budget.nodes import comfy_bridge

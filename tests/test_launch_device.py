@@ -103,7 +103,35 @@ def test_launch_flags_from_comfyuis_args_and_the_command_lines():
     parser = argparse.ArgumentParser()
     cli_estimate.add_estimate_parser(parser.add_subparsers())
     cli = parser.parse_args(["estimate", "x.json", "--novram", "--os", "windows", "--comfyui-version", "0.8"])
-    assert LaunchFlags.from_args(cli) == LaunchFlags(novram=True, os="windows", rules="0.8")
+    assert LaunchFlags.from_args(cli) == LaunchFlags(novram=True, os="windows", rules="0.8", release="0.8")
+
+
+@pytest.mark.parametrize("release, compiler, te_gpu", [("", True, True), ("0.34.0", False, False),
+                                                        ("0.35.1", True, False), ("0.37.0", True, True)])
+def test_038_rules_by_release(release, compiler, te_gpu):
+    """issue 32: the Comfy Compiler from 0.35 (under Dynamic VRAM, model_prefetch.py:29-30 in 0.38.1), text
+    encoders on the GPU under Dynamic VRAM from 0.37 (model_management.py:1222-1223): a Pascal card under Linux
+    then keeps its text encoder on the GPU; a release not given takes the newest rules."""
+    d = device_for_launch(find_card("GTX 1070"), LaunchFlags(rules="0.38", release=release))
+    assert (d.comfy_compiler, d.te_on_gpu, not d.te_cpu_reason) == (compiler, te_gpu, te_gpu)
+    assert d.compute_fp32_reason  # the diffusion model still computes in fp32 there
+    off = device_for_launch(find_card("RTX 4090"), LaunchFlags(release=release, disable_comfy_compiler=True))
+    assert not off.comfy_compiler and not off.cuda_graphs
+    classic = device_for_launch(find_card("RTX 4090"), LaunchFlags(release=release, highvram=True))
+    assert not classic.comfy_compiler  # no Dynamic VRAM, no compiler
+    old = device_for_launch(find_card("GTX 1070"), LaunchFlags(rules="0.33"))
+    assert not old.comfy_compiler and old.te_cpu_reason
+
+
+@pytest.mark.parametrize("argv, fast", [([], False), (["--disk", "nvme"], True), (["--disk", "sata"], False),
+                                        (["--disk", "sata", "--fast-disk"], True),
+                                        (["--disk", "nvme", "--disable-fast-disk"], False),
+                                        (["--disk", "nvme", "--comfyui-version", "0.36"], False),
+                                        (["--disk", "nvme", "--highvram"], False)])
+def test_fast_disk_is_comfyuis_rule(argv, fast):
+    """0.37+: fast disk when every disk of the model files is NVMe at PCIe Gen3 x4+ (storage.py:51 in 0.38.1; an
+    unknown disk is not fast), --fast-disk forces it, --disable-fast-disk overrides; only under Dynamic VRAM."""
+    assert cli_device("--gpu", "RTX 4090", *argv).fast_disk is fast
 
 
 @pytest.mark.parametrize("flags, mode", [
@@ -127,9 +155,9 @@ def test_reserve_is_comfyuis_extra_reserved_vram():
 
 def test_measurements_replace_what_the_flags_say():
     card = find_card("GTX 1070")  # Pascal under Linux: text encoders on the CPU, fp32 compute, by rule
-    ruled = device_for_launch(card, LaunchFlags())
+    ruled = device_for_launch(card, LaunchFlags(rules="0.33"))
     assert ruled.te_cpu_reason and ruled.compute_fp32_reason and ruled.source == "catalogue"
-    measured = device_for_launch(card, LaunchFlags(), te_cpu_reason="", compute_fp32_reason="", total_bytes=8 * GiB,
+    measured = device_for_launch(card, LaunchFlags(rules="0.33"), te_cpu_reason="", compute_fp32_reason="", total_bytes=8 * GiB,
                                  other_processes_bytes=GiB, source="live")
     assert (measured.te_cpu_reason, measured.compute_fp32_reason) == ("", "")  # ComfyUI's own answer wins
     assert (measured.total_bytes, measured.other_processes_bytes, measured.source) == (8 * GiB, GiB, "live")
@@ -236,3 +264,28 @@ def test_wan_planner_plans_for_the_nodes_device(monkeypatch):
     with pytest.raises(Planned):
         wan_planner.WanPlanner().run("Wan 2.1 14B", "fp16", 832, 480, 81, 0.0, "balanced")
     assert seen == [budget_node.live_device("auto", 0.0)]
+
+
+def test_a_live_038_comfyui_asks_its_own_fast_disk_rule(monkeypatch, tmp_path):
+    """Inside ComfyUI 0.37+ the models' disk is ComfyUI's own answer (comfy/storage.py fast_storage on the
+    diffusion_models folder); the release picks the rules; --disable-fast-disk in its args overrides."""
+    args = comfy_args()
+    args.fast_disk, args.disable_fast_disk, args.disable_comfy_compiler = False, False, False
+    install_comfy(monkeypatch, args, version="0.38.1", compute="cuda", aimdo=True)
+    storage = types.ModuleType("comfy.storage")
+    asked = []
+    storage.fast_storage = lambda path: asked.append(path) or True
+    folders = types.ModuleType("folder_paths")
+    folders.get_folder_paths = lambda name: [str(tmp_path)] if name == "diffusion_models" else []
+    monkeypatch.setitem(sys.modules, "comfy.storage", storage)
+    monkeypatch.setitem(sys.modules, "folder_paths", folders)
+    flags = comfy_bridge.live_launch_flags()
+    assert (flags.rules, flags.release, flags.disk) == ("0.38", "0.38.1", "nvme") and asked == [str(tmp_path)]
+    dev = device_for_launch(find_card("RTX 4090"), flags)
+    assert dev.fast_disk and dev.comfy_compiler
+    args.disable_fast_disk = True
+    assert not device_for_launch(find_card("RTX 4090"), comfy_bridge.live_launch_flags()).fast_disk
+    storage.fast_storage = lambda path: (_ for _ in ()).throw(OSError("no sysfs"))
+    assert comfy_bridge.live_fast_disk() is None  # a disk question never costs an estimate
+    monkeypatch.delitem(sys.modules, "comfy.storage")
+    assert comfy_bridge.live_fast_disk() is None  # 0.33: no such rule

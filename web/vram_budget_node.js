@@ -109,6 +109,7 @@ function showReport(node, message, hint) {
     widget.detailEl.textContent = s.detail;
     widget.verdictEl.dataset.verdict = s.card;
     widget.verdictEl.title = line || "";
+    if (s.time) facts.push(fact("Time:", s.time));
     if (s.risk && s.risk.level !== "unknown") {
       facts.push(fact("Risk:", `${s.risk.word}${s.risk.basis[0] ? ` · ${userWords(s.risk.basis[0])}` : ""}`,
         s.risk.level === "high" ? VERDICT_COLOUR.oom : null));

@@ -432,6 +432,7 @@ function renderVerdictCard(data) {
     h("div.vrb-verdict",
       h(`span.vrb-badge.vrb-badge-${verdictClass(s.card)}`, { title: "the card's verdict" }, s.label),
       h("span.vrb-peak", `${s.verdict === "unknown" ? "≥ " : ""}${gib(s.peak)} peak`)),
+    s.time ? h("div.vrb-glance-time", { "data-testid": "vram-time", title: "predicted time of one run, from the card's speed; range from published runs" }, s.time) : null,
     s.detail ? h("div.vrb-glance-detail.vrb-small", s.detail) : null,
     risk,
     s.ramLine ? h(`div.vrb-small.vrb-ram-line.vrb-ram-${s.host || "none"}`, h("span.vrb-chip.vrb-chip-ram", "RAM"), " ", s.ramLine) : null,

@@ -22,6 +22,34 @@ export function speedWords(low, high) {
   return fmt(a) === fmt(b) ? `≈ ${fmt(a)}× slower` : `≈ ${fmt(a)}–${fmt(b)}× slower`;
 }
 
+/** "40–90 s", "3–8 min", "1.2–3.0 h": one unit, the larger end's (speed.span in Python). */
+export function span(low, high) {
+  const a = num(low) ?? 0;
+  const b = num(high) ?? a;
+  const f0 = (x) => Math.round(x).toLocaleString("en-US");
+  if (b < 120) return `${f0(a)}–${f0(b)} s`;
+  if (b < 7200) return `${f0(a / 60)}–${f0(b / 60)} min`;
+  return `${(a / 3600).toFixed(1)}–${(b / 3600).toFixed(1)} h`;
+}
+
+const BOUND_WORD = { compute: "compute-bound", ram: "bound by weight copies from RAM", disk: "bound by weight reads from disk" };
+
+/** The run's predicted time (the Budget JSON's `time`, speed.RunTime) when it runs: time first (issue 32). */
+export function timeText(b, card) {
+  const t = b && typeof b.time === "object" ? b.time : null;
+  if (!t || !["fits", "tight", "runs_slower"].includes(card)) return "";
+  const low = num(t.low_seconds);
+  const high = num(t.high_seconds);
+  const step = num(t.step_seconds);
+  if (low == null || high == null || step == null) return "";
+  const steps = num(t.steps);
+  const run = num(t.run_seconds);
+  const secs = (x) => (x < 1 ? x.toFixed(2) : x < 10 ? x.toFixed(1) : Math.round(x).toLocaleString("en-US"));
+  const per = run ? `${secs((step * low) / run)}–${secs((step * high) / run)}` : secs(step);
+  const why = BOUND_WORD[str(t.bound)] || "";
+  return `≈ ${span(low, high)} a run${steps ? ` (${steps} steps${t.steps_assumed ? ", assumed" : ""} at ${per} s/step${why ? `, ${why}` : ""})` : ""}`;
+}
+
 /** The estimate in the few facts every view shows. `b` is the Budget JSON (or null). */
 export function summarize(b) {
   if (!b || typeof b !== "object") return null;
@@ -55,8 +83,10 @@ export function summarize(b) {
     ramLine = b.ram_assumed ? `System RAM: needs ≈ ${gib(ramPeak)} (this machine's RAM is not known)`
       : `System RAM: needs ≈ ${gib(ramPeak)}${of}${HOST_WORD[host] ? `: ${HOST_WORD[host]}` : ""}`;
   }
+  // streamed weights that hide behind the compute are not "slower" (report.verdict_text words it the same)
+  const fullSpeed = card === "runs_slower" && (num(b.slowdown_high) ?? 2) < 1.05;
   return {
-    verdict: overall, card, label: VERDICT_LABEL[card] || card, tone: VERDICT_TONE[card] || "info",
+    verdict: overall, card, label: fullSpeed ? "Runs (streaming)" : VERDICT_LABEL[card] || card, time: timeText(b, card), tone: VERDICT_TONE[card] || "info",
     overallLabel: VERDICT_LABEL[overall] || overall, ramStops, host,
     stopper: ramStops ? "System RAM stops this run, not the card" : overall === "oom" ? "The card stops this run" : "",
     peak, capacity, detail, ramLine,

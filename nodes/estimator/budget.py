@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 
-from . import host_memory, memory, runtime
+from . import host_memory, memory, runtime, speed
 from .device import Device
 from .errors import ModelFileError
 from .gpus import Card, cheapest_card_that_fits
@@ -106,6 +106,11 @@ class Budget:
         return self.device.memory_mode
 
     @property
+    def run_time(self):
+        """speed.RunTime of one run (None: no sampling stage, or one without a predicted step time)."""
+        return speed.run_time(self.stages, self.runs, self.device, self.host)
+
+    @property
     def complete(self) -> bool:
         return not self.missing and not self.incomplete and bool(self.stages)
 
@@ -136,6 +141,7 @@ class Budget:
             "slowdown": round(self.slowdown, 2),
             "slowdown_high": round(self.slowdown_high, 2),
             "extra_seconds": round(self.extra_seconds, 1),
+            "time": None if (t := self.run_time) is None else t.to_dict(),  # added: issue 32, time first
             "complete": self.complete,
             "missing": [m.to_dict() for m in self.missing],
             "incomplete": list(self.incomplete),
@@ -232,6 +238,17 @@ def _model_dict(info: ModelInfo) -> dict:
     }
 
 
+def _rule_notes(device: Device) -> tuple[str, ...]:
+    """What the 0.35+ rules change in this answer (docs/runtime.md has the table with sources); the Comfy Compiler
+    is said in the assumptions line (report.assumptions), its effect on the peak's range in docs/runtime.md."""
+    out = []
+    if device.fast_disk:
+        out.append("fast disk (ComfyUI 0.37+): weights that get room on the card are copied from the model files, "
+                   "not pinned in RAM, and read from disk again after they are evicted; streamed weights are still "
+                   "pinned (ops.py:188-195, :232 handle_pin in 0.38.1); --disable-fast-disk keeps them in RAM")
+    return tuple(out)
+
+
 # ----------------------------------------------------------------------------------------------
 def assess(
     workload: Workload,
@@ -247,7 +264,7 @@ def assess(
     ModelRefs name them (a planner pricing many sizes of the same models resolves them once);
     refs not in it are resolved as usual.
     """
-    notes: list[str] = list(workload.notes)
+    notes: list[str] = list(workload.notes) + list(_rule_notes(device))
     infos: dict[str, ModelInfo] = {}
 
     def info_for(ref: ModelRef) -> ModelInfo:
@@ -326,7 +343,11 @@ def assess(
             if (model is not None and sb.stage.kind == SAMPLE) else 1.0
         work = sb.working_bytes
         peak_low = peak - int(work * (1 - memory.ACTIVATION_LOW / k))
-        peak_high = peak + int(work * (memory.ACTIVATION_HIGH_OVER - 1)) + (0 if k > 1 else int(0.1 * work))
+        # the Comfy Compiler (0.35+, Dynamic VRAM on CUDA / HIP) plans sampling's allocations once and caches no
+        # freed block: "the physical VRAM peak matches the logical allocation peak" (Comfy-Org/ComfyUI#15861,
+        # comfy-aimdo#93), so the allocator's slack above the calibrated peak goes; the uncalibrated share stays
+        slack = 0 if device.comfy_compiler and sb.stage.kind == SAMPLE else int(work * (memory.ACTIVATION_HIGH_OVER - 1))
+        peak_high = peak + slack + (0 if k > 1 else int(0.1 * work))
     else:
         peak_low = peak_high = peak
     if outcome == runtime.FITS:

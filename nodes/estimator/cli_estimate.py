@@ -59,6 +59,18 @@ def add_estimate_parser(subparsers) -> None:
     p.add_argument("--vram-headroom", type=float, metavar="GB", default=0.0,
                    help="as ComfyUI 0.33's --vram-headroom: VRAM Dynamic VRAM keeps free on top of its headroom")
     p.add_argument("--cpu-vae", action="store_true", help="as ComfyUI's --cpu-vae (VAE runs on the CPU)")
+    p.add_argument("--disk", type=_disk, default=None, metavar="nvme|sata|hdd|GB/s",
+                   help="the disk that holds the models: nvme, sata, hdd or a read speed in GB/s. It sets how fast "
+                   "weights that do not stay in RAM are read again, and (ComfyUI 0.37+) whether fast-disk loading "
+                   "is on: an NVMe disk is taken as fast (PCIe Gen3 x4 or better, ComfyUI's own rule); default: "
+                   "an NVMe disk for the read speed, fast disk off (ComfyUI takes a disk it cannot identify as slow)")
+    fd = p.add_mutually_exclusive_group()
+    fd.add_argument("--fast-disk", action="store_true", help="as ComfyUI 0.37+'s --fast-disk (disk-backed loading)")
+    fd.add_argument("--disable-fast-disk", action="store_true", help="as ComfyUI 0.38's --disable-fast-disk")
+    p.add_argument("--disable-comfy-compiler", action="store_true",
+                   help="as ComfyUI 0.35+'s flag (the Comfy Compiler and its CUDA graphs off: the PyTorch allocator "
+                   "caches freed blocks again)")
+    p.add_argument("--disable-cuda-graphs", action="store_true", help="as ComfyUI's --disable-cuda-graphs")
     att = p.add_mutually_exclusive_group()
     att.add_argument("--use-pytorch-cross-attention", action="store_true",
                      help="as ComfyUI's flag: PyTorch SDPA everywhere (its math path, the whole score tensor, on a "
@@ -88,7 +100,8 @@ def add_estimate_parser(subparsers) -> None:
                           "the RAM on Windows; give 0 for a container")
     ram.add_argument("--comfyui-version", type=_comfyui_version, default=None, metavar="X.Y[.Z]",
                      help="the ComfyUI you run (e.g. 0.30.1, 0.8): picks whose memory rules apply (0.8 up to 0.15, "
-                     "0.18 for 0.16-0.29, 0.33 from 0.30) and the known regressions of that release; default 0.33")
+                     "0.18 for 0.16-0.29, 0.33 for 0.30-0.33, 0.38 from 0.34: the Comfy Compiler from 0.35, fast disk and text "
+                     "encoders on the GPU from 0.37) and the known regressions of that release; default 0.38")
     p.add_argument("--node-pack", action="append", metavar="NAME==VER", default=None,
                    help="a node pack (or comfy-aimdo / PyTorch) and its version, for the known regressions of that "
                    "release, e.g. ComfyUI-WanVideoWrapper==1.3.9 (repeatable)")
@@ -110,8 +123,32 @@ def add_estimate_parser(subparsers) -> None:
     p.set_defaults(func=run_estimate)
 
 
+MAX_DISK_GBPS = 100.0
+
+
+def _disk(text: str) -> str:
+    """--disk: a host_memory.DISKS kind, or a read speed in GB/s ('2.5', '2.5GB/s')."""
+    t = str(text).strip().lower()
+    if t in host_memory.DISKS:
+        return t
+    m = re.fullmatch(r"(\d{1,3}(?:\.\d{1,3})?)\s*(?:gb/s)?", t)
+    if not m or not 0.01 <= float(m.group(1)) <= MAX_DISK_GBPS:
+        raise argparse.ArgumentTypeError(f"{t[:40]!r}: give nvme, sata, hdd or a read speed in GB/s "
+                                         f"(0.01 to {MAX_DISK_GBPS:g})")
+    return f"{float(m.group(1)):g} GB/s"
+
+
+def disk_speed(disk: str) -> float:
+    """Bytes per second of a --disk value (a kind or 'N GB/s'); not given: an NVMe disk."""
+    if disk in host_memory.DISKS:
+        return host_memory.DISKS[disk]
+    if disk.endswith(" GB/s"):
+        return float(disk[:-5]) * 1e9
+    return host_memory.DISK_BYTES_PER_S
+
+
 class ComfyVersion(str):
-    """A --comfyui-version value: the rule set it maps to (str value, "0.8" | "0.18" | "0.33") and the release
+    """A --comfyui-version value: the rule set it maps to (str value, one of host_memory.RULE_SETS) and the release
     as given (`release`, e.g. "0.30.1"), for the known regressions."""
 
     release: str = ""
@@ -271,7 +308,8 @@ def host_from_args(args) -> host_memory.Host:
         swap_total_bytes=None if swap is None else int(swap * GiB),
         os=getattr(args, "os", "linux") or "linux", source="--ram" if ram is not None else "assumed",
         rules=rules, cache=cache, pinned_memory=not getattr(args, "disable_pinned_memory", False),
-        high_ram=getattr(args, "high_ram", False))
+        high_ram=getattr(args, "high_ram", False), disk=getattr(args, "disk", "") or "",
+        disk_bytes_per_s=disk_speed(getattr(args, "disk", "") or ""))
 
 
 MAX_WORKERS = 32

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 from .gpus import Card, windows_desktop_bytes
-from .host_memory import RULE_SETS, Host
+from .host_memory import FAST_DISKS, RULE_SETS, Host, since
 from .units import GiB, MiB
 
 # CUDA context + cuBLAS/cuDNN handles: "the CUDA context takes a few hundred MB more before any
@@ -66,6 +66,13 @@ class Device:
     # "split" (ComfyUI's chunked attention, sized to the free memory), "math" (SDPA without a kernel for the
     # card: the whole score tensor is allocated)
     attention: str = "sdpa"
+    # ComfyUI 0.35+ (issue 32; rules in docs/runtime.md): the Comfy Compiler under Dynamic VRAM on a CUDA / HIP
+    # device (model_prefetch.py:29-30 in 0.38.1; off with --disable-comfy-compiler); fast disk: the models' disk
+    # is NVMe at PCIe Gen3 x4 or better, or --fast-disk (storage.py:51, cli_args.py:184-185; 0.37+)
+    comfy_compiler: bool = False
+    cuda_graphs: bool = False
+    fast_disk: bool = False
+    te_on_gpu: bool = False  # 0.37+ under Dynamic VRAM: text encoders load to the GPU on any card (te_cpu_reason off)
 
     def on(self, card: Card, rented: bool = False) -> "Device":
         """This ComfyUI, with every launch flag and the machine's RAM, on another catalogue card (the cheapest
@@ -73,12 +80,13 @@ class Device:
         fp8 / bf16, attention and its Pascal rules; on Windows the desktop's share where the card drives a display
         (never on a `rented` card, which drives none)."""
         pascal = card.pascal and self.os == "linux" and self.vram_state in ("normal", "high")
+        te_cpu = pascal and not self.te_on_gpu
         fp32 = PASCAL_FP32 if pascal else (FP32_16_SERIES if card.fp32_compute else "")
         return replace(self, name=card.name, total_bytes=card.total_bytes, fp8_compute=card.fp8_compute,
                        bf16=card.bf16, flops=card.flops or self.flops, host_bytes_per_s=card.host_bytes_per_s,
                        vendor=card.vendor, arch=card.arch, attention=card.attention, source="catalogue",
                        reserved_unallocated_bytes=0, held_by_models_bytes=0,
-                       te_cpu_reason=PASCAL_TE_CPU if pascal else "", compute_fp32_reason=fp32,
+                       te_cpu_reason=PASCAL_TE_CPU if te_cpu else "", compute_fp32_reason=fp32,
                        other_processes_bytes=windows_desktop_bytes(card) if self.os == "windows" and not rented else 0)
 
     @classmethod
@@ -117,7 +125,26 @@ class LaunchFlags:
     use_split_cross_attention: bool = False
     use_quad_cross_attention: bool = False
     os: str = "linux"  # "linux" | "windows"
-    rules: str = RULE_SETS[-1]  # "0.8" | "0.18" | "0.33" (rules_for_version)
+    rules: str = RULE_SETS[-1]  # one of RULE_SETS (rules_for_version)
+    release: str = ""  # the ComfyUI release when known ("0.36.2"): a 0.38-rule feature newer than it is off
+    disable_comfy_compiler: bool = False  # 0.35+ (0.38.1 cli_args.py:187; also turns CUDA graphs off, :309-310)
+    disable_cuda_graphs: bool = False  # cli_args.py:186
+    fast_disk: bool = False  # --fast-disk: disk-backed loading forced (cli_args.py:184)
+    disable_fast_disk: bool = False  # --disable-fast-disk (cli_args.py:185; overrides --fast-disk)
+    disk: str = ""  # the models' disk: a host_memory.DISKS kind or "" (not known)
+
+    def has(self, feature: str) -> bool:
+        """Whether this ComfyUI has a 0.35+ feature (FEATURES: the release it came in): the 0.38 rules, and a
+        release at least that one when the release is known."""
+        if not since(self.rules, "0.38"):
+            return False
+        if not self.release:
+            return True
+        try:
+            rel = tuple(int(x) for x in self.release.split(".")[:2])
+        except ValueError:
+            return True
+        return rel >= FEATURES[feature]
 
     @classmethod
     def from_args(cls, args, *, os: str | None = None, rules: str | None = None) -> "LaunchFlags":
@@ -137,7 +164,11 @@ class LaunchFlags:
             use_split_cross_attention=flag("use_split_cross_attention"),
             use_quad_cross_attention=flag("use_quad_cross_attention"),
             os=os or getattr(args, "os", None) or "linux",
-            rules=rules or getattr(args, "comfyui_version", None) or RULE_SETS[-1])
+            rules=rules or getattr(args, "comfyui_version", None) or RULE_SETS[-1],
+            release=str(getattr(getattr(args, "comfyui_version", None), "release", "") or ""),
+            disable_comfy_compiler=flag("disable_comfy_compiler"), disable_cuda_graphs=flag("disable_cuda_graphs"),
+            fast_disk=flag("fast_disk"), disable_fast_disk=flag("disable_fast_disk"),
+            disk=getattr(args, "disk", None) if isinstance(getattr(args, "disk", None), str) else "")
 
     @property
     def vram_state(self) -> str:
@@ -191,6 +222,11 @@ class LaunchFlags:
         return COMFY_RESERVE_BYTES
 
 
+# The release each 0.35+ rule came in (LaunchFlags.has). Release notes: v0.35.0 lists the cgroup limit (#15927);
+# v0.37.0 lists fast disk (#16333) and text encoders on the GPU under Dynamic VRAM (#16374); the compiler
+# (#15861, merged 2026-08) is in no release note we could read: taken from 0.35, the first release after it.
+FEATURES = {"cgroup": (0, 35), "compiler": (0, 35), "fast_disk": (0, 37), "te_on_gpu": (0, 37)}
+
 PASCAL_TE_CPU = ("ComfyUI keeps text encoders on the CPU on Pascal cards under Linux "
                  "(no fast fp16: model_management.text_encoder_device)")
 PASCAL_FP32 = ("ComfyUI computes in fp32 on a Pascal card under Linux (should_use_fp16 "
@@ -201,7 +237,8 @@ FP32_16_SERIES = ("ComfyUI computes in fp32 on a GTX 16-series card (should_use_
 # What a caller may give device_for_launch as measured (the live ComfyUI) or given (command-line flags)
 MEASURED = frozenset({"name", "total_bytes", "other_processes_bytes", "reserved_unallocated_bytes",
                       "held_by_models_bytes", "fp8_compute", "bf16", "reserve_bytes", "te_cpu_reason",
-                      "compute_fp32_reason", "host", "source", "versions", "core_device_nodes"})
+                      "compute_fp32_reason", "host", "source", "versions", "core_device_nodes", "fast_disk",
+                      "comfy_compiler", "cuda_graphs"})
 assert MEASURED <= {f.name for f in fields(Device)}
 
 
@@ -242,7 +279,22 @@ def device_for_launch(card: Card | None, flags: LaunchFlags = LaunchFlags(), *, 
         # text_encoder_device(): GPU only when should_use_fp16, which is False for Pascal on Linux
         # (model_management.py:875-884 in 0.8, :1080-1089 in 0.18.2, :1189-1198 in 0.33.0)
         kw.update(te_cpu_reason=PASCAL_TE_CPU, compute_fp32_reason=PASCAL_FP32)
-    if flags.rules == "0.33":
+    dynamic = kw["memory_mode"] == "dynamic"
+    if dynamic and flags.has("te_on_gpu"):
+        # 0.37+: under Dynamic VRAM the text encoder's load device is the GPU whatever the card's fp16
+        # (model_management.py:1222-1223 in 0.38.1; 0.33.0 :1192-1196 asked should_use_fp16 first)
+        kw.pop("te_cpu_reason", None)
+        kw.update(te_on_gpu=True)
+    if dynamic and flags.has("compiler") and card.vendor in ("NVIDIA", "AMD"):
+        # the Comfy Compiler runs where Dynamic VRAM runs on a CUDA / HIP device (model_prefetch.py:29-30
+        # malloc_graph_enabled), unless --disable-comfy-compiler; CUDA graphs need it (:188, cli_args.py:309-310)
+        kw.update(comfy_compiler=not flags.disable_comfy_compiler,
+                  cuda_graphs=not (flags.disable_comfy_compiler or flags.disable_cuda_graphs))
+    if dynamic and flags.has("fast_disk") and not flags.disable_fast_disk:
+        # per model, from the disk of its files: every disk NVMe at PCIe Gen3 x4+ (storage.py:51, :102-106);
+        # --fast-disk forces it. A disk not known is taken as not fast, as ComfyUI takes an unknown result
+        kw.update(fast_disk=flags.fast_disk or flags.disk in FAST_DISKS)
+    if since(flags.rules, "0.33"):
         # 0.33 hands --reserve-vram to comfy-aimdo as its headroom (main.py:99-101) and adds --vram-headroom
         # on every device (main.py:305)
         kw.update(vram_headroom_bytes=int(flags.vram_headroom * GiB),
@@ -256,8 +308,8 @@ def device_for_launch(card: Card | None, flags: LaunchFlags = LaunchFlags(), *, 
 
 def rules_for_version(version: str | None) -> tuple[str, str]:
     """(host-memory rule set, note) for a ComfyUI version: 0.8 up to 0.15 (classic), 0.18 for 0.16-0.29
-    (Dynamic VRAM, pins capped at 95 % of RAM), 0.33 from 0.30 (pin budget, RAM-pressure cache); a
-    version newer than the newest rule set is said."""
+    (Dynamic VRAM, pins capped at 95 % of RAM), 0.33 for 0.30-0.33 (pin budget, RAM-pressure cache), 0.38 from
+    0.34 (the rules of ComfyUI 0.38: host_memory.RULES_038); a version newer than the newest rule set is said."""
     try:
         major, minor = (int(x) for x in str(version).split(".")[:2])
     except (TypeError, ValueError):
@@ -266,6 +318,8 @@ def rules_for_version(version: str | None) -> tuple[str, str]:
         return "0.8", ""
     if (major, minor) < (0, 30):
         return "0.18", ""
+    if (major, minor) < (0, 34):
+        return "0.33", ""
     newest = RULE_SETS[-1]
     if (major, minor) > tuple(int(x) for x in newest.split(".")):
         return newest, f"rules of {newest} used for {major}.{minor}"

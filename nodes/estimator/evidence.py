@@ -38,6 +38,7 @@ LOG_FIGURES = ("loaded_partially_mib", "loaded_completely_mib", "requested_mib",
 MAX_RECORD_CHARS = 8192  # a record is a short summary with a quote, not a log
 
 _STR, _NUM, _INT = (str,), (int, float), (int,)
+ON_OFF = ("on", "off")
 # name: (types, required, allowed values or None, max length / largest value)
 FIELDS: dict[str, tuple] = {
     "id": (_STR, True, None, 120), "source": (_STR, True, None, 400), "date": (_STR, True, None, 10),
@@ -52,6 +53,9 @@ FIELDS: dict[str, tuple] = {
     "frames": (_INT, False, None, 10000), "batch": (_INT, False, None, 4096), "steps": (_INT, False, None, 10000),
     "cfg": (_NUM, False, None, 100), "blocks_to_swap": (_INT, False, None, 100), "attention": (_STR, False, None, 24),
     "log": ((dict,), False, None, 20), "note": (_STR, False, None, 1200), "collector": (_STR, False, None, 80),
+    # issue 32: the run-time state of 0.35+ ComfyUI that moves memory, when the source states it
+    "comfy_compiler": (_STR, False, ON_OFF, 4), "cuda_graphs": (_STR, False, ON_OFF, 4),
+    "fast_disk": (_STR, False, ON_OFF, 4), "container_ram_gib": (_NUM, False, None, 65536),
 }
 _ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
 _DATE = re.compile(r"\d{4}-\d{2}(-\d{2})?")

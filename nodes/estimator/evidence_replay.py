@@ -19,7 +19,7 @@ from .errors import VramBudgetError
 
 # ComfyUI era by date, where a record does not give the version: 0.3.x until 0.8 (Jan 2026: classic memory
 # management), Dynamic VRAM from 0.16 (March 2026, the 0.18 rules), pinning and prefetch from 0.30 (the 0.33 rules).
-ERAS = (("2026-03-01", "0.8"), ("2026-07-15", "0.18"))
+ERAS = (("2026-03-01", "0.8"), ("2026-07-15", "0.18"), ("2026-09-01", "0.33"))  # then 0.38 (0.34+)
 
 # The official templates' defaults per pipeline: size, CFG, steps and the files a record that names none ran.
 # files: diffusion model by precision class ("16" = fp16/bf16, "fp8", "gguf"), text encoders, VAE, loader kinds.
@@ -208,7 +208,7 @@ def era(rec: Mapping) -> tuple[str, str]:
     for limit, rules in ERAS:
         if date < limit:
             return rules, f"ComfyUI of {date[:7]} assumed"
-    return "0.33", f"ComfyUI of {date[:7]} assumed"
+    return "0.38", f"ComfyUI of {date[:7]} assumed"
 
 
 def device_args(rec: Mapping, replay: Replay) -> list[str]:

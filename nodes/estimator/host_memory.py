@@ -65,7 +65,14 @@ FITS, SWAPPING, THRASHING, OOM, ASSUMED = "fits", "swapping", "thrashing", "oom"
 HOST_SEVERITY = {FITS: 0, ASSUMED: 0, THRASHING: 1, SWAPPING: 1, OOM: 2}
 HOST_OUTCOMES = (FITS, SWAPPING, THRASHING, OOM, ASSUMED)  # stable values of host_outcome in --json
 
-RULE_SETS = ("0.8", "0.18", "0.33")
+RULE_SETS = ("0.8", "0.18", "0.33", "0.38")
+
+
+def since(rules: str, version: str) -> bool:
+    """Whether the rule set `rules` is `version`'s or a newer one (RULE_SETS is in release order)."""
+    def key(v: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in str(v).split(".")[:2])
+    return key(rules) >= key(version)
 CACHE_MODES = ("classic", "lru", "none", "ram")
 
 # --- what the host holds besides models (assumptions on the command line; measured inside ComfyUI) --
@@ -91,8 +98,14 @@ LINUX_SWAP_ASSUMED_BYTES = 2 * GiB
 # Below this much free RAM Linux reclaims page cache and starts swapping: counted as the margin a
 # stage must leave (the kernel's min_free / watermarks plus buffers).
 RAM_MARGIN_BYTES = 512 * MiB
-# Disk read speed for weights Dynamic VRAM re-reads when their pages were dropped (NVMe, sequential)
+# Disk read speed for weights Dynamic VRAM re-reads when their pages were dropped (NVMe, sequential), when
+# --disk does not say: an NVMe drive on PCIe 3.0 x4 (3.94 GB/s link) reads about 3 GB/s sequentially.
 DISK_BYTES_PER_S = 3.0e9
+# --disk KIND: sustained sequential reads by the interface's limit. nvme: as above (and fast for ComfyUI 0.37+'s
+# fast-disk rule, NVMe at PCIe Gen3 x4 or better: comfy/storage.py:51 in 0.38.1); sata: SATA III's 6 Gb/s line
+# rate after 8b/10b coding is 600 MB/s, SSDs sustain ~530; hdd: a 7200 rpm disk's outer tracks ~150-250 MB/s.
+DISKS = {"nvme": 3.0e9, "sata": 0.53e9, "hdd": 0.15e9}
+FAST_DISKS = ("nvme",)
 
 
 @dataclass(frozen=True)
@@ -105,13 +118,15 @@ class Host:
     other_bytes: int | None = None  # OS + other programs (live: total − available − ComfyUI's own)
     process_bytes: int | None = None  # ComfyUI's own process before models (live: measured)
     source: str = "assumed"  # "--ram" | "live" | "assumed"
-    rules: str = "0.33"  # ComfyUI rule set: 0.8 | 0.18 | 0.33
+    rules: str = RULE_SETS[-1]  # ComfyUI rule set: RULE_SETS
     version: str = ""  # the ComfyUI version read live (may be newer than the rules)
     cache: str = ""  # classic | lru | none | ram; "" = the version's default
     pinned_memory: bool = True  # False: --disable-pinned-memory
     high_ram: bool = False  # 0.33 --high-ram: classic caching, no pin budget
     notes: tuple[str, ...] = ()
     container_limit: bool = False  # the RAM is a container's cgroup limit (read live), not the host's
+    disk: str = ""  # the disk that holds the models: a DISKS kind, "N GB/s" given, "" = not known (nvme assumed)
+    disk_bytes_per_s: float = DISK_BYTES_PER_S
 
     @property
     def known(self) -> bool:
@@ -122,7 +137,7 @@ class Host:
         if self.cache:
             return self.cache
         # 0.33: the RAM-pressure cache is the default (main.py:380-388), --high-ram keeps the classic one
-        return "ram" if self.rules == "0.33" and not self.high_ram else "classic"
+        return "ram" if since(self.rules, "0.33") and not self.high_ram else "classic"
 
     @property
     def swap_bytes(self) -> int:
@@ -145,6 +160,7 @@ class Host:
             "os": self.os, "other_bytes": self.other_bytes, "process_bytes": self.process_bytes,
             "base_bytes": self.base_bytes, "source": self.source, "rules": self.rules, "version": self.version,
             "cache": self.cache_mode, "pinned_memory": self.pinned_memory, "high_ram": self.high_ram,
+            "disk": self.disk or None, "disk_bytes_per_s": self.disk_bytes_per_s,  # added: issue 32
         }
 
 
@@ -412,7 +428,11 @@ def simulate(stage_budgets, runs, device, host: Host | None = None, images: list
             if m.dynamic:
                 mapped += m.file
                 mapped_streamed += min(m.file, share)
-                if host.pinned_memory and host.rules == "0.33":
+                if host.pinned_memory and getattr(device, "fast_disk", False) and not host.high_ram:
+                    # 0.37+ fast disk: a weight that has a VRAM slot is copied from its file, not pinned; only
+                    # the ones without a slot (streamed) are pinned (0.38.1 ops.py:188-195, :232 handle_pin)
+                    pin_want += min(m.file, share)
+                elif host.pinned_memory and since(host.rules, "0.33"):
                     pin_want += m.file  # every module it copies to the GPU (ops.py:224-231 handle_pin)
                 elif share and host.pinned_memory and host.rules == "0.18":
                     pin_want += share  # the modules that stream (ops.py:141-149 in 0.18)
@@ -480,7 +500,7 @@ def simulate(stage_budgets, runs, device, host: Host | None = None, images: list
             # (ensure_pin_budget, model_management.py:714-725: the pin plus max(headroom / 2, 2 GiB) must be
             # available, else older pins are freed), 0.18 up to its cap whatever else needs RAM.
             pin_want = min(pin_want, _pin_cap(host))
-            if host.rules == "0.33" and not host.high_ram:
+            if since(host.rules, "0.33") and not host.high_ram:
                 ram = host.ram_total_bytes if host.ram_total_bytes is not None else committed + pin_want + 2 * GiB
                 pinned = max(0, min(pin_want, ram - committed - mapped_streamed - 2 * GiB))
             else:
@@ -488,10 +508,10 @@ def simulate(stage_budgets, runs, device, host: Host | None = None, images: list
             if pinned:
                 items.append(HostItem("pinned copies of the weights it moves", pinned, "pinned",
                                       ("0.33: a pinned copy of each module it copies to the GPU, within its pin budget"
-                                       if host.rules == "0.33" else "0.18: a pinned copy of each streamed module") +
+                                       if since(host.rules, "0.33") else "0.18: a pinned copy of each streamed module") +
                                       ("" if pinned == pin_want else f" (0.33 pins {fmt_gib(pinned)} of "
                                                                      f"{fmt_gib(pin_want)}: its pin budget)")))
-        elastic = host.rules == "0.33" and not host.high_ram
+        elastic = since(host.rules, "0.33") and not host.high_ram
         if not elastic:
             committed += pinned  # 0.18 (and 0.33 --high-ram): pins up to the cap whatever else needs RAM
         # 0.33's pins are elastic: taken only from RAM nobody needs, and freed under RAM pressure
@@ -611,7 +631,7 @@ def _worst_need(hb: HostBudget) -> int:
 def _pin_cap(host: Host) -> int:
     """MAX_PINNED_MEMORY: 0.33 model_management.py:1581-1588; 0.18.2 :1399-1408 (95 %, Windows 45 %)."""
     ram = host.ram_total_bytes or 64 * GiB
-    if host.rules == "0.33":
+    if since(host.rules, "0.33"):
         if host.os == "windows":
             return int(0.40 * ram)
         swap = host.swap_bytes
@@ -657,7 +677,8 @@ def _judge(host: Host, committed: int, mapped: int, mapped_streamed: int, pinned
         miss = need - usable
         return run(THRASHING, f"'{title}': the {fmt_gib(mapped_streamed)} of weights Dynamic VRAM streams do not all "
                    f"stay in RAM beside the rest ({fmt_gib(committed)}); about {fmt_gib(miss)} are read again from disk "
-                   f"every step (+{miss / DISK_BYTES_PER_S:.1f} s per step at {DISK_BYTES_PER_S / 1e9:.0f} GB/s)",
+                   f"every step (+{miss / host.disk_bytes_per_s:.1f} s per step at {host.disk_bytes_per_s / 1e9:.2g} GB/s"
+                   f"{', ' + host.disk if host.disk else ', an NVMe disk assumed'})",
                    swap_bytes=miss)
     return run(FITS)
 

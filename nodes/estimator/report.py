@@ -31,7 +31,7 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
                      f"{_verdict_tail(budget, peak_stage)}")
     elif budget.stages:
         peak_stage = budget.stages[budget.peak_stage]
-        lines.append(f"Verdict: {VERDICT_TEXT.get(budget.verdict, budget.verdict)}: {_verdict_tail(budget, peak_stage)}")
+        lines.append(f"Verdict: {verdict_text(budget)}{_time_head(budget)}: {_verdict_tail(budget, peak_stage)}")
     else:
         lines.append("Verdict: CAN'T TELL: nothing to estimate")
     lines.extend(_risk_lines(budget))
@@ -160,9 +160,17 @@ def assumptions(budget) -> str:
     host = getattr(budget, "host", None)
     rules = host.host.rules if host is not None else None
     if release:
-        parts.append(f"ComfyUI {release}")
+        newer = rules and ".".join(release.split(".")[:2]) != rules and _newer(release, rules)
+        parts.append(f"ComfyUI {release}" + (f" ({rules} rules: the newest the pack has)" if newer else ""))
     elif rules:
         parts.append(f"ComfyUI {rules} rules")
+    if getattr(dev, "comfy_compiler", False):
+        parts.append("Comfy Compiler on" + ("" if getattr(dev, "cuda_graphs", False) else " (no CUDA graphs)"))
+    if getattr(dev, "fast_disk", False):
+        parts.append("fast disk (weights read from the model files)")
+    disk = getattr(host.host, "disk", "") if host is not None else ""
+    if disk:
+        parts.append("models on " + {"nvme": "an NVMe disk", "sata": "a SATA disk", "hdd": "a hard disk"}.get(disk, f"a {disk} disk"))
     if getattr(dev, "os", "linux") == "windows":
         parts.append("Windows")
     if host is None or not host.host.known:
@@ -173,6 +181,13 @@ def assumptions(budget) -> str:
             whose = "container limit"
         parts.append(f"{fmt_gib(host.host.ram_total_bytes)} RAM ({whose})")
     return " · ".join(parts)
+
+
+def _newer(release: str, rules: str) -> bool:
+    try:
+        return tuple(int(x) for x in release.split(".")[:2]) > tuple(int(x) for x in rules.split(".")[:2])
+    except ValueError:
+        return False
 
 
 def _evidence_lines(budget) -> list[str]:
@@ -300,6 +315,22 @@ def _inferred_note(budget) -> list[str]:
         return []
     return [f"sizes inferred from file names (not found here; point --models-dir at the files for exact sizes): "
             f"{', '.join(names)}"]
+
+
+def verdict_text(budget) -> str:
+    """The verdict in capitals; a run whose streamed weights hide behind the compute (runtime's slowdown
+    under 1.05) is not called slower (the words beside it would say "about as fast")."""
+    if budget.verdict == "runs_slower" and getattr(budget, "slowdown_high", 2.0) < 1.05:
+        return "RUNS (weights stream, about full speed)"
+    return VERDICT_TEXT.get(budget.verdict, budget.verdict)
+
+
+def _time_head(budget) -> str:
+    """Time first when it runs (issue 32): ', ≈ 3–8 min a run (20 steps at ≈ 9.5 s/step, compute-bound)'."""
+    if budget.verdict not in ("fits", "tight", "runs_slower"):
+        return ""
+    t = getattr(budget, "run_time", None)
+    return f", {t.words()}" if t is not None else ""
 
 
 def _verdict_tail(budget, peak_stage) -> str:

@@ -19,10 +19,9 @@ from .device import Device
 from .planning import estimate
 from .resolve import Resolver
 from .units import fmt_gib
-from .workload import SAMPLE, Workload
+from .workload import Workload
 
 RUNS = ("fits", "tight", "runs_slower")
-DEFAULT_STEPS = 20  # a sampler whose steps the graph does not fix
 
 
 @dataclass(frozen=True)
@@ -50,19 +49,10 @@ class WorkerPlan:
 
 
 def sampling_seconds(budget: Budget) -> float | None:
-    """The sampling stages' predicted seconds (runtime.StageRun.step_seconds x steps) plus the extra seconds
-    the simulation predicts; None when a sampling stage has no predicted step time."""
-    total, seen = 0.0, False
-    for sb, run in zip(budget.stages, budget.runs):
-        if sb.stage.kind != SAMPLE:
-            continue
-        if run.step_seconds is None:
-            return None
-        total += run.step_seconds * (sb.stage.steps or DEFAULT_STEPS)
-        seen = True
-    if not seen:
-        return None
-    return total + sum(r.extra_seconds for r in budget.runs)
+    """The sampling stages' predicted seconds plus the one-off extras (speed.run_time); None when a sampling
+    stage has no predicted step time."""
+    t = budget.run_time
+    return None if t is None else t.run_seconds
 
 
 def plan_workers(workload: Workload, workers: Sequence[tuple[str, Device]],

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from e2e_shots import panel_page, shoot  # noqa: E402  (tests/ is on sys.path)
+from e2e_shots import card_label, panel_page, shoot  # noqa: E402  (tests/ is on sys.path)
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
@@ -20,9 +20,6 @@ FLUX = REPO / "example_workflows" / "flux_dev_1024.json"
 PANEL = "[data-testid=vram-budget-panel]"
 TAB_BUTTON = ".side-bar-button:has(i.pi-microchip)"
 CHIP = "button.vrb-readout-btn [data-testid=vram-readout-verdict]"
-LABEL = {"fits": "Fits", "tight": "Fits (tight)", "runs_slower": "Runs, slower", "oom": "Out of memory",
-         "unknown": "Can't tell"}
-
 
 @pytest.fixture(scope="module")
 def server(e2e_server_factory):
@@ -86,12 +83,19 @@ def test_the_readout_chip_and_the_panel_give_the_command_lines_verdict(page, ser
         chip = page.locator(CHIP)
         assert chip.is_visible() and chip.get_attribute("data-verdict") == card_verdict
         badge = page.locator(f"{PANEL} [data-section=budget] .vrb-badge").first
-        assert badge.inner_text() == LABEL[card_verdict]
-        assert chip.inner_text().startswith(LABEL[card_verdict] + " · ") or doc["verdict"] == "oom"
+        assert badge.inner_text() == card_label(doc)
+        assert chip.inner_text().startswith(card_label(doc) + " · ") or doc["verdict"] == "oom"
         # the verdict is the first thing the panel shows
         top = page.evaluate("""() => { const g = document.querySelector('[data-testid=vram-verdict]');
             const p = document.querySelector('.vrb-scroll'); return g.getBoundingClientRect().top - p.getBoundingClientRect().top; }""")
         assert top < 140, top
+        # issue 32: when it runs, the predicted time of a run comes right under the badge, in the CLI's words
+        time_el = page.locator(f"{PANEL} [data-testid=vram-time]")
+        if card_verdict in ("fits", "tight", "runs_slower") and doc.get("time"):
+            t = time_el.inner_text()
+            assert t.startswith("≈ ") and " a run (" in t and f"{doc['time']['steps']} steps" in t, t
+        else:
+            assert time_el.count() == 0
         assumes = page.locator(f"{PANEL} .vrb-assumes").inner_text()
         assert assumes.startswith(f"{card} · ") and "RAM (this machine)" in assumes, assumes
         # the command line, same card, same ComfyUI, this machine's RAM: the same card-side verdict and peak

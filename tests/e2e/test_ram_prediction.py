@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from e2e_shots import panel_page, shoot  # noqa: E402  (tests/ is on sys.path)
+from e2e_shots import card_label, panel_page, shoot  # noqa: E402  (tests/ is on sys.path)
 
 pytestmark = pytest.mark.e2e
 
@@ -166,8 +166,7 @@ def test_oom_prediction_on_the_ram_bar(server, page, docs, artifacts, e2e_comfy)
     # details and 3 RAM remedies (issue 31: VRAM and RAM apart)
     badge = page.locator("[data-section=budget] .vrb-badge")
     assert badge.count() == 1
-    card_label = {"runs_slower": "Runs, slower", "fits": "Fits", "tight": "Fits (tight)", "oom": "Out of memory"}
-    assert badge.inner_text() == card_label[doc["vram_verdict"]]
+    assert badge.inner_text() == card_label(doc)
     assert "System RAM stops this run, not the card" in budget_text or doc["vram_verdict"] == "oom"
     ram_line = page.locator("[data-section=budget] .vrb-ram-line").inner_text()
     assert f"needs ≈ {gib(doc['ram_peak_bytes'])}" in ram_line and "out of system RAM" in ram_line, ram_line
