@@ -41,10 +41,25 @@ def _graph(page) -> dict:
         return {nodes, links}; }""")
 
 
-def test_core_plan_adds_select_model_device_undoably(server, page, artifacts, e2e_comfy):
-    wf = json.loads(WORKFLOW.read_text())
-    ok = load_graph(page, wf, 'app.graph.getNodeById(16) && app.graph.getNodeById(2)?.type === "UNETLoader"')
-    assert ok, "the Wan 2.2 example did not stay loaded"
+def _official_wan22() -> Path | None:
+    try:
+        import comfyui_workflow_templates_json as t
+    except ImportError:
+        return None
+    path = Path(t.__file__).parent / "templates" / "video_wan2_2_14B_i2v.json"
+    return path if path.is_file() else None
+
+
+@pytest.mark.parametrize("which", ["example", "official template"])
+def test_core_plan_adds_select_model_device_undoably(server, page, artifacts, e2e_comfy, which):
+    """The pack's Wan 2.2 example and the official Wan 2.2 image-to-video template (fp8 experts, the LightX2V
+    LoRAs), each planned on an RTX 4090 + RTX 3090."""
+    path = WORKFLOW if which == "example" else _official_wan22()
+    if path is None:
+        pytest.skip("comfyui-workflow-templates-json is not installed (a test dependency)")
+    wf = json.loads(path.read_text())
+    ok = load_graph(page, wf, 'app.graph._nodes.filter(n => n.type === "UNETLoader").length === 2')
+    assert ok, f"the Wan 2.2 {which} did not stay loaded"
     status, info = server.request("GET", "/object_info/SelectModelDevice")
     core = status == 200 and bool(info)
     page.keyboard.press("Escape")
@@ -64,7 +79,7 @@ def test_core_plan_adds_select_model_device_undoably(server, page, artifacts, e2
     assert moved and all(s["insert"] in ("SelectModelDevice", "SelectCLIPDevice", "SelectVAEDevice") for s in moved)
     assert "add SelectModelDevice" in plan.inner_text()
     plan.scroll_into_view_if_needed()
-    shoot(page, artifacts, f"core_placement_plan_{e2e_comfy[2]}.png")
+    shoot(page, artifacts, f"core_placement_plan_{which.replace(' ', '_')}_{e2e_comfy[2]}.png")
     assert button.is_enabled() and "Apply to" in button.inner_text()
     button.click()
     page.wait_for_timeout(800)
