@@ -81,3 +81,15 @@ def test_bad_disk_values_are_refused_with_the_flag_named(bad):
     out = subprocess.run([sys.executable, "-m", "nodes.estimator.cli", "estimate", str(FLUX), "--disk", bad],
                          cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "--disk" in out.stderr
+
+
+def test_a_run_bound_by_a_slow_disk_names_the_disk_fix():
+    """"runs, slower" says whether RAM or the disk is the bottleneck, and the fix: move the models to an NVMe disk
+    (a slow disk only), more RAM (every re-reading run)."""
+    hdd = _json("--gpu", "RTX 3060", "--ram", "12", "--disk", "hdd")
+    nvme = _json("--gpu", "RTX 3060", "--ram", "12", "--disk", "nvme")
+    kinds = lambda d: [r["kind"] for r in d["host"]["remedies"]]  # noqa: E731
+    assert "move_models" in kinds(hdd) and "move_models" not in kinds(nvme)
+    assert "more_ram" in kinds(hdd) and "more_ram" in kinds(nvme)
+    move = next(r for r in hdd["host"]["remedies"] if r["kind"] == "move_models")
+    assert "0.15 GB/s" in move["detail"] and "NVMe" in move["title"]

@@ -269,6 +269,7 @@ class HostBudget:
 @dataclass(frozen=True)
 class HostRemedy(JsonFields):
     kind: str  # text_encoder_fp8 | cache_none | disable_pinned | page_file | swap | weights_fp8 | frames | close_programs
+    # | move_models | more_ram
     title: str
     detail: str
     saving_bytes: int
@@ -609,7 +610,15 @@ def host_remedies(stage_budgets, runs, device, hb: HostBudget, images=None) -> l
             detail = f"a swap file of at least {need} GB (fallocate + mkswap + swapon); runs, but slower when it swaps"
             kind, title = "swap", f"{need} GB of swap or more"
         out.append(HostRemedy(kind, title, detail, 0, True, "speed: swapping is slow"))
-    if hb.outcome == OOM or hb.outcome == SWAPPING:
+    reread = max((r.swap_bytes for r in hb.runs if r.outcome == THRASHING), default=0)
+    if reread and host.disk_bytes_per_s < DISKS["nvme"]:
+        # the weights RAM cannot keep are read again every step: a faster disk shortens each step (issue 32)
+        slow, fast = reread / host.disk_bytes_per_s, reread / DISKS["nvme"]
+        out.append(HostRemedy("move_models", "move the model files to an NVMe disk",
+                              f"{fmt_gib(reread)} of weights are read again from disk every step: {slow:.1f} s at "
+                              f"{host.disk_bytes_per_s / 1e9:.2g} GB/s, {fast:.1f} s from an NVMe disk (and ComfyUI "
+                              "0.37+ turns fast-disk loading on there)", 0, False, "nothing (a disk move)"))
+    if hb.outcome in (OOM, SWAPPING, THRASHING):
         gb = int(math.ceil((hb.peak_bytes + RAM_MARGIN_BYTES) / GiB))
         out.append(HostRemedy("more_ram", f"{_ram_size(gb)} GB of RAM or more",
                               f"this workflow needs {fmt_gib(hb.peak_bytes)} of RAM at its peak", 0, True, "money"))
