@@ -98,39 +98,19 @@ def arch_class(vendor: str, arch: str) -> str:
 
 
 def estimate(rec: dict):
-    """(budget, replay) for one record, or (None, replay) with replay.why saying why not. As
-    evidence_replay.estimate_replay, with the record's host link ("pcie") when it states a narrower one."""
-    from vram_budget.nodes.estimator.capacity import _main_latent, scaled  # noqa: PLC0415
-    from vram_budget.nodes.estimator.cli_estimate import add_estimate_parser, devices_from_args  # noqa: PLC0415
-    from vram_budget.nodes.estimator.graph import read_workflow  # noqa: PLC0415
-    from vram_budget.nodes.estimator.planning import estimate as run_estimate  # noqa: PLC0415
-    from vram_budget.nodes.estimator.workload import with_frames, with_pixels  # noqa: PLC0415
-
+    """(budget, replay) for one record, or (None, replay) with replay.why saying why not: evidence_replay's own
+    replay, with the record's host link ("pcie") when it states a narrower one."""
     r = ER.replay(rec)
     if not r.replayable:
         return None, r
-    parser = argparse.ArgumentParser(prog="vram-budget")
-    add_estimate_parser(parser.add_subparsers(dest="command"))
-    try:
-        args = parser.parse_args(["estimate", "record.json", *r.argv])
-        device = devices_from_args(args)[0]
-        link = rec.get("pcie")
-        if link:
-            device = replace(device, host_bytes_per_s=PCIE.get(link) or EXTRA_LINKS[link])
-            r.assumed.append(f"host link PCIe {link} as stated")
-        workload = read_workflow(r.prompt if r.prompt is not None else r.workflow)
-        if r.size is not None:
-            w, h, frames, batch = r.size
-            old = _main_latent(workload)
-            new = with_pixels(old, w, h)
-            if frames and old.is_video:
-                new = with_frames(new, frames)
-            workload = scaled(workload, old, replace(new, batch=batch))
-        budget = run_estimate(workload, device, None)
-    except (VramBudgetError, SystemExit, KeyError) as exc:
-        r.skip(f"the estimate failed: {exc}")
-        return None, r
-    return budget, r
+    link = rec.get("pcie")
+    change = None
+    if link:
+        def change(device):
+            return replace(device, host_bytes_per_s=PCIE.get(link) or EXTRA_LINKS[link])
+        r.assumed.append(f"host link PCIe {link} as stated")
+    out = ER.estimate_replay(r, change)
+    return (out[0] if out else None), r
 
 
 def sampling(budget) -> dict | None:

@@ -577,8 +577,10 @@ def card_class(rec: Mapping) -> str:
     return label + (" AMD" if amd else "")
 
 
-def estimate_replay(r: Replay):
-    """The command line's Budget for a replay (None when it cannot be re-run; r.why says why)."""
+def estimate_replay(r: Replay, device_change=None):
+    """The command line's Budget for a replay (None when it cannot be re-run; r.why says why).
+    `device_change(device) -> device`: a what-if on the record's card (bench/speed_evidence.py: a stated host
+    link)."""
     from .capacity import _main_latent, scaled  # noqa: PLC0415
     from .cli_estimate import add_estimate_parser, devices_from_args  # noqa: PLC0415
     from .graph import read_workflow  # noqa: PLC0415
@@ -593,6 +595,8 @@ def estimate_replay(r: Replay):
     try:
         args = parser.parse_args(["estimate", "record.json", *r.argv])
         devices = devices_from_args(args)
+        if device_change is not None:
+            devices = [device_change(devices[0]), *devices[1:]]
         workload = read_workflow(r.prompt if r.prompt is not None else r.workflow)
         if r.size is not None:
             w, h, frames, batch = r.size
@@ -603,7 +607,7 @@ def estimate_replay(r: Replay):
             from dataclasses import replace as _replace  # noqa: PLC0415
             workload = scaled(workload, old, _replace(new, batch=batch))
         budget = estimate(workload, devices[0], None)
-    except (VramBudgetError, SystemExit) as exc:
+    except (VramBudgetError, SystemExit, KeyError) as exc:
         r.skip(f"the estimate failed: {exc}")
         return None
     return budget, args
