@@ -93,3 +93,15 @@ def test_a_run_bound_by_a_slow_disk_names_the_disk_fix():
     assert "more_ram" in kinds(hdd) and "more_ram" in kinds(nvme)
     move = next(r for r in hdd["host"]["remedies"] if r["kind"] == "move_models")
     assert "0.15 GB/s" in move["detail"] and "NVMe" in move["title"]
+
+
+def test_a_regression_of_a_run_time_state_is_said_only_where_that_state_is_on():
+    """data/regressions.jsonl `requires`: the fast-disk regression (#16415) on 0.37+ only with fast disk on; the
+    compiler's (comfy-aimdo 0.5.2-0.5.3) only with the compiler on."""
+    def ids(*argv):
+        return [r["id"] for r in _json("--gpu", "RTX 4070", "--ram", "32", *argv)["known_regressions"]]
+    assert "comfyui-037-fast-disk-reads-every-step" in ids("--comfyui-version", "0.41", "--disk", "nvme")
+    assert "comfyui-037-fast-disk-reads-every-step" not in ids("--comfyui-version", "0.41", "--disk", "sata")
+    aimdo = ("--comfyui-version", "0.35.1", "--node-pack", "comfy-aimdo==0.5.3")
+    assert "aimdo-052-compiler-custom-nodes" in ids(*aimdo)
+    assert "aimdo-052-compiler-custom-nodes" not in ids(*aimdo, "--disable-comfy-compiler")

@@ -273,7 +273,10 @@ def _card_gb(name: str | None) -> float | None:
 # ----------------------------------------------------------------------------------------------
 # Known regressions by version
 REGRESSION_FIELDS = ("id", "component", "affected_from", "affected_to", "fixed_in", "symptom", "hits", "avoid", "kind",
-                     "sources", "quote", "note")
+                     "sources", "quote", "note", "requires")
+# `requires`: a run-time state of ComfyUI the regression needs (a Device attribute that must be on): the compiler's
+# and fast disk's regressions hit only where they are on
+REQUIRES = ("comfy_compiler", "fast_disk")
 COMPONENTS = {"comfyui": "ComfyUI", "comfy-aimdo": "comfy-aimdo", "pytorch": "PyTorch", "torch": "PyTorch",
               "comfyui-wanvideowrapper": "ComfyUI-WanVideoWrapper", "comfyui-gguf": "ComfyUI-GGUF",
               "comfyui-multigpu": "ComfyUI-MultiGPU", "comfyui-ltxvideo": "ComfyUI-LTXVideo"}
@@ -287,6 +290,8 @@ def check_regression(rec) -> list[str]:
     errors += [f"unknown field {k!r}" for k in rec if k not in REGRESSION_FIELDS]
     if rec.get("kind") not in ("vram", "ram", "speed"):
         errors.append(f"kind {rec.get('kind')!r}: vram, ram or speed")
+    if rec.get("requires") is not None and rec.get("requires") not in REQUIRES:
+        errors.append(f"requires {rec.get('requires')!r}: one of {', '.join(REQUIRES)}")
     if not isinstance(rec.get("sources"), list) or not all(isinstance(s, str) and _SOURCE.fullmatch(s)
                                                            for s in rec.get("sources") or [None]):
         errors.append("sources: a list of URLs")

@@ -47,7 +47,8 @@ def estimate(
 
 def with_risk(budget: Budget, workload: Workload) -> Budget:
     """The OOM risk (risk.py), the nearest published runs and the known regressions of the device's versions."""
-    regs = tuple(evidence.known_regressions(dict(budget.device.versions))) if budget.device.versions else ()
+    regs = tuple(r for r in (evidence.known_regressions(dict(budget.device.versions)) if budget.device.versions else ())
+                 if not r.get("requires") or getattr(budget.device, r["requires"], False))
     latent = next((s.latent for s in workload.stages if s.kind == "sample" and s.latent is not None), None)
     video = latent is not None and latent.is_video
     fams = [m.family for m in budget.models.values() if m.kind == DIFFUSION]
