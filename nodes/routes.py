@@ -10,6 +10,8 @@ GET  /vram_budget/last_oom     the newest OOM execution_error in ComfyUI's histo
 POST /vram_budget/parse_oom    {"message", "exception_type", "node_type"?, "prompt"?, "install"?} -> diagnosis (oom.py)
 POST /vram_budget/estimate     {"prompt": API prompt, "workflow"?: UI workflow, "card"?: name,
                                "gpus"?: [more card names, cuda:1 on]} -> Budget (with several cards: placement_plan)
+POST /vram_budget/fits         the same request -> the short answer for agents (FITS_FIELDS, docs/agent-api.md):
+                               will it run here, how long, the risk, the fixes, what is free now
 GET  /vram_budget/cards        the estimator's card catalogue (the panel's "estimate for" choice) and,
                                as "default", what no choice estimates for (this GPU / system memory)
 GET  /vram_budget/readout      the top-bar readout: used / total of the compute device, the peak of
@@ -575,6 +577,57 @@ def run_estimate(prompt: dict | None, workflow: dict | None, card: str | None = 
             "elapsed_ms": round((time.perf_counter() - t0) * 1000, 2)}
 
 
+# The answer of POST /vram_budget/fits (issue 35, for agents): its fields, stable; docs/agent-api.md has the schema
+FITS_FIELDS = ("fits", "verdict", "vram_verdict", "host_outcome", "complete", "peak_bytes", "capacity_bytes",
+               "ram_peak_bytes", "ram_total_bytes", "time", "risk", "fixes", "free_now", "assumptions", "card",
+               "device_note")
+MAX_FIXES = 5
+
+
+def fits_answer(result: dict, free_now: dict | None = None) -> dict:
+    """The agent's short answer from run_estimate's result: will it run here (the card and system RAM), how
+    long, the risk, the cheapest fixes, and what is free now. `fits` is True only on a complete estimate whose
+    card and RAM both run it; never on a guess."""
+    b = result.get("budget") or {}
+    host = b.get("host") or {}
+    verdict = b.get("verdict", "unknown")
+    card = b.get("vram_verdict") or verdict
+    complete = bool(b.get("complete"))
+    runs = card in ("fits", "tight", "runs_slower") and b.get("host_outcome") in (None, "fits", "swapping",
+                                                                                   "thrashing", "assumed")
+    fixes = [r.get("title") for r in (b.get("remedies") or []) if isinstance(r, dict) and r.get("title")]
+    fixes += [r.get("title") for r in (host.get("remedies") or []) if isinstance(r, dict) and r.get("title")]
+    risk = b.get("oom_risk") or {}
+    return {
+        "fits": bool(complete and runs), "verdict": verdict, "vram_verdict": card,
+        "host_outcome": b.get("host_outcome"), "complete": complete, "peak_bytes": b.get("peak_bytes"),
+        "capacity_bytes": (b.get("device") or {}).get("capacity_bytes"), "ram_peak_bytes": b.get("ram_peak_bytes"),
+        "ram_total_bytes": b.get("ram_total_bytes"), "time": b.get("time"),
+        "risk": {"level": risk.get("level", "unknown"), "basis": list(risk.get("basis") or [])[:3]},
+        "fixes": fixes[:MAX_FIXES] if verdict != "fits" else [], "free_now": free_now or {},
+        "assumptions": b.get("assumptions", ""), "card": (b.get("device") or {}).get("name"),
+        "device_note": result.get("device_note"),
+    }
+
+
+def free_now() -> dict:
+    """What is free on this machine now: the compute device's driver-free VRAM and the RAM available (None where it
+    cannot be read)."""
+    out: dict = {"vram_free_bytes": None, "vram_total_bytes": None, "ram_available_bytes": None}
+    try:
+        st = bridge.device_state()
+        out["vram_total_bytes"] = st.total
+        out["vram_free_bytes"] = st.driver_free if st.type == "cuda" else None
+    except Exception:  # noqa: BLE001  (a reading never costs the answer)
+        pass
+    try:
+        import psutil  # noqa: PLC0415
+        out["ram_available_bytes"] = int(psutil.virtual_memory().available)
+    except Exception:  # noqa: BLE001
+        pass
+    return out
+
+
 # ----------------------------------------------------------------------------------------------
 # aiohttp handlers
 def _json(data: Any, status: int = 200):
@@ -792,7 +845,15 @@ def register(server) -> bool:
     @routes.post(PREFIX + "/estimate")
     @_guard
     async def vram_estimate(request):
-        body = await _body(request)
+        return await _estimate_answer(await _body(request))
+
+    @routes.post(PREFIX + "/fits")
+    @_guard
+    async def vram_fits(request):
+        """For agents (docs/agent-api.md): the same estimate, answered in FITS_FIELDS with what is free now."""
+        return await _estimate_answer(await _body(request), short=True)
+
+    async def _estimate_answer(body: dict, short: bool = False):
         prompt, workflow = body.get("prompt"), body.get("workflow")
         if prompt is None and workflow is None:
             raise ValueError("send \"prompt\" (the API prompt) and optionally \"workflow\" (the UI workflow)")
@@ -820,6 +881,11 @@ def register(server) -> bool:
             result = await _estimate_call(run_estimate, prompt, workflow, card, tuple(gpus))
             if source_note:
                 result["source_note"] = source_note
+            if short:
+                answer = fits_answer(result, await _in_executor(free_now))
+                if source_note:
+                    answer["source_note"] = source_note
+                return await _json_off_loop(answer)
             return await _json_off_loop(result)
         except EstimatorBusy:
             return _error(429, f"the estimator is busy with {ESTIMATE_SLOTS} estimates; try again in a moment",
@@ -872,7 +938,7 @@ def register(server) -> bool:
     async def vram_fallback(request):
         known = {"status": "GET", "last_oom": "GET", "cards": "GET", "readout": "GET", "runs": "GET",
                  "runs/export": "GET", "unload": "POST", "unload_all": "POST", "free_cache": "POST",
-                 "parse_oom": "POST", "estimate": "POST"}
+                 "parse_oom": "POST", "estimate": "POST", "fits": "POST"}
         tail = request.match_info.get("tail", "")
         if tail in known:
             return _error(405, f"use {known[tail]} for {PREFIX}/{tail}")

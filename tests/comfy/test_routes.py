@@ -302,6 +302,23 @@ def test_estimate_route(server):
     assert status == 200 and isinstance(data["cards"], list) and data["default"] == "System memory"
 
 
+def test_fits_route_answers_an_agent_in_its_schema(server):
+    """Issue 35, an API for agents: POST /vram_budget/fits takes the estimate's request and answers in
+    routes.FITS_FIELDS (docs/agent-api.md), with what is free on this machine now."""
+    from vram_budget.nodes.routes import FITS_FIELDS
+
+    status, data = server.request("POST", "/vram_budget/fits", {"prompt": decode_prompt(64), "card": "RTX 4090"})
+    assert status == 200, data
+    assert set(FITS_FIELDS) <= set(data), set(FITS_FIELDS) - set(data)
+    assert data["card"] == "RTX 4090" and isinstance(data["fits"], bool) and data["complete"] in (True, False)
+    assert data["fits"] == (data["complete"] and data["vram_verdict"] in ("fits", "tight", "runs_slower")
+                            and data["host_outcome"] != "oom")
+    assert isinstance(data["free_now"]["ram_available_bytes"], int) and data["free_now"]["ram_available_bytes"] > 0
+    assert data["risk"]["level"] in ("low", "elevated", "high", "unknown")
+    full = server.request("POST", "/vram_budget/estimate", {"prompt": decode_prompt(64), "card": "RTX 4090"})[1]
+    assert data["verdict"] == full["budget"]["verdict"] and data["peak_bytes"] == full["budget"]["peak_bytes"]
+
+
 def test_estimate_route_plans_placement_over_the_cards_named(server):
     """"gpus": more cards (cuda:1 on) -> each device's peak and the placement plan (issue 24), as the command
     line's --gpus gives them; an unknown card name is a clear 422."""
@@ -370,6 +387,11 @@ BAD_REQUESTS = [
     ("POST", "/vram_budget/estimate", {"prompt": {}, "gpus": "RTX 3090"}, 400),
     ("POST", "/vram_budget/estimate", {"prompt": {}, "gpus": ["RTX 3090"] * 8}, 400),
     ("POST", "/vram_budget/estimate", {"prompt": {}, "gpus": [3090]}, 400),
+    ("POST", "/vram_budget/fits", {}, 400),
+    ("POST", "/vram_budget/fits", {"prompt": "../../etc/passwd"}, 400),
+    ("POST", "/vram_budget/fits", {"workflow": {"nodes": "x"}}, 400),
+    ("POST", "/vram_budget/fits", b"[1, 2", 400),
+    ("GET", "/vram_budget/fits", None, 405),
     ("GET", "/vram_budget/unload", None, 405),
     ("POST", "/vram_budget/status", {}, 405),
     ("GET", "/api/vram_budget/unload_all", None, 405),
