@@ -32,13 +32,11 @@ import json
 import math
 import statistics
 from dataclasses import replace
-from functools import lru_cache
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SPEED_FILE = REPO / "data" / "speed" / "speed.jsonl"
 
-from vram_budget.nodes.estimator import evidence as EV  # noqa: E402
 from vram_budget.nodes.estimator import evidence_replay as ER  # noqa: E402
 from vram_budget.nodes.estimator.errors import VramBudgetError  # noqa: E402
 from vram_budget.nodes.estimator.evidence import split_of  # noqa: E402

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
+from .evidence import version_tuple
 from .gpus import Card, windows_desktop_bytes
 from .host_memory import FAST_DISKS, RULE_SETS, Host, since
 from .units import GiB, MiB
@@ -138,13 +139,8 @@ class LaunchFlags:
         release at least that one when the release is known."""
         if not since(self.rules, "0.38"):
             return False
-        if not self.release:
-            return True
-        try:
-            rel = tuple(int(x) for x in self.release.split(".")[:2])
-        except ValueError:
-            return True
-        return rel >= FEATURES[feature]
+        rel = version_tuple(self.release)
+        return rel is None or rel[:2] >= FEATURES[feature]
 
     @classmethod
     def from_args(cls, args, *, os: str | None = None, rules: str | None = None) -> "LaunchFlags":

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from . import placement
+from .evidence import version_tuple
 from .units import GiB, fmt_gib, user_words
 from .runtime import speed_words
 
@@ -160,7 +161,7 @@ def assumptions(budget) -> str:
     host = getattr(budget, "host", None)
     rules = host.host.rules if host is not None else None
     if release:
-        newer = rules and ".".join(release.split(".")[:2]) != rules and _newer(release, rules)
+        newer = rules and (version_tuple(release) or ())[:2] > (version_tuple(rules) or ())
         parts.append(f"ComfyUI {release}" + (f" ({rules} rules: the newest the pack has)" if newer else ""))
     elif rules:
         parts.append(f"ComfyUI {rules} rules")
@@ -181,13 +182,6 @@ def assumptions(budget) -> str:
             whose = "container limit"
         parts.append(f"{fmt_gib(host.host.ram_total_bytes)} RAM ({whose})")
     return " · ".join(parts)
-
-
-def _newer(release: str, rules: str) -> bool:
-    try:
-        return tuple(int(x) for x in release.split(".")[:2]) > tuple(int(x) for x in rules.split(".")[:2])
-    except ValueError:
-        return False
 
 
 def _evidence_lines(budget) -> list[str]:
