@@ -2,6 +2,7 @@
 
     vram-budget inspect PATH...        what each model file is (files or folders, e.g. ComfyUI/models)
     vram-budget estimate WORKFLOW...   the budget of a workflow (cli_estimate.py)
+    vram-budget mcp                    a Model Context Protocol server on stdio (mcp_server.py)
 
 Subcommands register themselves on an argparse sub-parser set: ``inspect`` here;
 ``add_estimate_parser`` is the hook that adds ``estimate`` from cli_estimate.py.
@@ -21,6 +22,7 @@ from .units import fmt_gib, fmt_params
 from .cli_llm import add_llm_parsers
 from .cli_estimate import add_estimate_parser as add
 from .requirements import add_requirements_parser
+from .mcp_server import add_mcp_parser
 from .files import inspect_file
 
 
@@ -36,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_cards_parser(subparsers)
     add_requirements_parser(subparsers)
     add_llm_parsers(subparsers)
+    add_mcp_parser(subparsers)
     return parser
 
 

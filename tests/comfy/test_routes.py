@@ -645,3 +645,30 @@ def test_estimate_bodies_of_any_shape_get_an_answer_or_a_4xx(server):
         assert isinstance(data, dict) and (status == 200 or data.get("error"))
 
     check()
+
+
+def test_mcp_server_checks_a_prompt_against_this_comfyui(server):
+    """Issue 35: the official MCP client, through `vram-budget mcp`, asks this ComfyUI whether a prompt fits now
+    (the same answer as POST /vram_budget/fits), reads what holds its memory, and frees it."""
+    from mcp_client import session_run
+
+    load_vae(server)
+
+    async def steps(s):
+        fits = await s.call_tool("check_prompt", {"comfyui_url": server.url, "prompt": decode_prompt(64),
+                                                  "card": "RTX 4090"})
+        held = await s.call_tool("comfyui_memory", {"comfyui_url": server.url})
+        freed = await s.call_tool("free_memory", {"comfyui_url": server.url})
+        return fits, held, freed
+
+    _, (fits, held, freed) = session_run(steps)
+    direct = server.request("POST", "/vram_budget/fits", {"prompt": decode_prompt(64), "card": "RTX 4090"})[1]
+    assert fits.is_error is False and fits.structured_content["card"] == "RTX 4090"
+    for key in ("fits", "verdict", "peak_bytes", "fixes", "complete"):
+        assert fits.structured_content[key] == direct[key], key
+    assert held.is_error is False and held.structured_content["models"], held.structured_content
+    assert freed.is_error is False and freed.structured_content["requested"] is True
+    deadline = time.time() + 30
+    while server.request("GET", "/vram_budget/status")[1]["models"] and time.time() < deadline:
+        time.sleep(0.5)
+    assert server.request("GET", "/vram_budget/status")[1]["models"] == [], "ComfyUI's /free did not unload"
