@@ -974,3 +974,50 @@ def _te_cpu_reason() -> str:
     if getattr(dev, "type", "") == "cpu":
         return "this ComfyUI runs text encoders on the CPU (model_management.text_encoder_device)"
     return ""
+
+
+# ----------------------------------------------------------------------------------------------
+# Baselines after each prompt (leaks.py)
+def prompt_packs(prompt: dict | None, limit: int = 500) -> tuple:
+    """The custom node packs a prompt's nodes come from (nodes.py sets RELATIVE_PYTHON_MODULE
+    "custom_nodes.<pack>" on each node class it loads), this pack left out."""
+    if not isinstance(prompt, dict):
+        return ()
+    try:
+        import nodes  # noqa: PLC0415
+
+        mappings = nodes.NODE_CLASS_MAPPINGS
+    except Exception:  # noqa: BLE001
+        return ()
+    own = __name__.split(".")[0]
+    packs = set()
+    for node in list(prompt.values())[:limit]:
+        cls = mappings.get(node.get("class_type")) if isinstance(node, dict) else None
+        module = getattr(cls, "RELATIVE_PYTHON_MODULE", "") or ""
+        if module.startswith("custom_nodes."):
+            pack = module.split(".", 2)[1]
+            if pack != own and pack.replace("-", "_") != own.replace("-", "_"):
+                packs.add(pack)
+    return tuple(sorted(packs))
+
+
+def baseline(prompt_id: str, prompt: dict | None):
+    """leaks.Baseline now: this process's RSS and PyTorch's allocated VRAM, each less the weights of the models
+    ComfyUI keeps loaded (on the GPU: what is loaded there; in RAM: the rest)."""
+    import psutil  # noqa: PLC0415
+
+    from .leaks import Baseline  # noqa: PLC0415
+
+    models = loaded_models()
+    rss = int(psutil.Process().memory_info().rss)
+    ram_models = sum((m.size - m.loaded) if m.device_type == "cuda" else m.size for m in models)
+    vram = None
+    try:
+        import torch  # noqa: PLC0415
+
+        dev = _mm().get_torch_device()
+        if getattr(dev, "type", "") == "cuda":
+            vram = int(torch.cuda.memory_allocated(dev)) - sum(m.loaded for m in models if m.device_type == "cuda")
+    except Exception:  # noqa: BLE001
+        vram = None
+    return Baseline(prompt_id, rss - ram_models, vram, len(models), prompt_packs(prompt))

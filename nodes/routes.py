@@ -12,6 +12,8 @@ POST /vram_budget/estimate     {"prompt": API prompt, "workflow"?: UI workflow, 
                                "gpus"?: [more card names, cuda:1 on]} -> Budget (with several cards: placement_plan)
 POST /vram_budget/fits         the same request -> the short answer for agents (FITS_FIELDS, docs/agent-api.md):
                                will it run here, how long, the risk, the fixes, what is free now
+GET  /vram_budget/admission    holding queued prompts until they fit (admission.py): on/off, the held prompt, events
+POST /vram_budget/admission    {"enabled": bool} | {"release": prompt_id} (run anyway) | {"cancel": prompt_id}
 GET  /vram_budget/cards        the estimator's card catalogue (the panel's "estimate for" choice) and,
                                as "default", what no choice estimates for (this GPU / system memory)
 GET  /vram_budget/readout      the top-bar readout: used / total of the compute device, the peak of
@@ -52,7 +54,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from . import admission
 from . import comfy_bridge as bridge
+from . import cotenants
 from . import run_log
 from .estimator.errors import VramBudgetError
 from .estimator.gpus import CARDS
@@ -258,6 +262,10 @@ def build_status(queue=None) -> dict:
         procs = bridge.gpu_processes(d)
         if procs is not None:
             entry["processes"] = [{"pid": p.pid, "name": p.name, "used": p.used, "self": p.is_self} for p in procs]
+            named = cotenants.describe_processes([(p.pid, p.name, p.used) for p in procs])
+            extra = cotenants.hidden(d.total - d.driver_free if d.driver_free is not None else None, named,
+                                     d.torch_reserved + sum(c.used for c in named if c.is_self))
+            entry["cotenants"] = [c.to_dict() for c in named + ([extra] if extra else []) if not c.is_self]
         if d.is_compute_device:
             compute_cache = bar["reserved_unallocated"]
         devices.append(entry)
@@ -281,6 +289,20 @@ def build_status(queue=None) -> dict:
         status["dynamic_vram"]["note"] = (
             f"Dynamic VRAM streams weights on demand and keeps {fmt_gib(dyn.headroom)} free for working memory."
         )
+    compute_entry = next((e for e in devices if e["is_compute_device"]), None)
+    if compute_entry is not None:
+        status["cotenants"] = {"source": "nvml", "card": compute_entry["name"],
+                               "processes": compute_entry.get("cotenants", [])} if "cotenants" in compute_entry \
+            else None
+    else:  # no CUDA in this ComfyUI (--cpu, or torch without CUDA): the card as nvidia-smi sees it, if any
+        snap = cotenants.smi_snapshot(0)
+        status["cotenants"] = {"source": "nvidia-smi", "card": snap["name"], "total": snap["total"],
+                               "used": snap["used"], "processes": [c for c in snap["cotenants"] if not c["is_self"]]} \
+            if snap else None
+    if ADMISSION is not None:
+        status["admission"] = ADMISSION.state()
+    if run_log.TRACKER is not None:
+        status["leaks"] = run_log.TRACKER.leaks.state()
     if queue is not None:
         status["queue_remaining"] = _tasks_remaining(queue)
         status["busy"] = status["queue_remaining"] > 0
@@ -473,6 +495,9 @@ def _loaded_snapshot() -> list:
     return [(m.key, m.type, m.file) for m in bridge.loaded_models()]
 
 
+ADMISSION: admission.Admission | None = None  # set by register() inside a running ComfyUI
+
+
 def make_tracker(server) -> run_log.RunTracker:
     """The run tracker of a live server: PyTorch's peak on ComfyUI's device, the log in ComfyUI's
     user directory, each record pushed to the browsers as the "vram_budget.run" event."""
@@ -493,7 +518,7 @@ def make_tracker(server) -> run_log.RunTracker:
 
     return run_log.RunTracker(run_log.PeakProbe(lambda: bridge._mm().get_torch_device()), logfile,
                               on_record=push, on_start=MODEL_NAMES.started, on_end=MODEL_NAMES.ended,
-                              notes=measurement_notes)
+                              notes=measurement_notes, baseline=bridge.baseline)
 
 
 def measurement_notes() -> list[str]:
@@ -737,6 +762,12 @@ def register(server) -> bool:
     if run_log.install(server, tracker):
         run_log.TRACKER = tracker
     tracker = run_log.TRACKER
+    global ADMISSION
+    if getattr(server, "prompt_queue", None) is not None:
+        adm = admission.Admission(server.prompt_queue, admission.live_decide, admission.live_machine,
+                                  send=lambda st: server.send_sync("vram_budget.admission", st))
+        if adm.install():
+            ADMISSION = adm
 
     @routes.get(PREFIX + "/status")
     @_guard
@@ -867,6 +898,36 @@ def register(server) -> bool:
                 return _error(422, f"could not estimate this workflow (internal error {type(exc).__name__}; "
                                    "details in the ComfyUI log)")
             return _error(422, str(exc))
+
+    @routes.get(PREFIX + "/admission")
+    @_guard
+    async def vram_admission_state(request):
+        if ADMISSION is None:
+            return _error(503, "admission is not installed in this ComfyUI")
+        return _json(ADMISSION.state())
+
+    @routes.post(PREFIX + "/admission")
+    @_guard
+    async def vram_admission(request):
+        """{"enabled": bool} turns holding on or off; {"release": id} runs the held prompt anyway; {"cancel": id}
+        takes it out of the queue."""
+        if ADMISSION is None:
+            return _error(503, "admission is not installed in this ComfyUI")
+        body = await _body(request)
+        if not set(body) & {"enabled", "release", "cancel"}:
+            raise ValueError('send {"enabled": true|false}, {"release": prompt_id} or {"cancel": prompt_id}')
+        if "enabled" in body:
+            if not isinstance(body["enabled"], bool):
+                raise ValueError('"enabled" must be true or false')
+            ADMISSION.set_enabled(body["enabled"])
+        for key in ("release", "cancel"):
+            if key in body:
+                pid = body[key]
+                if not isinstance(pid, str) or not 0 < len(pid) <= 100:
+                    raise ValueError(f'"{key}" must be a prompt id (a string)')
+                if not (ADMISSION.release(pid) if key == "release" else await _in_executor(ADMISSION.cancel, pid)):
+                    return _error(404, f"prompt {pid} is not {'held' if key == 'release' else 'in the queue'}")
+        return _json(ADMISSION.state())
 
     @routes.get(PREFIX + "/cards")
     @_guard

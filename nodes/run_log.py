@@ -48,6 +48,7 @@ except ImportError:  # pragma: no cover  (Python < 3.11: the line reader in _pro
     tomllib = None
 from typing import Any, Callable
 
+from .leaks import LeakWatch
 from .estimator.units import GiB, MiB
 
 log = logging.getLogger("vram_budget.run_log")
@@ -737,8 +738,11 @@ class RunTracker:
     def __init__(self, probe, logfile: RunLogFile | None, clock: Callable[[], float] = time.time,
                  on_record: Callable[[dict], None] | None = None, on_start: Callable[[str], None] | None = None,
                  on_end: Callable[[str, dict], None] | None = None, notes: Callable[[], list] | None = None,
-                 versions: Callable[[], dict | None] | None = None):
+                 versions: Callable[[], dict | None] | None = None,
+                 baseline: Callable[[str, dict | None], Any] | None = None):
         self.probe, self.logfile, self.clock, self.notes = probe, logfile, clock, notes
+        self.baseline = baseline  # (prompt_id, prompt) -> leaks.Baseline after each prompt
+        self.leaks = LeakWatch()
         self.on_record, self.on_start, self.on_end = on_record, on_start, on_end
         self.versions = installed_versions if versions is None else versions
         self.current: str | None = None
@@ -778,12 +782,30 @@ class RunTracker:
             if self.current == prompt_id:
                 self.current, self.current_prompt = None, None
             data = record.to_dict()
+            self._watch(prompt_id, prompt, data)
             self.recent.appendleft(data)
             self.runs_recorded += 1
         self._write(data)
         if self.on_end is not None:
             self.on_end(prompt_id, history_entry or {})
         return data
+
+    def _watch(self, prompt_id: str, prompt: dict | None, data: dict) -> None:
+        """The baseline after this prompt (leaks.py); a creep across runs goes into the record and the log."""
+        if self.baseline is None:
+            return
+        try:
+            b = self.baseline(prompt_id, prompt)
+        except Exception:  # noqa: BLE001  (never lose the record for its baseline)
+            log.exception("[VRAM Budget] could not measure the baseline after prompt %s", prompt_id)
+            return
+        if b is None:
+            return
+        data["baseline"] = b.to_dict()
+        flag = self.leaks.add(b)
+        if flag is not None:
+            data["leak"] = flag
+            log.warning("[VRAM Budget] %s. Fix: %s", flag["text"], "; ".join(flag["fixes"]))
 
     def _versions(self) -> dict | None:
         try:

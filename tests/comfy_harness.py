@@ -94,7 +94,7 @@ def _free_port() -> int:
 
 
 class ComfyServer:
-    def __init__(self, path: Path, python: str, base: Path, extra_args=()):
+    def __init__(self, path: Path, python: str, base: Path, extra_args=(), env=None):
         self.path, self.python, self.base = path, python, base
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -102,7 +102,7 @@ class ComfyServer:
         args = [python, "main.py", "--cpu", "--listen", "127.0.0.1", "--port", str(self.port),
                 "--base-directory", str(base), "--disable-auto-launch", *frontend_args(), *extra_args]
         self._log = open(self.log_path, "w")
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
         env.pop("PYTHONPATH", None)
         self.proc = subprocess.Popen(args, cwd=path, stdout=self._log, stderr=subprocess.STDOUT, env=env)
         deadline = time.time() + 240

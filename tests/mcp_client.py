@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import anyio
 import pytest
@@ -20,7 +21,14 @@ def session_run(steps):
             async with ClientSession(read, write) as session:
                 init = await session.initialize()
                 return init, await steps(session)
-    return anyio.run(main)
+    return _run(main)
+
+
+def _run(main):
+    """anyio.run in a thread of its own: a sync Playwright test earlier in the session may leave an event loop
+    running in this one."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, main).result(timeout=300)
 
 
 def auto_run(steps):
@@ -30,4 +38,4 @@ def auto_run(steps):
     async def main():
         async with Client(SERVER) as client:
             return await steps(client)
-    return anyio.run(main)
+    return _run(main)

@@ -222,6 +222,74 @@ function renderDevices(status) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// who else holds the card, prompts held until they fit, memory that creeps up (admission.py, cotenants.py, leaks.py)
+function cotenantRows(co) {
+  const procs = Array.isArray(co?.processes) ? co.processes.filter((p) => p && typeof p === "object").slice(0, 8) : [];
+  if (!procs.length) return null;
+  const total = procs.reduce((a, p) => a + (bytesOf(p.used) || 0), 0);
+  return h("div.vrb-note.vrb-note-info", { "data-testid": "cotenants" }, h("i.pi.pi-users"),
+    h("div",
+      h("b", `Other programs hold ${gib(total)} of the ${shortGpuName(String(co.card || "GPU"))}`),
+      procs.map((p) => h("div.vrb-row.vrb-small",
+        h("span", `${String(p.label || p.name || "a process")}${p.pid ? ` · pid ${p.pid}` : ""}`), h("span", gib(p.used)))),
+      procs.some((p) => p.advice) ? h("details.vrb-fix", h("summary", "How to free it"),
+        h("div", procs.filter((p) => p.advice).map((p) => h("div.vrb-small", String(p.advice))))) : null));
+}
+
+/** A prompt held or started (admission.py pushes its state): shown at once, not at the next poll. */
+function onAdmission(event) {
+  const adm = event?.detail;
+  if (!adm || typeof adm !== "object" || !state.status || state.frozen) return;
+  state.status = { ...state.status, admission: adm };
+  renderAll();
+}
+
+async function admissionCall(body, key) {
+  state.pending.add(key);
+  renderAll();
+  try {
+    const { ok, data } = await call("admission", body);
+    if (ok) state.status = { ...state.status, admission: data };
+    else toast("error", "VRAM Budget", data.error || "the queue did not answer");
+  } finally {
+    state.pending.delete(key);
+    renderAll();
+  }
+}
+
+function renderWatch(status) {
+  const out = [cotenantRows(status.cotenants)];
+  const adm = status.admission;
+  if (adm && typeof adm === "object") {
+    out.push(h("label.vrb-row.vrb-small.vrb-switch", { title: "Before a queued prompt starts, check it against the memory free now; hold it while other programs hold what it needs" },
+      h("span", "Hold prompts until they fit"),
+      h("input", { type: "checkbox", "data-testid": "admission-switch", checked: adm.enabled === true, disabled: state.pending.has("admission"),
+        onchange: (e) => admissionCall({ enabled: e.target.checked }, "admission") })));
+    const held = adm.held;
+    if (held && typeof held === "object" && held.prompt_id) {
+      const id = String(held.prompt_id);
+      out.push(h("div.vrb-note.vrb-note-warn", { "data-testid": "admission-held" }, h("i.pi.pi-pause"),
+        h("div",
+          h("b", "A prompt is waiting for memory"),
+          h("div.vrb-small", String(held.message || "")),
+          h("div.vrb-row",
+            h("button.vrb-btn.vrb-btn-small", { type: "button", "data-action": "release", disabled: state.pending.has("release"),
+              onclick: () => admissionCall({ release: id }, "release") }, "Run anyway"),
+            h("button.vrb-btn.vrb-btn-small", { type: "button", "data-action": "cancel", disabled: state.pending.has("cancel"),
+              onclick: () => admissionCall({ cancel: id }, "cancel") }, "Cancel it")))));
+    }
+  }
+  const flag = status.leaks?.flag;
+  if (flag && typeof flag === "object") {
+    out.push(h("div.vrb-note.vrb-note-warn", { "data-testid": "leak" }, h("i.pi.pi-chart-line"),
+      h("div", h("b", "Memory creeps up run after run"), h("div.vrb-small", String(flag.text || "")),
+        Array.isArray(flag.fixes) && flag.fixes.length ? h("details.vrb-fix", { open: true }, h("summary", "How to fix"),
+          h("div", flag.fixes.slice(0, 4).map((f) => h("div.vrb-small", String(f))))) : null)));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
 // system RAM of the open workflow (budget.py _host_dict, host_memory.py): older servers send none
 const HOST_LABEL = { fits: "Fits in RAM", swapping: "Swaps", thrashing: "Re-reads from disk", oom: "Out of RAM", assumed: "RAM not known" };
 const HOST_TONE = { fits: "plain", swapping: "warn", thrashing: "warn", oom: "bad", assumed: "info" };
@@ -821,13 +889,14 @@ function renderAll(force = false) {
   }
   const keys = {
     devices: JSON.stringify([s.devices, s.ram, s.cuda, s.dynamic_vram, ramPrediction(s.ram)]),
+    watch: JSON.stringify([s.cotenants, s.admission?.enabled, s.admission?.held?.prompt_id, s.admission?.held?.message, s.leaks?.flag, [...state.pending]]),
     models: JSON.stringify([s.models, s.busy, [...state.pending]]),
     actions: JSON.stringify([s.would_free, s.busy, s.queue_remaining, s.cuda, state.action, [...state.pending]]),
     budget: JSON.stringify([state.budget, estimate.card(), estimate.gpus(), state.cards?.length, s.cuda, state.lastStop]),
     oom: JSON.stringify([state.lastOom?.timestamp, state.lastOom?.diagnosis?.headline, state.oomFresh]),
     runs: JSON.stringify([state.runs?.map((r) => r.prompt_id), state.runsMeasuring, (state.regressions || []).map((r) => r?.sentence)]),
   };
-  const builders = { devices: () => renderDevices(s), models: () => renderModels(s), actions: () => renderActions(s), budget: renderBudget, runs: renderRuns, oom: renderOom };
+  const builders = { devices: () => renderDevices(s), watch: () => renderWatch(s), models: () => renderModels(s), actions: () => renderActions(s), budget: renderBudget, runs: renderRuns, oom: renderOom };
   for (const [key, build] of Object.entries(builders)) {
     if (force || panel.lastKeys[key] !== keys[key]) {
       fill(key, build());
@@ -1007,6 +1076,7 @@ function buildRoot() {
     h("div.vrb-scroll",
       section("budget"),
       section("devices"),
+      section("watch"),
       section("models"),
       section("actions"),
       section("runs"),
@@ -1075,6 +1145,7 @@ app.registerExtension({
     api.addEventListener("execution_error", onExecutionError);
     api.addEventListener("vram_budget.run", onRunRecorded);
     api.addEventListener("vram_budget.stopped", onStopped);
+    api.addEventListener("vram_budget.admission", onAdmission);
     const manager = app.extensionManager;
     const tab = {
       id: TAB_ID,

@@ -80,11 +80,11 @@ def comfy_server_factory(comfy_install, tmp_path_factory):
     path, python, _ = comfy_install
     servers: list[ComfyServer] = []
 
-    def make(setup=None, extra_args=()):
+    def make(setup=None, extra_args=(), env=None):
         base = make_base(tmp_path_factory.mktemp("comfy_base_custom"))
         if setup is not None:
             setup(base)
-        server = ComfyServer(path, python, base, extra_args)
+        server = ComfyServer(path, python, base, extra_args, env=env)
         servers.append(server)
         return server
 

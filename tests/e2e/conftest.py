@@ -37,11 +37,11 @@ def e2e_server_factory(e2e_comfy, tmp_path_factory):
     path, python, _ = e2e_comfy
     servers = []
 
-    def make(setup=None, extra_args=()):
+    def make(setup=None, extra_args=(), env=None):
         base = HARNESS.make_base(tmp_path_factory.mktemp("e2e_base"))
         if setup is not None:
             setup(base)
-        server = HARNESS.ComfyServer(path, python, base, extra_args)
+        server = HARNESS.ComfyServer(path, python, base, extra_args, env=env)
         servers.append(server)
         # Offline, a first start opens the templates dialog; mark the tutorial as done.
         status, _ = server.request("POST", "/api/settings", {"Comfy.TutorialCompleted": True})
