@@ -1,7 +1,9 @@
-"""Wan Planner node: the largest frames and resolution a Wan model can do on this card.
+"""Wan Planner node: the largest frames and resolution a video model can do on this card.
 
-Wire its width / height / length into WanImageToVideo, Wan22ImageToVideoLatent or
-EmptyHunyuanLatentVideo. The planning maths live in estimator/wan_plan.py (shared estimator,
+Wire its width / height / length into the workflow's video latent node (WanImageToVideo, Wan22ImageToVideoLatent,
+EmptyHunyuanLatentVideo, EmptyHunyuanVideo15Latent, EmptyLTXVLatentVideo, WanVaceToVideo ...): it then plans that
+workflow itself, any video family (estimator/video_plan.py). Standalone, or wired elsewhere, the variant widgets
+(Wan 2.1 / 2.2) or a connected MODEL answer. The planning maths live in estimator/wan_plan.py (shared estimator,
 no ComfyUI); this module only turns the node's inputs into a model spec and a Device and the
 plan back into outputs and text.
 """
@@ -11,7 +13,10 @@ import logging
 import time
 
 from . import comfy_bridge
-from .budget_node import THIS_GPU, live_device
+from .budget_node import LIVE_WAIT_S, THIS_GPU, live_device
+from .estimator import video_plan
+from .estimator.planning import read_workflow
+from .live_models import live_hooks
 from .estimator.errors import VramBudgetError
 from .estimator.gpus import CARDS
 from .estimator.wan_plan import (
@@ -67,17 +72,22 @@ class WanPlanner:
                 "cfg": ("FLOAT", {"default": DEFAULT_CFG, "min": 0.0, "max": 100.0, "step": 0.1,
                                   "tooltip": "CFG > 1 evaluates cond and uncond (more activation memory)"}),
             },
-            "hidden": {"unique_id": "UNIQUE_ID"},
+            "hidden": {"unique_id": "UNIQUE_ID", "prompt": "PROMPT"},
         }
 
     def run(self, variant, precision, width, height, length, seconds, keep, vram_budget_gb=0.0, model=None,
-            gpu=THIS_GPU, cfg=DEFAULT_CFG, unique_id=None):
+            gpu=THIS_GPU, cfg=DEFAULT_CFG, unique_id=None, prompt=None):
         started = time.perf_counter()
         width, height, length = (_bounded(name, v, 1, MAX_RESOLUTION) for name, v in
                                  (("width", width), ("height", height), ("length", length)))
         seconds = float(_bounded("seconds", seconds, 0.0, 3600.0, int_only=False))
         cfg = float(_bounded("cfg", cfg, 0.0, 100.0, int_only=False))
         vram_budget_gb = float(_bounded("vram_budget_gib", vram_budget_gb, 0.0, 4096.0, int_only=False))
+        if model is None and isinstance(prompt, dict) and unique_id is not None:
+            planned = _from_workflow(prompt, str(unique_id), int(width), int(height), int(length), seconds, keep,
+                                     vram_budget_gb, gpu)
+            if planned is not None:
+                return planned
         if model is not None:
             spec = spec_from_loaded(comfy_bridge.describe_loaded_model(model))
         else:
@@ -99,6 +109,39 @@ class WanPlanner:
         summary = result.to_dict()
         return {"ui": {"text": [text], "wan_plan": [summary]},
                 "result": (result.width, result.height, result.length, text)}
+
+
+def _from_workflow(prompt: dict, uid: str, width: int, height: int, length: int, seconds: float, keep: str,
+                   vram_budget_gb: float, gpu: str):
+    """Wired into the video latent a sampler of this workflow uses (no MODEL input): plan THAT workflow, its own
+    models and settings, whatever the video family (estimator/video_plan.py); None otherwise (the variant widgets
+    answer)."""
+    fed = video_plan.planner_links(prompt, uid)
+    if not fed:
+        return None
+    fps = video_plan.workflow_fps(prompt)
+    if seconds and seconds > 0:
+        if fps is None:
+            return None  # no frame rate in the workflow: the variant's answers, and says which it used
+        length = min(MAX_RESOLUTION, length_for_seconds(seconds, fps))  # 4k+1 nearest; an 8k+1 latent floors it
+    at = video_plan.prompt_at(prompt, uid, width, height, length)
+    try:
+        workload = read_workflow(at)
+    except VramBudgetError as exc:
+        log.info("[VRAM Budget] Wan Planner: the workflow it feeds could not be read (%s); using the variant", exc)
+        return None
+    if not video_plan.feeds_the_sampled_latent(workload, fed):
+        return None
+    device = live_device("auto", vram_budget_gb, gpu)
+    with live_hooks(wait_s=LIVE_WAIT_S):
+        result = video_plan.plan_workload(workload, device, width, height, length, keep, comfy_bridge.model_resolver())
+    text = result.text(device.name) + ("\n(planned from the workflow this node feeds; the variant and precision "
+                                       "widgets are not used)")
+    summary = {**result.to_dict(), "mode": "workflow", "card": device.name}
+    log.info("[VRAM Budget] video plan %dx%dx%d on %s (from the workflow)", result.width, result.height,
+             result.length, device.name)
+    return {"ui": {"text": [text], "wan_plan": [summary]},
+            "result": (result.width, result.height, result.length, text)}
 
 
 def _bounded(name: str, value, lo: float, hi: float, int_only: bool = True):

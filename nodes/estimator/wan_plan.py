@@ -384,14 +384,18 @@ def need_bytes(budget: Budget) -> int:
 Candidate = tuple[int, int, int]  # width, height, length
 
 
-def _lengths(target_length: int) -> list[int]:
-    return list(range(MIN_LENGTH, target_length + 1, 4))
+def _lengths(target_length: int, step: int = 4) -> list[int]:
+    return list(range(MIN_LENGTH, target_length + 1, step))
 
 
-def search_path(width: int, height: int, length: int, multiple: int, keep: str) -> list[Candidate]:
-    """Candidates from the target down to the smallest size, in the order `keep` cuts them."""
+def search_path(width: int, height: int, length: int, multiple: int, keep: str, length_step: int = 4) -> list[Candidate]:
+    """Candidates from the target down to the smallest size, in the order `keep` cuts them. `length_step`: the
+    VAE's temporal compression (lengths are step·k+1: 4 for Wan and HunyuanVideo, 8 for LTX)."""
     sizes = resolution_candidates(width, height, multiple)
-    lengths = _lengths(length)
+    lengths = _lengths(length, length_step)
+
+    def latent_frames(n: int) -> int:  # noqa: F811  (this path's own temporal step)
+        return (n - 1) // length_step + 1
     ri, fi = len(sizes) - 1, len(lengths) - 1
     path: list[Candidate] = [(*sizes[ri], lengths[fi])]
     t0, p0 = latent_frames(length), width * height

@@ -193,3 +193,40 @@ def test_planner_reads_a_gguf_model_loaded_by_comfyui_gguf(run_in_comfy, tmp_pat
     assert desc["params"] == result["params"]
     assert desc["weights_bytes"] < 2 * desc["params"]  # quantized bytes, not the logical 16-bit size
     assert result["plan"]["precision"] == "GGUF Q8_0"
+
+
+def test_planner_wired_into_a_hunyuanvideo_15_workflow_plans_that_workflow(run_in_comfy):
+    """Issue 35: wired into the video latent of a non-Wan workflow (HunyuanVideo 1.5, as the official template
+    wires it), the node plans that workflow with its own models, on ComfyUI's own graph input (the hidden
+    PROMPT); the same as the estimator's video_plan on that prompt."""
+    import json as _json
+
+    from test_video_plan import HV15
+    from vram_budget.nodes.estimator import video_plan
+    from vram_budget.nodes.estimator.planning import read_workflow
+
+    result = run_in_comfy(
+        f"""
+        import json
+        node = PACK.NODE_CLASS_MAPPINGS["VRAMBudgetWanPlanner"]()
+        prompt = json.loads({_json.dumps(_json.dumps(HV15))})
+        r = node.run("Wan 2.1 14B", "fp16", 1920, 1088, 161, 0.0, "frames", vram_budget_gb=24.0, prompt=prompt,
+                     unique_id="99")
+        s = node.run("Wan 2.1 14B", "fp16", 1920, 1088, 1, 5.0, "resolution", vram_budget_gb=24.0, prompt=prompt,
+                     unique_id="99")
+        alone = node.run("Wan 2.1 14B", "fp16", 1280, 720, 81, 0.0, "frames", vram_budget_gb=24.0, prompt=prompt,
+                         unique_id="42")
+        print(json.dumps({{"r": [list(r["result"][:3]), r["ui"]["wan_plan"][0], r["ui"]["text"][0]],
+                           "s": [list(s["result"][:3]), s["ui"]["wan_plan"][0]],
+                           "alone": alone["ui"]["wan_plan"][0]}}))
+        """
+    )
+    workload = read_workflow(video_plan.prompt_at(HV15, "99", 1920, 1088, 161))
+    expected = video_plan.plan_workload(workload, budget_device(24.0), 1920, 1088, 161, "frames")
+    (got, plan, text) = result["r"]
+    assert got == [expected.width, expected.height, expected.length] and expected.changed and expected.fits
+    assert plan["mode"] == "workflow" and plan["latent_node"] == "EmptyHunyuanVideo15Latent"
+    assert "HunyuanVideo 1.5" in text and "variant and precision widgets are not used" in text
+    assert got[2] == 161 and got[0] % 16 == 0  # keep frames: the size was cut
+    assert result["s"][1]["target"][2] == 121  # 5 s at the workflow's own 24 fps (CreateVideo fps)
+    assert result["alone"].get("mode") is None  # another node's id: not wired, the variant answers
