@@ -13,7 +13,7 @@ POST /vram_budget/estimate     {"prompt": API prompt, "workflow"?: UI workflow, 
 POST /vram_budget/fits         the same request -> the short answer for agents (FITS_FIELDS, docs/agent-api.md):
                                will it run here, how long, the risk, the fixes, what is free now
 GET  /vram_budget/admission    holding queued prompts until they fit (admission.py): on/off, the held prompt, events
-POST /vram_budget/admission    {"enabled": bool} | {"release": prompt_id} (run anyway) | {"cancel": prompt_id}
+POST /vram_budget/admission    {"enabled": bool} | {"fixes": bool} | {"release": prompt_id} (run anyway) | {"cancel": id}
 GET  /vram_budget/cards        the estimator's card catalogue (the panel's "estimate for" choice) and,
                                as "default", what no choice estimates for (this GPU / system memory)
 GET  /vram_budget/readout      the top-bar readout: used / total of the compute device, the peak of
@@ -765,7 +765,8 @@ def register(server) -> bool:
     global ADMISSION
     if getattr(server, "prompt_queue", None) is not None:
         adm = admission.Admission(server.prompt_queue, admission.live_decide, admission.live_machine,
-                                  send=lambda st: server.send_sync("vram_budget.admission", st))
+                                  send=lambda st: server.send_sync("vram_budget.admission", st),
+                                  fixer=admission.live_fixer)
         if adm.install():
             ADMISSION = adm
 
@@ -909,17 +910,20 @@ def register(server) -> bool:
     @routes.post(PREFIX + "/admission")
     @_guard
     async def vram_admission(request):
-        """{"enabled": bool} turns holding on or off; {"release": id} runs the held prompt anyway; {"cancel": id}
-        takes it out of the queue."""
+        """{"enabled": bool} turns holding on or off; {"fixes": bool} lets a held prompt run with the fixes that
+        change nothing it makes (admission.prompt_fixes); {"release": id} runs it anyway; {"cancel": id} takes it
+        out of the queue."""
         if ADMISSION is None:
             return _error(503, "admission is not installed in this ComfyUI")
         body = await _body(request)
-        if not set(body) & {"enabled", "release", "cancel"}:
-            raise ValueError('send {"enabled": true|false}, {"release": prompt_id} or {"cancel": prompt_id}')
-        if "enabled" in body:
-            if not isinstance(body["enabled"], bool):
-                raise ValueError('"enabled" must be true or false')
-            ADMISSION.set_enabled(body["enabled"])
+        if not set(body) & {"enabled", "fixes", "release", "cancel"}:
+            raise ValueError('send {"enabled": true|false}, {"fixes": true|false}, {"release": prompt_id} or '
+                             '{"cancel": prompt_id}')
+        for key, setter in (("enabled", ADMISSION.set_enabled), ("fixes", ADMISSION.set_fixes)):
+            if key in body:
+                if not isinstance(body[key], bool):
+                    raise ValueError(f'"{key}" must be true or false')
+                setter(body[key])
         for key in ("release", "cancel"):
             if key in body:
                 pid = body[key]

@@ -83,7 +83,7 @@ def _runs(limit: int, complete: bool = True):
     """A prompt that runs while other processes hold at most `limit` bytes."""
     calls = []
 
-    def runs(others: int):
+    def runs(others: int, ram: int = 0):
         calls.append(others)
         return complete, others <= limit, "" if complete else "model x.safetensors not found"
     return runs, calls
@@ -98,7 +98,7 @@ def test_judge_holds_only_what_waiting_can_fix():
     runs, calls = _runs(3 * GiB)
     j = admission.judge(runs, 9 * GiB)
     assert j.action == "hold" and 3 * GiB - admission.SEARCH_STEP < j.max_others <= 3 * GiB
-    assert len(calls) <= 2 + 8  # now, empty, then a bounded search
+    assert len(calls) <= 3 + 8  # now, empty, the card alone, then a bounded search
 
 
 class Queue:
@@ -138,7 +138,7 @@ def _admission(others: list[int], limit_for: dict):
     q = Queue()
     machine = lambda: admission.Machine("RTX 3060", others[0], [{"pid": 812, "label": "Ollama (qwen3)",  # noqa: E731
                                                                  "used": others[0], "is_self": False}])
-    decide = lambda prompt, m: admission.judge(lambda x: (True, x <= limit_for[prompt["id"]], ""),  # noqa: E731
+    decide = lambda prompt, m: admission.judge(lambda x, r: (True, x <= limit_for[prompt["id"]], ""),  # noqa: E731
                                                m.others_bytes)
     pushed = []
     a = admission.Admission(q, decide, machine, send=pushed.append, enabled=True, poll_s=0.01)
@@ -206,3 +206,92 @@ def test_a_worker_blocked_on_an_empty_queue_judges_what_arrives():
     assert got == [None] and a.state()["held"]["prompt_id"] == "a" and q.running == []
     others[0] = 0
     assert q.get(timeout=None)[1] == "a"
+
+
+# ---------------------------------------------------------------------------------------------- fixes, when allowed
+FLUX = {
+    "1": {"class_type": "DualCLIPLoader", "inputs": {"clip_name1": "clip_l.safetensors",
+                                                      "clip_name2": "t5xxl_fp16.safetensors", "type": "flux"}},
+    "2": {"class_type": "CLIPTextEncode", "inputs": {"text": "a fox", "clip": ["1", 0]}},
+    "3": {"class_type": "VAEDecode", "inputs": {"samples": ["9", 0], "vae": ["8", 0]}},
+    "4": {"class_type": "CLIPLoader", "inputs": {"clip_name": "umt5_xxl_bf16.safetensors", "type": "wan"}},
+}
+
+
+def test_prompt_fixes_only_change_memory_not_the_output():
+    on_disk = {"clip_l.safetensors", "t5xxl_fp16.safetensors", "t5xxl_fp8_e4m3fn_scaled.safetensors",
+               "t5xxl_fp8_e4m3fn.safetensors"}
+    fixed, words = admission.prompt_fixes(FLUX, on_disk, auto_tiled=True)
+    assert fixed["1"]["inputs"]["clip_name2"] == "t5xxl_fp8_e4m3fn_scaled.safetensors"  # the scaled one first
+    assert fixed["1"]["inputs"]["clip_name1"] == "clip_l.safetensors"
+    assert fixed["3"]["class_type"] == "VAEDecodeAutoTiled" and fixed["3"]["inputs"] == FLUX["3"]["inputs"]
+    assert fixed["4"] == FLUX["4"]  # no fp8 umT5 on disk: left as it is
+    assert words == ["text encoder t5xxl_fp16.safetensors → t5xxl_fp8_e4m3fn_scaled.safetensors (already on disk)",
+                     "node 3: VAE Decode → VAE Decode (Auto Tiled)"]
+    assert FLUX["1"]["inputs"]["clip_name2"] == "t5xxl_fp16.safetensors"  # the original is not touched
+    assert admission.prompt_fixes(FLUX, set(), auto_tiled=False) == (FLUX, [])
+
+
+def test_a_held_prompt_runs_fixed_in_its_place_when_fixes_are_allowed():
+    q = Queue()
+    machine = lambda: admission.Machine("RTX 3060", 9 * GiB, [])  # noqa: E731
+
+    def decide(prompt, m):  # fits only with the fp8 text encoder
+        fixed = prompt["1"]["inputs"]["clip_name2"] != "t5xxl_fp16.safetensors"
+        return admission.judge(lambda x, r: (True, fixed or x <= GiB, ""), m.others_bytes)
+
+    fixer = lambda p: admission.prompt_fixes(p, {"t5xxl_fp8_e4m3fn.safetensors"}, False)  # noqa: E731
+    a = admission.Admission(q, decide, machine, enabled=True, poll_s=0.01, fixer=fixer, fixes=False)
+    a.install()
+    q.put((1, "a", FLUX, {"x": 1}, ["3"]))
+    q.put((2, "b", FLUX, {}, []))
+    assert q.get(timeout=1) is None  # fixes not allowed: held
+    a.set_fixes(True)
+    item, pid = q.get(timeout=1)
+    assert pid == "a" and item[0] == 1 and item[3:] == ({"x": 1}, ["3"])
+    assert item[2]["1"]["inputs"]["clip_name2"] == "t5xxl_fp8_e4m3fn.safetensors"
+    assert a.state()["events"][-1]["kind"] == "fixed" and "t5xxl_fp8_e4m3fn" in a.state()["events"][-1]["text"]
+    assert [i[1] for i in q.queue] == ["b"]  # the rest keeps its place
+
+
+def test_ram_held_by_another_program_is_waited_for_too():
+    """RAM alone blocks: held until the OS and other programs hold at most what leaves room; both block: both."""
+    def runs(v, r):  # runs when the card's others hold <= 2 GiB and RAM's others <= 10 GiB
+        return True, v <= 2 * GiB and r <= 10 * GiB, ""
+    ram_only = admission.judge(runs, 1 * GiB, 20 * GiB, ram_floor=4 * GiB)
+    assert ram_only.action == "hold" and ram_only.max_others == GiB
+    assert 10 * GiB - admission.SEARCH_STEP < ram_only.max_ram_others <= 10 * GiB
+    both = admission.judge(runs, 8 * GiB, 20 * GiB, ram_floor=4 * GiB)
+    assert both.action == "hold" and both.max_others <= 2 * GiB and both.max_ram_others <= 10 * GiB
+    hopeless = admission.judge(runs, 1 * GiB, 20 * GiB, ram_floor=12 * GiB)  # the named programs are not enough
+    assert hopeless.action == "run" and "largest programs out of RAM" in hopeless.why
+    m = admission.Machine("RTX 3060", 8 * GiB, [{"pid": 5, "label": "Ollama", "used": 8 * GiB}], 20 * GiB,
+                          [{"pid": 77, "label": "chrome", "used": 9 * GiB}], 4 * GiB)
+    text = admission.holding_message(m, both)
+    assert "on the RTX 3060, held by Ollama (pid 5)" in text and "of system RAM, held by chrome (pid 77)" in text
+    assert not admission.admits(m, both)
+    assert admission.admits(admission.Machine("X", GiB, [], 9 * GiB), both)
+
+
+def test_thresholds_met_are_confirmed_by_a_fresh_estimate():
+    """The search is per dimension; when the thresholds are met, one fresh estimate decides (never runs on the
+    thresholds alone)."""
+    calls = []
+    state = {"ram": 20 * GiB, "verdict_ok": False}
+    q = Queue()
+    machine = lambda: admission.Machine("X", 0, [], state["ram"], [], 4 * GiB)  # noqa: E731
+
+    def decide(prompt, m):
+        calls.append(m.ram_others_bytes)
+        if m.ram_others_bytes <= 10 * GiB and state["verdict_ok"]:
+            return admission.Judgement("run", "fits now")
+        return admission.Judgement("hold", "", max_others=0, max_ram_others=10 * GiB)
+    a = admission.Admission(q, decide, machine, enabled=True, poll_s=0.01)
+    a.install()
+    q.put((1, "a", {}, {}, []))
+    assert q.get(timeout=1) is None and len(calls) == 1
+    assert q.get(timeout=1) is None and len(calls) == 1  # cached while the thresholds are not met
+    state["ram"] = 9 * GiB
+    assert q.get(timeout=1) is None and len(calls) == 2  # met, but the fresh estimate says no
+    state["verdict_ok"] = True
+    assert q.get(timeout=1)[1] == "a" and len(calls) == 3

@@ -265,6 +265,12 @@ function renderWatch(status) {
       h("span", "Hold prompts until they fit"),
       h("input", { type: "checkbox", "data-testid": "admission-switch", checked: adm.enabled === true, disabled: state.pending.has("admission"),
         onchange: (e) => admissionCall({ enabled: e.target.checked }, "admission") })));
+    if (adm.enabled === true) {
+      out.push(h("label.vrb-row.vrb-small.vrb-switch", { title: "A held prompt runs at once when an fp8 text encoder already on disk, or VAE Decode (Auto Tiled), makes it fit: the same images, less memory" },
+        h("span.vrb-muted", "…or run it with an fp8 text encoder / tiled decode that fits"),
+        h("input", { type: "checkbox", "data-testid": "admission-fixes", checked: adm.fixes === true, disabled: state.pending.has("fixes"),
+          onchange: (e) => admissionCall({ fixes: e.target.checked }, "fixes") })));
+    }
     const held = adm.held;
     if (held && typeof held === "object" && held.prompt_id) {
       const id = String(held.prompt_id);
@@ -889,7 +895,7 @@ function renderAll(force = false) {
   }
   const keys = {
     devices: JSON.stringify([s.devices, s.ram, s.cuda, s.dynamic_vram, ramPrediction(s.ram)]),
-    watch: JSON.stringify([s.cotenants, s.admission?.enabled, s.admission?.held?.prompt_id, s.admission?.held?.message, s.leaks?.flag, [...state.pending]]),
+    watch: JSON.stringify([s.cotenants, s.admission?.enabled, s.admission?.fixes, s.admission?.held?.prompt_id, s.admission?.held?.message, s.leaks?.flag, [...state.pending]]),
     models: JSON.stringify([s.models, s.busy, [...state.pending]]),
     actions: JSON.stringify([s.would_free, s.busy, s.queue_remaining, s.cuda, state.action, [...state.pending]]),
     budget: JSON.stringify([state.budget, estimate.card(), estimate.gpus(), state.cards?.length, s.cuda, state.lastStop]),

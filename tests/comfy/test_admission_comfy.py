@@ -120,3 +120,24 @@ def test_off_switch_and_bad_requests(server, standin):
     finally:
         stop(holder)
         server.request("POST", "/vram_budget/admission", {"enabled": True})
+
+
+def test_the_live_fixer_reads_this_comfyuis_folders(run_in_comfy, tmp_path):
+    """The fixes a held prompt may run with (admission.prompt_fixes), as ComfyUI's own folder list and node
+    registry give them: an fp8 text encoder already in a text_encoders folder, VAE Decode (Auto Tiled) registered."""
+    te = tmp_path / "te"
+    te.mkdir()
+    for name in ("t5xxl_fp16.safetensors", "t5xxl_fp8_e4m3fn_scaled.safetensors"):
+        (te / name).write_bytes(b"")
+    out = run_in_comfy(f"""
+        import json, folder_paths
+        folder_paths.add_model_folder_path("text_encoders", {str(te)!r})
+        import importlib
+        adm = importlib.import_module(PACK.__name__ + ".nodes.admission")
+        prompt = {{"1": {{"class_type": "CLIPLoader", "inputs": {{"clip_name": "t5xxl_fp16.safetensors", "type": "sd3"}}}},
+                  "2": {{"class_type": "VAEDecode", "inputs": {{"samples": ["5", 0], "vae": ["6", 0]}}}}}}
+        fixed, words = adm.live_fixer(prompt)
+        print(json.dumps({{"fixed": fixed, "words": words}}))
+    """)
+    assert out["fixed"]["1"]["inputs"]["clip_name"] == "t5xxl_fp8_e4m3fn_scaled.safetensors"
+    assert out["fixed"]["2"]["class_type"] == "VAEDecodeAutoTiled" and len(out["words"]) == 2

@@ -71,6 +71,12 @@ def test_who_holds_the_card_a_held_prompt_and_a_leak(server, page, standin, harn
         co = page.locator("[data-testid=cotenants]")
         assert "Other programs hold 11.62 GiB" in co.inner_text() and "Ollama (sha256-ab12)" in co.inner_text()
         assert page.locator("[data-testid=admission-switch]").is_checked()
+        fixes = page.locator("[data-testid=admission-fixes]")
+        assert not fixes.is_checked()
+        fixes.click()
+        page.wait_for_function("() => document.querySelector('[data-testid=admission-fixes]').checked")
+        assert server.request("GET", "/vram_budget/admission")[1]["fixes"] is True
+        assert held.is_visible()  # nothing in this prompt to fix: still waiting
         shoot(page, artifacts, f"watch_held_{e2e_comfy[2]}.png")
         page.locator("[data-testid=admission-held] button[data-action=release]").click()
         harness.wait_idle(server)
