@@ -107,7 +107,7 @@ def test_the_head_is_below_the_forward_at_any_batch():
 
 def test_a_stage_without_latent_shows_the_reason_its_pack_gave():
     """stages/sample.py: a sampling-kind stage with no latent says "latent size unknown" unless its node pack's
-    handler left a "working memory not estimated: ..." note (RTDETR_detect: a detector has no latent)."""
+    handler gave its reason (Stage.unpriced; RTDETR_detect: a detector has no latent)."""
     from vram_budget.nodes.estimator.stages import build_stage, gap
     from vram_budget.nodes.estimator.resolve import resolve_model
     from vram_budget.nodes.estimator.workload import Stage
@@ -117,6 +117,6 @@ def test_a_stage_without_latent_shows_the_reason_its_pack_gave():
     plain = build_stage(Stage(kind="sample", node_id="1", node_type="X", models=(ref,)), RTX4090, info_for)
     assert gap(plain) == "working memory not estimated: latent size unknown"
     told = build_stage(Stage(kind="sample", node_id="1", node_type="RTDETR_detect", models=(ref,),
-                             notes=("working memory not estimated: a detector",)), RTX4090, info_for)
+                             unpriced="a detector"), RTX4090, info_for)
     assert gap(told) == "working memory not estimated: a detector"
     assert told.items[0].bytes == plain.items[0].bytes > 0  # its weights are priced either way

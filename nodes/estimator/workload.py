@@ -105,6 +105,9 @@ class Stage:
     # (latent rows, latent columns) each; edit models attend over their tokens next to the image's
     reference_latents: tuple[tuple[int, int], ...] = ()
     notes: tuple[str, ...] = ()
+    # Why the graph could not price this stage's working memory ("" = it could), set by the analyzer or a node
+    # pack (Analyzer.unpriced); the stage builder turns it into StageBudget.unpriced and the note users read
+    unpriced: str = ""
     # Where the stage runs: its main model's device ("cuda:1", "cpu"); None = ComfyUI's main device (cuda:0).
     # Filled by placement.place_stages when a loader placed that model; device_reason says which loader.
     device: str | None = None

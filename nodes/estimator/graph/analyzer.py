@@ -22,6 +22,7 @@ from .base import (MAX_CHAIN, MAX_DEPTH, MAX_NUMBER, MAX_RESOLUTION, MIN_TEXT_TO
                    estimate_text_tokens)
 from ..families.registry import VAE_FAMILIES
 from ..model_info import VAE
+from ..stages.base import NOT_ESTIMATED
 from ..name_infer import family_of
 from .packs import REGISTRY as R
 from .packs.core import VIRTUAL_VAES
@@ -118,6 +119,7 @@ class _Analyzer:
         self.notes: list[str] = list(graph.notes)
         self._seen_notes: set[str] = set(self.notes)
         self._stage_notes: list[str] | None = None
+        self._stage_unpriced = ""  # Stage.unpriced of the stage being built
         self._ref_cache: dict = {}
         self._latent_cache: dict = {}
         self.advanced_start: dict[str, int] = {}  # KSamplerAdvanced start steps (Wan 2.2 experts)
@@ -130,6 +132,12 @@ class _Analyzer:
         if text not in self._seen_notes:
             self._seen_notes.add(text)
             self.notes.append(text)
+
+    def unpriced(self, why: str) -> None:
+        """The stage being built has no working-memory figure, and why (Stage.unpriced; the note says it too)."""
+        if self._stage_notes is not None and not self._stage_unpriced:
+            self._stage_unpriced = why
+        self.stage_note(f"{NOT_ESTIMATED}{why}")
 
     def stage_note(self, text: str) -> None:
         """A fact about the stage being built."""
@@ -707,8 +715,8 @@ class _Analyzer:
 
     def unpriced_model_stage(self, node: _Node) -> Stage:
         ty = self._unpriced_model_input(node)
-        self.stage_note(f"working memory not estimated: {node.type} runs a {ty} model (its weights and activations) "
-                        "that no rule of this estimator prices")
+        self.unpriced(f"{node.type} runs a {ty} model (its weights and activations) "
+                      "that no rule of this estimator prices")
         return self.sample_stage(node, model_links=[], cond_links=[], cfg=None, uses_negative=False, steps=1,
                                  latent=None, model_type=ty)
 
@@ -722,17 +730,18 @@ class _Analyzer:
             if node.type in R.skipped_decoders:
                 self.note(f"{self.label(node)}: 3D decode (latent -> voxels) not estimated")
             return []
-        self._stage_notes = []
+        self._stage_notes, self._stage_unpriced = [], ""
         try:
             builder = R.stages.get(node.type)
             built = (builder(self, node) if builder else self.unpriced_model_stage(node) if kind == _UNPRICED
                      else getattr(self, self.GENERIC_BUILDERS[kind])(node))
-            stage_notes = tuple(self._stage_notes)
+            stage_notes, why = tuple(self._stage_notes), self._stage_unpriced
         finally:
-            self._stage_notes = None
+            self._stage_notes, self._stage_unpriced = None, ""
         # a handler may return several stages (a detailer: encode, sample and decode of its crops)
         stages = [s for s in (built if isinstance(built, (list, tuple)) else [built]) if s is not None]
-        return [_replace(s, title=node.title or node.type, notes=s.notes + stage_notes) for s in stages]
+        return [_replace(s, title=node.title or node.type, notes=s.notes + stage_notes, unpriced=s.unpriced or why)
+                for s in stages]
 
     def _newer_comfyui(self, stages: list[Stage]) -> list[Stage]:
         """A text-encoder loader whose CLIP ``type`` no ComfyUI of the specs offers (MOSS-Image's "moss_image"):

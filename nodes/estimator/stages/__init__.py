@@ -29,8 +29,8 @@ def _note(sb: StageBudget, words: tuple[str, ...], default: str) -> str:
 
 
 def _no_working(sb: StageBudget) -> str | None:
-    """A stage that needs working memory and has none was not priced."""
-    return None if sb.working_bytes else _note(sb, ("not estimated", "unknown"), "working memory unknown")
+    """A stage that needs working memory and has none was not priced (its builder says why: sb.unpriced)."""
+    return None if sb.working_bytes else (sb.unpriced or _note(sb, ("unknown",), "working memory unknown"))
 
 
 def _no_model(what: str, usable: Callable = lambda m: True) -> Callable[[StageBudget], str | None]:
@@ -42,17 +42,17 @@ def _no_model(what: str, usable: Callable = lambda m: True) -> Callable[[StageBu
 
 def _text_gap(sb: StageBudget) -> str | None:
     """A text encode with weights on the card whose activations could not be priced (stages/text.py says why)."""
-    return next((n for n in sb.notes if n.startswith("working memory not estimated")), None)
+    return sb.unpriced or None
 
 
 def _upscale_gap(sb: StageBudget) -> str | None:
-    return None if sb.working_bytes else _note(sb, ("not estimated",), "working memory unknown")
+    return None if sb.working_bytes else (sb.unpriced or "working memory unknown")
 
 
 def _train_gap(sb: StageBudget) -> str | None:
     if any(it.category == "working" and "activations" in it.label for it in sb.items):
         return None
-    return _note(sb, ("not estimated",), "training terms unknown")
+    return sb.unpriced or "training terms unknown"
 
 
 @dataclass(frozen=True)

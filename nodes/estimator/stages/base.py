@@ -14,6 +14,9 @@ from ..units import fmt_gib
 from ..workload import LatentShape, ModelRef, Stage
 
 
+NOT_ESTIMATED = "working memory not estimated: "  # the note a stage without a working-memory figure carries
+
+
 @dataclass(frozen=True)
 class Item:
     label: str
@@ -36,6 +39,8 @@ class StageBudget:
     min_peak_bytes: int  # with cond/uncond run one after another (ComfyUI's fallback when short)
     notes: tuple[str, ...] = ()
     batch_factor: int = 1  # 2 when cond+uncond are batched
+    # why its working memory has no figure ("" = priced): the reason, as data; the note saying it is derived
+    unpriced: str = ""
     # Where the stage runs and why (placement.stage_device; budget.assess fills them). A stage a loader put on
     # another device (on_card False) keeps only this card's CUDA context here; device_peak_bytes is its peak
     # priced on its own device (None on the CPU).
@@ -62,7 +67,7 @@ class StageBudget:
             "title": self.title, "peak_bytes": self.peak_bytes, "min_peak_bytes": self.min_peak_bytes,
             "weights_bytes": self.weights_bytes, "working_bytes": self.working_bytes,
             "overhead_bytes": self.overhead_bytes, "items": [i.to_dict() for i in self.items],
-            "notes": list(self.notes),
+            "notes": list(self.notes), "unpriced": self.unpriced or None,
         }
 
 
@@ -184,14 +189,21 @@ def _roles_to_parts(roles: Iterable[str]) -> set[str]:
     return {mapping[r] for r in roles if r in mapping}
 
 
+def unpriced(notes: list[str], why: str, prefix: str = NOT_ESTIMATED) -> str:
+    """Record that a stage's working memory has no figure, and why: the note users read, and the reason as data
+    (StageBudget.unpriced, which the gap check reads)."""
+    notes.append(f"{prefix}{why}")
+    return f"{prefix}{why}"
+
+
 def finish(stage: Stage, title: str, items: list[Item], notes: list[str], extra_min_working: int | None = None,
-            batch_factor: int = 1) -> StageBudget:
+           batch_factor: int = 1, unpriced: str = "") -> StageBudget:
     peak = sum(i.bytes for i in items)
     min_peak = peak
     if extra_min_working is not None:
         working = sum(i.bytes for i in items if i.category == "working")
         min_peak = peak - working + extra_min_working
-    return StageBudget(stage, title, tuple(items), peak, min_peak, tuple(notes), batch_factor)
+    return StageBudget(stage, title, tuple(items), peak, min_peak, tuple(notes), batch_factor, unpriced=unpriced)
 
 
 def off_card(sb: StageBudget, where: str, why: str, device_peak: int | None) -> StageBudget:

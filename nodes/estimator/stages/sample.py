@@ -8,10 +8,9 @@ from .. import memory
 from ..model_info import DIFFUSION
 from ..device import Device
 from ..workload import Stage
-from .base import Item, StageBudget, as_model_latent, finish, overhead_items, weights_items
+from .base import NOT_ESTIMATED, Item, StageBudget, as_model_latent, finish, overhead_items, unpriced, weights_items
 
-
-NOT_ESTIMATED = "working memory not estimated: "
+__all__ = ["NOT_ESTIMATED", "build", "math_attention_bytes"]
 NEWER_COMFYUI = "made for a newer ComfyUI"  # graph/analyzer.py NEWER_COMFYUI: a stage note of this form says why  # a stage note of this form is the reason shown for a stage without latent
 
 
@@ -39,9 +38,8 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     if model is None or latent is None:
         why = "no diffusion model identified" if model is None else "latent size unknown"
         if latent is None:  # a node pack or the analyzer that knows why says so (a detector has no latent)
-            why = next((n.split(": ", 1)[1] for n in stage.notes if n.startswith(NOT_ESTIMATED)), why)
-        notes.append(f"working memory not estimated: {why}")
-        return finish(stage, title, items + overhead_items(device), notes)
+            why = stage.unpriced or why
+        return finish(stage, title, items + overhead_items(device), notes, unpriced=unpriced(notes, why))
     latent = as_model_latent(latent, model.arch)
     cond_batch = 2 if (stage.cfg is not None and stage.cfg > 1.0 and stage.uses_negative) else 1
     batch = max(1, latent.batch)
@@ -53,10 +51,10 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
                                       references=refs, compiled=compiled)
     if full is None or single is None:
         newer = next((n for n in stage.notes if n.startswith(NEWER_COMFYUI)), None)
-        notes.append(f"working memory not estimated: {model.label}: " + (
+        why = unpriced(notes, f"{model.label}: " + (
             f"architecture not recognised: {newer}" if newer else
             "architecture not recognised (its weights are priced; inside ComfyUI with the file present it is traced)"))
-        return finish(stage, title, items + overhead_items(device), notes)
+        return finish(stage, title, items + overhead_items(device), notes, unpriced=why)
     label = "activations (cond + uncond batched)" if cond_batch == 2 else "activations"
     if device.compute_fp32_reason:  # the traced tables are 16-bit activations: fp32 compute doubles every tensor
         full = replace(full, bytes=full.bytes * 2, assumption=f"{full.assumption}; × 2: {device.compute_fp32_reason}")

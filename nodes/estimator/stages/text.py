@@ -10,7 +10,7 @@ from ..model_info import TEXT_ENCODER, ModelInfo
 from ..units import fmt_gib
 from ..device import Device
 from ..workload import Stage
-from .base import Item, StageBudget, finish, overhead_items, weights_items
+from .base import Item, StageBudget, unpriced, finish, overhead_items, weights_items
 
 
 def build(stage: Stage, device: Device, info_for) -> StageBudget:
@@ -33,19 +33,19 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
         key=lambda w: w.bytes, default=None,
     )
     names = " + ".join(dict.fromkeys(i.label for i in infos))
+    gap = ""
     if working is not None and any(it.bytes for it in items):
         items.append(Item("activations", working.bytes, "working", working.assumption))
     elif working is None and any(it.bytes for it in items):
         # weights on the card but no model a text encoder's activations are known for (a checkpoint whose text
         # part this estimate cannot name): never a silent 0
-        notes.append(f"working memory not estimated: {names} is not a text encoder this estimate knows "
-                     "(its activations are not priced)")
+        gap = unpriced(notes, f"{names} is not a text encoder this estimate knows (its activations are not priced)")
     if stage.generate_tokens:
         kv = _kv_cache_item(stage, infos, device, notes)
         if kv is not None and any(it.bytes for it in items):
             items.append(kv)
-        return finish(stage, f"Text generate: {names}", items + overhead_items(device), notes)
-    return finish(stage, f"Text encode: {names}", items + overhead_items(device), notes)
+        return finish(stage, f"Text generate: {names}", items + overhead_items(device), notes, unpriced=gap)
+    return finish(stage, f"Text encode: {names}", items + overhead_items(device), notes, unpriced=gap)
 
 
 def vl_image_tokens(family: str, width: int, height: int) -> int:

@@ -9,7 +9,7 @@ from ..model_info import DIFFUSION, ModelInfo
 from ..name_infer import lora_linear_sum
 from ..device import Device
 from ..workload import Stage
-from .base import Item, StageBudget, finish, overhead_items, weights_items
+from .base import unpriced, Item, StageBudget, finish, overhead_items, weights_items
 
 
 def build(stage: Stage, device: Device, info_for) -> StageBudget:
@@ -21,14 +21,14 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     t = dict(stage.train or {})
     title = f"Train LoRA: {model.label}" if model else "Train LoRA"
     if model is None:
-        notes.append("training terms not estimated: no diffusion model identified")
-        return finish(stage, title, items + overhead_items(device), notes)
+        why = unpriced(notes, "no diffusion model identified", "training terms not estimated: ")
+        return finish(stage, title, items + overhead_items(device), notes, unpriced=why)
     rank, algorithm = int(t.get("rank") or 8), str(t.get("algorithm") or "LoRA")
     lora_dtype, optimizer = str(t.get("lora_dtype") or "bf16"), str(t.get("optimizer") or "AdamW")
     trainable, how = _trainable_params(model, rank, algorithm)
     if trainable is None:
-        notes.append(f"training terms not estimated: {how}")
-        return finish(stage, title, items + overhead_items(device), notes)
+        why = unpriced(notes, how, "training terms not estimated: ")
+        return finish(stage, title, items + overhead_items(device), notes, unpriced=why)
     acts, acts_how = _train_activations(model, stage, t)
     tb = training.comfy_lora_training(0, trainable, lora_dtype, optimizer, acts or 0)
     unit = tb.items["adapter"]
@@ -40,8 +40,9 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
                           f"{training.COMFY_STATES[optimizer]} × zeros_like(param) in {lora_dtype}, no fp32 master copy "
                           "(nodes_train.py:861-879, :1189-1192)"))
     step = tb.items.get("optimizer_step", 0)
+    gap = ""
     if acts is None:
-        notes.append(f"training activations not estimated: {acts_how}")
+        gap = unpriced(notes, acts_how, "training activations not estimated: ")
     else:
         label = "activations (forward + backward)" if acts >= step else "optimizer step temporary"
         items.append(Item(label, max(acts, step), "working", acts_how if acts >= step else
@@ -55,7 +56,7 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     notes.append(training.LEAK_HINT)
     if t.get("offloading"):
         notes.append("offloading on: ComfyUI may load the model partially and stream the rest (slower)")
-    return finish(stage, title, items + overhead_items(device), notes)
+    return finish(stage, title, items + overhead_items(device), notes, unpriced=gap)
 
 
 def _trainable_params(model: ModelInfo, rank: int, algorithm: str) -> tuple[int | None, str]:

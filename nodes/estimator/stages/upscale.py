@@ -5,7 +5,7 @@ import re
 
 from ..device import Device
 from ..workload import Stage
-from .base import Item, StageBudget, finish, overhead_items, weights_items
+from .base import Item, StageBudget, unpriced, finish, overhead_items, weights_items
 
 
 UPSCALE_TILE = 512  # nodes_upscale_model.py:78-79: 512 px tiles, 32 px overlap, halved on OOM down to 128
@@ -20,9 +20,8 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     model = next(iter(infos), None)
     title = f"Upscale: {model.label}" if model else "Upscale"
     if model is None or not stage.images:
-        notes.append("working memory not estimated: " + ("no upscale model identified" if model is None
-                                                         else "image size unknown"))
-        return finish(stage, title, items + overhead_items(device), notes)
+        why = unpriced(notes, "no upscale model identified" if model is None else "image size unknown")
+        return finish(stage, title, items + overhead_items(device), notes, unpriced=why)
     scale = model.arch.get("scale") if isinstance(model.arch.get("scale"), int) else None
     found = re.search(r"(?<![0-9a-z])([1-8])x(?![a-z0-9])|x([1-8])(?![0-9])", f"{model.label} {stage.models[0].name}".lower())
     scale = scale or (int(found.group(1) or found.group(2)) if found else 4)

@@ -12,7 +12,7 @@ from ..resolve import PIXEL_SPACE_VAE, vae_dtype_bytes
 from ..workload import VAE_DECODE, LatentShape
 from ..device import Device
 from ..workload import Stage
-from .base import Item, StageBudget, as_model_latent, finish, overhead_items, weights_items
+from .base import Item, StageBudget, unpriced, as_model_latent, finish, overhead_items, weights_items
 
 
 def build(stage: Stage, device: Device, info_for) -> StageBudget:
@@ -21,8 +21,8 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     decode = stage.kind == VAE_DECODE
     title = ("VAE decode" if decode else "VAE encode") + (f": {vae.label}" if vae else "")
     if vae is None or stage.latent is None:
-        notes.append("working memory not estimated: " + ("VAE not identified" if vae is None else "latent size unknown"))
-        return finish(stage, title, items + overhead_items(device), notes)
+        why = unpriced(notes, "VAE not identified" if vae is None else "latent size unknown")
+        return finish(stage, title, items + overhead_items(device), notes, unpriced=why)
     if decode:  # a sampled empty latent is in the model's format, which is its VAE's (comfy/sample.py:45-56)
         stage = replace(stage, latent=as_model_latent(stage.latent, vae.arch))
     weights = sum(i.bytes for i in items)

@@ -31,10 +31,10 @@ def _remove(a, node):
                            latent=None, model_type=MODEL_TYPE)
     size = a.image_size(image)
     if size is None or not (size.width and size.height) or from_video(a, image):
-        a.stage_note("working memory not estimated: the input's size and image / frame count are known only at run "
-                     f"time (a loaded video): BiRefNet's forward is a constant ({fmt_mib(F.BIREFNET_FORWARD)} traced at "
-                     f"{F.BIREFNET_SIZE}×{F.BIREFNET_SIZE}, + 16 MiB per further image), but the whole batch goes to "
-                     "the GPU first as float32 (12 bytes a pixel, bg_removal_model.py:45)")
+        a.unpriced("the input's size and image / frame count are known only at run "
+                   f"time (a loaded video): BiRefNet's forward is a constant ({fmt_mib(F.BIREFNET_FORWARD)} traced at "
+                   f"{F.BIREFNET_SIZE}×{F.BIREFNET_SIZE}, + 16 MiB per further image), but the whole batch goes to "
+                   "the GPU first as float32 (12 bytes a pixel, bg_removal_model.py:45)")
         return stage
     images = max(1, size.batch or 1)
     said = f"{images} image(s) of {size.width}×{size.height}" + ("" if size.exact else

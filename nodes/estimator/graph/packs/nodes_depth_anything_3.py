@@ -46,8 +46,8 @@ def _infer(a, node):
     stage = a.sample_stage(node, model_links=[a.link(node, "da3_model")], cond_links=[], cfg=None,
                            uses_negative=False, steps=1, latent=None, model_type="DA3_MODEL")
     if isinstance(mode, str) and mode != "mono":
-        a.stage_note(f"working memory not estimated: mode '{mode}' runs all views in one forward "
-                     "(nodes_depth_anything_3.py:314-330); the view count is known only at run time")
+        a.unpriced(f"mode '{mode}' runs all views in one forward "
+                   "(nodes_depth_anything_3.py:314-330); the view count is known only at run time")
         return stage
     size = a.image_size(image)
     known = size is not None and size.width and size.height
@@ -58,8 +58,8 @@ def _infer(a, node):
         h = w = F.target_size(res, res, res, method)[0]  # the longest side = resolution: a square is the most
         said = "input size unknown: a square input, the most tokens upper_bound_resize allows"
     else:
-        a.stage_note(f"working memory not estimated: lower_bound_resize scales the shortest side to {res} "
-                     "(preprocess.py:24-39); the longest follows the input's aspect ratio, unknown before it loads")
+        a.unpriced(f"lower_bound_resize scales the shortest side to {res} "
+                   "(preprocess.py:24-39); the longest follows the input's aspect ratio, unknown before it loads")
         return stage
     _fam, arch = _family(a, node)
     width, ffn = int(arch["hidden_size"]), int(arch["ffn_dim"])

@@ -40,7 +40,7 @@ def _interpolate(a, node):
                    f"about {per_px:,.0f} bytes a frame pixel at multiplier {mult} (traced, "
                    f"families/frame_interpolation.py): {fmt_gib(F.peak(fam, 1920, 1080, mult))} at 1920×1080")
     if why_not:
-        a.stage_note(f"working memory not estimated: {why_not}")
+        a.unpriced(why_not)
         return stage
     w, h = size.width, size.height
     traced = F.peak(fam, w, h, mult)

@@ -46,7 +46,7 @@ def _model_stage(a, node, image_input: str, why: str):
     model = a.link(node, "model")
     if model is None or a.link(node, image_input) is None:
         return None
-    a.stage_note(f"working memory not estimated: {why}")
+    a.unpriced(why)
     return a.sample_stage(node, model_links=[model], cond_links=[], cfg=None, uses_negative=False, steps=1,
                           latent=None)
 
@@ -140,7 +140,7 @@ def _detect(a, node):
                f"frame's union mask on the GPU until the last frame ({F.UNION_PER_PIXEL} bytes a pixel per frame, "
                "nodes_sam3.py:244, :253)")
     if why is not None:
-        a.stage_note(f"working memory not estimated: {why}")
+        a.unpriced(why)
         stage = a.sample_stage(node, model_links=[model_link], cond_links=[], cfg=None, uses_negative=False,
                                steps=1, latent=None)
         a.note(f"{a.label(node)}: SAM 3's detector runs on the GPU (nodes_sam3.py:152 load_model_gpu); its weights "

@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 from ...families.trellis2 import LATENT_CHANNELS, STRUCTURE_TOKENS
-from ...stages.sample import NOT_ESTIMATED
 from ...workload import CLIP_VISION_ENCODE, VAE_DECODE, LatentShape
 from . import Pack
 
@@ -43,8 +42,8 @@ def _sparse_latent(a, node, slot, depth):
     """A sparse stage's LATENT (slot 2): [B, 32, N, 1], N known only at run time."""
     if slot != 2:
         return None
-    a.stage_note(f"{NOT_ESTIMATED}TRELLIS.2 sparse latent of {a.label(node)}: its token count is "
-                 f"{SPARSE_STAGES[node.type]}, known only at run time")
+    a.unpriced(f"TRELLIS.2 sparse latent of {a.label(node)}: its token count is "
+               f"{SPARSE_STAGES[node.type]}, known only at run time")
     return None
 
 
