@@ -32,6 +32,7 @@ ENV_FIXES = "VRAM_BUDGET_ADMISSION_FIXES"  # 1: a held prompt may run with promp
 HOLD_POLL_S = 1.0
 SEARCH_STEP = 64 * MiB
 MAX_EVENTS = 20
+LIVE_WAIT_S = 5.0  # what a held prompt's first judgement waits for ComfyUI's own tracing, at most
 
 
 @dataclass(frozen=True)
@@ -430,6 +431,8 @@ def live_decide(prompt: dict, machine: Machine) -> Judgement:
     from .estimator.agent import fits_answer  # noqa: PLC0415
     from .estimator.planning import estimate_prompt  # noqa: PLC0415
 
+    from .live_models import live_hooks  # noqa: PLC0415
+
     device = _live_cuda(bridge) or _smi_device(bridge, machine)
     resolver = bridge.model_resolver()
 
@@ -448,7 +451,8 @@ def live_decide(prompt: dict, machine: Machine) -> Judgement:
                    f"{fmt_gib(answer['capacity_bytes'] or 0)} usable with {fmt_gib(others)} held by other processes")
         return answer["complete"], answer["fits"], why
 
-    return judge(runs, machine.others_bytes, machine.ram_others_bytes, machine.ram_floor_bytes)
+    with live_hooks(wait_s=LIVE_WAIT_S):  # the same estimate as the node's and the panel's (ComfyUI asked)
+        return judge(runs, machine.others_bytes, machine.ram_others_bytes, machine.ram_floor_bytes)
 
 
 def live_fixer(prompt: dict) -> tuple[dict, list[str]]:

@@ -1021,3 +1021,45 @@ def baseline(prompt_id: str, prompt: dict | None):
     except Exception:  # noqa: BLE001
         vram = None
     return Baseline(prompt_id, rss - ram_models, vram, len(models), prompt_packs(prompt))
+
+
+# ----------------------------------------------------------------------------------------------
+# This ComfyUI's own node definitions (what /object_info answers), for node types the shipped table lacks
+MAX_LIVE_SPECS = 500
+
+
+def node_info(cls) -> dict:
+    """A node class's /object_info entry as ComfyUI's server builds it (server.py node_info): V3 nodes give it
+    themselves (GET_NODE_INFO_V1); V1 nodes from INPUT_TYPES / RETURN_TYPES / OUTPUT_NODE."""
+    if hasattr(cls, "GET_NODE_INFO_V1"):
+        return cls.GET_NODE_INFO_V1()
+    inputs = cls.INPUT_TYPES()
+    return {"input": inputs, "input_order": {k: list(v.keys()) for k, v in inputs.items() if isinstance(v, dict)},
+            "output": list(getattr(cls, "RETURN_TYPES", ()) or ()), "output_node": bool(getattr(cls, "OUTPUT_NODE", False))}
+
+
+def live_node_specs(types) -> dict:
+    """{node type: spec} (node_specs.spec_from_node_info, plus "pack": the custom node folder it comes from) for the
+    given types that this ComfyUI has; a node whose definition fails is left out (the table then says unknown)."""
+    from .estimator.node_specs import spec_from_node_info  # noqa: PLC0415
+
+    try:
+        import nodes  # noqa: PLC0415
+
+        mappings = nodes.NODE_CLASS_MAPPINGS
+    except Exception:  # noqa: BLE001
+        return {}
+    out = {}
+    for t in list(types)[:MAX_LIVE_SPECS]:
+        cls = mappings.get(t)
+        if cls is None:
+            continue
+        try:
+            spec = spec_from_node_info(node_info(cls))
+        except Exception:  # noqa: BLE001  (a node pack's INPUT_TYPES may fail; its node stays unknown)
+            continue
+        module = getattr(cls, "RELATIVE_PYTHON_MODULE", "") or ""
+        if module.startswith("custom_nodes."):
+            spec["pack"] = module.split(".", 2)[1]
+        out[t] = spec
+    return out

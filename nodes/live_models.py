@@ -5,6 +5,8 @@ wrap around an estimate. Within it:
 - a model file the estimator cannot identify from its keys is identified by ComfyUI's own
   ``comfy.model_detection`` (families.LIVE_IDENTIFY), so a family released after this pack is
   still named and priced;
+- a node of a pack no table knows is read by its socket types, from ComfyUI's own node definitions
+  (graph.LIVE_SPECS; the estimate says which stages were inferred);
 - the working memory of a diffusion model on this machine is traced with ComfyUI's own model code
   at the prompt's exact shapes (memory.LIVE_TRACER), and the report says so.
 Answers come from a disk cache (ComfyUI's user directory, vram_budget/live_traces.json) or from the
@@ -24,6 +26,7 @@ from . import comfy_bridge
 from .comfy_trace import LiveTracer, tensor_list
 from .estimator import families, memory, vae_memory
 from .estimator.files import inspect_file
+from .estimator.graph import LIVE_SPECS
 from .estimator.graph.base import INPUT_MEDIA
 from .estimator.media import input_reader
 from .estimator.workload import LatentShape
@@ -100,10 +103,12 @@ def live_hooks(wait_s: float = 15.0):
     """Let the estimator ask ComfyUI (see the module docstring) for the duration of the block; also
     gives it the sizes of the images in ComfyUI's input folder."""
     media_token = _input_media()
+    specs_token = LIVE_SPECS.set(comfy_bridge.live_node_specs)  # unknown node packs read by their socket types
     try:
         with _live_tracing(wait_s) as t:
             yield t
     finally:
+        LIVE_SPECS.reset(specs_token)
         if media_token is not None:
             INPUT_MEDIA.reset(media_token)
 

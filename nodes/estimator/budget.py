@@ -427,6 +427,11 @@ def _gaps(workload: Workload, infos: Mapping[str, ModelInfo], stage_budgets) -> 
                 missing.append(Missing(ref.name, ref.folder, ref.role, problem))
     # a stage without a figure (its working memory or its model unknown): each kind's own check (stages.KINDS)
     incomplete = [f"{sb.title}: {why}" for sb in stage_budgets if sb.on_card and (why := gap(sb))]
+    # a node not understood that touches models, latents or images: what it runs is not here (never a silent 0)
+    incomplete += [f"node {nid} ({t}): not understood; a model it loads or memory it uses is not in this estimate"
+                   for nid, t in workload.unknown_nodes[:20]]
+    if len(workload.unknown_nodes) > 20:
+        incomplete.append(f"{len(workload.unknown_nodes) - 20} more nodes not understood")
     return missing, incomplete
 
 

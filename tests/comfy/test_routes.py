@@ -107,8 +107,30 @@ def test_oom_record_filters_non_oom_errors():
 
 # ----------------------------------------------------------------------------------------------
 # A real ComfyUI
+MYSTERY_PACK = "ComfyUI-Mystery-Sampler"
+MYSTERY_SOURCE = """
+class MysteryXSampler:
+    \"\"\"A sampler of a node pack no table of the estimator knows (written for the test; never run).\"\"\"
+    @classmethod
+    def INPUT_TYPES(cls):
+        return {"required": {"model": ("MODEL",), "positive": ("CONDITIONING",), "negative": ("CONDITIONING",),
+                             "latent_image": ("LATENT",), "seed": ("INT", {"default": 0}),
+                             "steps": ("INT", {"default": 20}), "cfg": ("FLOAT", {"default": 7.0})}}
+    RETURN_TYPES = ("LATENT",)
+    FUNCTION = "sample"
+    CATEGORY = "testing"
+
+    def sample(self, **kw):
+        raise RuntimeError("not meant to run")
+
+NODE_CLASS_MAPPINGS = dict(MysteryXSampler=MysteryXSampler)
+"""
+
+
 def _setup(base: Path) -> None:
     HARNESS.install_oom_probe(base)
+    (base / "custom_nodes" / MYSTERY_PACK).mkdir(parents=True)
+    (base / "custom_nodes" / MYSTERY_PACK / "__init__.py").write_text(MYSTERY_SOURCE)
     write_vae(base / "models" / "vae" / VAE_NAME, "kl4", "F16", scale=1)  # full SD VAE, 83.7M params
 
 
@@ -672,3 +694,33 @@ def test_mcp_server_checks_a_prompt_against_this_comfyui(server):
     while server.request("GET", "/vram_budget/status")[1]["models"] and time.time() < deadline:
         time.sleep(0.5)
     assert server.request("GET", "/vram_budget/status")[1]["models"] == [], "ComfyUI's /free did not unload"
+
+
+
+def test_an_unknown_packs_node_is_priced_live_from_its_socket_types(server):
+    """Issue 33: a node written for the test, in no table of the estimator, is read from this ComfyUI's own node
+    definition (its socket types) and priced as sampling with the family's rules; the estimate says so. The same
+    prompt outside ComfyUI cannot be read there (tests/test_inferred_stages.py)."""
+    prompt = {
+        "1": {"class_type": "UNETLoader", "inputs": {"unet_name": "flux1-dev.safetensors", "weight_dtype": "default"}},
+        "2": {"class_type": "DualCLIPLoader", "inputs": {"clip_name1": "clip_l.safetensors",
+                                                          "clip_name2": "t5xxl_fp16.safetensors", "type": "flux"}},
+        "3": {"class_type": "CLIPTextEncode", "inputs": {"text": "a fox", "clip": ["2", 0]}},
+        "4": {"class_type": "EmptySD3LatentImage", "inputs": {"width": 1024, "height": 1024, "batch_size": 1}},
+        "5": {"class_type": "MysteryXSampler", "inputs": {"model": ["1", 0], "positive": ["3", 0],
+                                                          "negative": ["3", 0], "latent_image": ["4", 0],
+                                                          "seed": 1, "steps": 20, "cfg": 1.0}},
+        "6": {"class_type": "VAELoader", "inputs": {"vae_name": "ae.safetensors"}},
+        "7": {"class_type": "VAEDecode", "inputs": {"samples": ["5", 0], "vae": ["6", 0]}},
+        "8": {"class_type": "SaveImage", "inputs": {"images": ["7", 0], "filename_prefix": "x"}},
+    }
+    status, data = server.request("POST", "/vram_budget/estimate", {"prompt": prompt, "card": "RTX 4090"})
+    assert status == 200, data
+    b = data["budget"]
+    kinds = {s["node_type"]: s["kind"] for s in b["stages"]}
+    assert kinds.get("MysteryXSampler") == "sample", kinds
+    assert b["unknown_nodes"] == [] and b["complete"] is True
+    assert any(f"'MysteryXSampler' ({MYSTERY_PACK}) read as sampling with flux1-dev.safetensors" in n
+               for n in b["notes"]), b["notes"]
+    sample = next(s for s in b["stages"] if s["node_type"] == "MysteryXSampler")
+    assert sample["working_bytes"] > 0 and sample["unpriced"] is None

@@ -12,7 +12,10 @@ dangling links, cycles, odd values, absurd sizes) becomes a note on the Workload
 """
 from __future__ import annotations
 
-from typing import Mapping
+import contextvars
+import json
+from dataclasses import replace as _dc_replace
+from typing import Callable, Mapping
 
 from ..errors import WorkflowError
 from ..node_specs import load_specs
@@ -22,7 +25,69 @@ from .analyzer import _Analyzer
 from .base import estimate_text_tokens
 from .readers import _detect, _read_api, _UiReader
 
-__all__ = ["read_workflow", "estimate_text_tokens"]
+__all__ = ["read_workflow", "estimate_text_tokens", "LIVE_SPECS"]
+
+# Inside ComfyUI (live_models.live_hooks): node types -> specs of the installed nodes the shipped table lacks
+# (node_specs.spec_from_node_info of ComfyUI's own node definitions, with "pack"), so an unknown node pack's node is
+# read by its socket types, as /object_info gives them
+LIVE_SPECS: contextvars.ContextVar[Callable[[list[str]], dict] | None] = contextvars.ContextVar(
+    "vram_budget_live_specs", default=None)
+MAX_TYPES = 2000
+STAGE_WORDS = {"sample": "sampling", "vae_decode": "a VAE decode", "vae_encode": "a VAE encode",
+               "text_encode": "a text encode", "clip_vision_encode": "an image encode", "upscale": "an upscale",
+               "audio_encode": "an audio encode", "train": "training"}
+
+
+def _node_types(data) -> list[str]:
+    """The node types a workflow (API prompt or UI, subgraph definitions too) names, bounded."""
+    if isinstance(data, (str, bytes)):
+        try:
+            data = json.loads(data)
+        except (ValueError, RecursionError):
+            return []
+    found: dict[str, None] = {}
+    if isinstance(data, Mapping):
+        nodes = list(data.get("nodes") or []) if isinstance(data.get("nodes"), list) else []
+        for sub in ((data.get("definitions") or {}).get("subgraphs") or [])[:200] \
+                if isinstance(data.get("definitions"), Mapping) else []:
+            if isinstance(sub, Mapping) and isinstance(sub.get("nodes"), list):
+                nodes += sub["nodes"]
+        if not nodes:  # an API prompt
+            nodes = [v for v in list(data.values())[:MAX_TYPES * 5] if isinstance(v, Mapping)]
+        for n in nodes[:MAX_TYPES * 5]:
+            t = n.get("class_type") or n.get("type") if isinstance(n, Mapping) else None
+            if isinstance(t, str) and len(t) <= 200:
+                found[t] = None
+    return list(found)[:MAX_TYPES]
+
+
+def _with_live(specs: Mapping, data) -> tuple[Mapping, dict]:
+    """The specs with this ComfyUI's definitions of the node types the table lacks, and those added."""
+    live = LIVE_SPECS.get()
+    if live is None:
+        return specs, {}
+    known = specs.get("nodes") or {}
+    missing = [t for t in _node_types(data) if t not in known]
+    try:
+        extra = live(missing) if missing else {}
+    except Exception:  # noqa: BLE001  (ComfyUI's definitions are a bonus: without them, the table answers)
+        extra = {}
+    if not extra:
+        return specs, {}
+    return {**specs, "nodes": {**known, **extra}}, extra
+
+
+def _inferred_notes(workload: Workload, extra: Mapping) -> Workload:
+    """Say which stages were read from a node's socket types alone."""
+    notes = []
+    for s in workload.stages:
+        if s.node_type in extra:
+            pack = (extra[s.node_type] or {}).get("pack")
+            with_models = ", ".join(dict.fromkeys(r.name for r in s.models))[:200]
+            notes.append(f"node {s.node_id} '{s.node_type}'{f' ({pack})' if pack else ''} read as "
+                         f"{STAGE_WORDS.get(s.kind, s.kind)}{f' with {with_models}' if with_models else ''}: inferred "
+                         "from its socket types (this ComfyUI's node definitions)")
+    return _dc_replace(workload, notes=workload.notes + tuple(dict.fromkeys(notes))) if notes else workload
 
 
 def read_workflow(data: Mapping | str | bytes, *, specs: Mapping | None = None) -> Workload:
@@ -32,7 +97,9 @@ def read_workflow(data: Mapping | str | bytes, *, specs: Mapping | None = None) 
     ``{"nodes": node_specs.specs_from_object_info(object_info), ...}`` to know custom nodes too.
     Raises WorkflowError only when ``data`` is not a workflow at all.
     """
-    specs = specs if specs is not None else load_specs()
+    extra: dict = {}
+    if specs is None:
+        specs, extra = _with_live(load_specs(), data)
     where: list[str] = []  # the node being read, for the message below
     try:
         fmt, payload = _detect(data)
@@ -44,7 +111,7 @@ def read_workflow(data: Mapping | str | bytes, *, specs: Mapping | None = None) 
             graph = _read_api(payload, specs)
         analyzer = _Analyzer(graph, specs)
         analyzer.where = where
-        return place_stages(analyzer.analyze())
+        return _inferred_notes(place_stages(analyzer.analyze()), extra)
     except WorkflowError:
         raise
     except RecursionError:
