@@ -23,6 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .estimator.capacity import largest_true as _largest_ok
 from .estimator.units import GiB, MiB, fmt_gib
 
 log = logging.getLogger(__name__)
@@ -57,17 +58,6 @@ class Machine:
     ram_others_bytes: int = 0
     ram_holders: list = field(default_factory=list)
     ram_floor_bytes: int | None = None
-
-
-def _largest_ok(ok: Callable[[int], bool], lo: int, hi: int, step: int) -> int:
-    """The largest x in [lo, hi] (to `step`) with ok(x), given ok(lo) and not ok(hi)."""
-    while hi - lo > step:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
 
 
 def judge(runs: Callable[[int, int], tuple[bool, bool, str]], others_now: int, ram_now: int = 0,

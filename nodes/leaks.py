@@ -67,7 +67,11 @@ class LeakWatch:
             per_run = creeping(values)
             if per_run is None:
                 continue
-            packs = sorted(set.intersection(*(set(b.packs) for b in window))) if window else []
+            # the packs every run that grew used (a run that kept its memory is not a suspect's)
+            grew = [b for a, b in zip(window, window[1:])
+                    if (b.ram_bytes if kind == "ram" else b.vram_bytes) >=
+                    (a.ram_bytes if kind == "ram" else a.vram_bytes) + MIN_PER_RUN // 2]
+            packs = sorted(set.intersection(*(set(b.packs) for b in grew))) if grew else []
             models_grew = window[-1].models > window[0].models
             what = "RAM" if kind == "ram" else "VRAM"
             text = (f"{what} after each run grew {per_run / GiB:.2f} GiB a run over the last {len(window)} runs "
@@ -75,7 +79,7 @@ class LeakWatch:
             if models_grew:
                 text += f"; ComfyUI holds {window[-1].models - window[0].models} more models than {len(window)} runs ago"
             if packs:
-                text += f"; every one of these runs used {', '.join(packs[:3])}"
+                text += f"; every run that grew used {', '.join(packs[:3])}"
             fixes = ["free the cache (Free cache in this panel, or ComfyUI's Unload models)",
                      "start ComfyUI with --cache-none if it comes back", "restart ComfyUI before the next long render"]
             if packs:

@@ -12,6 +12,10 @@ def _b(i: int, ram: int, vram=None, models: int = 1, packs=("ComfyUI-Leaky",)) -
 
 def test_a_steady_creep_is_flagged_with_the_pack_and_the_fixes():
     w = leaks.LeakWatch()
+    w.add(_b(-1, 3 * GiB, packs=()))  # a run before, without the pack, that kept nothing
+    flags = [w.add(_b(i, 3 * GiB + (i + 1) * 800 * MiB, packs=("ComfyUI-Leaky", f"Other{i % 2}"))) for i in range(5)]
+    assert flags[3] is not None and flags[3]["packs"] == ["ComfyUI-Leaky"]  # the window's runs that grew
+    w = leaks.LeakWatch()
     flags = [w.add(_b(i, 3 * GiB + i * 800 * MiB, packs=("ComfyUI-Leaky", f"Other{i % 2}"))) for i in range(5)]
     assert flags[:4] == [None] * 4  # never before a full window
     f = flags[4]

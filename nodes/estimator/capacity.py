@@ -139,7 +139,12 @@ def _largest(ok, start: int, limit: int = MAX_STEPS) -> int | None:
         if hi >= limit:
             return hi
         hi = min(limit, hi * 2)
-    while hi - lo > 1:
+    return largest_true(ok, lo, hi)
+
+
+def largest_true(ok, lo: int, hi: int, step: int = 1) -> int:
+    """The largest x in [lo, hi) to within `step` with ok(x), given ok(lo) and not ok(hi) (monotone ok)."""
+    while hi - lo > step:
         mid = (lo + hi) // 2
         if ok(mid):
             lo = mid

@@ -18,12 +18,9 @@ from . import capacity
 from .budget import Budget
 from .errors import PlanError
 from .model_info import CHECKPOINT, DIFFUSION
-from .runtime import speed_words
 from .serial import JsonFields
 from .units import fmt_gib
-from .wan_plan import (
-    DYNAMIC_KEEP_SLOWDOWN, KEEP_MODES, MAX_LENGTH, MAX_RESOLUTION, need_bytes, search_path, snap_side,
-)
+from .wan_plan import KEEP_MODES, MAX_LENGTH, MAX_RESOLUTION, first_resident, need_bytes, search_path, snap_side
 from .workload import LatentShape, Workload, with_frames, with_pixels
 
 
@@ -117,29 +114,8 @@ def plan_workload(workload: Workload, device, width: int, height: int, length: i
             cache[c] = budget_mod.assess(capacity.scaled(workload, base, latent(c)), device, resolver, models=models)
         return cache[c]
 
-    def fits(b: Budget) -> bool:
-        return bool(b.stages) and b.outcome == "fits"
-
     path = search_path(*target, m, keep, length_step=tc)
-    tb = price(path[0])
-    streams_ok = (device.memory_mode == "dynamic" and tb.outcome == "runs_slower" and tb.verdict != "oom"
-                  and tb.slowdown_high <= DYNAMIC_KEEP_SLOWDOWN)
-    if streams_ok:
-        notes.append(f"Dynamic VRAM streams {fmt_gib(tb.offload_bytes)} of weights at the target: sampling "
-                     f"{speed_words(tb.slowdown, tb.slowdown_high)}, so the target is kept")
-    if fits(tb) or streams_ok:
-        chosen = 0
-    elif not fits(price(path[-1])):
-        chosen = -1
-    else:  # path[lo] does not fit, path[hi] fits
-        lo, hi = 0, len(path) - 1
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if fits(price(path[mid])):
-                hi = mid
-            else:
-                lo = mid
-        chosen = hi
+    chosen = first_resident(path, price, device, notes)
     w, h, n = path[chosen] if chosen >= 0 else target
     b = price((w, h, n))
     return VideoPlan(width=w, height=h, length=n, target=target, fits=chosen >= 0, changed=(w, h, n) != target,

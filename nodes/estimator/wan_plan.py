@@ -416,6 +416,31 @@ def search_path(width: int, height: int, length: int, multiple: int, keep: str, 
     return path
 
 
+def first_resident(path: list[Candidate], price, device: Device, notes: list[str]) -> int:
+    """The index of the first candidate on `path` that stays resident (0 = the target, kept too when Dynamic VRAM
+    streams it at most DYNAMIC_KEEP_SLOWDOWN slower, with a note); -1 when not even the smallest does. The path
+    never grows, so a binary search on price(candidate) finds it."""
+    target_budget = price(path[0])
+    streams_ok = (device.memory_mode == "dynamic" and target_budget.outcome == "runs_slower"
+                  and target_budget.verdict != "oom" and target_budget.slowdown_high <= DYNAMIC_KEEP_SLOWDOWN)
+    if streams_ok:
+        notes.append(f"Dynamic VRAM streams {fmt_gib(target_budget.offload_bytes)} of weights at the target: "
+                     f"sampling {speed_words(target_budget.slowdown, target_budget.slowdown_high)}, so the target "
+                     "is kept")
+    if fits(target_budget) or streams_ok:
+        return 0
+    if not fits(price(path[-1])):
+        return -1
+    lo, hi = 0, len(path) - 1  # invariant: path[lo] does not fit, path[hi] fits
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(price(path[mid])):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 # ----------------------------------------------------------------------------------------------
 # The plan
 @dataclass(frozen=True)
@@ -511,25 +536,7 @@ def plan(spec: WanModelSpec, device: Device, width: int, height: int, length: in
 
     path = search_path(*target, m, keep)
     target_budget = price(path[0])
-    streams_ok = (device.memory_mode == "dynamic" and target_budget.outcome == "runs_slower"
-                  and target_budget.verdict != "oom" and target_budget.slowdown_high <= DYNAMIC_KEEP_SLOWDOWN)
-    if streams_ok:
-        notes.append(f"Dynamic VRAM streams {fmt_gib(target_budget.offload_bytes)} of weights at the target: "
-                     f"sampling {speed_words(target_budget.slowdown, target_budget.slowdown_high)}, so the target "
-                     "is kept")
-    if fits(target_budget) or streams_ok:
-        chosen = 0
-    elif not fits(price(path[-1])):
-        chosen = -1
-    else:  # invariant: path[lo] does not fit, path[hi] fits
-        lo, hi = 0, len(path) - 1
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if fits(price(path[mid])):
-                hi = mid
-            else:
-                lo = mid
-        chosen = hi
+    chosen = first_resident(path, price, device, notes)
     if chosen >= 0:
         w, h, L = path[chosen]
         plan_budget = price(path[chosen])

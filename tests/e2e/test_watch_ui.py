@@ -13,11 +13,12 @@ from e2e_shots import panel_page, shoot
 from helpers_models import write_vae
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "comfy"))
+from test_admission_comfy import HOLD_MIB, VAE  # noqa: E402  (the decode a stand-in co-tenant blocks)
+from test_admission_comfy import prompt as decode  # noqa: E402
 from test_leaks_comfy import PACK, SOURCE  # noqa: E402  (the node that leaks on purpose)
 
 pytestmark = pytest.mark.e2e
 
-VAE = "adm_vae.safetensors"
 PANEL = "[data-testid=vram-budget-panel]"
 TAB_BUTTON = ".side-bar-button:has(i.pi-microchip)"
 
@@ -52,15 +53,8 @@ def page(browser, server):
     page.context.close()
 
 
-def decode(size: int) -> dict:
-    return {"1": {"class_type": "VAELoader", "inputs": {"vae_name": VAE}},
-            "2": {"class_type": "EmptyLatentImage", "inputs": {"width": size, "height": size, "batch_size": 1}},
-            "3": {"class_type": "VAEDecode", "inputs": {"samples": ["2", 0], "vae": ["1", 0]}},
-            "4": {"class_type": "PreviewImage", "inputs": {"images": ["3", 0]}}}
-
-
 def test_who_holds_the_card_a_held_prompt_and_a_leak(server, page, standin, harness, artifacts, e2e_comfy):
-    holder = start_holder(standin, 11900)
+    holder = start_holder(standin, HOLD_MIB)
     try:
         status, data = server.request("POST", "/prompt", {"prompt": decode(64)})
         assert status == 200
@@ -90,7 +84,8 @@ def test_who_holds_the_card_a_held_prompt_and_a_leak(server, page, standin, harn
                                                             "inputs": {"mib": 200, "seed": seed}}}})
         harness.wait_idle(server)
     leak = page.locator("[data-testid=leak]")
-    leak.wait_for(timeout=15_000)
+    page.wait_for_function(f"() => document.querySelector('[data-testid=leak]')?.textContent.includes('{PACK}')",
+                           timeout=15_000)
     assert "RAM after each run grew" in leak.inner_text() and PACK in leak.inner_text()
     shoot(page, artifacts, f"watch_leak_{e2e_comfy[2]}.png")
     page.locator("[data-testid=admission-switch]").click()
