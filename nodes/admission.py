@@ -263,7 +263,10 @@ class Admission:
         fixed, words = self.fixer(head[2])
         if not words:
             return False
-        j = self.decide(fixed, machine)
+        key = f"{prompt_id}\x00fixed"  # judged once, like the prompt itself; again only when its thresholds are met
+        j = self.judged.get(key)
+        if j is None or (j.action == "hold" and admits(machine, j)):
+            j = self._judge(key, fixed, machine)
         if j.action != "run" or not j.why.startswith("fits now"):
             return False
         with self.queue.mutex:

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 from .estimator.units import GiB, MiB
 
@@ -60,9 +61,15 @@ def ollama_model(cmdline: list[str], models_dir: str | None = None) -> str | Non
     path = _arg(cmdline, "--model")
     if not path:
         return None
-    blob = os.path.basename(path)
-    digest = blob.replace("sha256-", "sha256:")
     root = models_dir or os.environ.get("OLLAMA_MODELS") or os.path.join(os.path.expanduser("~"), ".ollama", "models")
+    return _manifest_name(os.path.basename(path), root)
+
+
+@lru_cache(maxsize=64)
+def _manifest_name(blob: str, root: str) -> str:
+    """The manifest that lists `blob` under `root` ("qwen3:32b"), else the blob's name. Cached: the panel asks every
+    poll, and a blob's manifest does not change while its runner lives."""
+    digest = blob.replace("sha256-", "sha256:")
     manifests = os.path.join(root, "manifests")
     seen = 0
     for dirpath, _dirs, files in os.walk(manifests):

@@ -701,19 +701,10 @@ def test_an_unknown_packs_node_is_priced_live_from_its_socket_types(server):
     """Issue 33: a node written for the test, in no table of the estimator, is read from this ComfyUI's own node
     definition (its socket types) and priced as sampling with the family's rules; the estimate says so. The same
     prompt outside ComfyUI cannot be read there (tests/test_inferred_stages.py)."""
-    prompt = {
-        "1": {"class_type": "UNETLoader", "inputs": {"unet_name": "flux1-dev.safetensors", "weight_dtype": "default"}},
-        "2": {"class_type": "DualCLIPLoader", "inputs": {"clip_name1": "clip_l.safetensors",
-                                                          "clip_name2": "t5xxl_fp16.safetensors", "type": "flux"}},
-        "3": {"class_type": "CLIPTextEncode", "inputs": {"text": "a fox", "clip": ["2", 0]}},
-        "4": {"class_type": "EmptySD3LatentImage", "inputs": {"width": 1024, "height": 1024, "batch_size": 1}},
-        "5": {"class_type": "MysteryXSampler", "inputs": {"model": ["1", 0], "positive": ["3", 0],
-                                                          "negative": ["3", 0], "latent_image": ["4", 0],
-                                                          "seed": 1, "steps": 20, "cfg": 1.0}},
-        "6": {"class_type": "VAELoader", "inputs": {"vae_name": "ae.safetensors"}},
-        "7": {"class_type": "VAEDecode", "inputs": {"samples": ["5", 0], "vae": ["6", 0]}},
-        "8": {"class_type": "SaveImage", "inputs": {"images": ["7", 0], "filename_prefix": "x"}},
-    }
+    from test_inferred_stages import PROMPT  # the same Flux prompt, its sampler the pack's, its decoder ComfyUI's
+
+    prompt = {**PROMPT, "5": {**PROMPT["5"], "class_type": "MysteryXSampler"},
+              "7": {**PROMPT["7"], "class_type": "VAEDecode"}}
     status, data = server.request("POST", "/vram_budget/estimate", {"prompt": prompt, "card": "RTX 4090"})
     assert status == 200, data
     b = data["budget"]
