@@ -129,6 +129,14 @@ def soft_empty_cache() -> None:
     _mm().soft_empty_cache()
 
 
+def gpu_vendor() -> str:
+    """"AMD" when ComfyUI runs on ROCm (model_management.is_amd), else "" (the maker rules that differ are AMD's)."""
+    try:
+        return "AMD" if _mm().is_amd() else ""
+    except Exception:  # noqa: BLE001  (an older or stand-in ComfyUI: no maker rule applies)
+        return ""
+
+
 def is_oom(exc: BaseException) -> bool:
     mm = _mm()
     oom = getattr(mm, "OOM_EXCEPTION", None)

@@ -266,6 +266,9 @@ def run_auto(op: str, vae, tensor, memory_budget_gb: float = 0.0, safety_margin_
     # Load the VAE as ComfyUI's decode would, letting it unload other models to make room.
     measured_free = bridge.prepare_vae(vae, full_need + int(max(0.0, float(safety_margin_gb or 0.0)) * GiB))
     free, margin, budget_source = budget_for(memory_budget_gb, safety_margin_gb, measured_free, info.device)
+    # on AMD an AutoencoderKL decode holds 2.73x what the trace counts (vae_memory.AMD_KL_MEM_RATIO): plan the
+    # pieces for the memory divided by that
+    free = int(free / vm.amd_kl_ratio(info.family or "", bridge.gpu_vendor()))
 
     key = _remember_key(op, info, dims, mode_id)
     plan, remembered = _choose(op, model, plan_shape, free, margin, info.dtype_bytes, mode_id, key)

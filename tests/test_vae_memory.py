@@ -353,3 +353,43 @@ def test_media_decode_reproduces_every_traced_point():
     # longer audio costs more, linearly past the longest trace
     five, ten = (vm.media_decode_bytes("vae-ltx2-audio", (1, 8, t, 16))[0] for t in (125, 250))
     assert 1.9 < ten / five < 2.1
+
+
+def test_an_autoencoderkl_decode_on_amd_is_priced_with_comfyuis_own_ratio():
+    """comfy/sd.py VAE_KL_MEM_RATIO (2.73 on AMD, 1.0 elsewhere; :492-498 in 0.33): the decode's working memory,
+    ComfyUI's own estimate and the auto-tiled plan all follow it; a VAE of another class (Wan) does not."""
+    from pathlib import Path
+
+    from vram_budget.nodes.estimator.cli_estimate import device_from_args
+    from vram_budget.nodes.estimator.graph import read_workflow
+    from vram_budget.nodes.estimator.planning import estimate
+    from vram_budget.nodes.estimator.workload import VAE_DECODE
+    import argparse
+
+    from vram_budget.nodes.estimator.cli_estimate import add_estimate_parser
+
+    assert vm.amd_kl_ratio("vae-kl16", "AMD") == vm.AMD_KL_MEM_RATIO == 2.73
+    assert vm.amd_kl_ratio("vae-kl16", "NVIDIA") == vm.amd_kl_ratio("vae-wan2.1", "AMD") == 1.0
+    repo = Path(__file__).resolve().parents[1]
+
+    def decode(workflow, card):
+        p = argparse.ArgumentParser()
+        add_estimate_parser(p.add_subparsers(dest="command"))
+        args = p.parse_args(["estimate", "x.json", "--gpu", card])
+        b = estimate(read_workflow(json.loads((repo / "example_workflows" / workflow).read_text())),
+                     device_from_args(args), None)
+        i = next(k for k, sb in enumerate(b.stages) if sb.stage.kind == VAE_DECODE)
+        return b.stages[i], b.runs[i]
+
+    nv, _ = decode("flux_dev_1024.json", "RTX 4090")
+    amd, amd_run = decode("flux_dev_1024.json", "RX 7900 XTX")
+    assert amd.working_bytes == pytest.approx(2.73 * nv.working_bytes, rel=1e-3)
+    assert any("VAE_KL_MEM_RATIO" in r for r in amd_run.rules)
+    assert any("AMD" in (it.assumption or "") for it in amd.items if it.category == "working")
+    wan_nv, _ = decode("wan22_14b_i2v_720p.json", "RTX 4090")
+    wan_amd, _ = decode("wan22_14b_i2v_720p.json", "RX 7900 XTX")
+    assert wan_amd.working_bytes == wan_nv.working_bytes
+    # the auto-tiled node plans for the memory divided by the ratio: what it then holds fits that memory
+    tiled_nv, _ = decode("flux_auto_tiled_decode.json", "RTX 3060")
+    tiled_amd, _ = decode("flux_auto_tiled_decode.json", "RX 6700 XT")
+    assert tiled_amd.working_bytes <= 12 * GiB

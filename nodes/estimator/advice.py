@@ -23,6 +23,7 @@ from .capacity import scaled
 from .gpus import cheapest_card_that_fits
 from .model_info import DIFFUSION, TEXT_ENCODER
 from .stages.vae import vae_working
+from .vae_memory import amd_kl_ratio
 from .units import GiB, fmt_gib
 from .workload import SAMPLE, VAE_DECODE, LatentShape, with_frames, with_pixels
 from .serial import JsonFields
@@ -197,7 +198,10 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
         if latent is None or vae is None:
             continue
         free_for_work = cap - (sb.peak_bytes - sb.working_bytes)
-        tiled_bytes, _, _ = vae_working(vae.family, latent, decode=True, auto_tiled=True, free_bytes=max(free_for_work, 0))
+        ratio = amd_kl_ratio(vae.family, budget.device.vendor)  # as stages/vae.py prices it on an AMD card
+        tiled_bytes, _, _ = vae_working(vae.family, latent, decode=True, auto_tiled=True,
+                                        free_bytes=int(max(free_for_work, 0) / ratio))
+        tiled_bytes = int(ratio * tiled_bytes)
         saving = sb.working_bytes - tiled_bytes
         if saving > 0:
             add(2, "vae_tiling", f"VAE Decode → VAE Decode (Auto Tiled): {fmt_gib(-saving, signed=True)}",

@@ -585,13 +585,18 @@ def run_vae(sb, ctx: _Ctx, earlier: list[StageRun]) -> StageRun:
                         explanation=(f"VAE {op} working memory unknown: nothing to simulate",))
     weights = sb.weights_bytes
     batch = max(1, latent.batch)
+    # on AMD, ComfyUI's own estimate of an AutoencoderKL decode is 2.73x (the stage's working memory already is)
+    ratio = vae_memory.amd_kl_ratio(vae.family, getattr(ctx.device, "vendor", ""))
     per_item_true = sb.working_bytes / batch  # traced decode memory is linear in the batch (vae_memory.py)
     rules = ["sd.py:788-827 / :941-993 (decode: batch_number = free // estimate)" if decode else
              "sd.py:858-900 / :1024-1073 (encode: batch_number = free // estimate)"]
+    if ratio != 1.0:
+        rules.append(vae_memory.AMD_KL_RULE)
     ds = vae_dtype_bytes(vae.family, ctx.device) if ctx.device is not None else 2
     try:
         shape = (1, latent.channels or 16, latent.frames, latent.height, latent.width)
-        est = vae_memory.comfy_heuristic_decode_bytes(vae.family, shape, ds) if decode else int(per_item_true)
+        est = (int(ratio * vae_memory.comfy_heuristic_decode_bytes(vae.family, shape, ds)) if decode
+               else int(per_item_true))
     except Exception:  # a VAE family ComfyUI's table here does not cover: use the traced need
         est = int(per_item_true)
     est = max(est, 1)
@@ -654,6 +659,7 @@ def run_vae(sb, ctx: _Ctx, earlier: list[StageRun]) -> StageRun:
         return StageRun(OOM, weights, 0, peak, shortfall_bytes=work - avail, minimum_bytes=ctx.context + weights + work,
                         explanation=(f"the {op} does not fit and its tiled fallback cannot be priced ({exc})",),
                         rules=tuple(rules))
+    tiled = int(ratio * tiled)
     dec_s = _vae_seconds(vae, latent, ctx)
     if tiled > avail:
         return StageRun(OOM, weights, 0, ctx.context + weights + tiled, images_per_call=per_call, calls=calls,

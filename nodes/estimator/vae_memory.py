@@ -976,6 +976,21 @@ def smaller_plan(plan: DecodePlan, *, min_tile: int | None = None) -> DecodePlan
 
 # ----------------------------------------------------------------------------------------------
 # ComfyUI's own estimates, for comparison (comfy/sd.py 0.8.0, memory_used_decode lambdas; R_amd = 1)
+# ComfyUI's AutoencoderKL (the SD 1.x / SDXL / SD3 / Flux / Flux 2 VAEs) reserves 2.73x the memory on AMD
+# (VAE_KL_MEM_RATIO: comfy/sd.py:492-498 in 0.33.0, :444 in 0.18.2, :314 in 0.8.0). ComfyUI turns MIOpen off on
+# RDNA3 and newer (model_management.py:481-486), and PyTorch's fallback convolutions unfold their input
+# (im2col), so a decode holds much more than the fused kernels this trace counts. The ratio prices both
+# ComfyUI's own estimate and what the decode holds on an AMD card.
+AMD_KL_MEM_RATIO = 2.73
+AMD_KL_FAMILIES = ("vae-kl4", "vae-kl16", "vae-flux2")
+AMD_KL_RULE = "sd.py:492-498 (VAE_KL_MEM_RATIO 2.73 on AMD)"
+
+
+def amd_kl_ratio(family: str, vendor: str) -> float:
+    """AMD_KL_MEM_RATIO for an AutoencoderKL VAE on an AMD card, else 1."""
+    return AMD_KL_MEM_RATIO if vendor == "AMD" and family in AMD_KL_FAMILIES else 1.0
+
+
 def comfy_heuristic_decode_bytes(vae_family: str, latent_shape: Any, dtype_bytes: int = 2) -> int:
     """What ComfyUI 0.8.0 reserves for a full decode (its `memory_used_decode`; no batch factor)."""
     s = as_latent(latent_shape)

@@ -31,10 +31,14 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     if live is not None:
         items.append(Item("decode activations" if decode else "encode activations", live[0], "working", live[1]))
         return finish(stage, title, items + overhead_items(device), notes)
+    ratio = vae_memory.amd_kl_ratio(vae.family, device.vendor)
     work_bytes, assumption, work_notes = vae_working(vae.family, stage.latent, decode=decode, tiled=stage.tiled,
-                                                     auto_tiled=stage.auto_tiled, free_bytes=free_for_work,
+                                                     auto_tiled=stage.auto_tiled, free_bytes=int(free_for_work / ratio),
                                                      dtype_bytes=vae_dtype_bytes(vae.family, device),
                                                      options=stage.decode_options)
+    if ratio != 1.0:  # the auto-tiled plan above chose its tiles for the memory divided by the ratio
+        work_bytes = int(ratio * work_bytes)
+        assumption += f"; x{ratio} on an AMD card ({vae_memory.AMD_KL_RULE})"
     items.append(Item("decode activations" if decode else "encode activations", work_bytes, "working", assumption))
     if stage.tiled or stage.auto_tiled:
         title += " (tiled)" if stage.tiled else " (auto tiled)"
