@@ -159,6 +159,7 @@ RECIPES: dict[str, Recipe] = {
 # LTX-2 / 2.3 run as ComfyUI's official templates build them (audio + video, a text-encoder subgraph): replayed from
 # the installed template package with the size changed, where it is installed.
 TEMPLATES = {"ltx2": "video_ltx2_t2v", "ltx2.3": "video_ltx2_3_t2v"}
+WRAPPER_DEFAULT_BLOCK_SWAP = 20
 WRAPPER_PIPELINES = {"wan21-t2v-1.3b", "wan21-t2v-14b", "wan21-i2v-14b", "wan21-vace-14b", "wan22-i2v-a14b",
                      "wan22-t2v-a14b", "wan22-animate-14b", "wan22-ti2v-5b"}
 
@@ -240,7 +241,9 @@ def device_args(rec: Mapping, replay: Replay) -> list[str]:
     if rec.get("swap_gib") is not None:
         argv += ["--swap", f"{rec['swap_gib']:g}"]
     os_ = rec.get("os")
-    argv += ["--os", "windows" if os_ == "windows" else "linux"]
+    if os_ is None:
+        replay.assumed.append("OS not stated: Windows")
+    argv += ["--os", "windows" if os_ in ("windows", None) else "linux"]
     version, why = era(rec)
     argv += ["--comfyui-version", version]
     if why != "stated":
@@ -303,6 +306,8 @@ def _diffusion_files(rec: Mapping, recipe: Recipe, replay: Replay) -> list[str]:
     cls, q = precision_class(rec)
     if cls == "other":
         return []
+    if not rec.get("precision") and not stated and "fp8" in recipe.diffusion:
+        cls = "fp8"  # nothing stated: the official template's file, which is the fp8 one where one is published
     experts = ("high", "low")[:n]
     if cls == "gguf":
         if not recipe.gguf:
@@ -446,11 +451,14 @@ def build_wrapper_prompt(rec: Mapping, replay: Replay) -> dict | None:
     g = _Graph()
     swap = rec.get("blocks_to_swap")
     kw = {}
+    if swap is None:
+        # the WanVideoBlockSwap node's default, and what 11 of the 23 block-swap nodes of the wrapper's own example
+        # workflows set (kijai/ComfyUI-WanVideoWrapper example_workflows in the community corpus; 23 of its 26 have one)
+        swap = WRAPPER_DEFAULT_BLOCK_SWAP
+        replay.assumed.append(f"blocks_to_swap not stated: {swap}, the wrapper's example workflows' usual setting")
     if swap:
         kw["block_swap_args"] = [g.add("WanVideoBlockSwap", blocks_to_swap=int(swap), offload_img_emb=False,
                                        offload_txt_emb=False), 0]
-    else:
-        replay.assumed.append("blocks_to_swap not stated: 0")
     model = g.add("WanVideoModelLoader", model=name, base_precision="bf16", quantization=quant,
                   load_device="offload_device", attention_mode=rec.get("attention") or "sdpa", **kw)
     t5 = g.add("LoadWanVideoT5TextEncoder", model_name="umt5-xxl-enc-bf16.safetensors", precision="bf16",
@@ -476,12 +484,6 @@ def under_specified(rec: Mapping) -> str:
     (a precision or a file, unless the pipeline has one published file) and, for a video, its size."""
     recipe = RECIPES.get(rec["pipeline"])
     if rec["pipeline"] in TEMPLATES and not (rec.get("width") and rec.get("height")):
-        return "the video's size is not stated"
-    if recipe is None:
-        return ""
-    if not (rec.get("precision") or _files(rec, "diffusion") or len(recipe.diffusion) == 1):
-        return "the diffusion model's precision or file is not stated"
-    if recipe.kind == VIDEO and not (rec.get("width") and rec.get("height")):
         return "the video's size is not stated"
     return ""
 
@@ -698,7 +700,10 @@ def evidence_markdown(judged, records) -> str:
            "Each record is one published ComfyUI run or out-of-memory report (issue, pull request, docs page) that "
            "states the card and what happened. `nodes/estimator/evidence_replay.py` re-runs the command line on it: "
            "the record's workflow built from ComfyUI's own nodes (or the official template), its card, RAM, OS, "
-           "launch flags and ComfyUI era (the stated version, else the one of its date). A published OOM counts as "
+           "launch flags and ComfyUI era (the stated version, else the one of its date). What a record leaves out "
+           "is assumed and listed with it: the official template's size and files (the fp8 file where one is "
+           "published), Windows when no OS is stated (most records that state one: the calibration half's majority), "
+           "WanVideoWrapper's usual block swap of 20. A published OOM counts as "
            "**warned** when the verdict is oom or the OOM risk is high; a published run is a **false alarm** when "
            "either is. Records are split once into two halves by a hash of the source thread "
            "(`evidence.split_of`); every thread an earlier round calibrated on is in the calibration half. The risk "

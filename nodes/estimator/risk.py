@@ -76,7 +76,8 @@ def features(budget, video: bool, regressions: int) -> dict[str, float]:
     ram_fill = 0.0
     hb = budget.host
     if hb is not None and hb.host.known:
-        total = (hb.host.ram_total_bytes or 0) + (hb.host.swap_total_bytes or 0)
+        # the same swap / page file the RAM verdict counts (an assumed one when not given: host_memory.Host.swap_bytes)
+        total = (hb.host.ram_total_bytes or 0) + hb.host.swap_bytes
         if total > 0:
             ram_fill = hb.peak_bytes / total
     return {
