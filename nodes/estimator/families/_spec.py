@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, NamedTuple
+from typing import Callable, Mapping, NamedTuple
 
 from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER,
                           UNKNOWN, VAE)
 
 __all__ = ["AUDIO_ENCODER", "CHECKPOINT", "CLIP_VISION", "CONTROLNET", "DIFFUSION", "LORA", "TEXT_ENCODER", "UNKNOWN",
-           "UPSCALER", "VAE", "Family", "Found", "Rule", "VaeFamily", "_r"]
+           "UPSCALER", "VAE", "Detector", "Family", "Found", "Rule", "VaeFamily", "_r", "all_families"]
 
 UPSCALER = "upscaler"  # upscale models have no ModelInfo kind of their own: a name-rule role
 
@@ -27,6 +27,31 @@ class Found(NamedTuple):
     evidence: tuple[str, ...]
     variant: str | None = None
     notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Detector:
+    """A header test as data, kept in its family's module (ComfyUI-GGUF keeps its detection so: keys_detect /
+    keys_banned): the file is the family's when it has every key of one group of `keys` and none of `banned`;
+    `read(view)` then reads the numbers into a Found (or returns None: not this family after all). The view has
+    has / shape / dim / count_blocks and `name`, the file name. `order`: the line of ComfyUI 0.33.0's
+    comfy/model_detection.py whose test it mirrors; ordered detectors run in that order, then the rest in module
+    order (registry.detectors)."""
+    keys: tuple[tuple[str, ...], ...]
+    read: Callable[..., "Found | None"]
+    banned: tuple[str, ...] = ()
+    order: int | None = None
+
+    def __call__(self, v) -> "Found | None":
+        if not any(all(v.has(k) for k in group) for group in self.keys) or any(v.has(k) for k in self.banned):
+            return None
+        return self.read(v)
+
+
+def all_families() -> Mapping[str, Family]:
+    """Every module's families (registry.FAMILIES), for a detector whose keys cover several modules' families."""
+    from .registry import FAMILIES  # noqa: PLC0415  (the registry imports the family modules)
+    return FAMILIES
 
 
 class Rule(NamedTuple):

@@ -30,7 +30,7 @@ from typing import Callable, Mapping
 
 from ..files import Inventory, TensorInfo, inspect_file
 from ._spec import Family, Found
-from .registry import FAMILIES, detectors
+from .registry import FAMILIES, GGUF_ARCH, detectors
 from ..model_info import (
     AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN, VAE, ModelInfo,
 )
@@ -53,11 +53,6 @@ _LORA_SUFFIXES = (".lora_up.weight", ".lora_down.weight", ".lora_A.weight", ".lo
                   "lora_linear_layer.down.weight", ".hada_w1_a", ".hada_w1_b", ".lokr_w1", ".lokr_w2")
 _LORA_DOWN = (".lora_down.weight", ".lora_A.weight", ".lora.down.weight", "lora_linear_layer.down.weight")
 
-# Wan 2.2 A14B experts are architecturally identical to Wan 2.1 14B (COMFYUI-NOTES §4.3): only the
-# file name tells them apart. These patterns match the Comfy-Org / QuantStack / Kijai names.
-_WAN22_NAME = re.compile(r"wan[\s_.-]?2[._]?2|a14b|high[\s_-]?noise|low[\s_-]?noise", re.I)
-_HIGH_NOISE = re.compile(r"high[\s_-]?noise|[_-]high[_.-]|highnoise", re.I)
-_LOW_NOISE = re.compile(r"low[\s_-]?noise|[_-]low[_.-]|lownoise", re.I)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -70,6 +65,7 @@ class _View:
 
     def __init__(self, tensors: Mapping[str, TensorInfo], prefix: str = ""):
         self.prefix = prefix
+        self.name = ""  # the file name, for the detectors a name decides (Flux Kontext, Wan 2.2's experts)
         if prefix:
             n = len(prefix)
             self.t = {k[n:]: v for k, v in tensors.items() if k.startswith(prefix)}
@@ -297,7 +293,7 @@ def _detect_any(view: _View, name: str, gguf_arch: str = "", metadata: Mapping |
         found = _detect_gguf_te(view, gguf_arch, metadata or {})
         if found:
             return TEXT_ENCODER, found
-        fam = _GGUF_DIFFUSION_ARCH.get(gguf_arch)
+        fam = GGUF_ARCH.get(gguf_arch)
         if fam:
             return DIFFUSION, _Found(fam, {}, (f"GGUF general.architecture = {gguf_arch!r} (keys not recognised)",))
     return None, None
@@ -321,359 +317,16 @@ def _candidate_te_prefixes(view: _View) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 # Diffusion models (detect_unet_config order, model_detection.py)
 def _detect_diffusion(v: _View, name: str) -> _Found | None:
-    if v.has("joint_blocks.0.context_block.attn.qkv.weight"):
-        return _sd3(v)
-    if v.has("txt_in.individual_token_refiner.blocks.0.norm1.weight"):
-        return _hunyuan_video(v)
-    if _is_ovis_image(v):  # a Flux whose key norms may be stored as .weight, and which has Qwen-Image's txt_norm
-        return _flux(v, name)
-    if v.has("double_blocks.0.img_attn.norm.key_norm.scale") and (
-            v.has("img_in.weight") or v.has("distilled_guidance_layer.norms.0.scale")
-            or v.has("distilled_guidance_layer.0.norms.0.scale")):
-        return _flux(v, name)
-    if v.has("adaln_single.emb.timestep_embedder.linear_1.bias") and not v.has("pos_embed.proj.bias"):
-        return _ltxv(v)
-    if v.has("cap_embedder.1.weight"):
-        return _lumina2(v)
-    if v.has("head.modulation"):
-        return _wan(v, name)
-    if v.has("caption_projection.0.linear.weight"):
-        return _hidream(v)
-    # Mage-Flow has Qwen-Image's keys; ComfyUI tells it by its widths first (model_detection.py:944, 0.33.0):
-    # families/mage_flow.py's detector takes it
-    if v.has("txt_norm.weight") and v.has("img_in.weight") and not (
-            v.dim("txt_norm.weight", 0) == 2560 and v.dim("proj_out.weight", 0) == 128):
-        return _qwen_image(v)
-    # ComfyUI tells Boogu-Image (an OmniGen2 derivative) by its dual-stream layers first (model_detection.py:890,
-    # 0.33.0): families/boogu.py's detector takes it
-    if v.has("time_caption_embed.timestep_embedder.linear_1.bias") and \
-            not v.has("double_stream_layers.0.img_instruct_attn.processor.img_to_q.weight"):
-        return _omnigen2(v)
-    if v.has("input_blocks.0.0.weight"):
-        return _sd_unet(v)
-    for detect in detectors(DIFFUSION):  # the family modules' own header detectors (DETECT sections)
+    """The family modules' header detectors (their DETECT sections: families/_spec.Detector), in ComfyUI's
+    model_detection.py order."""
+    v.name = name
+    for detect in detectors(DIFFUSION):
         found = detect(v)
         if found is not None:
             return found
     return None
 
 
-def _is_ovis_image(v: _View) -> bool:
-    """model_detection.py:349-353 (0.33.0): a Flux header with a gated MLP (`img_mlp.gate_proj`, yak_mlp) and a
-    `txt_norm` is the "Ovis model" (families/ovis.py)."""
-    return v.has("img_in.weight") and v.has("double_blocks.0.img_mlp.gate_proj.weight") and (
-        v.has("txt_norm.weight") or v.has("txt_norm.scale"))
-
-
-def _flux(v: _View, name: str) -> _Found:
-    ev = ["key double_blocks.0.img_attn.norm.key_norm.scale (Flux family)"]
-    flux2 = v.has("double_stream_modulation_img.lin.weight")
-    chroma = v.has("distilled_guidance_layer.norms.0.scale") or v.has("distilled_guidance_layer.0.norms.0.scale")
-    patch = 1 if flux2 else 2
-    arch: dict = {}
-    w = v.shape("img_in.weight")
-    if w:
-        arch["hidden_size"] = w[0]
-        arch["in_channels"] = w[1] // (patch * patch)
-    t = v.shape("txt_in.weight")
-    if t:
-        arch["context_dim"] = t[1]
-        arch.setdefault("hidden_size", t[0])
-    hd = v.dim("double_blocks.0.img_attn.norm.query_norm.scale", 0)
-    if hd and arch.get("hidden_size"):
-        arch["head_dim"] = hd
-        arch["heads"] = arch["hidden_size"] // hd
-    dd = v.count_blocks("double_blocks.")
-    ds = v.count_blocks("single_blocks.")
-    arch.update(depth=dd + ds, depth_double=dd, depth_single=ds)
-    mlp = v.dim("double_blocks.0.img_mlp.0.weight", 0)
-    if mlp and arch.get("hidden_size"):
-        ffn = mlp // 2 if flux2 else mlp  # Flux.2 MLP is gated: first layer is 2 x ffn
-        arch["ffn_dim"] = ffn
-        arch["mlp_ratio"] = ffn / arch["hidden_size"]
-    arch["patch_size"] = (patch, patch)
-    variant = None
-    if _is_ovis_image(v):
-        family = "ovis-image"
-        ev.append("keys double_blocks.0.img_mlp.gate_proj.weight + txt_norm (Ovis-Image, model_detection.py:352)")
-        arch["guidance_embed"] = v.has("guidance_in.in_layer.weight")
-        ffn = v.dim("double_blocks.0.img_mlp.gate_proj.weight", 0)
-        if ffn and arch.get("hidden_size"):
-            arch.update(ffn_dim=ffn, mlp_ratio=ffn / arch["hidden_size"])
-        if arch.get("hidden_size") and not arch.get("heads"):
-            arch.update(head_dim=128, heads=arch["hidden_size"] // 128)  # // sum(axes_dim 16, 56, 56): :282, :314
-    elif flux2:
-        family = "flux2"
-        ev.append("key double_stream_modulation_img.lin.weight (Flux.2)")
-        arch["guidance_embed"] = v.startswith("guidance_in.")
-    elif chroma:
-        family = "chroma"
-        ev.append("keys distilled_guidance_layer.* (Chroma)")
-        arch["in_channels"] = 16
-    else:
-        guidance = v.has("guidance_in.in_layer.weight")
-        arch["guidance_embed"] = guidance
-        in_ch = arch.get("in_channels")
-        lname = name.lower()
-        if in_ch == 96:
-            family = "flux1-fill"
-            ev.append(f"img_in.weight input width {w[1]} = 96 latent channels x 4 (Flux.1 Fill: image + mask)")
-        elif guidance and "kontext" in lname:
-            family = "flux1-kontext"
-            ev.append("key guidance_in.in_layer.weight (guidance-distilled)")
-            ev.append("file name contains 'kontext' (Kontext has the same architecture as dev)")
-        elif guidance:
-            family = "flux1-dev"
-            ev.append("key guidance_in.in_layer.weight (guidance-distilled dev; absent in schnell)")
-            if in_ch == 32:
-                variant = "control"
-                ev.append("img_in.weight input width 128 = 32 channels x 4 (Flux.1 Depth/Canny dev)")
-        else:
-            family = "flux1-schnell"
-            ev.append("no guidance_in.* keys (schnell is not guidance-distilled)")
-    arch["out_channels"] = FAMILIES[family].arch.get("out_channels")
-    arch["latent_channels"] = FAMILIES[family].arch.get("latent_channels")
-    return _Found(family, arch, tuple(ev), variant)
-
-
-def _wan(v: _View, name: str) -> _Found:
-    dim = v.dim("head.modulation", -1)
-    out_dim = (v.dim("head.head.weight", 0) or 64) // 4
-    in_dim = v.dim("patch_embedding.weight", 1)
-    layers = v.count_blocks("blocks.")
-    ffn = v.dim("blocks.0.ffn.0.weight", 0)
-    ev = [f"key head.modulation (dim {dim})"]
-    arch = dict(hidden_size=dim, depth=layers, heads=max(1, dim // 128) if dim else None, head_dim=128, in_channels=in_dim,
-                out_channels=out_dim, ffn_dim=ffn, patch_size=(1, 2, 2),
-                context_dim=v.dim("text_embedding.0.weight", 1))
-    notes: list[str] = []
-    has_img_emb = v.has("img_emb.proj.0.bias") or v.has("img_emb.proj.0.weight")
-    if v.has("vace_patch_embedding.weight"):
-        task = "vace"
-        ev.append("key vace_patch_embedding.weight (VACE)")
-        arch["vace_layers"] = v.count_blocks("vace_blocks.")
-    elif v.has("control_adapter.conv.weight"):
-        task = "camera"
-        ev.append("key control_adapter.conv.weight (Fun camera control)")
-    elif v.startswith("casual_audio_encoder."):
-        task = "s2v"
-        ev.append("keys casual_audio_encoder.* (speech to video)")
-    elif v.startswith("audio_proj."):
-        task = "humo"
-        ev.append("keys audio_proj.* (HuMo)")
-    elif v.startswith("face_adapter."):
-        task = "animate"
-        ev.append("keys face_adapter.* (Animate)")
-    elif v.has("img_emb.emb_pos"):
-        task = "flf"
-        ev.append("key img_emb.emb_pos (first-last-frame)")
-    elif has_img_emb:
-        task = "i2v"
-        ev.append("key img_emb.proj.0.bias (CLIP image embedding: image to video)")
-    elif out_dim == 48:
-        task = "ti2v"
-    elif in_dim == 48:
-        task = "control"  # Wan Fun control: 16 latent + 16 control + 16 reference channels
-    elif in_dim == 36:
-        task = "i2v"
-        ev.append("patch_embedding input 36 channels without img_emb (Wan 2.2 A14B image to video)")
-    else:
-        task = "t2v"
-    arch["task"] = task
-    variant = task
-    lname = name.lower()
-    if out_dim == 48:
-        family = "wan2.2-ti2v-5b"
-        ev.append("head.head.weight rows / 4 = 48 output channels (Wan 2.2 VAE latent: TI2V 5B)")
-        arch.update(latent_channels=48, spatial_compression=16, temporal_compression=4)
-    else:
-        size = _nearest(dim or 0, {1536: "1.3b", 3072: "5b", 5120: "14b"})
-        if size == "14b":
-            wan22_by_keys = task == "i2v" and not has_img_emb
-            wan22_by_name = bool(_WAN22_NAME.search(lname))
-            if wan22_by_keys or wan22_by_name:
-                family = "wan2.2-14b"
-                if wan22_by_name:
-                    ev.append("file name says Wan 2.2 A14B (the experts are architecturally identical to Wan 2.1 14B)")
-                expert = "high_noise" if _HIGH_NOISE.search(lname) else "low_noise" if _LOW_NOISE.search(lname) else None
-                if expert:
-                    variant = expert
-                    ev.append(f"file name says the {expert.replace('_', '-')} expert")
-                else:
-                    notes.append("Wan 2.2 A14B: which expert (high/low noise) is not in the file name")
-            else:
-                family = "wan2.1-14b"
-                notes.append("a Wan 2.2 A14B expert looks exactly like this; name the file wan2.2_* to tell them apart")
-        elif size == "5b":
-            family = "wan2.2-ti2v-5b"
-        else:
-            family = "wan2.1-1.3b"
-        if dim not in (1536, 3072, 5120):
-            notes.append(f"unusual Wan width {dim}: sized as the nearest known model")
-        arch.update(latent_channels=16, spatial_compression=8, temporal_compression=4)
-    return _Found(family, arch, tuple(ev), variant, tuple(notes))
-
-
-def _nearest(value: int, table: Mapping[int, str]) -> str:
-    return table[min(table, key=lambda k: abs(k - value))]
-
-
-def _sd3(v: _View) -> _Found:
-    w = v.shape("x_embedder.proj.weight") or (1536, 16, 2, 2)
-    depth = v.count_blocks("joint_blocks.")
-    hidden = w[0]
-    arch = dict(hidden_size=hidden, depth=depth, heads=hidden // 64, head_dim=64, in_channels=w[1],
-                patch_size=tuple(w[2:4]), context_dim=v.dim("context_embedder.weight", 1), out_channels=16,
-                latent_channels=16, spatial_compression=8)
-    variant = {24: "medium", 38: "3.5-large"}.get(depth)
-    return _Found("sd3", arch, ("key joint_blocks.0.context_block.attn.qkv.weight (MMDiT: SD3)",), variant)
-
-
-def _hunyuan_video(v: _View) -> _Found:
-    w = v.shape("img_in.proj.weight") or ()
-    ev = ["key txt_in.individual_token_refiner.blocks.0.norm1.weight (HunyuanVideo)"]
-    dd, ds = v.count_blocks("double_blocks."), v.count_blocks("single_blocks.")
-    hidden = w[0] if w else None
-    arch = dict(hidden_size=hidden, depth=dd + ds, depth_double=dd, depth_single=ds,
-                heads=max(1, hidden // 128) if hidden else None, head_dim=128, in_channels=w[1] if len(w) > 1 else None,
-                patch_size=tuple(w[2:]) if len(w) > 2 else None, context_dim=v.dim("txt_in.input_embedder.weight", 1),
-                mlp_ratio=4.0, latent_channels=16, spatial_compression=8, temporal_compression=4)
-    variant = None
-    if len(w) == 4:
-        variant = "image-2.1"
-        ev.append("img_in.proj.weight is 4-D (HunyuanImage 2.1)")
-        arch.update(temporal_compression=None, latent_channels=64, spatial_compression=32)
-    elif v.has("vision_in.proj.0.weight"):
-        variant = "1.5"
-        ev.append("key vision_in.proj.0.weight (HunyuanVideo 1.5)")
-        arch.update(latent_channels=32, spatial_compression=16)
-    elif arch["in_channels"] == 32:
-        variant = "i2v"
-    return _Found("hunyuan-video", arch, tuple(ev), variant)
-
-
-def _ltxv(v: _View) -> _Found:
-    layers = v.count_blocks("transformer_blocks.")
-    s = v.shape("transformer_blocks.0.attn2.to_k.weight")
-    arch = dict(depth=layers, in_channels=v.dim("patchify_proj.weight", 1), patch_size=(1, 1, 1),
-                latent_channels=128, spatial_compression=32, temporal_compression=8, heads=32)
-    if s:
-        arch.update(hidden_size=s[0], head_dim=s[0] // 32, cross_attention_dim=s[1])
-    variant = "ltxav" if v.has("audio_adaln_single.linear.weight") else None
-    return _Found("ltxv", arch, ("key adaln_single.emb.timestep_embedder.linear_1.bias (LTX-Video)",), variant)
-
-
-def _lumina2(v: _View) -> _Found:
-    w = v.shape("cap_embedder.1.weight") or (2304, 2304)
-    z_image = w[0] == 3840 or v.has("cap_pad_token")
-    layers = v.count_blocks("layers.")
-    heads = 30 if z_image else 24
-    arch = dict(hidden_size=w[0], context_dim=w[1], depth=layers, heads=heads, head_dim=w[0] // heads,
-                in_channels=16, out_channels=16, patch_size=(2, 2), latent_channels=16, spatial_compression=8)
-    ev = ["key cap_embedder.1.weight (Lumina 2 family)"]
-    if z_image:
-        ev.append("width 3840 / key cap_pad_token (Z-Image)")
-    return _Found("lumina2", arch, tuple(ev), "z-image" if z_image else None)
-
-
-def _omnigen2(v: _View) -> _Found:
-    """model_detection.py:646-663: this key alone selects OmniGen2, whose config ComfyUI fixes (no shapes read)."""
-    arch = dict(FAMILIES["omnigen2"].arch)
-    layers = v.count_blocks("layers.")
-    if layers:
-        arch["depth"] = layers
-    return _Found("omnigen2", arch, ("key time_caption_embed.timestep_embedder.linear_1.bias (OmniGen2)",))
-
-
-def _hidream(v: _View) -> _Found:
-    dd = v.count_blocks("double_stream_blocks.")
-    ds = v.count_blocks("single_stream_blocks.")
-    hidden = v.dim("x_embedder.proj.weight", 0)
-    arch = dict(hidden_size=hidden, depth=dd + ds, depth_double=dd, depth_single=ds, heads=20, head_dim=128,
-                in_channels=16, out_channels=16, patch_size=(2, 2), latent_channels=16, spatial_compression=8)
-    return _Found("hidream", arch, ("key caption_projection.0.linear.weight (HiDream)",))
-
-
-def _qwen_image(v: _View) -> _Found:
-    w = v.shape("img_in.weight") or (3072, 64)
-    layers = v.count_blocks("transformer_blocks.")
-    arch = dict(hidden_size=w[0], in_channels=w[1] // 4, depth=layers, heads=max(1, w[0] // 128), head_dim=128,
-                context_dim=v.dim("txt_in.weight", 1), ffn_dim=v.dim("transformer_blocks.0.img_mlp.net.0.proj.weight", 0),
-                out_channels=16, patch_size=(2, 2), latent_channels=16, spatial_compression=8)
-    variant = None
-    if v.has("__index_timestep_zero__"):
-        variant = "edit-2511"
-    elif v.has("time_text_embed.addition_t_embedding.weight"):
-        variant = "layered"
-    return _Found("qwen-image", arch, ("keys txt_norm.weight + img_in.weight (Qwen-Image)",), variant)
-
-
-_ATTN2_K = re.compile(r"^(?:input_blocks|middle_block|output_blocks)\.\d+\.1\.transformer_blocks\.(\d+)\.attn2\.to_k\.weight$|"
-                      r"^middle_block\.1\.transformer_blocks\.(\d+)\.attn2\.to_k\.weight$")
-
-
-def _sd_unet(v: _View) -> _Found:
-    w = v.shape("input_blocks.0.0.weight") or (320, 4, 3, 3)
-    mc, in_ch = w[0], w[1]
-    out_ch = v.dim("out.2.weight", 0, 4)
-    context = None
-    n_transformers = 0
-    per_block: dict[int, int] = {}  # input block -> transformer blocks in it
-    for group in ("input_blocks", "middle_block", "output_blocks"):
-        for k in v.groups.get(group, ()):
-            if k.endswith(".attn2.to_k.weight") and ".transformer_blocks." in k:
-                n_transformers += 1
-                t = v.t[k]
-                if group == "input_blocks":
-                    if context is None:
-                        context = t.shape[1] if len(t.shape) > 1 else None
-                    parts = k.split(".")
-                    if parts[1].isdecimal():
-                        per_block[int(parts[1])] = per_block.get(int(parts[1]), 0) + 1
-    if context is None:
-        s = v.shape("middle_block.1.transformer_blocks.0.attn2.to_k.weight")
-        context = s[1] if s else None
-    adm = v.dim("label_emb.0.0.weight", 1)
-    # transformer depth per input res block, as model_detection.calculate_transformer_depth lists it
-    depths = [per_block.get(i, 0) for i in range(1, v.count_blocks("input_blocks."))
-              if v.has(f"input_blocks.{i}.0.in_layers.0.weight")]
-    ev = ["key input_blocks.0.0.weight (UNet)"]
-    variant = None
-    if adm is not None and (adm == 2816 or (context == 2048 and adm)):
-        family = "sdxl"
-        ev.append(f"label_emb.0.0.weight width {adm} with context {context} (SDXL)")
-    elif adm == 2560:
-        family, variant = "sdxl", "refiner"
-        ev.append("label_emb width 2560 (SDXL refiner)")
-    elif context == 1024 and adm == 4:
-        # ComfyUI's LotusD (model_detection.py:1047 of 0.18.2): SD 2 UNet, adm_in_channels 4 (the task embedding)
-        family = "lotus-d"
-        ev.append("label_emb.0.0.weight width 4 with context 1024 (Lotus depth/normal, SD 2 UNet)")
-    elif context == 1024:
-        family = "sd2"
-        ev.append("cross-attention context width 1024 (SD 2.x, OpenCLIP ViT-H)")
-        if adm:
-            variant = "unclip"
-    elif context == 768:
-        family = "sd15"
-        ev.append("cross-attention context width 768 (SD 1.x, CLIP-L)")
-    else:
-        family = "sdxl" if adm else "sd15"
-        ev.append(f"unusual context width {context}: closest family by structure")
-    if in_ch == 9:
-        variant = "inpaint"
-    arch = dict(model_channels=mc, hidden_size=mc, in_channels=in_ch, out_channels=out_ch, context_dim=context,
-                transformer_depth=tuple(depths), depth=n_transformers, adm_in_channels=adm,
-                latent_channels=4, spatial_compression=8, head_dim=FAMILIES[family].arch.get("head_dim"),
-                heads=FAMILIES[family].arch.get("heads"))
-    return _Found(family, arch, tuple(ev), variant)
-
-
-_GGUF_DIFFUSION_ARCH = {  # ComfyUI-GGUF convert.py model types -> family
-    "flux": "flux1-dev", "sd1": "sd15", "sdxl": "sdxl", "sd3": "sd3", "hyvid": "hunyuan-video",
-    "ltxv": "ltxv", "wan": "wan2.1-14b", "lumina2": "lumina2", "hidream": "hidream", "qwen_image": "qwen-image",
-    "chroma": "chroma",
-}
 
 
 # ---------------------------------------------------------------------------------------------

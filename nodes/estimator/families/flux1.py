@@ -1,7 +1,7 @@
 """Flux.1 (dev, schnell, Fill, Kontext, Canny / Depth), Chroma, Chroma Radiance and the 16-channel KL VAE."""
 from __future__ import annotations
 
-from ._spec import DIFFUSION, Family, TEXT_ENCODER, VAE, VaeFamily, _r
+from ._spec import DIFFUSION, Family, TEXT_ENCODER, VAE, VaeFamily, _r, Detector, Found, all_families
 
 ORDER = 110  # name rules of a lower ORDER are tried first (specific before general)
 _C = "catalogue"
@@ -118,3 +118,94 @@ NAME_RULES = {
         _r(r"(?<![a-z])ae(?![a-z])|flux|sd3", "vae-kl16", "Flux/SD3 VAE (16 ch)"),
     ),
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# Header detection (registry.detectors runs the DETECT sections in ComfyUI's model_detection.py order)
+def _is_ovis_image(v) -> bool:
+    """model_detection.py:349-353 (0.33.0): a Flux header with a gated MLP (`img_mlp.gate_proj`, yak_mlp) and a
+    `txt_norm` is the "Ovis model" (families/ovis.py)."""
+    return v.has("img_in.weight") and v.has("double_blocks.0.img_mlp.gate_proj.weight") and (
+        v.has("txt_norm.weight") or v.has("txt_norm.scale"))
+
+
+def _flux(v, name: str) -> Found:
+    ev = ["key double_blocks.0.img_attn.norm.key_norm.scale (Flux family)"]
+    flux2 = v.has("double_stream_modulation_img.lin.weight")
+    chroma = v.has("distilled_guidance_layer.norms.0.scale") or v.has("distilled_guidance_layer.0.norms.0.scale")
+    patch = 1 if flux2 else 2
+    arch: dict = {}
+    w = v.shape("img_in.weight")
+    if w:
+        arch["hidden_size"] = w[0]
+        arch["in_channels"] = w[1] // (patch * patch)
+    t = v.shape("txt_in.weight")
+    if t:
+        arch["context_dim"] = t[1]
+        arch.setdefault("hidden_size", t[0])
+    hd = v.dim("double_blocks.0.img_attn.norm.query_norm.scale", 0)
+    if hd and arch.get("hidden_size"):
+        arch["head_dim"] = hd
+        arch["heads"] = arch["hidden_size"] // hd
+    dd = v.count_blocks("double_blocks.")
+    ds = v.count_blocks("single_blocks.")
+    arch.update(depth=dd + ds, depth_double=dd, depth_single=ds)
+    mlp = v.dim("double_blocks.0.img_mlp.0.weight", 0)
+    if mlp and arch.get("hidden_size"):
+        ffn = mlp // 2 if flux2 else mlp  # Flux.2 MLP is gated: first layer is 2 x ffn
+        arch["ffn_dim"] = ffn
+        arch["mlp_ratio"] = ffn / arch["hidden_size"]
+    arch["patch_size"] = (patch, patch)
+    variant = None
+    if _is_ovis_image(v):
+        family = "ovis-image"
+        ev.append("keys double_blocks.0.img_mlp.gate_proj.weight + txt_norm (Ovis-Image, model_detection.py:352)")
+        arch["guidance_embed"] = v.has("guidance_in.in_layer.weight")
+        ffn = v.dim("double_blocks.0.img_mlp.gate_proj.weight", 0)
+        if ffn and arch.get("hidden_size"):
+            arch.update(ffn_dim=ffn, mlp_ratio=ffn / arch["hidden_size"])
+        if arch.get("hidden_size") and not arch.get("heads"):
+            arch.update(head_dim=128, heads=arch["hidden_size"] // 128)  # // sum(axes_dim 16, 56, 56): :282, :314
+    elif flux2:
+        family = "flux2"
+        ev.append("key double_stream_modulation_img.lin.weight (Flux.2)")
+        arch["guidance_embed"] = v.startswith("guidance_in.")
+    elif chroma:
+        family = "chroma"
+        ev.append("keys distilled_guidance_layer.* (Chroma)")
+        arch["in_channels"] = 16
+    else:
+        guidance = v.has("guidance_in.in_layer.weight")
+        arch["guidance_embed"] = guidance
+        in_ch = arch.get("in_channels")
+        lname = name.lower()
+        if in_ch == 96:
+            family = "flux1-fill"
+            ev.append(f"img_in.weight input width {w[1]} = 96 latent channels x 4 (Flux.1 Fill: image + mask)")
+        elif guidance and "kontext" in lname:
+            family = "flux1-kontext"
+            ev.append("key guidance_in.in_layer.weight (guidance-distilled)")
+            ev.append("file name contains 'kontext' (Kontext has the same architecture as dev)")
+        elif guidance:
+            family = "flux1-dev"
+            ev.append("key guidance_in.in_layer.weight (guidance-distilled dev; absent in schnell)")
+            if in_ch == 32:
+                variant = "control"
+                ev.append("img_in.weight input width 128 = 32 channels x 4 (Flux.1 Depth/Canny dev)")
+        else:
+            family = "flux1-schnell"
+            ev.append("no guidance_in.* keys (schnell is not guidance-distilled)")
+    arch["out_channels"] = all_families()[family].arch.get("out_channels")
+    arch["latent_channels"] = all_families()[family].arch.get("latent_channels")
+    return Found(family, arch, tuple(ev), variant)
+
+GGUF_ARCH = {"flux": "flux1-dev", "chroma": "chroma"}  # ComfyUI-GGUF convert.py model type
+
+DETECT = {DIFFUSION: (Detector(
+    keys=(("double_blocks.0.img_attn.norm.key_norm.scale", "img_in.weight"),
+          ("double_blocks.0.img_attn.norm.key_norm.scale", "distilled_guidance_layer.norms.0.scale"),
+          ("double_blocks.0.img_attn.norm.key_norm.scale", "distilled_guidance_layer.0.norms.0.scale"),
+          # an Ovis-Image is a Flux whose key norms may be stored as .weight, with Qwen-Image's txt_norm (:350)
+          ("img_in.weight", "double_blocks.0.img_mlp.gate_proj.weight", "txt_norm.weight"),
+          ("img_in.weight", "double_blocks.0.img_mlp.gate_proj.weight", "txt_norm.scale")),
+    read=lambda v: _flux(v, v.name), order=263),)}

@@ -1,7 +1,7 @@
 """HiDream-I1."""
 from __future__ import annotations
 
-from ._spec import DIFFUSION, Family, _r
+from ._spec import DIFFUSION, Family, _r, Detector, Found, all_families
 
 ORDER = 120  # name rules of a lower ORDER are tried first (specific before general)
 _C = "catalogue"
@@ -34,3 +34,18 @@ NAME_RULES = {
         _r(r"hidream(?![_-]?o1)", "hidream", "HiDream-I1 (17B)", P_HIDREAM, f"{_C} P_HIDREAM (34.2 GB bf16 listing / 2)"),
     ),
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# Header detection (registry.detectors runs the DETECT sections in ComfyUI's model_detection.py order)
+def _hidream(v) -> Found:
+    dd = v.count_blocks("double_stream_blocks.")
+    ds = v.count_blocks("single_stream_blocks.")
+    hidden = v.dim("x_embedder.proj.weight", 0)
+    arch = dict(hidden_size=hidden, depth=dd + ds, depth_double=dd, depth_single=ds, heads=20, head_dim=128,
+                in_channels=16, out_channels=16, patch_size=(2, 2), latent_channels=16, spatial_compression=8)
+    return Found("hidream", arch, ("key caption_projection.0.linear.weight (HiDream)",))
+
+GGUF_ARCH = {"hidream": "hidream"}  # ComfyUI-GGUF convert.py model type
+
+DETECT = {DIFFUSION: (Detector(keys=(("caption_projection.0.linear.weight",),), read=_hidream, order=818),)}

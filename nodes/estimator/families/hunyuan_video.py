@@ -1,7 +1,7 @@
 """HunyuanVideo, HunyuanVideo 1.5 (and Capybara, its architecture) and their VAEs."""
 from __future__ import annotations
 
-from ._spec import DIFFUSION, Family, VAE, VaeFamily, _r
+from ._spec import DIFFUSION, Family, VAE, VaeFamily, _r, Detector, Found, all_families
 
 ORDER = 20  # name rules of a lower ORDER are tried first (specific before general)
 _C = "catalogue"
@@ -83,3 +83,33 @@ NAME_RULES = {
         _r(r"hunyuan[_-]?video[_-]?vae|hunyuan_video", "vae-hunyuan", "HunyuanVideo VAE"),
     ),
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# Header detection (registry.detectors runs the DETECT sections in ComfyUI's model_detection.py order)
+def _hunyuan_video(v) -> Found:
+    w = v.shape("img_in.proj.weight") or ()
+    ev = ["key txt_in.individual_token_refiner.blocks.0.norm1.weight (HunyuanVideo)"]
+    dd, ds = v.count_blocks("double_blocks."), v.count_blocks("single_blocks.")
+    hidden = w[0] if w else None
+    arch = dict(hidden_size=hidden, depth=dd + ds, depth_double=dd, depth_single=ds,
+                heads=max(1, hidden // 128) if hidden else None, head_dim=128, in_channels=w[1] if len(w) > 1 else None,
+                patch_size=tuple(w[2:]) if len(w) > 2 else None, context_dim=v.dim("txt_in.input_embedder.weight", 1),
+                mlp_ratio=4.0, latent_channels=16, spatial_compression=8, temporal_compression=4)
+    variant = None
+    if len(w) == 4:
+        variant = "image-2.1"
+        ev.append("img_in.proj.weight is 4-D (HunyuanImage 2.1)")
+        arch.update(temporal_compression=None, latent_channels=64, spatial_compression=32)
+    elif v.has("vision_in.proj.0.weight"):
+        variant = "1.5"
+        ev.append("key vision_in.proj.0.weight (HunyuanVideo 1.5)")
+        arch.update(latent_channels=32, spatial_compression=16)
+    elif arch["in_channels"] == 32:
+        variant = "i2v"
+    return Found("hunyuan-video", arch, tuple(ev), variant)
+
+GGUF_ARCH = {"hyvid": "hunyuan-video"}  # ComfyUI-GGUF convert.py model type
+
+DETECT = {DIFFUSION: (Detector(keys=(("txt_in.individual_token_refiner.blocks.0.norm1.weight",),), read=_hunyuan_video,
+                               order=211),)}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from ._spec import DIFFUSION, Family, TEXT_ENCODER, VAE, VaeFamily, _r
+from ._spec import DIFFUSION, Family, TEXT_ENCODER, VAE, VaeFamily, _r, Detector, Found, all_families
 
 ORDER = 80  # name rules of a lower ORDER are tried first (specific before general)
 
@@ -217,3 +217,22 @@ def _ltx25_audio_vae_bytes(op: str, latent, dtype_bytes: int, tiled=None):
 
 
 VAE_FORMULAS = {"vae-ltx2.5": _ltx25_video_vae_bytes, "vae-ltx2.5-audio": _ltx25_audio_vae_bytes}
+
+
+# ---------------------------------------------------------------------------------------------
+# Header detection (registry.detectors runs the DETECT sections in ComfyUI's model_detection.py order)
+def _ltxv(v) -> Found:
+    layers = v.count_blocks("transformer_blocks.")
+    s = v.shape("transformer_blocks.0.attn2.to_k.weight")
+    arch = dict(depth=layers, in_channels=v.dim("patchify_proj.weight", 1), patch_size=(1, 1, 1),
+                latent_channels=128, spatial_compression=32, temporal_compression=8, heads=32)
+    if s:
+        arch.update(hidden_size=s[0], head_dim=s[0] // 32, cross_attention_dim=s[1])
+    variant = "ltxav" if v.has("audio_adaln_single.linear.weight") else None
+    return Found("ltxv", arch, ("key adaln_single.emb.timestep_embedder.linear_1.bias (LTX-Video)",), variant)
+
+# :386 is PixArt's test (the same key with pos_embed.proj.bias); LTX-Video's follows at :419
+GGUF_ARCH = {"ltxv": "ltxv"}  # ComfyUI-GGUF convert.py model type
+
+DETECT = {DIFFUSION: (Detector(keys=(("adaln_single.emb.timestep_embedder.linear_1.bias",),),
+                               banned=("pos_embed.proj.bias",), read=_ltxv, order=419),)}

@@ -1,7 +1,7 @@
 """Lumina Image 2.0 and the families ComfyUI detects as its architecture (Z-Image, NewBie-Image, NetaYume)."""
 from __future__ import annotations
 
-from ._spec import DIFFUSION, Family, TEXT_ENCODER, VAE, _r
+from ._spec import DIFFUSION, Family, TEXT_ENCODER, VAE, _r, Detector, Found, all_families
 
 ORDER = 130  # name rules of a lower ORDER are tried first (specific before general)
 _C = "catalogue"
@@ -57,3 +57,22 @@ NAME_RULES = {
         _r(r"lumina|netayume", "lumina2", "Lumina Image 2.0 (2.6B)", P_LUMINA2, f"{_C} P_LUMINA2 (model card)"),
     ),
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# Header detection (registry.detectors runs the DETECT sections in ComfyUI's model_detection.py order)
+def _lumina2(v) -> Found:
+    w = v.shape("cap_embedder.1.weight") or (2304, 2304)
+    z_image = w[0] == 3840 or v.has("cap_pad_token")
+    layers = v.count_blocks("layers.")
+    heads = 30 if z_image else 24
+    arch = dict(hidden_size=w[0], context_dim=w[1], depth=layers, heads=heads, head_dim=w[0] // heads,
+                in_channels=16, out_channels=16, patch_size=(2, 2), latent_channels=16, spatial_compression=8)
+    ev = ["key cap_embedder.1.weight (Lumina 2 family)"]
+    if z_image:
+        ev.append("width 3840 / key cap_pad_token (Z-Image)")
+    return Found("lumina2", arch, tuple(ev), "z-image" if z_image else None)
+
+GGUF_ARCH = {"lumina2": "lumina2"}  # ComfyUI-GGUF convert.py model type
+
+DETECT = {DIFFUSION: (Detector(keys=(("cap_embedder.1.weight",),), read=_lumina2, order=576),)}

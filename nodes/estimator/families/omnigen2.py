@@ -1,7 +1,7 @@
 """OmniGen2."""
 from __future__ import annotations
 
-from ._spec import DIFFUSION, Family, _r
+from ._spec import DIFFUSION, Family, _r, Detector, Found, all_families
 
 ORDER = 70  # name rules of a lower ORDER are tried first (specific before general)
 _C = "catalogue"
@@ -33,3 +33,19 @@ NAME_RULES = {
            f"{_C} P_OMNIGEN2 (ComfyUI's Omnigen2 traced at full size)"),
     ),
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# Header detection (registry.detectors runs the DETECT sections in ComfyUI's model_detection.py order)
+def _omnigen2(v) -> Found:
+    """model_detection.py:646-663: this key alone selects OmniGen2, whose config ComfyUI fixes (no shapes read)."""
+    arch = dict(all_families()["omnigen2"].arch)
+    layers = v.count_blocks("layers.")
+    if layers:
+        arch["depth"] = layers
+    return Found("omnigen2", arch, ("key time_caption_embed.timestep_embedder.linear_1.bias (OmniGen2)",))
+
+# Boogu-Image (an OmniGen2 derivative, model_detection.py:890) has the same key: families/boogu.py takes it
+DETECT = {DIFFUSION: (Detector(keys=(("time_caption_embed.timestep_embedder.linear_1.bias",),),
+                               banned=("double_stream_layers.0.img_instruct_attn.processor.img_to_q.weight",),
+                               read=_omnigen2, order=900),)}

@@ -1,7 +1,7 @@
 """Qwen-Image (and FireRed-Image-Edit, its architecture)."""
 from __future__ import annotations
 
-from ._spec import DIFFUSION, Family, LORA, _r
+from ._spec import DIFFUSION, Family, LORA, _r, Detector, Found, all_families
 
 ORDER = 90  # name rules of a lower ORDER are tried first (specific before general)
 _C = "catalogue"
@@ -45,3 +45,31 @@ NAME_RULES = {
         _r(r"qwen", "qwen-image", "Qwen-Image (20B)"),
     ),
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# Header detection (registry.detectors runs the DETECT sections in ComfyUI's model_detection.py order)
+def _qwen_image(v) -> Found:
+    w = v.shape("img_in.weight") or (3072, 64)
+    layers = v.count_blocks("transformer_blocks.")
+    arch = dict(hidden_size=w[0], in_channels=w[1] // 4, depth=layers, heads=max(1, w[0] // 128), head_dim=128,
+                context_dim=v.dim("txt_in.weight", 1), ffn_dim=v.dim("transformer_blocks.0.img_mlp.net.0.proj.weight", 0),
+                out_channels=16, patch_size=(2, 2), latent_channels=16, spatial_compression=8)
+    variant = None
+    if v.has("__index_timestep_zero__"):
+        variant = "edit-2511"
+    elif v.has("time_text_embed.addition_t_embedding.weight"):
+        variant = "layered"
+    return Found("qwen-image", arch, ("keys txt_norm.weight + img_in.weight (Qwen-Image)",), variant)
+
+def _not_mage_flow(v) -> Found | None:
+    """Mage-Flow has Qwen-Image's keys; ComfyUI tells it by its widths first (model_detection.py:944, 0.33.0):
+    families/mage_flow.py's detector takes it."""
+    if v.dim("txt_norm.weight", 0) == 2560 and v.dim("proj_out.weight", 0) == 128:
+        return None
+    return _qwen_image(v)
+
+
+GGUF_ARCH = {"qwen_image": "qwen-image"}  # ComfyUI-GGUF convert.py model type
+
+DETECT = {DIFFUSION: (Detector(keys=(("txt_norm.weight", "img_in.weight"),), read=_not_mage_flow, order=930),)}

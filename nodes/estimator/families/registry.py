@@ -2,7 +2,7 @@
 `registry`) is one family or a group of close variants, holding all that family's facts in named
 sections (FAMILIES, NAME_RULES, WORKING_MEMORY_ALIAS, ARCH_ROUTES, TEXT_TOKENS, TE_TOKENS, CALIBRATION,
 MEMORY_USAGE_FACTOR, CHECKPOINT_SPLITS, VAES, MEDIA_VAES, VAE_TRACED_AS, FAMILY_ENTRY, GGUF_SAME_ARCH,
-VARIANT_PARAMS, FP8_MODEL_ONLY_SPLITS, VAE_FORMULAS, TEXT_TOKENS_OF_LATENT, DETECT header detectors, P_* parameter counts). The tables the estimator reads are views
+VARIANT_PARAMS, FP8_MODEL_ONLY_SPLITS, VAE_FORMULAS, TEXT_TOKENS_OF_LATENT, GGUF_ARCH, DETECT header detectors, P_* parameter counts). The tables the estimator reads are views
 built here, once, by merging the sections in ORDER (a module's ORDER also ranks its name rules: lower
 first, specific before general). A new family is one new file: nothing here names a family.
 
@@ -11,6 +11,7 @@ A key two modules both define is an error (it would make the answer depend on im
 from __future__ import annotations
 
 import difflib
+from functools import lru_cache
 import importlib
 import os
 import pkgutil
@@ -22,7 +23,7 @@ _PRIVATE = {"detect", "registry"}
 _PACKAGE_PATH = [os.path.dirname(os.path.abspath(__file__))]  # this package's folder, wherever it is installed
 DICT_SECTIONS = ("FAMILIES", "WORKING_MEMORY_ALIAS", "TEXT_TOKENS", "TE_TOKENS", "CALIBRATION", "MEMORY_USAGE_FACTOR",
                  "CHECKPOINT_SPLITS", "MEDIA_VAES", "VAE_TRACED_AS", "FAMILY_ENTRY", "GGUF_SAME_ARCH", "VARIANT_PARAMS",
-                 "VAE_FORMULAS", "TEXT_TOKENS_OF_LATENT", "COMPILED_CALIBRATION")
+                 "VAE_FORMULAS", "TEXT_TOKENS_OF_LATENT", "COMPILED_CALIBRATION", "GGUF_ARCH")
 
 
 # The contract of a family module (issue 34): each section it may define and the type it must have. A section a
@@ -100,6 +101,9 @@ MEDIA_VAES = MappingProxyType(_merged["MEDIA_VAES"])
 VAE_TRACED_AS = MappingProxyType(_merged["VAE_TRACED_AS"])
 FAMILY_ENTRY = MappingProxyType(_merged["FAMILY_ENTRY"])
 GGUF_SAME_ARCH = MappingProxyType(_merged["GGUF_SAME_ARCH"])
+# ComfyUI-GGUF's model types (convert.py, the file's general.architecture) -> family: a GGUF whose keys no
+# detector knows is still named by its converter's label
+GGUF_ARCH = MappingProxyType(_merged["GGUF_ARCH"])
 VARIANT_PARAMS = MappingProxyType(_merged["VARIANT_PARAMS"])
 # VAEs no trace covers whose ComfyUI class states its own working-memory estimate (memory_used_decode /
 # memory_used_encode in comfy/sd.py): family id -> fn(op "decode" | "encode", workload.LatentShape, dtype bytes,
@@ -125,11 +129,15 @@ def name_rules(role: str) -> tuple[Rule, ...]:
     return tuple(r for m in MODULES for r in getattr(m, "NAME_RULES", {}).get(role, ()))
 
 
+@lru_cache(maxsize=None)
 def detectors(kind: str) -> tuple:
-    """The family modules' header detectors for a kind (their DETECT sections), in ORDER: each takes the
-    file's tensors with the prefix stripped (has / shape / dim) and returns a _spec.Found or None. They run
-    after the built-in key tests of families/detect.py."""
-    return tuple(fn for m in MODULES for fn in getattr(m, "DETECT", {}).get(kind, ()))
+    """The family modules' header detectors for a kind (their DETECT sections): each takes the file's tensors
+    with the prefix stripped (has / shape / dim / count_blocks, and `name`) and returns a _spec.Found or None.
+    Those with an `order` (a _spec.Detector: the line of ComfyUI's model_detection.py it mirrors) run first, in
+    that order, as detect_unet_config tests them; then the rest in module ORDER."""
+    found = [fn for m in MODULES for fn in getattr(m, "DETECT", {}).get(kind, ())]
+    ordered = sorted((fn for fn in found if getattr(fn, "order", None) is not None), key=lambda fn: fn.order)
+    return tuple(ordered) + tuple(fn for fn in found if getattr(fn, "order", None) is None)
 
 
 def module_of(family: str) -> str:

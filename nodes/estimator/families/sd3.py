@@ -1,7 +1,7 @@
 """Stable Diffusion 3 / 3.5."""
 from __future__ import annotations
 
-from ._spec import DIFFUSION, Family, TEXT_ENCODER, VAE, _r
+from ._spec import DIFFUSION, Family, TEXT_ENCODER, VAE, _r, Detector, Found, all_families
 
 ORDER = 140  # name rules of a lower ORDER are tried first (specific before general)
 _C = "catalogue"
@@ -54,3 +54,20 @@ NAME_RULES = {
         _r(r"sd[_-]?3[._]?5.*medium", "sd3", "SD 3.5 Medium", P_SD35_MEDIUM, f"{_C} P_SD35_MEDIUM (model card)"),
     ),
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# Header detection (registry.detectors runs the DETECT sections in ComfyUI's model_detection.py order)
+def _sd3(v) -> Found:
+    w = v.shape("x_embedder.proj.weight") or (1536, 16, 2, 2)
+    depth = v.count_blocks("joint_blocks.")
+    hidden = w[0]
+    arch = dict(hidden_size=hidden, depth=depth, heads=hidden // 64, head_dim=64, in_channels=w[1],
+                patch_size=tuple(w[2:4]), context_dim=v.dim("context_embedder.weight", 1), out_channels=16,
+                latent_channels=16, spatial_compression=8)
+    variant = {24: "medium", 38: "3.5-large"}.get(depth)
+    return Found("sd3", arch, ("key joint_blocks.0.context_block.attn.qkv.weight (MMDiT: SD3)",), variant)
+
+GGUF_ARCH = {"sd3": "sd3"}  # ComfyUI-GGUF convert.py model type
+
+DETECT = {DIFFUSION: (Detector(keys=(("joint_blocks.0.context_block.attn.qkv.weight",),), read=_sd3, order=54),)}

@@ -1,7 +1,7 @@
 """Stable Diffusion UNets: 1.5, 2.x, XL (and Pony / Illustrious), Lotus, Stable Video Diffusion; the 4-channel KL VAE."""
 from __future__ import annotations
 
-from ._spec import CLIP_VISION, DIFFUSION, Family, TEXT_ENCODER, VAE, VaeFamily, _r
+from ._spec import CLIP_VISION, DIFFUSION, Family, TEXT_ENCODER, VAE, VaeFamily, _r, Detector, Found, all_families
 
 ORDER = 150  # name rules of a lower ORDER are tried first (specific before general)
 
@@ -98,3 +98,66 @@ NAME_RULES = {
         _r(r"sdxl|sd_xl|ft[_-]mse|sd[_-]?1[._]?5|kl[_-]f8", "vae-kl4", "SD/SDXL VAE (4 ch)"),
     ),
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# Header detection (registry.detectors runs the DETECT sections in ComfyUI's model_detection.py order)
+def _sd_unet(v) -> Found:
+    w = v.shape("input_blocks.0.0.weight") or (320, 4, 3, 3)
+    mc, in_ch = w[0], w[1]
+    out_ch = v.dim("out.2.weight", 0, 4)
+    context = None
+    n_transformers = 0
+    per_block: dict[int, int] = {}  # input block -> transformer blocks in it
+    for group in ("input_blocks", "middle_block", "output_blocks"):
+        for k in v.groups.get(group, ()):
+            if k.endswith(".attn2.to_k.weight") and ".transformer_blocks." in k:
+                n_transformers += 1
+                t = v.t[k]
+                if group == "input_blocks":
+                    if context is None:
+                        context = t.shape[1] if len(t.shape) > 1 else None
+                    parts = k.split(".")
+                    if parts[1].isdecimal():
+                        per_block[int(parts[1])] = per_block.get(int(parts[1]), 0) + 1
+    if context is None:
+        s = v.shape("middle_block.1.transformer_blocks.0.attn2.to_k.weight")
+        context = s[1] if s else None
+    adm = v.dim("label_emb.0.0.weight", 1)
+    # transformer depth per input res block, as model_detection.calculate_transformer_depth lists it
+    depths = [per_block.get(i, 0) for i in range(1, v.count_blocks("input_blocks."))
+              if v.has(f"input_blocks.{i}.0.in_layers.0.weight")]
+    ev = ["key input_blocks.0.0.weight (UNet)"]
+    variant = None
+    if adm is not None and (adm == 2816 or (context == 2048 and adm)):
+        family = "sdxl"
+        ev.append(f"label_emb.0.0.weight width {adm} with context {context} (SDXL)")
+    elif adm == 2560:
+        family, variant = "sdxl", "refiner"
+        ev.append("label_emb width 2560 (SDXL refiner)")
+    elif context == 1024 and adm == 4:
+        # ComfyUI's LotusD (model_detection.py:1047 of 0.18.2): SD 2 UNet, adm_in_channels 4 (the task embedding)
+        family = "lotus-d"
+        ev.append("label_emb.0.0.weight width 4 with context 1024 (Lotus depth/normal, SD 2 UNet)")
+    elif context == 1024:
+        family = "sd2"
+        ev.append("cross-attention context width 1024 (SD 2.x, OpenCLIP ViT-H)")
+        if adm:
+            variant = "unclip"
+    elif context == 768:
+        family = "sd15"
+        ev.append("cross-attention context width 768 (SD 1.x, CLIP-L)")
+    else:
+        family = "sdxl" if adm else "sd15"
+        ev.append(f"unusual context width {context}: closest family by structure")
+    if in_ch == 9:
+        variant = "inpaint"
+    arch = dict(model_channels=mc, hidden_size=mc, in_channels=in_ch, out_channels=out_ch, context_dim=context,
+                transformer_depth=tuple(depths), depth=n_transformers, adm_in_channels=adm,
+                latent_channels=4, spatial_compression=8, head_dim=all_families()[family].arch.get("head_dim"),
+                heads=all_families()[family].arch.get("heads"))
+    return Found(family, arch, tuple(ev), variant)
+
+GGUF_ARCH = {"sd1": "sd15", "sdxl": "sdxl"}  # ComfyUI-GGUF convert.py model type
+
+DETECT = {DIFFUSION: (Detector(keys=(("input_blocks.0.0.weight",),), read=_sd_unet, order=1144),)}

@@ -1,11 +1,13 @@
 """Wan 2.1 / 2.2 (1.3B, 14B, TI2V 5B, A14B experts and the 14B task variants) and their VAEs."""
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Mapping
 
 from ..errors import PlanError
-from ._spec import DIFFUSION, Family, VAE, VaeFamily, _r
+from ._spec import DIFFUSION, Family, VAE, VaeFamily, _r, Detector, Found, all_families
 
 ORDER = 10  # name rules of a lower ORDER are tried first (specific before general)
 _C = "catalogue"
@@ -194,3 +196,102 @@ def length_for_seconds(seconds: float, fps: int) -> int:
         raise PlanError(f"seconds must be positive, got {seconds}")
     frames = seconds * fps  # 4k+1 frames span 4k frame intervals = 4k/fps seconds
     return 4 * max(0, int(round(frames / 4))) + 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Header detection (registry.detectors runs the DETECT sections in ComfyUI's model_detection.py order)
+# Wan 2.2 A14B experts are architecturally identical to Wan 2.1 14B: only the file name tells them apart. These
+# patterns match the Comfy-Org / QuantStack / Kijai names.
+_WAN22_NAME = re.compile(r"wan[\s_.-]?2[._]?2|a14b|high[\s_-]?noise|low[\s_-]?noise", re.I)
+_HIGH_NOISE = re.compile(r"high[\s_-]?noise|[_-]high[_.-]|highnoise", re.I)
+_LOW_NOISE = re.compile(r"low[\s_-]?noise|[_-]low[_.-]|lownoise", re.I)
+
+
+def _nearest(value: int, table: Mapping[int, str]) -> str:
+    return table[min(table, key=lambda k: abs(k - value))]
+
+
+def _wan(v, name: str) -> Found:
+    dim = v.dim("head.modulation", -1)
+    out_dim = (v.dim("head.head.weight", 0) or 64) // 4
+    in_dim = v.dim("patch_embedding.weight", 1)
+    layers = v.count_blocks("blocks.")
+    ffn = v.dim("blocks.0.ffn.0.weight", 0)
+    ev = [f"key head.modulation (dim {dim})"]
+    arch = dict(hidden_size=dim, depth=layers, heads=max(1, dim // 128) if dim else None, head_dim=128, in_channels=in_dim,
+                out_channels=out_dim, ffn_dim=ffn, patch_size=(1, 2, 2),
+                context_dim=v.dim("text_embedding.0.weight", 1))
+    notes: list[str] = []
+    has_img_emb = v.has("img_emb.proj.0.bias") or v.has("img_emb.proj.0.weight")
+    if v.has("vace_patch_embedding.weight"):
+        task = "vace"
+        ev.append("key vace_patch_embedding.weight (VACE)")
+        arch["vace_layers"] = v.count_blocks("vace_blocks.")
+    elif v.has("control_adapter.conv.weight"):
+        task = "camera"
+        ev.append("key control_adapter.conv.weight (Fun camera control)")
+    elif v.startswith("casual_audio_encoder."):
+        task = "s2v"
+        ev.append("keys casual_audio_encoder.* (speech to video)")
+    elif v.startswith("audio_proj."):
+        task = "humo"
+        ev.append("keys audio_proj.* (HuMo)")
+    elif v.startswith("face_adapter."):
+        task = "animate"
+        ev.append("keys face_adapter.* (Animate)")
+    elif v.has("img_emb.emb_pos"):
+        task = "flf"
+        ev.append("key img_emb.emb_pos (first-last-frame)")
+    elif has_img_emb:
+        task = "i2v"
+        ev.append("key img_emb.proj.0.bias (CLIP image embedding: image to video)")
+    elif out_dim == 48:
+        task = "ti2v"
+    elif in_dim == 48:
+        task = "control"  # Wan Fun control: 16 latent + 16 control + 16 reference channels
+    elif in_dim == 36:
+        task = "i2v"
+        ev.append("patch_embedding input 36 channels without img_emb (Wan 2.2 A14B image to video)")
+    else:
+        task = "t2v"
+    arch["task"] = task
+    variant = task
+    lname = name.lower()
+    if out_dim == 48:
+        family = "wan2.2-ti2v-5b"
+        ev.append("head.head.weight rows / 4 = 48 output channels (Wan 2.2 VAE latent: TI2V 5B)")
+        arch.update(latent_channels=48, spatial_compression=16, temporal_compression=4)
+    else:
+        size = _nearest(dim or 0, {1536: "1.3b", 3072: "5b", 5120: "14b"})
+        if size == "14b":
+            wan22_by_keys = task == "i2v" and not has_img_emb
+            wan22_by_name = bool(_WAN22_NAME.search(lname))
+            if wan22_by_keys or wan22_by_name:
+                family = "wan2.2-14b"
+                if wan22_by_name:
+                    ev.append("file name says Wan 2.2 A14B (the experts are architecturally identical to Wan 2.1 14B)")
+                expert = "high_noise" if _HIGH_NOISE.search(lname) else "low_noise" if _LOW_NOISE.search(lname) else None
+                if expert:
+                    variant = expert
+                    ev.append(f"file name says the {expert.replace('_', '-')} expert")
+                else:
+                    notes.append("Wan 2.2 A14B: which expert (high/low noise) is not in the file name")
+            else:
+                family = "wan2.1-14b"
+                notes.append("a Wan 2.2 A14B expert looks exactly like this; name the file wan2.2_* to tell them apart")
+        elif size == "5b":
+            family = "wan2.2-ti2v-5b"
+        else:
+            family = "wan2.1-1.3b"
+        if dim not in (1536, 3072, 5120):
+            notes.append(f"unusual Wan width {dim}: sized as the nearest known model")
+        arch.update(latent_channels=16, spatial_compression=8, temporal_compression=4)
+    return Found(family, arch, tuple(ev), variant, tuple(notes))
+
+
+def _nearest(value: int, table: Mapping[int, str]) -> str:
+    return table[min(table, key=lambda k: abs(k - value))]
+
+GGUF_ARCH = {"wan": "wan2.1-14b"}  # ComfyUI-GGUF convert.py model type
+
+DETECT = {DIFFUSION: (Detector(keys=(("head.modulation",),), read=lambda v: _wan(v, v.name), order=728),)}
