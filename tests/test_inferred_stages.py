@@ -66,3 +66,27 @@ def test_known_types_are_not_asked_for_and_a_failing_source_is_ignored():
         assert {t for _, t in read_workflow(PROMPT).unknown_nodes} == {"XSampler", "XDecode"}
     finally:
         LIVE_SPECS.reset(token)
+
+
+def test_without_comfyui_the_generated_pack_table_reads_them_and_says_whose_sources(tmp_path, monkeypatch):
+    """The command line has no ComfyUI: the generated table of published node packs (bench/gen_pack_types.py,
+    data/pack_types.json) gives the same socket types; ComfyUI's own definitions win where both have a node."""
+    import json
+
+    table = {"nodes": {t: dict(node_specs.spec_from_node_info(info), pack="someone/ComfyUI-X")
+                       for t, info in (("XSampler", SAMPLER), ("XDecode", DECODER))},
+             "packs": {"someone/ComfyUI-X": {"commit": "0123456789abcdef0123456789abcdef01234567"}}}
+    path = tmp_path / "pack_types.json"
+    path.write_text(json.dumps(table), encoding="utf-8")
+    monkeypatch.setattr(node_specs, "PACK_TYPES_PATH", str(path))
+    workload = read_workflow(PROMPT)
+    assert workload.unknown_nodes == ()
+    assert "node 5 'XSampler' read as sampling with flux1-dev.safetensors: inferred from its socket types (the " \
+           "published sources of someone/ComfyUI-X@0123456, read offline)" in workload.notes
+    assert estimate_prompt(PROMPT, DEVICE).complete
+    token = LIVE_SPECS.set(_live)  # inside ComfyUI its own definitions come first
+    try:
+        live = read_workflow(PROMPT)
+    finally:
+        LIVE_SPECS.reset(token)
+    assert any("(ComfyUI-X) read as sampling" in n and "this ComfyUI's node definitions" in n for n in live.notes)

@@ -171,6 +171,21 @@ def _load(path: str) -> dict:
         return json.load(fh)
 
 
+PACK_TYPES_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "pack_types.json")
+
+
+def load_pack_types(path: str | None = None) -> dict:
+    """The generated table of custom node packs' node types (bench/gen_pack_types.py: their published sources read
+    statically): ``{"nodes": {type: spec + "pack"}, "packs": {"owner/name": {"commit", ...}}}``; empty when absent."""
+    try:
+        data = _load(path or PACK_TYPES_PATH)
+    except (OSError, ValueError):
+        return {"nodes": {}, "packs": {}}
+    if not isinstance(data, dict) or not isinstance(data.get("nodes"), dict):
+        return {"nodes": {}, "packs": {}}
+    return data
+
+
 def load_specs(path: str | None = None) -> dict:
     """The stored spec file: ``{"nodes": {type: spec}, "core": [...], "api": [...], ...}``."""
     try:

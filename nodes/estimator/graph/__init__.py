@@ -18,7 +18,7 @@ from dataclasses import replace as _dc_replace
 from typing import Callable, Mapping
 
 from ..errors import WorkflowError
-from ..node_specs import load_specs
+from ..node_specs import load_pack_types, load_specs
 from ..placement import place_stages
 from ..workload import Workload
 from .analyzer import _Analyzer
@@ -48,8 +48,9 @@ def _node_types(data) -> list[str]:
     found: dict[str, None] = {}
     if isinstance(data, Mapping):
         nodes = list(data.get("nodes") or []) if isinstance(data.get("nodes"), list) else []
-        for sub in ((data.get("definitions") or {}).get("subgraphs") or [])[:200] \
-                if isinstance(data.get("definitions"), Mapping) else []:
+        defs = data.get("definitions")
+        subs = defs.get("subgraphs") if isinstance(defs, Mapping) else None
+        for sub in subs[:200] if isinstance(subs, list) else []:
             if isinstance(sub, Mapping) and isinstance(sub.get("nodes"), list):
                 nodes += sub["nodes"]
         if not nodes:  # an API prompt
@@ -62,16 +63,26 @@ def _node_types(data) -> list[str]:
 
 
 def _with_live(specs: Mapping, data) -> tuple[Mapping, dict]:
-    """The specs with this ComfyUI's definitions of the node types the table lacks, and those added."""
-    live = LIVE_SPECS.get()
-    if live is None:
-        return specs, {}
+    """The specs with the definitions of the node types the shipped table lacks, and those added: this ComfyUI's
+    own (inside ComfyUI), else the generated table of published node packs (node_specs.load_pack_types)."""
     known = specs.get("nodes") or {}
     missing = [t for t in _node_types(data) if t not in known]
-    try:
-        extra = live(missing) if missing else {}
-    except Exception:  # noqa: BLE001  (ComfyUI's definitions are a bonus: without them, the table answers)
-        extra = {}
+    if not missing:
+        return specs, {}
+    extra: dict = {}
+    live = LIVE_SPECS.get()
+    if live is not None:
+        try:
+            extra = dict(live(missing))
+        except Exception:  # noqa: BLE001  (ComfyUI's definitions are a bonus: without them, the tables answer)
+            extra = {}
+    offline = load_pack_types()
+    table, packs = offline.get("nodes") or {}, offline.get("packs") or {}
+    for t in missing:
+        spec = table.get(t)
+        if t not in extra and isinstance(spec, Mapping):
+            commit = str((packs.get(spec.get("pack")) or {}).get("commit") or "")[:7]
+            extra[t] = {**spec, "offline": f"{spec.get('pack')}@{commit}" if commit else str(spec.get("pack"))}
     if not extra:
         return specs, {}
     return {**specs, "nodes": {**known, **extra}}, extra
@@ -82,11 +93,14 @@ def _inferred_notes(workload: Workload, extra: Mapping) -> Workload:
     notes = []
     for s in workload.stages:
         if s.node_type in extra:
-            pack = (extra[s.node_type] or {}).get("pack")
+            spec = extra[s.node_type] or {}
+            pack, offline = spec.get("pack"), spec.get("offline")
             with_models = ", ".join(dict.fromkeys(r.name for r in s.models))[:200]
-            notes.append(f"node {s.node_id} '{s.node_type}'{f' ({pack})' if pack else ''} read as "
+            source = (f"the published sources of {offline}, read offline" if offline
+                      else "this ComfyUI's node definitions")
+            notes.append(f"node {s.node_id} '{s.node_type}'{f' ({pack})' if pack and not offline else ''} read as "
                          f"{STAGE_WORDS.get(s.kind, s.kind)}{f' with {with_models}' if with_models else ''}: inferred "
-                         "from its socket types (this ComfyUI's node definitions)")
+                         f"from its socket types ({source})")
     return _dc_replace(workload, notes=workload.notes + tuple(dict.fromkeys(notes))) if notes else workload
 
 
