@@ -91,7 +91,9 @@ VAES = (
 NAME_RULES = {
     DIFFUSION: (
         _r(r"lotus[_-]?(?:depth|normal)", "lotus-d", "Lotus (SD 2 UNet)"),
-        _r(r"sd[_-]?xl|sdxl|pony|illustrious", "sdxl", "Stable Diffusion XL", 2_567_463_684, "budget.CHECKPOINT_SPLITS (SDXL UNet)"),
+        # community SDXL fine-tunes say "XL" as a suffix: juggernautXL_v8, RealVisXL_V4.0, realvisxlV40, Formula-XL, cosxl
+        _r(r"sd[_-]?xl|sdxl|pony|illustrious|(?<![a-z])(?<!pixart-)(?<!pixart_)xl(?![a-z])|[a-z]xl(?=[_\-. ]|v\d|$)", "sdxl",
+           "Stable Diffusion XL", 2_567_463_684, "budget.CHECKPOINT_SPLITS (SDXL UNet)"),
         _r(r"sd[_-]?1[._-]?5|v1-5|(?<![a-z])sd15", "sd15", "Stable Diffusion 1.5", 859_520_964, "budget.CHECKPOINT_SPLITS (SD1.5 UNet)"),
     ),
     VAE: (
