@@ -66,6 +66,7 @@ class Result:
     unknown: list = field(default_factory=list)  # node types the estimator did not understand
     error: str = ""
     in_known: bool = True  # every node type exists in a ComfyUI this pack tests (the newest: NEWEST_COMFYUI)
+    packs: str = ""  # community: "core only" | "packs with a module" | "a pack without a module" (pack_group)
 
 
 def cli_device(gpu: str | None):
@@ -117,6 +118,23 @@ def runs_on_known_comfyui(workflow) -> bool:
     return all(t in known or t in frontend or (isinstance(t, str) and UUID.match(t)) for t in types_)
 
 
+def pack_group(workflow) -> str:
+    """'core only' (every node is ComfyUI's own or the frontend's), 'packs with a module' (every custom node type
+    is one a module of graph/packs/ describes), else 'a pack without a module' (issue 33 reports these apart)."""
+    from vram_budget.nodes.estimator.graph.packs import REGISTRY  # noqa: PLC0415
+
+    specs = load_specs()
+    core = set(specs.get("nodes", {})) | set(specs.get("core", ())) | set(specs.get("api", ()))
+    frontend = {"Reroute", "PrimitiveNode", "Note", "MarkdownNote"}
+    nodes = templates.all_nodes(workflow) if "nodes" in workflow else list(workflow.values())  # UI or API prompt
+    custom = {t for n in nodes if isinstance(n, dict)
+              for t in [n.get("type") or n.get("class_type")]
+              if isinstance(t, str) and t not in core and t not in frontend and not UUID.match(t)}
+    if not custom:
+        return "core only"
+    return "packs with a module" if custom <= set(REGISTRY.known_types) else "a pack without a module"
+
+
 def official(site: Path | None = None):
     api_nodes = set(load_specs().get("api", ()))
     for t in templates.local_model_templates(api_nodes, site):
@@ -152,7 +170,9 @@ def print_totals(results: list[Result]) -> None:
     groups = [("templates", lambda r: r.group == "templates"),
               (f"templates whose nodes all exist in ComfyUI {NEWEST_COMFYUI}",
                lambda r: r.group == "templates" and r.in_known),
-              ("community", lambda r: r.group == "community")]
+              ("community", lambda r: r.group == "community")] + [
+        (f"community, {g}", lambda r, g=g: r.group == "community" and r.packs == g)
+        for g in ("core only", "packs with a module", "a pack without a module")]
     for group, keep in groups:
         rows = [r for r in results if keep(r)]
         if not rows:
@@ -226,8 +246,11 @@ def main(argv=None) -> int:
     if not args.no_community:
         before = len(results)
         for name, data in community(args.corpus or [CORPUS]):
-            results.append(Result(name, "community", "error", error=f"not valid JSON: {data}")
-                           if isinstance(data, Exception) else run_one(name, "community", data, device))
+            if isinstance(data, Exception):
+                results.append(Result(name, "community", "error", error=f"not valid JSON: {data}"))
+                continue
+            results.append(run_one(name, "community", data, device))
+            results[-1].packs = pack_group(data) if isinstance(data, dict) else "a pack without a module"
         if len(results) == before:
             print(f"no workflow JSON in {', '.join(map(str, args.corpus or [CORPUS]))}: community skipped",
                   file=sys.stderr)

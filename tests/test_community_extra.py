@@ -1,0 +1,53 @@
+"""Issue 33: the second community corpus (tests/workflows/community_extra: 170 published workflows from 45 node-pack
+repositories none of the first corpus's sources), byte-exact as published, and the estimator's answer on it: never
+a confident verdict on an incomplete estimate, on one card and on two."""
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from vram_budget.nodes.estimator.device import LaunchFlags, device_for_launch
+from vram_budget.nodes.estimator.errors import VramBudgetError
+from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.graph import read_workflow
+from vram_budget.nodes.estimator.planning import estimate
+
+FOLDER = Path(__file__).resolve().parent / "workflows" / "community_extra"
+MANIFEST = json.loads((FOLDER / "manifest.json").read_text(encoding="utf-8"))
+
+
+def test_every_file_is_the_published_blob_and_listed_with_its_source():
+    sources = (FOLDER / "SOURCES.md").read_text(encoding="utf-8")
+    files = sorted(p.name for p in FOLDER.glob("*.json") if p.name != "manifest.json")
+    assert sorted(m["file"] for m in MANIFEST) == files and len(files) >= 100
+    for m in MANIFEST:
+        data = (FOLDER / m["file"]).read_bytes()
+        assert hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() == m["sha1"], m["file"]
+        assert len(m["commit"]) == 40 and m["file"] in sources and m["repo"] in sources
+    repos = collections.Counter(m["repo"] for m in MANIFEST)
+    assert len(repos) >= 30 and max(repos.values()) <= 8
+
+
+def _budgets(devices):
+    for m in MANIFEST:
+        try:
+            workload = read_workflow((FOLDER / m["file"]).read_bytes())
+        except VramBudgetError:
+            continue
+        yield m["file"], estimate(workload, devices[0], None, others=tuple(devices[1:]))
+
+
+@pytest.mark.parametrize("cards", [("RTX 4090",), ("RTX 4090", "RTX 3090")])
+def test_no_confident_verdict_on_an_incomplete_estimate(cards):
+    devices = [device_for_launch(find_card(c), LaunchFlags()) for c in cards]
+    seen = 0
+    for name, budget in _budgets(devices):
+        seen += 1
+        if not budget.complete:
+            assert budget.verdict == "unknown", name
+            assert budget.oom_risk is None or budget.oom_risk.level == "unknown", name
+    assert seen >= 100
