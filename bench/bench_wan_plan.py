@@ -5,7 +5,7 @@ Run: python3 bench/bench_wan_plan.py [--repeat N]
 Prints, per case, the median / p90 wall time of one ``wan_plan.plan`` call (search + the options
 that keep the target), the number of estimator calls it made, and the plan. The model infos are
 resolved once (``model_spec`` is cached, as in the node); every plan call prices its candidates
-afresh through ``budget.estimate``.
+afresh through ``planning.estimate``.
 """
 from __future__ import annotations
 

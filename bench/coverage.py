@@ -1,7 +1,7 @@
 """Coverage: how many real workflows get a complete estimate, and what the rest could not price.
 
 Runs the estimator exactly as `vram-budget estimate WORKFLOW.json` does (the same parser, device
-and calls: graph.read_workflow -> budget.estimate, no --models-dir, so model sizes come from the
+and calls: graph.read_workflow -> planning.estimate, no --models-dir, so model sizes come from the
 catalogue by name) over
 - the community corpus: tests/workflows/community/*.json (sources in its SOURCES.md), or the
   folders given with --corpus;

@@ -63,7 +63,7 @@ GIB = 1024**3
 MIB = 1024**2
 
 COMFY_PATH = os.environ.get("COMFYUI_PATH", "/work/comfy/a")
-# The git mirror this ComfyUI tree was exported from (COMFYUI-NOTES.md §0).
+# The git mirror this ComfyUI tree was exported from.
 MIRROR_GIT = "/work/.mirror/pollockjj+ComfyUI/repo"
 
 SCHEMA = 1

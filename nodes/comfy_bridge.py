@@ -509,7 +509,7 @@ def unload_loaded_model(key: str) -> LoadedModelInfo | None:
     """Unload one model through ComfyUI's own ``free_memory`` (every other model kept loaded).
 
     Returns what was unloaded, or None when no loaded model has that key. The CALLER must make
-    sure no prompt is running (free_memory belongs to the prompt worker, COMFYUI-NOTES §1.5).
+    sure no prompt is running (free_memory belongs to the prompt worker: main.py prompt_worker).
     """
     mm = _mm()
     snapshot = list(mm.current_loaded_models)

@@ -26,7 +26,7 @@ The estimator is imported with this module: a broken estimator fails the module'
 the pack's registry logs with its traceback while ComfyUI loads on (no route answers "not available"). Work that can take more than a millisecond runs in
 the default executor, off the event loop.
 
-Threading (COMFYUI-NOTES §1.5): models belong to the prompt-worker thread. Unloading ONE model
+Threading (main.py prompt_worker): models belong to the prompt-worker thread. Unloading ONE model
 is done here only when the worker is parked in ``PromptQueue.get()``: the route holds the
 queue's mutex, so the worker cannot start a prompt (``get`` needs the mutex to return) and, being
 a waiter of ``not_empty``, is provably not inside ``free_memory`` or a flag handler. Otherwise the

@@ -1,6 +1,6 @@
 """Workload + Device -> Budget: per-stage peaks, breakdown and the verdict (planning.py adds the fixes).
 
-How ComfyUI runs a workflow, and so what must be on the GPU at once (COMFYUI-NOTES §1.6-1.10):
+How ComfyUI runs a workflow, and so what must be on the GPU at once (comfy/model_management.py load_models_gpu / free_memory, execution.py):
 - stages run in turn (text encode, sample, decode); a model no longer needed is offloaded when
   memory is short (smart memory), so the peak is the max over stages, not a sum;
 - Wan 2.2 A14B's two experts are two sampling stages, loaded in turn;

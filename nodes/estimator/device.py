@@ -305,7 +305,7 @@ def device_for_launch(card: Card | None, flags: LaunchFlags = LaunchFlags(), *, 
 def rules_for_version(version: str | None) -> tuple[str, str]:
     """(host-memory rule set, note) for a ComfyUI version: 0.8 up to 0.15 (classic), 0.18 for 0.16-0.29
     (Dynamic VRAM, pins capped at 95 % of RAM), 0.33 for 0.30-0.33 (pin budget, RAM-pressure cache), 0.38 from
-    0.34 (the rules of ComfyUI 0.38: host_memory.RULES_038); a version newer than the newest rule set is said."""
+    0.34 (the rules of ComfyUI 0.38: host_memory.RULE_SETS); a version newer than the newest rule set is said."""
     try:
         major, minor = (int(x) for x in str(version).split(".")[:2])
     except (TypeError, ValueError):

@@ -12,7 +12,7 @@ figure is not known we subtract the same 0.35 GiB from the nominal size.
 
 "Cheapest card" means the cheapest *rental* card (``RENTAL_LINEUP``) that holds a workflow. It is
 never suggested for a workflow that fits the user's own card: ``cheapest_card_that_fits(...,
-own_bytes=...)`` returns None then, and budget.estimate leaves ``cheapest_card`` empty when the
+own_bytes=...)`` returns None then, and planning.estimate leaves ``cheapest_card`` empty when the
 workflow fits the device it was estimated for.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ DRIVER_RESERVED = int(0.35 * GiB)  # 24 GiB nominal -> 23.65 GiB reported (FACTS
 # Host link, effective bytes/s of pinned host -> device copies: about 80 % of the PCIe payload rate
 # (PCIe 3.0 x16 15.75 GB/s, 4.0 x16 31.5 GB/s, 5.0 x16 63 GB/s; x8 cards half). 80 % is what
 # NVIDIA's bandwidthTest reaches with pinned memory on current boards; weights that ComfyUI streams
-# are pinned (model_management.py pin_memory, COMFYUI-RUNTIME §1.9).
+# are pinned (model_management.py pin_memory).
 PCIE = {"3.0x16": 12.6e9, "4.0x8": 12.6e9, "4.0x16": 25.2e9, "5.0x8": 25.2e9, "5.0x16": 50.4e9}
 
 # What ComfyUI does on each architecture (ComfyUI 0.33.0 comfy/model_management.py; 0.8 / 0.18 alike):

@@ -32,7 +32,7 @@ from .workload import SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape
 FITS, RUNS_SLOWER, OOM, UNKNOWN = "fits", "runs_slower", "oom", "unknown"
 SEVERITY = {FITS: 0, RUNS_SLOWER: 1, OOM: 2, UNKNOWN: 3}
 
-# --- ComfyUI's constants (COMFYUI-RUNTIME.md; identical in 0.8.0 and 0.18.2 unless noted) -------
+# --- ComfyUI's constants (comfy/model_management.py, comfy/model_patcher.py; identical in 0.8.0 and 0.18.2 unless noted) -------
 # minimum_inference_memory() = 0.8 GiB + EXTRA_RESERVED_VRAM (model_management.py:581-582 / :737-738)
 MIM_BASE = int(0.8 * GiB)
 # NUM_STREAMS: offload streams, 2 on NVIDIA/AMD by default (model_management.py:1017-1027 / :1231-1241)
@@ -86,7 +86,7 @@ PREFETCH_BLOCK_PARAMS = {"ltx2": _ltxav_block_params, "ltx2.3": _ltxav_block_par
 # (model_base.py:359-383 / :374-396); default factor 2.0 (supported_models_base.py:49)
 FLASH_BYTES_PER_AREA = 0.01 * 2**20
 
-# memory_usage_factor per model (supported_models.py, COMFYUI-NOTES §2.2, COMFYUI-RUNTIME §4.3)
+# memory_usage_factor per model (comfy/supported_models.py)
 MEMORY_USAGE_FACTOR = registry.MEMORY_USAGE_FACTOR  # each family module's MEMORY_USAGE_FACTOR
 
 # --- speed model ---------------------------------------------------------------------------------
@@ -389,7 +389,7 @@ def _partial(weights: int, budget: float, largest: int) -> tuple[int, int]:
 
 def _dynamic_resident(ctx: _Ctx, weights: int, non_evictable: int) -> tuple[int, int]:
     """Dynamic VRAM: the resident set is the largest prefix of the VBAR that fits beside what
-    cannot be evicted and aimdo's 256 MiB headroom, in 32 MiB pages (COMFYUI-RUNTIME §2.3)."""
+    cannot be evicted and aimdo's 256 MiB headroom, in 32 MiB pages (comfy-aimdo src/plat.h)."""
     room = ctx.capacity - non_evictable - ctx.headroom
     resident = max(0, min(weights, (room // AIMDO_PAGE) * AIMDO_PAGE))
     return resident, weights - resident
@@ -601,7 +601,7 @@ def run_vae(sb, ctx: _Ctx, earlier: list[StageRun]) -> StageRun:
         est = int(per_item_true)
     est = max(est, 1)
     if sb.stage.tiled or sb.stage.auto_tiled:
-        # explicit tiling: the node's own tiles (budget.vae_working priced them); decode_tiled still
+        # explicit tiling: the node's own tiles (stages.vae.vae_working priced them); decode_tiled still
         # loads with the full-image estimate (sd.py:831-832 / :997-998)
         peak = ctx.context + weights + sb.working_bytes
         if peak > ctx.capacity:

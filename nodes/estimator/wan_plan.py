@@ -4,7 +4,7 @@ Pure planning maths on top of the shared estimator (no second memory model): eve
 size is turned into a Workload (umT5 text encode, one sampling stage per expert, VAE decode) and
 priced with ``budget.assess``; the search only decides which candidates to price.
 
-Rules the outputs obey (COMFYUI-NOTES §4.2 "Wan planning rules", ComfyUI's own Wan code):
+Rules the outputs obey (ComfyUI's own Wan code: comfy_extras/nodes_wan.py, comfy/ldm/wan/model.py):
 - length = 4k+1: the Wan VAE compresses time 4× causally, latent frames T = (L-1)//4+1 and a
   decode yields 4T-3 frames, so other lengths are floored by ComfyUI anyway (80 -> 77);
 - width / height are multiples of the VAE's spatial factor × the DiT's (1, 2, 2) patch:
@@ -144,7 +144,7 @@ class WanModelSpec:
     diffusion_refs: tuple[ModelRef, ...]  # one per expert
     text_encoder_ref: ModelRef
     vae_ref: ModelRef
-    infos: Mapping[str, ModelInfo]  # "folder/name" -> ModelInfo (budget.estimate's pre-resolved models)
+    infos: Mapping[str, ModelInfo]  # "folder/name" -> ModelInfo (planning.estimate's pre-resolved models)
     notes: tuple[str, ...] = ()
     variant_key: str | None = None
 
@@ -621,7 +621,7 @@ def blocks_to_swap_for(b: Budget, num_layers: int) -> int | None:
 def comfy_min_memory_required(spec: WanModelSpec, width: int, height: int, length: int) -> int:
     """ComfyUI's own activation reservation for one Wan sample (model_base.BaseModel.memory_required).
 
-    NVIDIA / flash path (COMFYUI-NOTES §2.1): area (batch · T · H/8 · W/8 of the latent) ×
+    NVIDIA / flash path (comfy/model_base.py memory_required): area (batch · T · H/8 · W/8 of the latent) ×
     dtype size 2 × 0.01 × memory_usage_factor (dim / 2222, supported_models.WAN21_T2V) MiB.
     This is what ComfyUI keeps free beside partially loaded weights; the planner compares it with
     the shared estimator's activations to say how much --reserve-vram must add.
@@ -635,7 +635,7 @@ def _comfy_reserve_note(spec: WanModelSpec, b: Budget, width: int, height: int, 
     """Classic ComfyUI loads weights in full only if they fit beside ITS activation estimate + reserve.
 
     model_management.load_models_gpu: weight budget = free − (memory_required(batch 1) + reserve)
-    (COMFYUI-NOTES §1.6). Where ComfyUI's estimate is above the shared estimator's, it streams weights
+    (comfy/model_management.py load_models_gpu). Where ComfyUI's estimate is above the shared estimator's, it streams weights
     that would have fitted; say so rather than promise a full load.
     """
     sb = _peak_sample_stage(b)

@@ -2,7 +2,7 @@
 
 The key tests follow ComfyUI's own detection (``comfy/model_detection.py detect_unet_config``,
 ``comfy/sd.py detect_te_model`` and the ``VAE.__init__`` branches, ComfyUI 0.8.0; see
-shared/COMFYUI-NOTES.md §4.3, §3.2) so a file is called what ComfyUI will load it as. GGUF files
+ComfyUI 0.8.0) so a file is called what ComfyUI will load it as. GGUF files
 converted by ComfyUI-GGUF keep the original key names; llama.cpp-style text-encoder GGUFs are told
 apart by ``general.architecture`` and their ``<arch>.*`` metadata.
 

@@ -62,7 +62,7 @@ CALIBRATION = {
     "flux": 1.75,
 }
 
-# memory_usage_factor (supported_models.py, COMFYUI-NOTES §2.2) (runtime.MEMORY_USAGE_FACTOR)
+# memory_usage_factor (comfy/supported_models.py) (runtime.MEMORY_USAGE_FACTOR)
 MEMORY_USAGE_FACTOR = {
     "flux1-dev": 3.1,  # Flux:707
     "flux1-schnell": 3.1,  # Flux:707

@@ -43,7 +43,7 @@ TEXT_TOKENS = {
     "flux2": 512,
 }
 
-# memory_usage_factor (supported_models.py, COMFYUI-NOTES §2.2) (runtime.MEMORY_USAGE_FACTOR)
+# memory_usage_factor (comfy/supported_models.py) (runtime.MEMORY_USAGE_FACTOR)
 MEMORY_USAGE_FACTOR = {
     "flux2": 3.1 * 4 * 2.36,  # Flux2:766
 }

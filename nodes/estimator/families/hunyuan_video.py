@@ -45,7 +45,7 @@ COMPILED_CALIBRATION = {
     "hunyuan-video": 1.6,
 }
 
-# memory_usage_factor (supported_models.py, COMFYUI-NOTES §2.2) (runtime.MEMORY_USAGE_FACTOR)
+# memory_usage_factor (comfy/supported_models.py) (runtime.MEMORY_USAGE_FACTOR)
 MEMORY_USAGE_FACTOR = {
     "hunyuan-video": 1.8,
 }

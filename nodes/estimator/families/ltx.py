@@ -82,7 +82,7 @@ TEXT_TOKENS = {
     "ltx2.5": 1024,  # Gemma 4 12B: text_encoders/lt.py:84-90 pads to 1024 (ltxav_gemma4_tokenizer)
 }
 
-# memory_usage_factor (supported_models.py, COMFYUI-NOTES §2.2) (runtime.MEMORY_USAGE_FACTOR)
+# memory_usage_factor (comfy/supported_models.py) (runtime.MEMORY_USAGE_FACTOR)
 MEMORY_USAGE_FACTOR = {
     "ltxv": 5.5,
 }

@@ -27,7 +27,7 @@ CALIBRATION = {
     "qwen-image": 1.4,
 }
 
-# memory_usage_factor (supported_models.py, COMFYUI-NOTES §2.2) (runtime.MEMORY_USAGE_FACTOR)
+# memory_usage_factor (comfy/supported_models.py) (runtime.MEMORY_USAGE_FACTOR)
 MEMORY_USAGE_FACTOR = {
     "qwen-image": 1.8,
 }

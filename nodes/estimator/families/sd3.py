@@ -28,7 +28,7 @@ TEXT_TOKENS = {
     "sd3": 77,
 }
 
-# memory_usage_factor (supported_models.py, COMFYUI-NOTES §2.2) (runtime.MEMORY_USAGE_FACTOR)
+# memory_usage_factor (comfy/supported_models.py) (runtime.MEMORY_USAGE_FACTOR)
 MEMORY_USAGE_FACTOR = {
     "sd3": 1.6,  # SD15:48 SD20:95 SDXL:198 SD3:545
 }

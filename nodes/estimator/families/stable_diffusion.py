@@ -53,7 +53,7 @@ TEXT_TOKENS = {
     "svd": 1,
 }
 
-# memory_usage_factor (supported_models.py, COMFYUI-NOTES §2.2) (runtime.MEMORY_USAGE_FACTOR)
+# memory_usage_factor (comfy/supported_models.py) (runtime.MEMORY_USAGE_FACTOR)
 MEMORY_USAGE_FACTOR = {
     "sd15": 1.0,  # SD15:48 SD20:95 SDXL:198 SD3:545
     "sd2": 1.0,  # SD15:48 SD20:95 SDXL:198 SD3:545
@@ -93,8 +93,8 @@ NAME_RULES = {
         _r(r"lotus[_-]?(?:depth|normal)", "lotus-d", "Lotus (SD 2 UNet)"),
         # community SDXL fine-tunes say "XL" as a suffix: juggernautXL_v8, RealVisXL_V4.0, realvisxlV40, Formula-XL, cosxl
         _r(r"sd[_-]?xl|sdxl|pony|illustrious|(?<![a-z])(?<!pixart-)(?<!pixart_)xl(?![a-z])|[a-z]xl(?=[_\-. ]|v\d|$)", "sdxl",
-           "Stable Diffusion XL", 2_567_463_684, "budget.CHECKPOINT_SPLITS (SDXL UNet)"),
-        _r(r"sd[_-]?1[._-]?5|v1-5|(?<![a-z])sd15", "sd15", "Stable Diffusion 1.5", 859_520_964, "budget.CHECKPOINT_SPLITS (SD1.5 UNet)"),
+           "Stable Diffusion XL", 2_567_463_684, "resolve.CHECKPOINT_SPLITS (SDXL UNet)"),
+        _r(r"sd[_-]?1[._-]?5|v1-5|(?<![a-z])sd15", "sd15", "Stable Diffusion 1.5", 859_520_964, "resolve.CHECKPOINT_SPLITS (SD1.5 UNet)"),
     ),
     VAE: (
         _r(r"sdxl|sd_xl|ft[_-]mse|sd[_-]?1[._]?5|kl[_-]f8", "vae-kl4", "SD/SDXL VAE (4 ch)"),

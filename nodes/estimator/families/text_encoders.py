@@ -13,7 +13,7 @@ P_UMT5XXL = 5_680_910_336  # encoder + shared embedding (256384 x 4096), bias in
 P_CLIP_L = 123_060_480  # CLIP-L text model without the projection
 # Qwen2.5-VL 3B's LLM as ComfyUI loads it for OmniGen2 (llama.Qwen25_3B: no vision tower): traced weight_bytes 6,171,877,380 / 2
 P_QWEN25_3B_LLM = 3_085_938_690
-P_CLIP_G = 694_659_841  # OpenCLIP bigG text model (budget.CHECKPOINT_SPLITS)
+P_CLIP_G = 694_659_841  # OpenCLIP bigG text model (resolve.CHECKPOINT_SPLITS)
 P_QWEN3_4B = 4_022_468_096  # Qwen3-4B config.json (36 layers, 2560, tied embeddings); the file is 2 x this + header
 P_LLAMA31_8B = 8_030_261_248  # Llama-3.1-8B config.json (32 layers, 4096, untied embeddings)
 P_MISTRAL_FLUX2 = 17_800_000_000  # mistral_3_small_flux2_bf16.safetensors 35.6 GB / 2 (ComfyUI keeps the layers Flux.2 reads)

@@ -47,7 +47,7 @@ NAME_TYPE_GUESS = {
     "guider": "GUIDER", "sigmas": "SIGMAS", "image": "IMAGE", "images": "IMAGE", "pixels": "IMAGE",
 }
 # VAE file name -> (latent channels, spatial /, temporal /) when a node's latent depends on the VAE.
-# From the VAE configs in comfy/sd.py (COMFYUI-NOTES §3.2); a guess by name, noted as such.
+# From the VAE configs in comfy/sd.py (VAE.__init__); a guess by name, noted as such.
 VAE_NAME_GEOMETRY = (
     (re.compile(r"wan[ _.-]?2[._]?2.*vae|wan2\.2_vae|wan_?2_?2_vae"), (48, 16, 4)),
     (re.compile(r"hunyuan.?video.?1[._]?5|hunyuanvideo15"), (32, 16, 4)),

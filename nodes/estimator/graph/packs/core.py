@@ -46,7 +46,7 @@ VIRTUAL_VAES = {"taesd", "taesdxl", "taesd3", "taef1", "pixel_space"}
 LORA_LOADERS = {"LoraLoader", "LoraLoaderModelOnly"}
 SAMPLERS = {"KSampler", "KSamplerAdvanced", "SamplerCustom", "SamplerCustomAdvanced"}
 
-# Latent creators (COMFYUI-NOTES §4.2, zeros() lines of comfy_extras/*, ComfyUI 0.18.2):
+# Latent creators (the zeros() lines of comfy_extras/*, ComfyUI 0.18.2):
 # class -> (channels, spatial /, temporal / or None, fixed batch or None)
 LATENT_CREATORS: dict[str, tuple[int | None, int, int | None, int | None]] = {
     "EmptyLatentImage": (None, 8, None, None),  # 4 ch, re-channelled at sampling
