@@ -44,16 +44,20 @@ def test_ltxav_block_is_counted_from_basic_av_transformer_block():
     audio_to_video (q h·a, k a·a, v a·a, out a·h) = 25,165,824; video_to_audio (q a·a, k h·a, v h·a, out a·a)
     = 25,165,824; ff 2·h·4h = 134,217,728; audio_ff 2·a·4a = 33,554,432: 385,875,968 (48 blocks: 94.6 % of
     19,585,135,392)."""
-    assert runtime._ltxav_block_params({"hidden_size": 4096}) == 385_875_968
-    assert runtime.PREFETCH_BLOCK_PARAMS["ltx2.3"] is runtime.PREFETCH_BLOCK_PARAMS["ltx2.5"] is runtime._ltxav_block_params
+    from vram_budget.nodes.estimator.families import ltx
+
+    assert ltx._ltxav_block_params({"hidden_size": 4096}) == 385_875_968
+    assert runtime.PREFETCH_BLOCK_PARAMS["ltx2.3"] is runtime.PREFETCH_BLOCK_PARAMS["ltx2.5"] is ltx._ltxav_block_params
 
 
 def test_minimax_h3_block_is_counted_from_dit_block():
     """ldm/minimax/model.py:158-203 at the defaults (:441-444): hidden 5376, 56 heads x 128 = 7168, ffn 14336:
     qkv 5376 x 21504 = 115,605,504 + out 7168 x 5376 = 38,535,168 + fc1 5376 x 28672 = 154,140,672
     + fc2 14336 x 5376 = 77,070,336: 385,351,680."""
+    from vram_budget.nodes.estimator.families import minimax
+
     arch = dict(hidden_size=5376, heads=56, head_dim=128, ffn_dim=14336, depth=50)
-    assert runtime._minimax_h3_block_params(arch) == 385_351_680
+    assert minimax._minimax_h3_block_params(arch) == 385_351_680
     # an int8 convrot export (1 byte a quantised weight, ops.py:1176-1188): the block is 385,351,680 bytes
     model = SimpleNamespace(family="minimax-h3", arch=arch, params=22_200_000_000)
     assert runtime.prefetch_block_bytes(model, 22_200_000_000) == 385_351_680

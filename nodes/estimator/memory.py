@@ -68,32 +68,10 @@ def model_arch(model) -> Mapping[str, object]:
     return arch
 
 
-def _s2v_motion_tokens(h: int, w: int) -> int:
-    """FramePackMotioner (ldm/wan/model.py:1183-1218): the 19 reference-motion latent frames as 1 frame at patch
-    (1,2,2), 2 frames at (2,4,4) and 16 frames at (4,8,8) (Conv3d strides, floor)."""
-    return (h // 2) * (w // 2) + (h // 4) * (w // 4) + 4 * (h // 8) * (w // 8)
-
-
-# Tokens a traced entry's model attends over that the stage's latent does not show (the entries' token_rule in
-# data/working_memory.json counts them): (latent rows, latent columns) -> (extra tokens, what they are).
-# - S2V: the reference image's latent frame (nodes_wan.py:908-912; ldm/wan/model.py:1322-1328) and the reference motion's
-#   packed frames: WanSoundImageToVideoExtend always passes the previous chunk's latent (nodes_wan.py:1006-1014),
-#   WanSoundImageToVideo when ref_motion is connected; the template's extend chunks have it, so it is assumed.
-# - HuMo: the reference latent WanHuMoImageToVideo always adds (a zero latent without ref_image, nodes_wan.py:1074-1082),
-#   appended as one more frame (ldm/wan/model.py:1582-1587).
-# - Animate: WanAnimateToVideo's latent is latent_length + trim_latent frames, the reference image's frame first
-#   (nodes_wan.py:1245); the graph reader's latent counts latent_length (length's frames) only.
-EXTRA_TOKENS: dict[str, Callable[[int, int], tuple[int, str]]] = {
-    "wan2.2-14b-s2v": lambda h, w: ((h // 2) * (w // 2) + _s2v_motion_tokens(h, w),
-                                    "the reference image's frame and 19 reference-motion frames packed"),
-    "wan2.1-14b-humo": lambda h, w: ((h // 2) * (w // 2), "the reference image's frame"),
-    "wan2.2-14b-animate": lambda h, w: ((h // 2) * (w // 2), "the reference image's frame"),
-}
-
-
-# Latent creators whose latent already holds those frames: WanVideoWrapper's HuMoEmbeds puts one latent frame per
-# reference image into its target shape (HuMo/nodes.py:119-230; graph/packs/wanvideowrapper.py _reference_count).
-LATENT_HAS_EXTRA: dict[str, frozenset[str]] = {"wan2.1-14b-humo": frozenset({"HuMoEmbeds"})}
+# Tokens a traced entry's model attends over that the stage's latent does not show, and the latent creators whose
+# latent already holds them: the family modules' EXTRA_TOKENS / LATENT_HAS_EXTRA sections (families/wan.py)
+EXTRA_TOKENS = registry.EXTRA_TOKENS
+LATENT_HAS_EXTRA = registry.LATENT_HAS_EXTRA
 
 
 def working_memory_key(family: str, arch: Mapping[str, object] | None = None) -> str:

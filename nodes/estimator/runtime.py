@@ -54,33 +54,10 @@ AIMDO_PAGE = 32 * MiB
 # prefetch_dynamic_vbars when the patcher is dynamic): LTXAV (ldm/lightricks/av_model.py:935-942, :1018) and
 # MiniMax H3 (ldm/minimax/model.py:699-713). Per block, the linear weights (the ones with a VBAR slot, `_v`), from
 # the block classes; biases, norms and modulation tables are O(hidden) and left out (< 0.1 %).
-def _ltxav_block_params(arch: dict) -> int:
-    """BasicAVTransformerBlock (av_model.py:85-204) at video width h and audio width a = 32 heads x 64
-    (LTXAVModel defaults, av_model.py:400-404; LTX-2.3 the same): attn1 and attn2 4h² each (attn2's context is
-    h wide after the connectors), audio_attn1 / audio_attn2 4a² each, audio_to_video and video_to_audio
-    2ha + 2a² each, ff 2·h·4h and audio_ff 2·a·4a (FeedForward mult 4, GELU_approx: glu is not used,
-    lightricks/model.py:314-322): 16h² + 20a² + 4ha."""
-    h = int(arch.get("hidden_size", 4096) or 4096)
-    a = 32 * 64
-    return 16 * h * h + 20 * a * a + 4 * h * a
+# the family modules' PREFETCH_BLOCK_PARAMS sections (families/ltx.py, families/minimax.py): family -> fn(arch) ->
+# the linear parameters of one block
+PREFETCH_BLOCK_PARAMS = registry.PREFETCH_BLOCK_PARAMS
 
-
-def _minimax_h3_block_params(arch: dict) -> int:
-    """DiTBlock (ldm/minimax/model.py:274-291): qkv_proj h x 3·inner + out_proj inner x h (Attention, :158-167)
-    and the SwiGLU MLP fc1 h x 2·ffn + fc2 ffn x h (:199-203): 4·h·inner + 3·h·ffn. Its AdalnProj (t_dim x 18h,
-    :209-217) is left out: the curve-form files (the pruned H3 the templates load) make t_dim a small basis
-    (model.py:455-458, model_detection.py:403-408), and 50 x 385.4 M + the two refiner blocks is their 20.1 B
-    parameters; a full-form file's block (t_dim 2688) is larger than this."""
-    h = int(arch.get("hidden_size", 5376) or 5376)
-    inner = int(arch.get("heads", 56) or 56) * int(arch.get("head_dim", 128) or 128)
-    ffn = int(arch.get("ffn_dim", 14336) or 14336)
-    return 4 * h * inner + 3 * h * ffn
-
-
-# LTX-2.5 ("LTX 2.4" in 0.33's code) is the same LTXAV class (supported_models.py:945-957): its ff_bias False
-# drops only biases, left out here anyway
-PREFETCH_BLOCK_PARAMS = {"ltx2": _ltxav_block_params, "ltx2.3": _ltxav_block_params, "ltx2.5": _ltxav_block_params,
-                         "minimax-h3": _minimax_h3_block_params}
 
 # model_base.memory_required under SDPA / xformers ("flash"): area · dtype_size · 0.01 · factor · 2^20
 # (model_base.py:359-383 / :374-396); default factor 2.0 (supported_models_base.py:49)

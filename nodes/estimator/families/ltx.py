@@ -219,6 +219,22 @@ def _ltx25_audio_vae_bytes(op: str, latent, dtype_bytes: int, tiled=None):
 VAE_FORMULAS = {"vae-ltx2.5": _ltx25_video_vae_bytes, "vae-ltx2.5-audio": _ltx25_audio_vae_bytes}
 
 
+def _ltxav_block_params(arch: dict) -> int:
+    """BasicAVTransformerBlock (av_model.py:85-204) at video width h and audio width a = 32 heads x 64
+    (LTXAVModel defaults, av_model.py:400-404; LTX-2.3 the same): attn1 and attn2 4h² each (attn2's context is
+    h wide after the connectors), audio_attn1 / audio_attn2 4a² each, audio_to_video and video_to_audio
+    2ha + 2a² each, ff 2·h·4h and audio_ff 2·a·4a (FeedForward mult 4, GELU_approx: glu is not used,
+    lightricks/model.py:314-322): 16h² + 20a² + 4ha."""
+    h = int(arch.get("hidden_size", 4096) or 4096)
+    a = 32 * 64
+    return 16 * h * h + 20 * a * a + 4 * h * a
+
+
+# LTX-2.5 ("LTX 2.4" in 0.33's code) is the same LTXAV class (supported_models.py:945-957): its ff_bias False
+# drops only biases, left out here anyway (runtime.PREFETCH_BLOCK_PARAMS: 0.33's model prefetch)
+PREFETCH_BLOCK_PARAMS = {"ltx2": _ltxav_block_params, "ltx2.3": _ltxav_block_params, "ltx2.5": _ltxav_block_params}
+
+
 # ---------------------------------------------------------------------------------------------
 # Header detection (registry.detectors runs the DETECT sections in ComfyUI's model_detection.py order)
 def _ltxv(v) -> Found:

@@ -197,3 +197,18 @@ def _audio_vae_bytes(op: str, latent, dtype_bytes: int, tiled=None):
 
 
 VAE_FORMULAS = {"vae-minimax-h3": _video_vae_bytes, "vae-minimax-h3-audio": _audio_vae_bytes}
+
+
+def _minimax_h3_block_params(arch: dict) -> int:
+    """DiTBlock (ldm/minimax/model.py:274-291): qkv_proj h x 3·inner + out_proj inner x h (Attention, :158-167)
+    and the SwiGLU MLP fc1 h x 2·ffn + fc2 ffn x h (:199-203): 4·h·inner + 3·h·ffn. Its AdalnProj (t_dim x 18h,
+    :209-217) is left out: the curve-form files (the pruned H3 the templates load) make t_dim a small basis
+    (model.py:455-458, model_detection.py:403-408), and 50 x 385.4 M + the two refiner blocks is their 20.1 B
+    parameters; a full-form file's block (t_dim 2688) is larger than this."""
+    h = int(arch.get("hidden_size", 5376) or 5376)
+    inner = int(arch.get("heads", 56) or 56) * int(arch.get("head_dim", 128) or 128)
+    ffn = int(arch.get("ffn_dim", 14336) or 14336)
+    return 4 * h * inner + 3 * h * ffn
+
+
+PREFETCH_BLOCK_PARAMS = {"minimax-h3": _minimax_h3_block_params}  # runtime.PREFETCH_BLOCK_PARAMS: 0.33's model prefetch

@@ -2,7 +2,8 @@
 `registry`) is one family or a group of close variants, holding all that family's facts in named
 sections (FAMILIES, NAME_RULES, WORKING_MEMORY_ALIAS, ARCH_ROUTES, TEXT_TOKENS, TE_TOKENS, CALIBRATION,
 MEMORY_USAGE_FACTOR, CHECKPOINT_SPLITS, VAES, MEDIA_VAES, VAE_TRACED_AS, FAMILY_ENTRY, GGUF_SAME_ARCH,
-VARIANT_PARAMS, FP8_MODEL_ONLY_SPLITS, VAE_FORMULAS, TEXT_TOKENS_OF_LATENT, GGUF_ARCH, DETECT header detectors, P_* parameter counts). The tables the estimator reads are views
+VARIANT_PARAMS, FP8_MODEL_ONLY_SPLITS, VAE_FORMULAS, TEXT_TOKENS_OF_LATENT, GGUF_ARCH, EXTRA_TOKENS,
+LATENT_HAS_EXTRA, PREFETCH_BLOCK_PARAMS, DETECT header detectors, P_* parameter counts). The tables the estimator reads are views
 built here, once, by merging the sections in ORDER (a module's ORDER also ranks its name rules: lower
 first, specific before general). A new family is one new file: nothing here names a family.
 
@@ -23,7 +24,8 @@ _PRIVATE = {"detect", "registry"}
 _PACKAGE_PATH = [os.path.dirname(os.path.abspath(__file__))]  # this package's folder, wherever it is installed
 DICT_SECTIONS = ("FAMILIES", "WORKING_MEMORY_ALIAS", "TEXT_TOKENS", "TE_TOKENS", "CALIBRATION", "MEMORY_USAGE_FACTOR",
                  "CHECKPOINT_SPLITS", "MEDIA_VAES", "VAE_TRACED_AS", "FAMILY_ENTRY", "GGUF_SAME_ARCH", "VARIANT_PARAMS",
-                 "VAE_FORMULAS", "TEXT_TOKENS_OF_LATENT", "COMPILED_CALIBRATION", "GGUF_ARCH")
+                 "VAE_FORMULAS", "TEXT_TOKENS_OF_LATENT", "COMPILED_CALIBRATION", "GGUF_ARCH",
+                 "EXTRA_TOKENS", "LATENT_HAS_EXTRA", "PREFETCH_BLOCK_PARAMS")
 
 
 # The contract of a family module (issue 34): each section it may define and the type it must have. A section a
@@ -104,6 +106,12 @@ GGUF_SAME_ARCH = MappingProxyType(_merged["GGUF_SAME_ARCH"])
 # ComfyUI-GGUF's model types (convert.py, the file's general.architecture) -> family: a GGUF whose keys no
 # detector knows is still named by its converter's label
 GGUF_ARCH = MappingProxyType(_merged["GGUF_ARCH"])
+# working-memory entries whose model attends over tokens the stage latent does not show: key -> fn(latent rows,
+# columns) -> (tokens, what); and the latent creators whose latent already holds them (memory.diffusion_working)
+EXTRA_TOKENS = MappingProxyType(_merged["EXTRA_TOKENS"])
+LATENT_HAS_EXTRA = MappingProxyType(_merged["LATENT_HAS_EXTRA"])
+# ComfyUI 0.33's model prefetch: family -> fn(arch) -> the linear parameters of one block (runtime.prefetch_block_bytes)
+PREFETCH_BLOCK_PARAMS = MappingProxyType(_merged["PREFETCH_BLOCK_PARAMS"])
 VARIANT_PARAMS = MappingProxyType(_merged["VARIANT_PARAMS"])
 # VAEs no trace covers whose ComfyUI class states its own working-memory estimate (memory_used_decode /
 # memory_used_encode in comfy/sd.py): family id -> fn(op "decode" | "encode", workload.LatentShape, dtype bytes,
