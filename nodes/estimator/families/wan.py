@@ -239,6 +239,18 @@ def _nearest(value: int, table: Mapping[int, str]) -> str:
     return table[min(table, key=lambda k: abs(k - value))]
 
 
+# The Wan variants ComfyUI tells apart by one key (or key prefix, ending in "."), first match wins
+# (model_detection.py:728-800, 0.33.0): (key, task, evidence)
+_TASK_KEYS = (
+    ("vace_patch_embedding.weight", "vace", "key vace_patch_embedding.weight (VACE)"),
+    ("control_adapter.conv.weight", "camera", "key control_adapter.conv.weight (Fun camera control)"),
+    ("casual_audio_encoder.", "s2v", "keys casual_audio_encoder.* (speech to video)"),
+    ("audio_proj.", "humo", "keys audio_proj.* (HuMo)"),
+    ("face_adapter.", "animate", "keys face_adapter.* (Animate)"),
+    ("img_emb.emb_pos", "flf", "key img_emb.emb_pos (first-last-frame)"),
+)
+
+
 def _wan(v, name: str) -> Found:
     dim = v.dim("head.modulation", -1)
     out_dim = (v.dim("head.head.weight", 0) or 64) // 4
@@ -251,25 +263,13 @@ def _wan(v, name: str) -> Found:
                 context_dim=v.dim("text_embedding.0.weight", 1))
     notes: list[str] = []
     has_img_emb = v.has("img_emb.proj.0.bias") or v.has("img_emb.proj.0.weight")
-    if v.has("vace_patch_embedding.weight"):
-        task = "vace"
-        ev.append("key vace_patch_embedding.weight (VACE)")
-        arch["vace_layers"] = v.count_blocks("vace_blocks.")
-    elif v.has("control_adapter.conv.weight"):
-        task = "camera"
-        ev.append("key control_adapter.conv.weight (Fun camera control)")
-    elif v.startswith("casual_audio_encoder."):
-        task = "s2v"
-        ev.append("keys casual_audio_encoder.* (speech to video)")
-    elif v.startswith("audio_proj."):
-        task = "humo"
-        ev.append("keys audio_proj.* (HuMo)")
-    elif v.startswith("face_adapter."):
-        task = "animate"
-        ev.append("keys face_adapter.* (Animate)")
-    elif v.has("img_emb.emb_pos"):
-        task = "flf"
-        ev.append("key img_emb.emb_pos (first-last-frame)")
+    keyed = next(((task, why) for key, task, why in _TASK_KEYS
+                  if (v.startswith(key) if key.endswith(".") else v.has(key))), None)
+    if keyed:
+        task = keyed[0]
+        ev.append(keyed[1])
+        if task == "vace":
+            arch["vace_layers"] = v.count_blocks("vace_blocks.")
     elif has_img_emb:
         task = "i2v"
         ev.append("key img_emb.proj.0.bias (CLIP image embedding: image to video)")
