@@ -79,8 +79,9 @@ def add_estimate_parser(subparsers) -> None:
     att.add_argument("--use-quad-cross-attention", action="store_true", help="as ComfyUI's flag")
     p.add_argument("--disable-smart-memory", action="store_true",
                    help="as ComfyUI's --disable-smart-memory (models unloaded as soon as possible)")
-    p.add_argument("--os", choices=["linux", "windows"], default="linux",
-                   help="ComfyUI's reserve is 400 MiB on Linux, 600 MiB (+100 on cards over 15 GiB) on Windows")
+    p.add_argument("--os", choices=["linux", "windows"], default="windows" if sys.platform == "win32" else "linux",
+                   help="the OS ComfyUI runs on (default: this machine's): ComfyUI's reserve is 400 MiB on Linux, "
+                   "600 MiB (+100 on cards over 15 GiB) on Windows, which also has a page file and a desktop on the card")
     p.add_argument("--max", choices=["batch", "resolution", "frames"], action="append", metavar="WHAT",
                    help="also find the largest batch / resolution / frames that stays resident and that runs at all "
                    "(repeatable)")
