@@ -22,6 +22,7 @@ from ..node_specs import load_pack_types, load_specs
 from ..placement import place_stages
 from ..workload import Workload
 from .analyzer import _Analyzer
+from .packs import REGISTRY as PACK_MODULES
 from .base import estimate_text_tokens
 from .readers import _detect, _read_api, _UiReader
 
@@ -79,6 +80,8 @@ def _with_live(specs: Mapping, data) -> tuple[Mapping, dict]:
     offline = load_pack_types()
     table, packs = offline.get("nodes") or {}, offline.get("packs") or {}
     for t in missing:
+        if t in PACK_MODULES.known_types:  # a pack module of graph/packs/ reads it: it keeps precedence
+            continue
         spec = table.get(t)
         if t not in extra and isinstance(spec, Mapping):
             commit = str((packs.get(spec.get("pack")) or {}).get("commit") or "")[:7]

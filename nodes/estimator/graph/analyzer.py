@@ -91,7 +91,9 @@ def loaded_types(specs: Mapping) -> frozenset:
         return hit[1]
     plain = {"INT", "FLOAT", "STRING", "BOOLEAN", "COMBO", "IMAGE", "MASK", "*"}
     out = set()
-    for spec in specs.values():
+    for name, spec in specs.items():
+        if spec.get("offline") and "load" not in str(name).lower():
+            continue  # a pack node read from its published sources: only its loaders (by name) make model types
         if all(str(v) in plain for v in (spec.get("in") or {}).values()):
             out.update(str(o) for o in spec.get("out") or ())
     # AUDIO_ENCODER: the socket rule of stage_kind prices AudioEncoderEncode (an AUDIO_ENCODE stage)
