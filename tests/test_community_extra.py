@@ -51,3 +51,20 @@ def test_no_confident_verdict_on_an_incomplete_estimate(cards):
             assert budget.verdict == "unknown", name
             assert budget.oom_risk is None or budget.oom_risk.level == "unknown", name
     assert seen >= 100
+
+
+def test_an_unseen_packs_sampler_is_priced_offline_from_the_shipped_pack_table():
+    """BlenderNeko's BNK_Unsampler is in no module and no ComfyUI: the generated table of published packs
+    (data/pack_types.json) gives its socket types, so the command line prices it as sampling and says whose sources."""
+    from vram_budget.nodes.estimator.node_specs import load_pack_types
+
+    table = load_pack_types()
+    assert table["nodes"]["BNK_Unsampler"]["pack"] == "BlenderNeko/ComfyUI_Noise"
+    assert len(table["packs"]["BlenderNeko/ComfyUI_Noise"]["commit"]) == 40
+    workload = read_workflow((FOLDER / "BlenderNeko__ComfyUI_Noise__unsample_example.json").read_bytes())
+    sampler = [s for s in workload.stages if s.node_type == "BNK_Unsampler"]
+    assert sampler and sampler[0].kind == "sample"
+    assert any("'BNK_Unsampler' read as sampling" in n and "BlenderNeko/ComfyUI_Noise@" in n and "read offline" in n
+               for n in workload.notes)
+    budget = estimate(workload, device_for_launch(find_card("RTX 4090"), LaunchFlags()), None)
+    assert budget.complete and budget.verdict != "unknown"
