@@ -374,7 +374,7 @@ class Repo:
             return None
         # prefer a definition that looks like a node
         for _, cls in found:
-            if self.method(cls, "INPUT_TYPES", 0) is not None or self.method(cls, "define_schema", 0) is not None:
+            if self.method(cls, "INPUT_TYPES") is not None or self.method(cls, "define_schema") is not None:
                 return cls
         return found[0][1]
 
@@ -388,32 +388,32 @@ class Repo:
                     out.append(base)
         return out
 
-    def class_attr(self, cls: ast.ClassDef, attr: str, depth: int = 0) -> ast.AST | None:
+    def _inherited(self, cls: ast.ClassDef, pick, depth: int = 0):
+        """The first statement of the class body, then of its bases (in the repo, MAX_BASE_DEPTH deep), that
+        `pick(stmt)` turns into something other than None."""
         for stmt in cls.body:
-            if isinstance(stmt, ast.Assign):
-                for t in stmt.targets:
-                    if isinstance(t, ast.Name) and t.id == attr:
-                        return stmt.value
-            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) \
-                    and stmt.target.id == attr and stmt.value is not None:
-                return stmt.value
+            found = pick(stmt)
+            if found is not None:
+                return found
         if depth < MAX_BASE_DEPTH:
             for base in self.bases(cls):
-                found = self.class_attr(base, attr, depth + 1)
+                found = self._inherited(base, pick, depth + 1)
                 if found is not None:
                     return found
         return None
 
-    def method(self, cls: ast.ClassDef, name: str, depth: int = 0) -> ast.FunctionDef | None:
-        for stmt in cls.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
-                return stmt
-        if depth < MAX_BASE_DEPTH:
-            for base in self.bases(cls):
-                found = self.method(base, name, depth + 1)
-                if found is not None:
-                    return found
-        return None
+    def class_attr(self, cls: ast.ClassDef, attr: str) -> ast.AST | None:
+        def pick(stmt):
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attr for t in stmt.targets):
+                return stmt.value
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == attr:
+                return stmt.value
+            return None
+        return self._inherited(cls, pick)
+
+    def method(self, cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+        return self._inherited(cls, lambda stmt: stmt if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+                               and stmt.name == name else None)
 
     # -- type expressions ---------------------------------------------------------------------
     def type_of(self, node: ast.AST, depth: int = 0) -> Any:
@@ -564,7 +564,7 @@ def _borrowed(repo: Repo, node: ast.AST, borrowed: dict, depth: int) -> Any:
         return None
     cls = repo.find_class(cls_name)
     value: Any = None
-    if cls is not None and repo.method(cls, "INPUT_TYPES", 0) is not None:
+    if cls is not None and repo.method(cls, "INPUT_TYPES") is not None:
         info = v1_node_info(repo, cls, depth + 1)
         value = info["input"] if info else None
     elif cls_name in repo.core_specs:

@@ -480,9 +480,8 @@ def build_wrapper_prompt(rec: Mapping, replay: Replay) -> dict | None:
 
 
 def under_specified(rec: Mapping) -> str:
-    """Why a record states too little to be scored ("" when it states enough): the diffusion model's weights
-    (a precision or a file, unless the pipeline has one published file) and, for a video, its size."""
-    recipe = RECIPES.get(rec["pipeline"])
+    """Why a record states too little to be scored ("" when it states enough): a video replayed through an official
+    template whose size the record does not state. Anything else left out is assumed and listed (Replay.assumed)."""
     if rec["pipeline"] in TEMPLATES and not (rec.get("width") and rec.get("height")):
         return "the video's size is not stated"
     return ""

@@ -13,7 +13,6 @@ dangling links, cycles, odd values, absurd sizes) becomes a note on the Workload
 from __future__ import annotations
 
 import contextvars
-import json
 from dataclasses import replace as _dc_replace
 from typing import Callable, Mapping
 
@@ -39,13 +38,9 @@ STAGE_WORDS = {"sample": "sampling", "vae_decode": "a VAE decode", "vae_encode":
                "audio_encode": "an audio encode", "train": "training"}
 
 
-def _node_types(data) -> list[str]:
-    """The node types a workflow (API prompt or UI, subgraph definitions too) names, bounded."""
-    if isinstance(data, (str, bytes)):
-        try:
-            data = json.loads(data)
-        except (ValueError, RecursionError):
-            return []
+def _node_types(data: Mapping) -> list[str]:
+    """The node types a workflow (API prompt or UI, subgraph definitions too; as readers._detect unwraps it) names,
+    bounded."""
     found: dict[str, None] = {}
     if isinstance(data, Mapping):
         nodes = list(data.get("nodes") or []) if isinstance(data.get("nodes"), list) else []
@@ -115,11 +110,11 @@ def read_workflow(data: Mapping | str | bytes, *, specs: Mapping | None = None) 
     Raises WorkflowError only when ``data`` is not a workflow at all.
     """
     extra: dict = {}
-    if specs is None:
-        specs, extra = _with_live(load_specs(), data)
     where: list[str] = []  # the node being read, for the message below
     try:
-        fmt, payload = _detect(data)
+        fmt, payload = _detect(data)  # JSON text parsed once, a {"prompt": ...} / {"workflow": ...} body unwrapped
+        if specs is None:
+            specs, extra = _with_live(load_specs(), payload)
         if fmt == "ui":
             reader = _UiReader(payload, specs)
             reader.where = where
