@@ -68,3 +68,32 @@ def test_an_unseen_packs_sampler_is_priced_offline_from_the_shipped_pack_table()
                for n in workload.notes)
     budget = estimate(workload, device_for_launch(find_card("RTX 4090"), LaunchFlags()), None)
     assert budget.complete and budget.verdict != "unknown"
+
+
+def test_nodes_in_no_table_are_read_by_the_sockets_the_workflow_records():
+    """MagCache and Comfy-WaveSpeed are in no module, no ComfyUI and not in the pack table: a UI workflow records
+    each node's socket types, so a MODEL -> MODEL patch (and a * -> * compile node) passes the model on, said so,
+    and the estimate is complete."""
+    from vram_budget.nodes.estimator.node_specs import load_pack_types
+
+    table = load_pack_types()["nodes"]
+    device = device_for_launch(find_card("RTX 4090"), LaunchFlags())
+    for file, nodes in (("Zehong-Ma__ComfyUI-MagCache__flux.json", ("MagCache",)),
+                        ("chengzeyi__Comfy-WaveSpeed__flux.json", ("ApplyFBCacheOnModel", "EnhancedCompileModel"))):
+        workload = read_workflow((FOLDER / file).read_bytes())
+        for node in nodes:
+            assert node not in table
+            assert any(f"'{node}' read as passing" in n and "socket types" in n for n in workload.notes), node
+        assert not workload.unknown_nodes
+        sampler = [s for s in workload.stages if s.kind == "sample"]
+        assert sampler and sampler[0].models and "flux" in sampler[0].models[0].name.lower()
+        budget = estimate(workload, device, None)
+        assert budget.complete and budget.verdict != "unknown", file
+
+
+def test_completeness_floor():
+    """What this corpus gets complete (52 of 169 when the recorded-socket reading landed); a floor, so a change
+    that loses it fails. The rest say what they do not price (the bench/coverage.py report)."""
+    devices = [device_for_launch(find_card("RTX 4090"), LaunchFlags())]
+    complete = sum(b.complete for _, b in _budgets(devices))
+    assert complete >= 52

@@ -306,8 +306,57 @@ def test_unknown_ui_node_with_typed_sockets():
     wf["links"].append([500, link[1], link[2], 99, 0, "MODEL"])
     link[1], link[2] = 99, 0
     w = read_workflow(wf)
-    assert ("99", "SomePack_TeaCache") in w.unknown_nodes
+    # a UI workflow records the node's socket types (the frontend wrote them from the author's /object_info):
+    # MODEL -> MODEL with no model file of its own is read as passing the model through, and said so
+    assert ("99", "SomePack_TeaCache") not in w.unknown_nodes
+    assert any("'SomePack_TeaCache' read as passing MODEL through" in n and "socket types" in n for n in w.notes)
     assert w.stages_of(SAMPLE)[0].models[0].name == "flux1-dev.safetensors"
+    # the same node in an API prompt carries no socket types: not understood
+    api = base_prompt()
+    api["9"] = {"class_type": "SomePack_TeaCache", "inputs": {"model": ["1", 0], "rel_l1": 0.4}}
+    api["5"]["inputs"]["model"] = ["9", 0]
+    assert ("9", "SomePack_TeaCache") in read_workflow(api).unknown_nodes
+
+
+def _ui_node(nid, type_, inputs, outputs, values=None):
+    return {"id": nid, "type": type_, "pos": [0, 0], "size": [1, 1], "flags": {}, "order": 0, "mode": 0,
+            "inputs": [{"name": n, "type": t, "link": lk} for n, t, lk in inputs],
+            "outputs": [{"name": t, "type": t, "links": lks} for t, lks in outputs], "properties": {},
+            "widgets_values": values or []}
+
+
+def test_recorded_sockets_a_pack_model_runner_stays_unpriced():
+    """A node that consumes what a pack's loader makes (a type no table knows) runs that model: can't tell, named;
+    a node that names a model file and outputs an image runs a model of its own: not understood."""
+    wf = load(REPO / "example_workflows" / "flux_dev_1024.json")
+    decode = next(n for n in wf["nodes"] if n["type"] == "VAEDecode")
+    image_link = next(lk for lk in wf["links"] if lk[1] == decode["id"])
+    wf["nodes"] += [
+        _ui_node(97, "SomePackLoadUpscaler", [("compile_args", "SOME_COMPILE_ARGS", None)],
+                 [("SOMEPACK_UPSCALER", [600])], ["someupscaler_3b.safetensors"]),
+        _ui_node(98, "SomePackUpscale", [("image", "IMAGE", 601), ("upscaler", "SOMEPACK_UPSCALER", 600)],
+                 [("IMAGE", [])]),
+        _ui_node(96, "SomePackFaceFix", [("image", "IMAGE", 602)], [("IMAGE", [])], ["facefix_v2.pth", 0.5])]
+    wf["links"] += [[600, 97, 0, 98, 1, "SOMEPACK_UPSCALER"], [601, image_link[1], 0, 98, 0, "IMAGE"],
+                    [602, image_link[1], 0, 96, 0, "IMAGE"]]
+    w = read_workflow(wf)
+    runner = [s for s in w.stages if s.node_type == "SomePackUpscale"]
+    assert runner and "SOMEPACK_UPSCALER" in runner[0].unpriced
+    assert ("96", "SomePackFaceFix") in w.unknown_nodes
+    assert ("98", "SomePackUpscale") not in w.unknown_nodes
+
+
+def test_recorded_wildcard_node_passes_its_input_on():
+    """A compile node recorded as * -> * (Comfy-WaveSpeed's EnhancedCompileModel) passes the model it takes on."""
+    wf = load(REPO / "example_workflows" / "flux_dev_1024.json")
+    sampler = next(n for n in wf["nodes"] if n["type"] == "KSampler")
+    link = next(lk for lk in wf["links"] if lk[0] == sampler["inputs"][0]["link"])
+    wf["nodes"].append(_ui_node(99, "SomePackCompile", [("model", "*", 500)], [("*", [link[0]])]))
+    wf["links"].append([500, link[1], link[2], 99, 0, "MODEL"])
+    link[1], link[2] = 99, 0
+    w = read_workflow(wf)
+    assert w.stages_of(SAMPLE)[0].models[0].name == "flux1-dev.safetensors"
+    assert any("'SomePackCompile' read as passing its input through" in n for n in w.notes)
 
 
 def test_helper_nodes_without_model_sockets_are_not_unknown():

@@ -13,6 +13,7 @@ dangling links, cycles, odd values, absurd sizes) becomes a note on the Workload
 from __future__ import annotations
 
 import contextvars
+import re
 from dataclasses import replace as _dc_replace
 from typing import Callable, Mapping
 
@@ -20,9 +21,9 @@ from ..errors import WorkflowError
 from ..node_specs import load_pack_types, load_specs
 from ..placement import place_stages
 from ..workload import Workload
-from .analyzer import _Analyzer
+from .analyzer import RELEVANT_TYPES, _Analyzer
 from .packs import REGISTRY as PACK_MODULES
-from .base import estimate_text_tokens
+from .base import _Graph, estimate_text_tokens
 from .readers import _detect, _read_api, _UiReader
 
 __all__ = ["read_workflow", "estimate_text_tokens", "LIVE_SPECS"]
@@ -86,19 +87,67 @@ def _with_live(specs: Mapping, data) -> tuple[Mapping, dict]:
     return {**specs, "nodes": {**known, **extra}}, extra
 
 
-def _inferred_notes(workload: Workload, extra: Mapping) -> Workload:
-    """Say which stages were read from a node's socket types alone."""
-    notes = []
+# what a node computes, not a model: a node recorded with a model-file widget that outputs only these runs that model
+# itself (a face restorer, an upscaler); one that outputs a model kind (MODEL, a pack's own type) is a loader
+_DATA = {"IMAGE", "MASK", "LATENT", "CONDITIONING", "STRING", "INT", "FLOAT", "BOOLEAN", "AUDIO", "VIDEO", "*"}
+_NOTED = RELEVANT_TYPES | {"*"}
+_SUBGRAPH_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.IGNORECASE)
+
+
+def _recorded_specs(graph: _Graph, specs: Mapping) -> dict:
+    """Specs for the node types no table knows, from the socket types a UI workflow records for them (the
+    frontend wrote them from /object_info of the author's ComfyUI): the same reading by socket types as the
+    published pack table, with the linked inputs and the outputs only (widget names are not recorded). A node
+    that names a model file in a widget and outputs only data (_DATA) runs a model of its own: it stays not
+    understood. A node of ComfyUI itself (cnr_id comfy-core) that no table knows is from a newer ComfyUI: it keeps
+    that reason (analyzer.unknown_nodes_note)."""
+    known = specs.get("nodes") or {}
+    listed = set(specs.get("core") or ()) | set(specs.get("api") or ())
+    out: dict = {}
+    for node in graph.nodes.values():
+        t = node.type
+        if (not node.recorded or node.core or t in known or t in listed or t in out
+                or t in PACK_MODULES.known_types or _SUBGRAPH_ID.match(t)):
+            continue  # (a subgraph instance whose definition is missing is not a node type to infer)
+        if node.model_files() and {str(o) for o in node.output_types or ()} <= _DATA:
+            continue
+        out[t] = {"in": {str(k): str(v) for k, v in node.input_types.items()},
+                  "out": [str(o) for o in node.output_types or ()], "recorded": True}
+    return out
+
+
+def _source(spec: Mapping) -> str:
+    offline = spec.get("offline")
+    return (f"the published sources of {offline}, read offline" if offline
+            else "the sockets the workflow records for it" if spec.get("recorded")
+            else "this ComfyUI's node definitions")
+
+
+def _inferred_notes(workload: Workload, extra: Mapping, graph: _Graph) -> Workload:
+    """Say which stages were read from a node's socket types alone, and which such nodes were read as passing
+    their inputs through."""
+    notes, staged = [], set()
     for s in workload.stages:
         if s.node_type in extra:
+            staged.add(s.node_id)
             spec = extra[s.node_type] or {}
             pack, offline = spec.get("pack"), spec.get("offline")
             with_models = ", ".join(dict.fromkeys(r.name for r in s.models))[:200]
-            source = (f"the published sources of {offline}, read offline" if offline
-                      else "this ComfyUI's node definitions")
             notes.append(f"node {s.node_id} '{s.node_type}'{f' ({pack})' if pack and not offline else ''} read as "
                          f"{STAGE_WORDS.get(s.kind, s.kind)}{f' with {with_models}' if with_models else ''}: inferred "
-                         f"from its socket types ({source})")
+                         f"from its socket types ({_source(spec)})")
+    through: dict[str, list[str]] = {}
+    for node in graph.nodes.values():
+        spec = extra.get(node.type)
+        if spec is None or node.id in staged:
+            continue
+        outs = {str(o) for o in node.output_types or ()} & {str(i) for i in node.input_types.values()}
+        if outs & _NOTED:  # a model, a latent or a conditioning passed on: said; images and strings are not
+            through.setdefault(", ".join(sorted(outs)), []).append(f"node {node.id} '{node.type}'")
+    for what, names in list(through.items())[:20]:
+        what = "its input" if what == "*" else what
+        notes.append(f"{', '.join(names[:10])}{f' and {len(names) - 10} more' if len(names) > 10 else ''} read as "
+                     f"passing {what} through, adding no model of its own: inferred from its socket types")
     return _dc_replace(workload, notes=workload.notes + tuple(dict.fromkeys(notes))) if notes else workload
 
 
@@ -119,11 +168,15 @@ def read_workflow(data: Mapping | str | bytes, *, specs: Mapping | None = None) 
             reader = _UiReader(payload, specs)
             reader.where = where
             graph = reader.read()
+            recorded = _recorded_specs(graph, specs)
+            if recorded:
+                specs = {**specs, "nodes": {**(specs.get("nodes") or {}), **recorded}}
+                extra = {**extra, **recorded}
         else:
             graph = _read_api(payload, specs)
         analyzer = _Analyzer(graph, specs)
         analyzer.where = where
-        return _inferred_notes(place_stages(analyzer.analyze()), extra)
+        return _inferred_notes(place_stages(analyzer.analyze()), extra, graph)
     except WorkflowError:
         raise
     except RecursionError:

@@ -61,8 +61,6 @@ VAE_NAME_GEOMETRY = (
 NEWER_COMFYUI = "made for a newer ComfyUI"
 # stage_kind of a node that runs a model no rule prices (built as an unpriced SAMPLE stage, unpriced_model_stage)
 _UNPRICED = "unpriced_model"
-# Model-file extensions: an unknown node with such a widget value is a loader (see _unknown_loader).
-MODEL_FILE = re.compile(r"\.(safetensors|sft|gguf|ckpt|pt|pth|bin)$", re.IGNORECASE)
 
 
 def unknown_nodes_note(types: list[str], versions: list[str]) -> str:
@@ -89,11 +87,15 @@ def loaded_types(specs: Mapping) -> frozenset:
     hit = _LOADED_TYPES.get(id(specs))
     if hit is not None and hit[0] is specs:
         return hit[1]
-    plain = {"INT", "FLOAT", "STRING", "BOOLEAN", "COMBO", "IMAGE", "MASK", "*"}
+    plain = {"INT", "FLOAT", "STRING", "BOOLEAN", "COMBO", "IMAGE", "MASK", "AUDIO", "VIDEO", "*"}  # media: not models
     out = set()
     for name, spec in specs.items():
-        if spec.get("offline") and "load" not in str(name).lower():
-            continue  # a pack node read from its published sources: only its loaders (by name) make model types
+        if spec.get("offline") or spec.get("recorded"):
+            # a pack node read from its sources or the workflow: its loaders (by name) make model types, whatever
+            # settings they take (SeedVR2LoadDiTModel takes TORCH_COMPILE_ARGS)
+            if "load" in str(name).lower():
+                out.update(str(o) for o in spec.get("out") or ())
+            continue
         if all(str(v) in plain for v in (spec.get("in") or {}).values()):
             out.update(str(o) for o in spec.get("out") or ())
     # AUDIO_ENCODER: the socket rule of stage_kind prices AudioEncoderEncode (an AUDIO_ENCODE stage)
@@ -341,7 +343,7 @@ class _Analyzer:
         out_type = self.out_type(node, slot)
         if out_type is not None and out_type != type_:
             return None
-        files = [(name, v) for name, v in node.inputs.items() if isinstance(v, str) and MODEL_FILE.search(v.strip())]
+        files = node.model_files()
         if not files:
             return None
         role, folder = self.UNKNOWN_LOADER_ROLES[type_]
@@ -364,6 +366,8 @@ class _Analyzer:
         if out_type is not None and out_type not in (type_, "*") and type_ not in str(out_type).split(","):
             return []
         ins = self.linked_inputs_of_type(node, type_)
+        if not ins and out_type == "*":  # a wildcard node (a compile / switch of any type) passes on what it takes
+            ins = self.linked_inputs_of_type(node, "*")
         if not ins:
             return []
         if node.output_types is not None:
@@ -1003,11 +1007,17 @@ class _Analyzer:
             if t in self.api:
                 api_nodes.add(t)
                 continue
-            if self.known(t) or t in R.known_types:
+            recorded = bool((self.specs.get(t) or {}).get("recorded"))  # read by the sockets the workflow records
+            if (self.known(t) or t in R.known_types) and not recorded:
                 continue
             types = {str(v) for v in node.input_types.values()} | {str(o) for o in node.output_types or ()}
             touches = any(part in RELEVANT_TYPES or part in R.relevant_types for ty in types for part in ty.split(","))
-            if node.output_types is None or touches:
+            if recorded:
+                if not touches and self.stage_kind(node) is None:
+                    helpers.add(t)
+                continue
+            # a model-file widget: the node loads and runs a model of its own (a face restorer, an upscaler)
+            if node.output_types is None or touches or node.model_files():
                 unknown.append((node.id, t))
             else:
                 helpers.add(t)

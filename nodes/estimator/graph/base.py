@@ -5,6 +5,7 @@ import ast
 import contextvars
 import math
 import operator
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
@@ -54,6 +55,8 @@ class _Link:
     slot: int
 
 
+# Model-file extensions: an unknown node with such a widget value loads a model (analyzer._unknown_loader)
+MODEL_FILE = re.compile(r"\.(safetensors|sft|gguf|ckpt|pt|pth|bin)$", re.IGNORECASE)
 _UNKNOWN = object()  # a value that cannot be computed without running ComfyUI
 
 
@@ -67,6 +70,13 @@ class _Node:
     output_types: list | None = None
     fallback: dict = field(default_factory=dict)  # UI: saved widget values of linked widget inputs
     core: bool = False  # UI properties.cnr_id == "comfy-core"
+    recorded: bool = False  # UI: the node's socket types are recorded in the workflow (its "outputs" list)
+    unnamed: tuple = ()  # UI: saved widget values no spec or widget socket could name
+
+    def model_files(self) -> list[tuple[str, str]]:
+        """(widget, value) of the widgets naming a model file; an unnamed widget is "widget N" (1-based)."""
+        named = [(str(k), v) for k, v in self.inputs.items()] + [(f"widget {i + 1}", v) for i, v in enumerate(self.unnamed)]
+        return [(k, v.strip()) for k, v in named if isinstance(v, str) and MODEL_FILE.search(v.strip())]
 
 
 @dataclass

@@ -174,6 +174,8 @@ class _UiReader:
         node_type = raw["type"]
         spec = self.specs.get(node_type)
         inputs = self._widget_values(raw, spec, flat_id)
+        saved = raw.get("widgets_values")
+        unnamed = tuple(saved[:64]) if isinstance(saved, list) and not inputs else ()  # values no name was found for
         input_types = dict(_dct(_dct(spec).get("in")))
         fallback = {}
         for slot in _lst(raw.get("inputs")):
@@ -205,9 +207,9 @@ class _UiReader:
         else:
             output_types = list(spec["out"]) if spec and "out" in spec else None
         props = _dct(raw.get("properties"))
-        return _Node(id=flat_id, type=node_type, title=str(raw.get("title") or ""), inputs=inputs,
+        return _Node(id=flat_id, type=node_type, title=str(raw.get("title") or ""), inputs=inputs, unnamed=unnamed,
                      input_types=input_types, output_types=output_types, fallback=fallback,
-                     core=props.get("cnr_id") == "comfy-core")
+                     core=props.get("cnr_id") == "comfy-core", recorded=isinstance(outputs, list))
 
     def _widget_values(self, raw: Mapping, spec: Mapping | None, flat_id: str) -> dict:
         values = raw.get("widgets_values")
