@@ -4,12 +4,14 @@ on the GPU for each (the dtype it loads at)."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Callable
 
 from .published import catalogue_info
 from .device import Device
 from .errors import ModelFileError
 from .families import FAMILIES, describe, registry
+from .families._spec import IPADAPTER
 from .model_info import AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN, VAE, ModelInfo
 from .name_infer import infer_info
 from .units import GiB
@@ -49,7 +51,10 @@ def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, 
             path = None
     if path:
         try:
-            return describe(path), None
+            info = describe(path)
+            if ref.role == "ipadapter" and info.kind == UNKNOWN:  # its tensors are the IP-Adapter's: that kind
+                info = replace(info, kind=IPADAPTER, family="ip-adapter", label="IP-Adapter (size from its header)")
+            return info, None
         except ModelFileError as exc:
             info = catalogue_info(ref.name, ref.folder)
             if info is not None:
@@ -182,6 +187,9 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
         return (params * 2 or stored), "fp16 (ComfyUI's text-encoder dtype, audio_encoders.py:11-13)"
     if info.kind == LORA:
         return stored, f"LoRA patch tensors ({dtype}) on the GPU while they are merged"
+    if info.kind == IPADAPTER and params:  # IPAdapterPlus.py ipadapter_execute: IPAdapter(...).to(device, unet dtype)
+        return params * 2, ("16-bit (the UNet's dtype): ComfyUI_IPAdapter_plus keeps it on the GPU, outside ComfyUI's "
+                            "model management, while the patched model samples")
     return stored, "unknown architecture: bytes from the file"
 
 

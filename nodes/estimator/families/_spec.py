@@ -9,9 +9,10 @@ from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DI
                           UNKNOWN, VAE)
 
 __all__ = ["AUDIO_ENCODER", "CHECKPOINT", "CLIP_VISION", "CONTROLNET", "DIFFUSION", "LORA", "TEXT_ENCODER", "UNKNOWN",
-           "UPSCALER", "VAE", "Detector", "Family", "Found", "Rule", "VaeFamily", "_r", "all_families"]
+           "UPSCALER", "IPADAPTER", "VAE", "Detector", "Family", "Found", "Rule", "VaeFamily", "_r", "all_families"]
 
 UPSCALER = "upscaler"  # upscale models have no ModelInfo kind of their own: a name-rule role
+IPADAPTER = "ipadapter"  # IP-Adapter files (models/ipadapter), loaded by ComfyUI_IPAdapter_plus: a name-rule role
 
 
 class Family(NamedTuple):

@@ -128,8 +128,21 @@ for _m in MODULES:
         if _v.id in VAE_FAMILIES:
             raise ValueError(f"VAES {_v.id!r} is defined twice ({_m.__name__})")
         VAE_FAMILIES[_v.id] = _v
-PARAMS = MappingProxyType({name: value for m in MODULES for name, value in vars(m).items()
-                           if name.startswith("P_") and isinstance(value, int)})
+def _params() -> dict:
+    """Every module's P_* parameter counts (the catalogue's names for them); a name two modules define with
+    different counts is a ValueError, not a silent override."""
+    out: dict = {}
+    owner: dict = {}
+    for m in MODULES:
+        for name, value in vars(m).items():
+            if name.startswith("P_") and isinstance(value, int) and not isinstance(value, bool):
+                if name in out and out[name] != value:  # (one module importing another's count is the same count)
+                    raise ValueError(f"{name} is defined in both {owner[name]} and {m.__name__}")
+                out[name], owner[name] = value, m.__name__
+    return out
+
+
+PARAMS = MappingProxyType(_params())
 
 
 def name_rules(role: str) -> tuple[Rule, ...]:
