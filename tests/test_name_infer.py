@@ -55,6 +55,11 @@ CASES = [
     (("pixeldit_1300m_1024px_bf16.safetensors", "diffusion", "diffusion_models"), ("diffusion", "pixeldit", P["P_PIXELDIT"], 2)),
     (("ponyDiffusionV6XL.safetensors", "checkpoint", "checkpoints"), ("checkpoint", "sdxl", P["P_SDXL"], 2)),
     (("clip_l_flux.safetensors", "text_encoder", "text_encoders"), ("text_encoder", "clip-l", P["P_CLIP_L"], 2)),
+    # a fine-tuned CLIP-L named by its architecture (Jonseed/ComfyUI-Detail-Daemon's Flux workflows)
+    (("ViT-L-14-BEST-smooth-GmP-TE-only-HF-format.safetensors", "text_encoder", "text_encoders"),
+     ("text_encoder", "clip-l", P["P_CLIP_L"], 2)),
+    (("ip-adapter-plus_sd15.safetensors", "ipadapter", "ipadapter"),
+     ("ipadapter", "ip-adapter-sd15", P["P_IPA_SD15_PLUS"], 2)),
     (("qwen_3_4b_fp8_mixed.safetensors", "text_encoder", "text_encoders"), ("text_encoder", "qwen3", P["P_QWEN3_4B"], 1)),
     (("qwen_3_06b_base.safetensors", "text_encoder", "text_encoders"), ("text_encoder", "qwen", 600_000_000, 2)),
     (("gemma_3_12B_it.safetensors", "text_encoder", "text_encoders"), ("text_encoder", "gemma3", 12_000_000_000, 2)),

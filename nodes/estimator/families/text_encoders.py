@@ -76,6 +76,10 @@ NAME_RULES = {
         _r(r"umt5", "umt5-xxl", "umT5-XXL encoder", P_UMT5XXL, f"{_C} P_UMT5XXL (computed)"),
         _r(r"t5[_-]?(?:v1[_.]1[_-])?xxl|t5xxl", "t5-xxl", "T5-XXL encoder", P_T5XXL, f"{_C} P_T5XXL (computed)"),
         _r(r"clip[_-]?l(?![a-z])", "clip-l", "CLIP-L (text)", P_CLIP_L, f"{_C} P_CLIP_L (computed)"),
+        # CLIP-L is OpenAI's ViT-L/14 CLIP: its fine-tunes keep the name ("ViT-L-14-BEST-smooth-GmP-TE-only"); a
+        # text-encoder loader reads only the text tower
+        _r(r"vit[_-]?l[_-]?14", "clip-l", "CLIP-L (text, a ViT-L/14 fine-tune)", P_CLIP_L,
+           f"{_C} P_CLIP_L (computed)"),
         _r(r"clip[_-]?g(?![a-z])", "clip-g", "CLIP-G (text)", P_CLIP_G, f"{_C} P_CLIP_G"),
         _r(r"qwen[_-]?2[._]?5[_-]?vl[_-]?3b", "qwen2.5-3b", "Qwen2.5-VL 3B (LLM)", P_QWEN25_3B_LLM,
            f"{_C} P_QWEN25_3B_LLM (ComfyUI's Qwen25_3B traced: the LLM, no vision tower)", sized=True),
