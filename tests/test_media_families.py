@@ -134,6 +134,25 @@ def test_ltx2_audio_travels_with_the_video_and_each_part_is_priced():
     assert decodes["VAEDecode"].stage.latent.media == ""  # the video half, without the audio
 
 
+def test_ltx2_audio_from_a_file_is_bounded_by_its_trim():
+    """Audio-to-video (video_ltx2_3_ia2v): the audio latent is the encode of a loaded file, whose length only the run
+    knows; TrimAudioDuration cuts it to at most `duration` seconds, so the latent is bounded and said to be."""
+    prompt = ltx2_prompt()
+    prompt["15"] = {"class_type": "LoadAudio", "inputs": {"audio": "song.mp3"}}
+    prompt["16"] = {"class_type": "TrimAudioDuration", "inputs": {"audio": ["15", 0], "start_index": 0.0,
+                                                                  "duration": 9.0}}
+    prompt["7"] = {"class_type": "LTXVAudioVAEEncode", "inputs": {"audio": ["16", 0], "audio_vae": ["5", 0]}}
+    workload = read_workflow(prompt)
+    sample = workload.stages_of(SAMPLE)[0]
+    assert sample.latent.audio is not None and sample.latent.audio.height == 9 * 25
+    assert any("at most 9 s" in n for n in workload.notes)
+    budget = estimate(workload, Device.from_card(find_card("RTX 5090")))
+    assert budget.complete, (budget.missing, budget.incomplete)
+    # without the trim the file's length is unknown: the audio decode is not priced
+    prompt["7"]["inputs"]["audio"] = ["15", 0]
+    assert not estimate(read_workflow(prompt), Device.from_card(find_card("RTX 5090"))).complete
+
+
 def test_ltx2_fp8_checkpoint_keeps_its_other_parts_16_bit():
     """ltx-2-19b-dev-fp8 (27.1 GB): the VAEs and the text projection stay 16-bit, the transformer takes the rest."""
     budget = estimate(read_workflow(ltx2_prompt("ltx-2-19b-dev-fp8.safetensors")), Device.from_card(find_card("RTX 5090")))

@@ -339,6 +339,24 @@ def _ltxv_audio_latent(a, node, slot, depth):
                        spatial_compression=1, media="audio", source_node=node.id, source_type=node.type)
 
 
+def _ltxv_audio_encode(a, node, slot, depth):
+    """LTXVAudioVAEEncode (nodes_lt_audio.py:37-57 -> nodes_audio.py VAEEncodeAudio): 25 latents a second of the audio
+    it is given. A loaded file's length is known only at run time; TrimAudioDuration (nodes_audio.py:457-479) cuts
+    it to at most `duration` seconds, which bounds the latent (the file may be shorter: an upper bound, said)."""
+    link = a.link(node, "audio")
+    trim = a.nodes.get(link.node) if link is not None else None
+    if trim is None or trim.type != "TrimAudioDuration":
+        return None
+    seconds = a.number(trim, "duration", None, integer=False)
+    if not seconds or seconds <= 0:
+        return None
+    latents = math.ceil(seconds * LTX2_AUDIO_LATENTS_PER_S)
+    a.note(f"{a.label(node)}: the audio is at most {seconds:g} s ({a.label(trim)}), {latents} audio latents; a "
+           "shorter file needs less")
+    return LatentShape(batch=1, channels=LTX2_AUDIO_CHANNELS, height=latents, width=LTX2_AUDIO_BINS,
+                       spatial_compression=1, media="audio", source_node=node.id, source_type=node.type)
+
+
 def _svd_img2vid(a, node, slot, depth):  # nodes_video_model.py: zeros([video_frames, 4, H/8, W/8])
     width, height, frames = a.number(node, "width"), a.number(node, "height"), a.number(node, "video_frames")
     if None in (width, height, frames):
@@ -726,6 +744,7 @@ PACK = Pack(
              "LTXVLatentUpsampler": _ltxv_upsampler, "RepeatLatentBatch": _repeat_latent,
              "LatentBatch": _latent_batch, "LatentFromBatch": _latent_from_batch,
              "TrimVideoLatent": _trim_video_latent, "LTXVConcatAVLatent": _ltxv_concat_av,
+             "LTXVAudioVAEEncode": _ltxv_audio_encode,
              "LTXVSeparateAVLatent": _ltxv_separate_av, "SVD_img2vid_Conditioning": _svd_img2vid,
              "EmptyAceStepLatentAudio": _ace_latent, "EmptyLatentHunyuan3Dv2": _hunyuan3d_latent,
              "EmptyAceStep1.5LatentAudio": _ace15_latent,
