@@ -93,8 +93,42 @@ def test_nodes_in_no_table_are_read_by_the_sockets_the_workflow_records():
 
 def test_completeness_floor():
     """What this corpus gets complete (52 of 169 when the recorded-socket reading landed, 58 with the IP-Adapter
-    module, 62 with the ViT-L/14 name rule); a floor, so a change that loses it fails. The rest say what they do
-    not price (bench/coverage.py)."""
+    module, 62 with the ViT-L/14 name rule, 64 with Use Everywhere's links); a floor, so a change that loses it
+    fails. The rest say what they do not price (bench/coverage.py)."""
     devices = [device_for_launch(find_card("RTX 4090"), LaunchFlags())]
     complete = sum(b.complete for _, b in _budgets(devices))
-    assert complete >= 62
+    assert complete >= 64
+
+
+def test_use_everywhere_links_are_read_as_the_pack_queues_them():
+    """cg-use-everywhere broadcasts a model / clip / vae to inputs with no wire; it saves those links in the
+    workflow (extra.ue_links) and adds them to the prompt it queues. Read the same way, its own example is priced;
+    without them the sampler had no model."""
+    import json as _json
+
+    raw = (FOLDER / "chrisgoringe__cg-use-everywhere__UE_example.json").read_bytes()
+    workload = read_workflow(raw)
+    sample = [s for s in workload.stages if s.kind == "sample"]
+    assert sample and [r.name for r in sample[0].models] == ["v1-5-pruned-emaonly-fp16.safetensors"]
+    assert any("Use Everywhere" in n for n in workload.notes)
+    budget = estimate(workload, device_for_launch(find_card("RTX 4090"), LaunchFlags()), None)
+    assert budget.complete and budget.verdict == "fits"
+    data = _json.loads(raw)
+    data["extra"].pop("ue_links")
+    assert not estimate(read_workflow(data), device_for_launch(find_card("RTX 4090"), LaunchFlags()), None).complete
+    # a broadcast from a node that is not there gives no model (never another one)
+    data = _json.loads(raw)
+    sampler = next(n for n in data["nodes"] if n["type"] == "KSampler")
+    for ue in data["extra"]["ue_links"]:
+        if ue["downstream"] == sampler["id"] and ue["type"] == "MODEL":
+            ue["upstream"] = "999"
+    assert read_workflow(data).stages_of("sample")[0].models == ()
+    # a wire drawn by hand keeps precedence over a broadcast
+    data = _json.loads(raw)
+    sampler = next(n for n in data["nodes"] if n["type"] == "KSampler")
+    data["nodes"].append({"id": 99, "type": "CheckpointLoaderSimple", "mode": 0, "inputs": [],
+                          "outputs": [{"name": "MODEL", "type": "MODEL", "links": [500]}],
+                          "widgets_values": ["sd_xl_base_1.0.safetensors"]})
+    data["links"].append([500, 99, 0, sampler["id"], 0, "MODEL"])
+    sampler["inputs"][0]["link"] = 500
+    assert [r.name for r in read_workflow(data).stages_of("sample")[0].models] == ["sd_xl_base_1.0.safetensors"]

@@ -96,6 +96,9 @@ def _parse_links(raw_links: Any) -> dict:
     return links
 
 
+MAX_UE_LINKS = 5000  # Use Everywhere links read from one workflow
+
+
 class _UiReader:
     def __init__(self, workflow: Mapping, specs: Mapping):
         self.specs = specs.get("nodes", {})
@@ -111,6 +114,25 @@ class _UiReader:
             raise WorkflowError("UI workflow: 'nodes' is not a list")
         self.root = _Scope(prefix="", nodes=self._index(raw_nodes, "workflow"),
                            links=_parse_links(workflow.get("links")))
+        self.ue_links, self.ue_link_ids = self._ue_links(_dct(workflow.get("extra")))
+
+    def _ue_links(self, extra: Mapping) -> tuple[dict, set]:
+        """cg-use-everywhere's broadcast links, as the pack saves them (extra.ue_links: downstream node and input
+        slot <- upstream node and output slot) and adds them to the prompt it queues: (node id, input slot) ->
+        (upstream id, upstream slot), and the link ids it drew (extra.links_added_by_ue), which the links list
+        may lack. Root level only, bounded."""
+        out: dict = {}
+        for ue in _lst(extra.get("ue_links"))[:MAX_UE_LINKS]:
+            ue = _dct(ue)
+            down, slot, up, up_slot = ue.get("downstream"), ue.get("downstream_slot"), ue.get("upstream"), \
+                ue.get("upstream_slot")
+            if isinstance(up, str) and up.lstrip("-").isdigit():
+                up = int(up)
+            if _key(down) is not None and _index(slot, 1 << 16) is not None and _key(up) is not None \
+                    and _index(up_slot, 1 << 16) is not None:
+                out[(down, slot)] = (up, up_slot)
+        ids = {k for k in _lst(extra.get("links_added_by_ue"))[:MAX_UE_LINKS] if _key(k) is not None}
+        return out, ids
 
     def _index(self, raw_nodes: Any, where: str) -> dict:
         out = {}
@@ -178,7 +200,7 @@ class _UiReader:
         unnamed = tuple(saved[:64]) if isinstance(saved, list) and not inputs else ()  # values no name was found for
         input_types = dict(_dct(_dct(spec).get("in")))
         fallback = {}
-        for slot in _lst(raw.get("inputs")):
+        for index, slot in enumerate(_lst(raw.get("inputs"))):
             if not isinstance(slot, (dict, Mapping)) or not isinstance(slot.get("name"), str):
                 continue
             name = slot["name"]
@@ -188,9 +210,16 @@ class _UiReader:
             if isinstance(slot.get("type"), str) and not widget:
                 input_types[name] = slot["type"]
             link_id = _key(slot.get("link"))
-            if link_id is None:
+            ue = self.ue_links.get((raw["id"], index)) if not scope.prefix and self.ue_links else None
+            if ue is not None and (link_id is None or link_id in self.ue_link_ids or link_id not in scope.links):
+                origin = scope.nodes.get(ue[0])
+                resolved = self._resolve_output(scope, origin, ue[1], depth=1) if origin is not None else None
+                self.note("inputs fed by Use Everywhere (cg-use-everywhere) read from the links it saves in the "
+                          "workflow (extra.ue_links), as it adds them to the prompt it queues")
+            elif link_id is None:
                 continue
-            resolved = self._resolve(scope, link_id, depth=0)
+            else:
+                resolved = self._resolve(scope, link_id, depth=0)
             if resolved is None:
                 continue  # disconnected by mute / bypass: a widget keeps its own value
             kind, value = resolved
