@@ -132,3 +132,14 @@ def test_use_everywhere_links_are_read_as_the_pack_queues_them():
     data["links"].append([500, 99, 0, sampler["id"], 0, "MODEL"])
     sampler["inputs"][0]["link"] = 500
     assert [r.name for r in read_workflow(data).stages_of("sample")[0].models] == ["sd_xl_base_1.0.safetensors"]
+
+
+def test_a_pack_model_runner_is_named_when_the_pack_renamed_its_type():
+    """comfyui-inpaint-nodes' workflow records INPAINT_MODEL / INPAINT_PATCH; the pack's sources the table was read
+    from name them INPAINTMODEL / INPAINTPATCH. Either name makes the node a model runner nothing prices."""
+    workload = read_workflow((FOLDER / "Acly__comfyui-inpaint-nodes__inpaint-promptless.json").read_bytes())
+    runners = {s.node_type: s.unpriced for s in workload.stages if s.unpriced}
+    assert "INPAINTMODEL" in runners["INPAINT_InpaintWithModel"]
+    assert "INPAINTPATCH" in runners["INPAINT_ApplyFooocusInpaint"]
+    sampler = next(s for s in workload.stages if s.node_type == "KSampler")
+    assert sampler.latent is not None  # the pack's encode node gives its latent the encoded shape

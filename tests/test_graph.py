@@ -918,3 +918,22 @@ def test_ltx_image_to_video_encodes_its_image_at_the_latents_size():
     assert (lat.pixel_width, lat.pixel_height, lat.width, lat.height) == (768, 512, 768 // 32, 512 // 32)
     assert (lat.frames or 1) == 1 and lat.batch == 1
     assert w.stages_of(SAMPLE)[0].latent.pixel_width == 768
+
+
+def test_recorded_vae_encode_node_gives_its_latent_the_encoded_shape():
+    """A node in no table that takes a VAE and an image and outputs a LATENT (an inpaint pack's encode) is a VAE
+    encode by its sockets: its latent is the image's encoding, so the sampler and the decode downstream are priced."""
+    wf = load(REPO / "example_workflows" / "flux_dev_1024.json")
+    sampler = next(n for n in wf["nodes"] if n["type"] == "KSampler")
+    latent_slot = next(i for i, s in enumerate(sampler["inputs"]) if s["name"] == "latent_image")
+    vae = next(n for n in wf["nodes"] if n["type"] == "VAELoader")
+    wf["nodes"] += [
+        _ui_node(90, "LoadImage", [], [("IMAGE", [700]), ("MASK", [])], ["photo.png", "image"]),
+        _ui_node(91, "SomePackEncode", [("vae", "VAE", 701), ("pixels", "IMAGE", 700)], [("LATENT", [702])])]
+    wf["links"] += [[700, 90, 0, 91, 1, "IMAGE"], [701, vae["id"], 0, 91, 0, "VAE"], [702, 91, 0, sampler["id"],
+                                                                                    latent_slot, "LATENT"]]
+    sampler["inputs"][latent_slot]["link"] = 702
+    w = read_workflow(wf)
+    sample = w.stages_of(SAMPLE)[0]
+    assert sample.latent is not None and (sample.latent.height, sample.latent.width) == (128, 128)  # 1 MP assumed
+    assert any("SomePackEncode" in n and "VAE encoding" in n for n in w.notes)
