@@ -294,3 +294,41 @@ def test_qwen25_vl_3b_is_omnigen2s_llm_not_the_7b():
     info, _ = ni.infer_info("qwen2.5_vl_3b_fp8.safetensors", "text_encoder", "text_encoders")
     assert (info.family, info.params) == ("qwen2.5-3b", P["P_QWEN25_3B_LLM"])
     assert ni.infer_info("qwen_2.5_vl_7b_fp8.safetensors", "text_encoder", "text_encoders")[0].family == "qwen2.5-vl-7b"
+
+
+def test_a_fine_tune_the_name_does_not_say_takes_its_family_from_a_controlnet_it_samples_with():
+    """realisticVisionV60B1_v51VAE says nothing; control_v11p_sd15_canny is an SD1.5 ControlNet, which fails on any
+    other base: the checkpoint is priced as SD1.5 (said), and with an SDXL ControlNet as SDXL. A LoRA is no such
+    evidence (a mismatched LoRA loads no keys and runs), nor is a placeholder for a file the graph cannot name."""
+    from vram_budget.nodes.estimator.device import Device
+    from vram_budget.nodes.estimator.gpus import find_card
+    from vram_budget.nodes.estimator.graph import read_workflow
+    from vram_budget.nodes.estimator.planning import estimate
+
+    def prompt(controlnet):
+        return {
+            "1": {"class_type": "CheckpointLoaderSimple",
+                  "inputs": {"ckpt_name": "realisticVisionV60B1_v51VAE.safetensors"}},
+            "2": {"class_type": "CLIPTextEncode", "inputs": {"clip": ["1", 1], "text": "a cat"}},
+            "3": {"class_type": "ControlNetLoader", "inputs": {"control_net_name": controlnet}},
+            "4": {"class_type": "LoadImage", "inputs": {"image": "edges.png"}},
+            "5": {"class_type": "ControlNetApply", "inputs": {"conditioning": ["2", 0], "control_net": ["3", 0],
+                                                              "image": ["4", 0], "strength": 1.0}},
+            "6": {"class_type": "EmptyLatentImage", "inputs": {"width": 512, "height": 512, "batch_size": 1}},
+            "7": {"class_type": "KSampler", "inputs": {"model": ["1", 0], "positive": ["5", 0], "negative": ["2", 0],
+                                                       "latent_image": ["6", 0], "seed": 1, "steps": 20, "cfg": 7.0,
+                                                       "sampler_name": "euler", "scheduler": "normal", "denoise": 1.0}},
+            "8": {"class_type": "VAEDecode", "inputs": {"samples": ["7", 0], "vae": ["1", 2]}},
+            "9": {"class_type": "SaveImage", "inputs": {"images": ["8", 0], "filename_prefix": "x"}},
+        }
+
+    device = Device.from_card(find_card("RTX 4090"))
+    for controlnet, family in (("control_v11p_sd15_canny.pth", "sd15"),
+                               ("controlnet-canny-sdxl-1.0.safetensors", "sdxl")):
+        budget = estimate(read_workflow(prompt(controlnet)), device)
+        unet = next(i for s in budget.stages for i in s.items if i.model is not None and i.model.kind == "diffusion")
+        assert unet.model.family == family and "family from control" in unet.model.label, unet.model.label
+        assert [m.name for m in budget.missing] == [controlnet]  # the ControlNet's own size is another matter
+    info, why = ni.base_as("myModel.safetensors", "checkpoint", "checkpoints", "flux1-dev", "a Flux LoRA")
+    assert info is None  # only SD1.5 / SDXL, whose fine-tunes share their base's size
+    assert ni.base_family("lcm-lora-sdv1-5.safetensors", "lora") == "sd15"  # (the budget does not ask LoRAs)

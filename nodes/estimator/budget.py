@@ -26,7 +26,7 @@ from .device import Device
 from .errors import ModelFileError
 from .gpus import Card, cheapest_card_that_fits
 from .model_info import DIFFUSION, UNKNOWN, ModelInfo
-from .name_infer import lora_on
+from .name_infer import base_as, base_family, kind_of_folder, lora_on
 from .resolve import Resolver, part_of, ref_key, resolve_model
 from . import placement
 from .stages import StageBudget, build_stage, gap, simulate
@@ -277,6 +277,10 @@ def assess(
             except ModelFileError as exc:
                 info = ModelInfo(kind=UNKNOWN, family="unknown", label=ref.name, params=0, weights_bytes=0, source="error")
                 note = f"{exc}: its size is unknown (the estimate is a lower bound)"
+            if info.source == "missing" and key in base_hint:  # a fine-tune the name does not say: its companions do
+                guess, _why = base_as(ref.name, ref.role, ref.folder, *base_hint[key])
+                if guess is not None:
+                    info, note = guess, None
             if info.source == "missing" and ref.role == "lora" and key in lora_base:
                 base = info_for(lora_base[key])
                 if base.kind == DIFFUSION and base.family != "unknown":
@@ -290,11 +294,21 @@ def assess(
 
     # A LoRA whose name does not say its base model: the model it patches in the graph does.
     lora_base: dict[str, ModelRef] = {}
+    # A base model whose name says nothing: a ControlNet or IP-Adapter made for SD1.5 or SDXL that samples with it
+    # does (name_infer.base_as; either would fail on another base: their tensors are sized for its UNet, unlike a
+    # LoRA, whose keys just would not match); a checkpoint's other parts (its CLIP, its VAE) share the key
+    base_hint: dict[str, tuple[str, str]] = {}
     for stage in workload.stages:
         bases = [r for r in stage.models if r.role == "diffusion" or (r.role == "checkpoint" and r.part == "model")]
         for r in stage.models:
             if r.role == "lora" and bases:
                 lora_base.setdefault(ref_key(r), bases[0])
+        for r in stage.models if bases else ():
+            kind = kind_of_folder(r.folder) or r.role
+            family = base_family(r.name, kind) if r.role in ("controlnet", "ipadapter") and not r.unset else None
+            if family:
+                for b in bases:
+                    base_hint.setdefault(ref_key(b), (family, f"{r.name}: a {family.upper()} {r.role} it samples with"))
 
     stage_budgets: list[StageBudget] = []
     seen_text: dict[tuple, int] = {}

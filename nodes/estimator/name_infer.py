@@ -347,8 +347,8 @@ def decoder_params(arch: Mapping, tied: bool) -> int:
     return arch["vocab"] * h * (1 if tied else 2) + arch["layers"] * per_layer + h
 
 
-def _model(name, path, base, kind, kind_why, prec: Precision) -> tuple[ModelInfo | None, str]:
-    rule = _family(kind, path)
+def _model(name, path, base, kind, kind_why, prec: Precision, rule: Rule | None = None) -> tuple[ModelInfo | None, str]:
+    rule = rule or _family(kind, path)
     variant = _variant(path)
     params, pwhy, of_family = _params(rule, base, kind, path)
     what = rule.label if rule else f"unknown {kind.replace('_', ' ')}"
@@ -393,6 +393,38 @@ def lora_on(name: str, family: str, label: str) -> tuple[ModelInfo | None, str]:
     if info is not None:
         said = f"applied to {rule.label} in this workflow; " + said
         info = replace(info, evidence=(said,) + info.evidence[1:2], notes=(said,))
+    return info, said
+
+
+# a companion's family -> the base model family it implies (an IP-Adapter for SD1.5 patches an SD1.5 UNet)
+_BASE_OF = {"sd15": "sd15", "sdxl": "sdxl", "ip-adapter-sd15": "sd15", "ip-adapter-sdxl": "sdxl"}
+BASE_FAMILIES = frozenset(_BASE_OF.values())
+
+
+def base_family(name: str, kind: str) -> str | None:
+    """The base model family a companion file (a ControlNet, a LoRA, an IP-Adapter) is made for, by its name: only
+    SD1.5 and SDXL, whose fine-tunes all share their base's size."""
+    found = family_of(name, kind)
+    return _BASE_OF.get(found[0]) if found else None
+
+
+def base_as(name: str, role: str, folder: str, family: str, why: str) -> tuple[ModelInfo | None, str]:
+    """A checkpoint or diffusion model whose name says nothing (a community fine-tune: "realisticVisionV60B1"),
+    used with a companion made for ``family`` (``why`` names it): that family's size, as for a name that says it.
+    ComfyUI casts an SD1.5 / SDXL UNet to its 16-bit dtype whatever the file holds (model_management.unet_dtype)."""
+    path, base, ext = _split(name)
+    kind, kind_why = _kind(path, role, folder)
+    if kind not in (CHECKPOINT, DIFFUSION) or family not in BASE_FAMILIES:
+        return None, ""
+    rule = next((r for r in _RULES[kind] if r.family == family), None)
+    prec = precision(base, ext if ext in _EXTENSIONS else "safetensors") or Precision(16, "BF16", None, "")
+    if rule is None:
+        return None, ""
+    info, said = _model(name, f"{(folder or '').lower()}/{path}", base, kind, kind_why, prec, rule=rule)
+    if info is not None:
+        said = f"the family from {why}; " + said
+        label = info.label.replace("(size from the name)", f"(family from {why.split(':')[0]})")
+        info = replace(info, label=label, evidence=(said,) + info.evidence[1:], notes=(said,))
     return info, said
 
 
