@@ -937,3 +937,18 @@ def test_recorded_vae_encode_node_gives_its_latent_the_encoded_shape():
     sample = w.stages_of(SAMPLE)[0]
     assert sample.latent is not None and (sample.latent.height, sample.latent.width) == (128, 128)  # 1 MP assumed
     assert any("SomePackEncode" in n and "VAE encoding" in n for n in w.notes)
+
+
+def test_recorded_model_patch_that_names_a_file_is_not_understood():
+    """A MODEL -> MODEL node in no table that names a model file (ControlNet-LLLite's loader, IC-Light's UNet) patches
+    the model with that file: its sockets do not give its size, so it is not understood rather than free."""
+    wf = load(REPO / "example_workflows" / "flux_dev_1024.json")
+    sampler = next(n for n in wf["nodes"] if n["type"] == "KSampler")
+    link = next(lk for lk in wf["links"] if lk[0] == sampler["inputs"][0]["link"])
+    wf["nodes"].append(_ui_node(99, "SomePackApplyPatch", [("model", "MODEL", 500)], [("MODEL", [link[0]])],
+                                ["somepatch_flux.safetensors", 1.0]))
+    wf["links"].append([500, link[1], link[2], 99, 0, "MODEL"])
+    link[1], link[2] = 99, 0
+    w = read_workflow(wf)
+    assert ("99", "SomePackApplyPatch") in w.unknown_nodes
+    assert w.stages_of(SAMPLE)[0].models[0].name == "flux1-dev.safetensors"  # the model still flows through

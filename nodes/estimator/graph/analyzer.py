@@ -1016,7 +1016,11 @@ class _Analyzer:
             if t in self.api:
                 api_nodes.add(t)
                 continue
-            recorded = bool((self.specs.get(t) or {}).get("recorded"))  # read by the sockets the workflow records
+            spec = self.specs.get(t) or {}
+            recorded = bool(spec.get("recorded"))  # read by the sockets the workflow records
+            if (spec.get("offline") or recorded) and t not in R.known_types and self._applies_a_file(node):
+                unknown.append((node.id, t))  # it patches the model with a file of its own (IC-Light, a LoRA)
+                continue
             if (self.known(t) or t in R.known_types) and not recorded:
                 continue
             types = {str(v) for v in node.input_types.values()} | {str(o) for o in node.output_types or ()}
@@ -1050,6 +1054,16 @@ class _Analyzer:
                         models.append(ref)
         return Workload(stages=tuple(stages), source_format=self.g.fmt, unknown_nodes=tuple(unknown),
                         notes=tuple(self.notes), models=tuple(models))
+
+    def _applies_a_file(self, node: _Node) -> bool:
+        """A node read by its sockets alone that passes a model on (MODEL -> MODEL, CLIP -> CLIP) and names a model
+        file in a widget, and is not a loader priced from it: it patches the model with that file (a pack's LoRA
+        loader, IC-Light's UNet), whose size the sockets do not give."""
+        if node.id in self.unknown_loaders or not node.model_files():
+            return False
+        ins = {str(self.in_type(node, n)) for n, v in node.inputs.items() if isinstance(v, _Link)}
+        outs = {str(o) for o in node.output_types or ()}
+        return bool(ins & outs & {"MODEL", "CLIP", "VAE"})
 
     def _legacy_path(self, stage: Stage) -> Stage:
         """A sampling stage whose model passes a DISABLES_DYNAMIC node on its way to the sampler."""
