@@ -264,6 +264,41 @@ def test_impact_detailer_is_encode_sample_decode_of_one_max_size_crop():
     assert sample.models[0].name == "sd_xl_base_1.0.safetensors"
 
 
+def test_a_detailer_refining_with_sam_says_sam_is_not_priced():
+    """FaceDetailer's sam_model_opt: SAM (ViT-B / L / H, up to 2.5 GB) refines each crop's mask on the GPU; the
+    detailer's stages say it is not priced instead of counting it as nothing."""
+    p = _sdxl_base()
+    p["6"] = {"class_type": "SAMLoader", "inputs": {"model_name": "sam_vit_h_4b8939.pth", "device_mode": "AUTO"}}
+    p["4"] = {"class_type": "FaceDetailer", "inputs": {
+        "image": ["3", 0], "model": ["1", 0], "clip": ["1", 1], "vae": ["1", 2], "positive": ["2", 0],
+        "negative": ["2", 0], "sam_model_opt": ["6", 0], "guide_size": 512, "guide_size_for": True, "max_size": 1024,
+        "seed": 1, "steps": 20, "cfg": 7.0, "sampler_name": "euler", "scheduler": "normal", "denoise": 0.5}}
+    p["5"] = {"class_type": "SaveImage", "inputs": {"images": ["4", 0]}}
+    w = read_workflow(p)
+    assert all("SAM" in s.unpriced for s in w.stages if s.node_id == "4")
+    budget = B.estimate(w, device())
+    assert not budget.complete and budget.verdict == "unknown"
+
+
+def test_a_pack_node_that_runs_a_model_the_module_does_not_price_is_an_unpriced_stage():
+    """Pack.unpriced: x-flux's IP-Adapter apply and nunchaku's PuLID apply run models nothing prices; they were
+    'handled' as if free. Now each is a stage that says what it runs, and the estimate is incomplete."""
+    assert packs.REGISTRY.unpriced["ApplyFluxIPAdapter"].startswith("XLabs' Flux IP-Adapter")
+    p = _sdxl_base()
+    p["6"] = {"class_type": "NunchakuFluxPuLIDApplyV2", "inputs": {"model": ["1", 0], "image": ["3", 0]}}
+    p["7"] = {"class_type": "KSampler", "inputs": {"model": ["6", 0], "positive": ["2", 0], "negative": ["2", 0],
+                                                   "latent_image": ["9", 0], "seed": 1, "steps": 20, "cfg": 7.0,
+                                                   "sampler_name": "euler", "scheduler": "normal", "denoise": 1.0}}
+    p["9"] = {"class_type": "EmptyLatentImage", "inputs": {"width": 1024, "height": 1024, "batch_size": 1}}
+    p["8"] = {"class_type": "VAEDecode", "inputs": {"samples": ["7", 0], "vae": ["1", 2]}}
+    p["5"] = {"class_type": "SaveImage", "inputs": {"images": ["8", 0]}}
+    w = read_workflow(p)
+    runner = [s for s in w.stages if s.node_type == "NunchakuFluxPuLIDApplyV2"]
+    assert runner and "PuLID" in runner[0].unpriced
+    assert stages(w, SAMPLE)[-1].models[0].name == "sd_xl_base_1.0.safetensors"  # the model flows on
+    assert not B.estimate(w, device()).complete
+
+
 def test_impact_pipes_carry_the_model_and_vae_through_converters_and_editors():
     """ToBasicPipe -> BasicPipeToDetailerPipe -> FromDetailerPipe feeds a FaceDetailer; DetailerPipeToBasicPipe
     -> EditBasicPipe (a new VAE) feeds a DetailerForEachPipe: each detailer gets the models that went in."""

@@ -684,6 +684,8 @@ class _Analyzer:
         t = node.type
         if t in R.stage_kinds:
             return R.stage_kinds[t]
+        if t in R.unpriced:
+            return _UNPRICED
         if t in R.samplers:
             return SAMPLE
         if t in R.vae_decoders or t in R.audio_decoders:
@@ -729,11 +731,15 @@ class _Analyzer:
         return None
 
     def unpriced_model_stage(self, node: _Node) -> Stage:
-        ty = self._unpriced_model_input(node)
-        self.unpriced(f"{node.type} runs a {ty} model (its weights and activations) "
-                      "that no rule of this estimator prices")
+        if node.type in R.unpriced:  # a pack module names what it runs
+            ty = None
+            self.unpriced(f"{node.type} runs {R.unpriced[node.type]}, which no rule of this estimator prices")
+        else:
+            ty = self._unpriced_model_input(node)
+            self.unpriced(f"{node.type} runs a {ty} model (its weights and activations) "
+                          "that no rule of this estimator prices")
         return self.sample_stage(node, model_links=[], cond_links=[], cfg=None, uses_negative=False, steps=1,
-                                 latent=None, model_type=ty)
+                                 latent=None, model_type=ty or "MODEL")
 
     GENERIC_BUILDERS = {SAMPLE: "sample_stage", TEXT_ENCODE: "text_stage", VAE_DECODE: "decode_stage",
                         VAE_ENCODE: "encode_stage", CLIP_VISION_ENCODE: "clip_vision_stage",

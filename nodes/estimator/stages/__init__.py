@@ -141,6 +141,7 @@ def _simulate_one(sb, ctx, runs):
 
 
 def gap(sb: StageBudget) -> str | None:
-    """Why this stage has no figure (its working memory or its model unknown), or None."""
+    """Why this stage has no figure (its working memory or its model unknown), or None. A node that says what it
+    runs that nothing prices (Stage.unpriced: a detailer's SAM) leaves a gap whatever was priced beside it."""
     kind = KINDS.get(sb.stage.kind)
-    return None if kind is None else kind.gap(sb)
+    return (None if kind is None else kind.gap(sb)) or sb.stage.unpriced or None

@@ -55,6 +55,9 @@ class Pack:
     virtual_nodes: set = field(default_factory=set)  # frontend-only nodes, never sent to the server
     output_nodes: set = field(default_factory=set)
     handled: set = field(default_factory=set)  # known to need nothing beyond the generic reading
+    # class -> what it runs that no rule prices (a model the pack loads itself): an unpriced stage that says so,
+    # never a node read as free
+    unpriced: dict = field(default_factory=dict)
     relevant_types: set = field(default_factory=set)  # the pack's socket types that carry models / latents
     input_types: dict = field(default_factory=dict)  # class -> {input name: socket type}, for API prompts
     output_types: dict = field(default_factory=dict)  # class -> [socket type per output slot]

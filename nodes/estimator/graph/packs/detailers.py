@@ -82,6 +82,8 @@ def _detailer(a, node):
     side = a.number(node, "max_size", 1024) or 1024
     side = max(64, min(side, 16384)) // 8 * 8
     a.stage_note(f"crop size unknown before running: a {side}-px square (max_size) assumed, an upper bound")
+    if a.link(node, "sam_model_opt") is not None:  # SAM (ViT-B / L / H) refines each crop's mask on the GPU
+        a.unpriced("the SAM model (sam_model_opt) that refines each crop's mask is not priced")
     return _three_stages(a, node, _square(node, side), "detected crops re-sampled")
 
 

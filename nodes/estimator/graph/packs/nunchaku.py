@@ -55,5 +55,7 @@ PACK = Pack(
     output_types={**{t: ["MODEL"] for t in DIT_LOADERS}, "NunchakuTextEncoderLoader": ["CLIP"],
                   "NunchakuTextEncoderLoaderV2": ["CLIP"], "NunchakuFluxLoraLoader": ["MODEL"]},
     input_types={"NunchakuFluxLoraLoader": {"model": "MODEL"}},
-    handled={"NunchakuPuLIDLoaderV2", "NunchakuFluxPuLIDApplyV2", "NunchakuModelMerger", "NunchakuDepthPreprocessor"},
+    handled={"NunchakuPuLIDLoaderV2", "NunchakuModelMerger"},
+    unpriced={"NunchakuFluxPuLIDApplyV2": "PuLID (its weights, an EVA-CLIP vision encoder and InsightFace)",
+              "NunchakuDepthPreprocessor": "a Depth Anything model"},
 )

@@ -46,6 +46,9 @@ PACK = Pack(
                  "ApplyFluxControlNet": {"controlnet": "FluxControlNet", "image": "IMAGE"},
                  "XlabsSampler": {"model": "MODEL", "conditioning": "CONDITIONING", "neg_conditioning": "CONDITIONING",
                                   "latent_image": "LATENT", "controlnet_condition": "ControlNetCondition"}},
-    handled={"ApplyFluxIPAdapter", "ApplyFluxControlNet", "LoadFluxIPAdapter", "ApplyAdvancedFluxIPAdapter"},
+    handled={"ApplyFluxControlNet", "LoadFluxIPAdapter"},
+    # the IP-Adapter LoadFluxIPAdapter loads (its weights and a CLIP-L vision encoder) runs in these
+    unpriced={t: "XLabs' Flux IP-Adapter (its weights and its CLIP vision encoder)"
+              for t in ("ApplyFluxIPAdapter", "ApplyAdvancedFluxIPAdapter")},
     relevant_types={"FluxControlNet"},
 )
