@@ -53,6 +53,22 @@ def test_the_name_rules_count_the_packs_layout():
     assert info is None and "FaceID" in why  # another layout: only its header prices it
 
 
+# ComfyUI-Manager's model-list.json @ 7d2e499 ("size" of each h94/IP-Adapter file, 16-bit): an independent listing
+MANAGER_SIZES_MB = {"ip-adapter_sd15.safetensors": 44.6, "ip-adapter_sd15_light_v11.bin": 44.6,
+                    "ip-adapter-plus_sd15.safetensors": 98.2, "ip-adapter-plus-face_sd15.safetensors": 98.2,
+                    "ip-adapter-full-face_sd15.safetensors": 43.6, "ip-adapter_sd15_vit-G.safetensors": 46.2,
+                    "ip-adapter_sdxl.safetensors": 702.6, "ip-adapter_sdxl_vit-h.safetensors": 698.4,
+                    "ip-adapter-plus_sdxl_vit-h.safetensors": 847.5, "ip_plus_composition_sd15.safetensors": 98.2,
+                    "ip_plus_composition_sdxl.safetensors": 847.5}
+
+
+@pytest.mark.parametrize("name", sorted(MANAGER_SIZES_MB))
+def test_the_layout_counts_give_the_published_sizes(name):
+    info, _ = infer_info(name, role="ipadapter", folder="ipadapter")
+    assert info is not None, name
+    assert round(info.params * 2 / 1e6, 1) == MANAGER_SIZES_MB[name]
+
+
 def test_unified_loader_workflow_prices_the_adapter_and_the_image_encode():
     workload = read_workflow(SIMPLE.read_bytes())
     encode = workload.stages_of(CLIP_VISION_ENCODE)

@@ -5,8 +5,9 @@ to_k_ip and a to_v_ip linear (no bias) from the image tokens' width to each cros
 16 cross-attention layers of SD1.5 and the 70 of SDXL (the patch loops of ipadapter_execute); ``image_proj`` is a
 linear + LayerNorm to 4 tokens (ImageProjModel), a 4-layer perceiver Resampler to 16 tokens (plus, plus-face) or an
 MLP (full-face). At 16 bit: 44.6 / 98.2 / 43.6 / 46.2 MB for SD1.5 base / plus / full-face / ViT-G, 698 / 703 /
-848 MB for SDXL ViT-H / ViT-bigG / plus (computed; a file present is read from its header). FaceID, portrait,
-Kolors and community files have other layouts: priced from their header only.
+848 MB for SDXL ViT-H / ViT-bigG / plus (computed; a file present is read from its header), the sizes
+ComfyUI-Manager's model list gives for h94's files (tests/test_ipadapter_plus.py). The composition adapters have
+the plus layout. FaceID, portrait, Kolors and Flux files have other layouts: priced from their header only.
 """
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ _S = "families/ip_adapter.py"
 NAME_RULES = {
     IPADAPTER: (
         # other layouts (insightface embeddings, LoRA layers, Kolors' 4096-wide context): the header prices them
-        _r(r"faceid|portrait|kolors|composition|instantx|flux|sd3", "ip-adapter", "IP-Adapter (a FaceID, portrait or "
+        _r(r"faceid|portrait|kolors|instantx|flux|sd3", "ip-adapter", "IP-Adapter (a FaceID, portrait or "
            "community layout)"),
         _r(r"plus.*sdxl|sdxl.*plus", "ip-adapter-sdxl", "IP-Adapter SDXL plus", P_IPA_SDXL_PLUS,
            f"{_S} P_IPA_SDXL_PLUS"),
