@@ -75,7 +75,8 @@ class _Node:
 
     def model_files(self) -> list[tuple[str, str]]:
         """(widget, value) of the widgets naming a model file; an unnamed widget is "widget N" (1-based)."""
-        named = [(str(k), v) for k, v in self.inputs.items()] + [(f"widget {i + 1}", v) for i, v in enumerate(self.unnamed)]
+        named = [(str(k), v) for k, v in self.inputs.items()]
+        named += [(f"widget {i + 1}", v) for i, v in enumerate(self.unnamed)]
         return [(k, v.strip()) for k, v in named if isinstance(v, str) and MODEL_FILE.search(v.strip())]
 
 
