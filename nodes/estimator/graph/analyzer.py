@@ -573,8 +573,10 @@ class _Analyzer:
             if not self.known(t) and not node.core:
                 self.note(f"{self.label(node)}: unknown node; latent shape taken from its input '{ins[0][0]}'")
             return self.latent(ins[0][1], depth + 1)
+        if t in R.known_types:
+            return None
         vae, images = self.linked_inputs_of_type(node, "VAE"), self.linked_inputs_of_type(node, "IMAGE")
-        if vae and images and t not in R.known_types:  # read by its sockets: a VAE encode of its image (as VAEEncode)
+        if vae and images:  # read by its sockets: a VAE encode of its image (as VAEEncode)
             shape = self._encoded_shape(node, images[0][0], vae[0][0])
             if shape is not None:
                 self.note(f"{self.label(node)}: its LATENT read as the VAE encoding of its image '{images[0][0]}' "
@@ -722,12 +724,17 @@ class _Analyzer:
         if node.type not in self.specs:
             return None
         outs = {str(o) for o in node.output_types or ()}
+        loaded = self._loaded_types
         spec_in = self.specs[node.type].get("in") or {}
         for name, v in node.inputs.items():
-            # the type the workflow recorded, and the one the table has (a pack may have renamed it since)
-            for ty in dict.fromkeys((str(self.in_type(node, name)), str(spec_in.get(name)))):
-                if isinstance(v, _Link) and ty in self._loaded_types and ty not in outs:
-                    return ty
+            if not isinstance(v, _Link):
+                continue
+            ty = str(self.in_type(node, name))
+            if ty in loaded and ty not in outs:
+                return ty
+            alt = spec_in.get(name)  # the table's type: a pack may have renamed the one the workflow recorded
+            if alt is not None and str(alt) != ty and str(alt) in loaded and str(alt) not in outs:
+                return str(alt)
         return None
 
     def unpriced_model_stage(self, node: _Node) -> Stage:
