@@ -70,12 +70,18 @@ def _model_loader(a, node, slot, type_, visiting):
     return [ref] if ref else []
 
 
+def _passed_model(a, node, type_, visiting) -> list | None:
+    """A unified loader's MODEL output is the model it is given; its IPADAPTER output: None (the caller reads it)."""
+    if type_ == IPADAPTER:
+        return None
+    return a.refs(a.link(node, "model"), "MODEL", visiting) if type_ == "MODEL" else []
+
+
 @loader
 def _unified(a, node, slot, type_, visiting):
-    if type_ == "MODEL":
-        return a.refs(a.link(node, "model"), "MODEL", visiting)
-    if type_ != IPADAPTER:
-        return []
+    passed = _passed_model(a, node, type_, visiting)
+    if passed is not None:
+        return passed
     preset = str(a.value(node, "preset") or "").lower()
     vision = CLIP_VISION_BIGG if preset.startswith("vit-g") else CLIP_VISION_H
     out = [ModelRef(name=vision, role="clip_vision", folder="clip_vision", loader_node=node.id, loader_type=node.type)]
@@ -98,10 +104,9 @@ def _unified(a, node, slot, type_, visiting):
 
 @loader
 def _other_unified(a, node, slot, type_, visiting):
-    if type_ == "MODEL":
-        return a.refs(a.link(node, "model"), "MODEL", visiting)
-    if type_ != IPADAPTER:
-        return []
+    passed = _passed_model(a, node, type_, visiting)
+    if passed is not None:
+        return passed
     preset = str(a.value(node, "preset") or "")
     return [_unset(node, f"{node.type} preset '{preset}': its IP-Adapter, LoRA and InsightFace files are not priced",
                    "ipadapter", "ipadapter")]
