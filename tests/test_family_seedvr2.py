@@ -152,7 +152,7 @@ def test_the_video_template_still_lacks_only_the_input_videos_size():
 
 
 def test_a_video_encoded_by_the_seedvr2_vae_has_its_temporal_compression():
-    """graph/analyzer.py _vae_geometry: a VAE no name pattern there knows takes its family module's VaeFamily when
+    """graph/analyzer.py vae_geometry: a VAE no name pattern there knows takes its family module's VaeFamily when
     the /8 image default is wrong for it (here a video VAE: 81 frames -> 21 latent frames, 16 channels)."""
     prompt = {
         "1": {"class_type": "UNETLoader", "inputs": {"unet_name": "seedvr2_3b_int8_convrot.safetensors",

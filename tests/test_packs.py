@@ -568,3 +568,24 @@ def test_xflux_sampler_lora_and_controlnet():
     assert "controlnet" not in {m.role for m in stages(read_workflow(p), SAMPLE)[0].models}
     p["10"]["inputs"]["true_gs"] = 1.0  # no real CFG: the negative is not evaluated
     assert stages(read_workflow(p), SAMPLE)[0].uses_negative is False
+
+
+def test_pack_modules_use_only_the_documented_analyzer_api():
+    """packs/__init__.py PACK_API: what a handler may call on the analyzer `a` (every name exists on it); a pack
+    that reaches for a private helper fails here, so the analyzer's internals can change freely."""
+    import ast
+    from pathlib import Path
+
+    from vram_budget.nodes.estimator.graph.analyzer import _Analyzer
+
+    for name in packs.PACK_API - {"nodes", "advanced_start"}:  # (those two are instance attributes)
+        assert callable(getattr(_Analyzer, name, None)), name
+    folder = Path(packs.__file__).parent
+    used = {}
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "a":
+                used.setdefault(node.attr, path.name)
+    outside = {k: v for k, v in used.items() if k not in packs.PACK_API}
+    assert not outside, outside
+    assert {"loader_ref", "refs", "sample_stage", "unpriced"} <= set(used)

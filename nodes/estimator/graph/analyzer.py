@@ -260,7 +260,7 @@ class _Analyzer:
             raise WorkflowError(f"{self.label(node)}: the {type_} passes through more than {MAX_CHAIN} nodes "
                                 "(LoRAs, patches); too long to follow")
         visiting = visiting | {key}
-        result = self._refs_of(node, link.slot, type_, visiting)
+        result = self.refs_of(node, link.slot, type_, visiting)
         deduped: list[ModelRef] = []
         for ref in result:
             if ref not in deduped:
@@ -268,7 +268,7 @@ class _Analyzer:
         self._ref_cache[key] = tuple(deduped)
         return deduped
 
-    def _loader_ref(self, node: _Node, widget: str, **fields) -> ModelRef | None:
+    def loader_ref(self, node: _Node, widget: str, **fields) -> ModelRef | None:
         name = self.value(node, widget)
         if not isinstance(name, str) or not name:
             # kept as an unpriced model: a loader whose file is unknown is never 0 bytes
@@ -277,19 +277,19 @@ class _Analyzer:
                             loader_type=node.type, unset=True, **fields)
         return ModelRef(name=name, loader_node=node.id, loader_type=node.type, **fields)
 
-    def _refs_of(self, node: _Node, slot: int, type_: str, visiting: frozenset) -> list[ModelRef]:
+    def refs_of(self, node: _Node, slot: int, type_: str, visiting: frozenset) -> list[ModelRef]:
         t = node.type
         if t in R.diffusion_loaders and type_ == "MODEL":
             widget, gguf = R.diffusion_loaders[t]
             dtype = self.value(node, "weight_dtype")
-            ref = self._loader_ref(node, widget, role="diffusion", folder="diffusion_models", gguf=gguf,
+            ref = self.loader_ref(node, widget, role="diffusion", folder="diffusion_models", gguf=gguf,
                                    weight_dtype=str(dtype) if isinstance(dtype, str) else None)
             return [ref] if ref else []
         if t in R.checkpoint_loaders:
             part = R.checkpoint_loaders[t].get(slot)
             if part is None:
                 return []
-            ref = self._loader_ref(node, "ckpt_name", role="checkpoint", folder="checkpoints", part=part)
+            ref = self.loader_ref(node, "ckpt_name", role="checkpoint", folder="checkpoints", part=part)
             return [ref] if ref else []
         if t in R.te_loaders and type_ == "CLIP":
             widgets, gguf, implicit = R.te_loaders[t]
@@ -297,7 +297,7 @@ class _Analyzer:
             device = self.value(node, "device")
             out = []
             for widget in widgets:
-                ref = self._loader_ref(node, widget, role="text_encoder", folder="text_encoders", gguf=gguf,
+                ref = self.loader_ref(node, widget, role="text_encoder", folder="text_encoders", gguf=gguf,
                                        clip_type=str(clip_type) if isinstance(clip_type, str) else None,
                                        device=str(device) if isinstance(device, str) else None)
                 if ref:
@@ -311,7 +311,7 @@ class _Analyzer:
             if role == "vae" and isinstance(name, str) and name in VIRTUAL_VAES:
                 folder = "vae_approx"
                 self.note(f"{self.label(node)}: '{name}' is a tiny preview VAE from models/vae_approx")
-            ref = self._loader_ref(node, widget, role=role, folder=folder)
+            ref = self.loader_ref(node, widget, role=role, folder=folder)
             return [ref] if ref else []
         if t in R.lora_loaders:
             if type_ == "MODEL" and slot == 0:
@@ -357,7 +357,7 @@ class _Analyzer:
         if strength == 0:
             self.note(f"{self.label(node)}: {strength_widget} is 0, the LoRA is not applied")
             return []
-        ref = self._loader_ref(node, "lora_name", role="lora", folder="loras", strength=strength)
+        ref = self.loader_ref(node, "lora_name", role="lora", folder="loras", strength=strength)
         return [ref] if ref else []
 
     def _refs_generic(self, node: _Node, slot: int, type_: str, visiting: frozenset) -> list[ModelRef]:
@@ -436,7 +436,7 @@ class _Analyzer:
                 if shape is not None and not shape.media:
                     out.append((shape.height, shape.width))
             elif node.type in ("TextEncodeQwenImageEdit", "TextEncodeQwenImageEditPlus") and self.link(node, "vae"):
-                geometry, _name = self._vae_geometry(self.link(node, "vae"))
+                geometry, _name = self.vae_geometry(self.link(node, "vae"))
                 spatial = geometry[1] if geometry else 8
                 for name in ("image", "image1", "image2", "image3"):
                     size = self.image_size(self.link(node, name)) if self.link(node, name) is not None else None
@@ -468,7 +468,7 @@ class _Analyzer:
         self._latent_cache[key] = shape
         return shape
 
-    def _vae_geometry(self, vae_link: _Link | None, vae_type: str = "VAE"):
+    def vae_geometry(self, vae_link: _Link | None, vae_type: str = "VAE"):
         for ref in self.refs(vae_link, vae_type):
             name = ref.name.lower()
             for pattern, geometry in VAE_NAME_GEOMETRY:
@@ -485,7 +485,7 @@ class _Analyzer:
     def _creator_shape(self, node: _Node, geometry: tuple | None = None) -> LatentShape | None:
         channels, spatial, temporal, fixed_batch = geometry or R.latent_creators[node.type]
         if node.type in R.vae_dependent_creators:
-            geometry, vae_name = self._vae_geometry(self.link(node, "vae"))
+            geometry, vae_name = self.vae_geometry(self.link(node, "vae"))
             if geometry is not None:
                 channels, spatial = geometry[0], geometry[1]
                 self.note(f"{self.label(node)}: latent has the VAE's channels ({channels}) and /{spatial} "
@@ -493,7 +493,7 @@ class _Analyzer:
             else:
                 self.note(f"{self.label(node)}: latent depends on the VAE; assumed the Wan 2.1 VAE (16 ch, /8)")
         for name in ("width", "height", "batch_size", "length"):
-            self._check_widget_range(node, name)
+            self.check_widget_range(node, name)
         width = self.number(node, "width")
         height = self.number(node, "height")
         if width is None or height is None:
@@ -514,7 +514,7 @@ class _Analyzer:
         if node.type in ("EmptyQwenImageLayeredLatentImage", "EmptyQwenImageLayeredLatent"):
             layers = self.number(node, "layers", 0) or 0
             frames = layers + 1
-        self._check_size(node, width, height, pixel_frames, batch)
+        self.check_size(node, width, height, pixel_frames, batch)
         return LatentShape(batch=batch, channels=channels, height=height // spatial, width=width // spatial,
                            frames=frames, pixel_height=height, pixel_width=width, pixel_frames=pixel_frames,
                            spatial_compression=spatial, temporal_compression=temporal,
@@ -526,7 +526,7 @@ class _Analyzer:
     WIDGET_RANGES = {"width": (1, MAX_RESOLUTION), "height": (1, MAX_RESOLUTION), "length": (1, MAX_RESOLUTION),
                      "batch_size": (1, 4096)}
 
-    def _check_widget_range(self, node: _Node, name: str) -> None:
+    def check_widget_range(self, node: _Node, name: str) -> None:
         raw = self.value(node, name)
         if raw is _UNKNOWN or raw is None:
             return
@@ -541,7 +541,7 @@ class _Analyzer:
             raise WorkflowError(f"{self.label(node)}: {name} = {shown} is outside ComfyUI's range {lo}..{hi}; "
                                 "ComfyUI would refuse this prompt")
 
-    def _check_size(self, node: _Node, width: int, height: int, frames: int | None, batch: int) -> None:
+    def check_size(self, node: _Node, width: int, height: int, frames: int | None, batch: int) -> None:
         if width <= 0 or height <= 0 or (frames is not None and frames <= 0) or batch <= 0:
             raise WorkflowError(f"{self.label(node)}: size {width}x{height}"
                                 f"{'' if frames is None else f'x{frames}'} batch {batch} is not positive")
@@ -563,7 +563,7 @@ class _Analyzer:
         if handler is not None:
             return handler(self, node, slot, depth)
         if t in R.vae_encoders or t in R.pixel_latent_conditioning:
-            return self._encoded_shape(node, "pixels", "vae")
+            return self.encoded_shape(node, "pixels", "vae")
         if t.startswith("Wan") and all(k in node.inputs for k in ("width", "height", "length")):
             self.note(f"{self.label(node)}: not in this reader's table; assumed the Wan 2.1 latent "
                       f"(16 ch, /8, frames (length-1)//4+1)")
@@ -577,24 +577,24 @@ class _Analyzer:
             return None
         vae, images = self.linked_inputs_of_type(node, "VAE"), self.linked_inputs_of_type(node, "IMAGE")
         if vae and images:  # read by its sockets: a VAE encode of its image (as VAEEncode)
-            shape = self._encoded_shape(node, images[0][0], vae[0][0])
+            shape = self.encoded_shape(node, images[0][0], vae[0][0])
             if shape is not None:
                 self.note(f"{self.label(node)}: its LATENT read as the VAE encoding of its image '{images[0][0]}' "
                           "(inferred from its sockets)")
             return shape
         return None
 
-    def _resized(self, src: LatentShape, node: _Node, width: int, height: int) -> LatentShape:
+    def resized_latent(self, src: LatentShape, node: _Node, width: int, height: int) -> LatentShape:
         s = src.spatial_compression
-        self._check_size(node, width * s, height * s, src.pixel_frames, src.batch)
+        self.check_size(node, width * s, height * s, src.pixel_frames, src.batch)
         return _replace(src, width=width, height=height, pixel_width=width * s, pixel_height=height * s,
                         source_node=node.id, source_type=node.type)
 
-    def _encoded_shape(self, node: _Node, pixels: str, vae: str, vae_type: str = "VAE") -> LatentShape | None:
+    def encoded_shape(self, node: _Node, pixels: str, vae: str, vae_type: str = "VAE") -> LatentShape | None:
         size = self.image_size(self.link(node, pixels))
         if size is None:
             return None
-        geometry, vae_name = self._vae_geometry(self.link(node, vae), vae_type)
+        geometry, vae_name = self.vae_geometry(self.link(node, vae), vae_type)
         channels, spatial, temporal = geometry if geometry else (None, 8, None)
         if geometry:
             self.note(f"{self.label(node)}: /{spatial} compression judged from the VAE name '{vae_name}'")
@@ -606,7 +606,7 @@ class _Analyzer:
             pixel_frames = size.batch
             frames = (size.batch - 1) // temporal + 1
             batch = 1
-        self._check_size(node, size.width, size.height, pixel_frames, batch)
+        self.check_size(node, size.width, size.height, pixel_frames, batch)
         return LatentShape(batch=batch, channels=channels, height=size.height // spatial, width=size.width // spatial,
                            frames=frames, pixel_height=size.height, pixel_width=size.width, pixel_frames=pixel_frames,
                            spatial_compression=spatial, temporal_compression=temporal if frames else None,
@@ -751,6 +751,10 @@ class _Analyzer:
     GENERIC_BUILDERS = {SAMPLE: "sample_stage", TEXT_ENCODE: "text_stage", VAE_DECODE: "decode_stage",
                         VAE_ENCODE: "encode_stage", CLIP_VISION_ENCODE: "clip_vision_stage",
                         AUDIO_ENCODE: "audio_encoder_stage"}
+
+    def generic_stage(self, node: _Node) -> Stage | None:
+        """The stage the generic reading builds for this node by its stage kind (for a pack wrapping a base node)."""
+        return getattr(self, self.GENERIC_BUILDERS[self.stage_kind(node)])(node)
 
     def build_stages(self, node: _Node) -> list[Stage]:
         kind = self.stage_kind(node)
@@ -919,7 +923,7 @@ class _Analyzer:
         vae = self.linked_inputs_of_type(node, vae_type)
         models = self.refs(vae[0][1], vae_type) if vae else []
         if t in R.vae_encoders:
-            shape = self._encoded_shape(node, pixels, "vae", vae_type)
+            shape = self.encoded_shape(node, pixels, "vae", vae_type)
             if shape is None:
                 self.stage_note("latent shape unknown (the image size is not fixed by the graph)")
             return Stage(kind=VAE_ENCODE, node_id=node.id, node_type=t, models=tuple(models), latent=shape, **extra)
@@ -938,7 +942,7 @@ class _Analyzer:
             # LTXVImgToVideo / LTXVImgToVideoInplace / LTXVAddGuide (image); each first resizes the image to the
             # latent's pixel size (common_upscale: 0.33.0 nodes_lt.py:113, :160-165, :302-307;
             # nodes_video_model.py SVD_img2vid_Conditioning), so the encode is at that size
-            shape = self._encoded_shape(node, connected[0], vae[0][0], vae_type)
+            shape = self.encoded_shape(node, connected[0], vae[0][0], vae_type)
             out = (self.latent(_Link(node.id, node.output_types.index("LATENT")))
                    if shape is not None and node.output_types and "LATENT" in node.output_types else None)
             if out is not None and out.pixel_width and out.pixel_height and not out.media:
@@ -950,7 +954,7 @@ class _Analyzer:
         elif t in R.latent_creators:
             shape = self._creator_shape(node)
         if shape is None and connected and vae:  # e.g. a ControlNet apply node encoding its control image
-            shape = self._encoded_shape(node, connected[0], vae[0][0], vae_type)
+            shape = self.encoded_shape(node, connected[0], vae[0][0], vae_type)
         self.stage_note(f"VAE-encodes {', '.join(connected) or 'its conditioning frames'} inside this node"
                         + ("" if shape is None else "; shape of the node's latent"))
         return Stage(kind=VAE_ENCODE, node_id=node.id, node_type=t, models=tuple(models), latent=shape)

@@ -14,7 +14,21 @@ Handler signatures (``a`` is the analyzer, ``node`` the node being read):
 - guiders: ``(a, node, depth) -> dict``  (model links, conditioning links, cfg, uses_negative)
 - stages:  ``(a, node) -> Stage | None``  for a node whose kind is in ``stage_kinds``
 - cond_references: ``(a, node) -> list[(rows, columns)]``  latents a conditioning node adds for the model to attend over
+
+The analyzer ``a`` a handler may use (PACK_API; a test holds every module to it, so the analyzer's private
+helpers can change without breaking a pack):
+- the graph: ``a.nodes``, ``a.link(node, name)``, ``a.linked_inputs_of_type(node, type)``, ``a.out_type``,
+  ``a.label(node)``, ``a.stage_kind(node)``, ``a.advanced_start`` (KSamplerAdvanced start steps);
+- values: ``a.value``, ``a.number``, ``a.text``, ``a.check_widget_range``, ``a.check_size``;
+- models: ``a.refs(link, type)``, ``a.refs_of``, ``a.loader_ref(node, widget, role=, folder=)``;
+- shapes: ``a.latent(link)``, ``a.image_size(link)``, ``a.sigma_steps``, ``a.guider``, ``a.vae_geometry``,
+  ``a.resized_latent``, ``a.encoded_shape``;
+- stages: ``a.sample_stage``, ``a.text_stage``, ``a.encode_stage``, ``a.decode_stage``, ``a.clip_vision_stage``,
+  ``a.generic_stage(node)`` (what the generic reading builds for a node, for a pack wrapping a base node);
+- words: ``a.note`` (the workflow), ``a.stage_note`` (the stage being built), ``a.unpriced(why)`` (why the stage
+  has no figure).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -25,6 +39,16 @@ from typing import Callable
 
 from ...workload import ModelRef
 from ..base import MAX_CHAIN
+
+# the analyzer members a handler may use (see the module docstring; tests/test_packs.py holds every module to it)
+PACK_API = frozenset({
+    "nodes", "link", "linked_inputs_of_type", "out_type", "label", "stage_kind", "advanced_start",
+    "value", "number", "text", "check_widget_range", "check_size",
+    "refs", "refs_of", "loader_ref",
+    "latent", "image_size", "sigma_steps", "guider", "vae_geometry", "resized_latent", "encoded_shape",
+    "sample_stage", "text_stage", "encode_stage", "decode_stage", "clip_vision_stage", "generic_stage",
+    "note", "stage_note", "unpriced",
+})
 
 
 @dataclass
@@ -115,7 +139,7 @@ def model_file_loader(widget: str, folder: str, out_type: str, role: str = "diff
     """The refs handler of a loader node that names one model file in ``widget`` (from models/``folder``) and
     outputs it as ``out_type``: the file a stage of that pack runs (a utility model priced as a stage's model)."""
     def refs(a, node, slot, type_, visiting):
-        return [a._loader_ref(node, widget, role=role, folder=folder)] if type_ == out_type else []
+        return [a.loader_ref(node, widget, role=role, folder=folder)] if type_ == out_type else []
     return refs
 
 

@@ -78,7 +78,7 @@ LATENT_CREATORS: dict[str, tuple[int | None, int, int | None, int | None]] = {
     "WanSCAILToVideo": (16, 8, 4, None),
     "WanMoveTrackToVideo": (16, 8, 4, None),
     "Wan22ImageToVideoLatent": (48, 16, 4, None),
-    "WanFirstLastFrameToVideo": (16, 8, 4, None),  # vae.latent_channels / spacial compression: see _vae_geometry
+    "WanFirstLastFrameToVideo": (16, 8, 4, None),  # vae.latent_channels / spacial compression: see vae_geometry
     "Wan22FunControlToVideo": (16, 8, 4, None),  # idem
     "EmptyQwenImageLayeredLatentImage": (16, 8, None, None),  # frames = layers + 1 (nodes_qwen.py:129)
     "EmptyQwenImageLayeredLatent": (16, 8, None, None),
@@ -165,7 +165,7 @@ def _ltxv_audio_vae(a, node, slot, type_, visiting):
     """LTXVAudioVAELoader: the audio VAE (+ vocoder) part of an LTX-2 checkpoint."""
     if type_ != "VAE":
         return []
-    ref = a._loader_ref(node, "ckpt_name", role="vae", folder="checkpoints", part="audio_vae")
+    ref = a.loader_ref(node, "ckpt_name", role="vae", folder="checkpoints", part="audio_vae")
     return [ref] if ref else []
 
 
@@ -175,12 +175,12 @@ def _ltxav_text_encoder(a, node, slot, type_, visiting):
         return []
     device = a.value(node, "device")
     out = []
-    ref = a._loader_ref(node, "text_encoder", role="text_encoder", folder="text_encoders",
+    ref = a.loader_ref(node, "text_encoder", role="text_encoder", folder="text_encoders",
                         clip_type="ltxv", device=str(device) if isinstance(device, str) else None)
     if ref:
         out.append(ref)
     if a.value(node, "ckpt_name"):
-        ref = a._loader_ref(node, "ckpt_name", role="checkpoint", folder="checkpoints", part="clip")
+        ref = a.loader_ref(node, "ckpt_name", role="checkpoint", folder="checkpoints", part="clip")
         if ref:
             out.append(ref)
     return out
@@ -220,7 +220,7 @@ def _latent_upscale(a, node, slot, depth):
         height = max(64, round(src.height * width / max(src.width, 1)))
     else:
         width, height = max(64, width), max(64, height)
-    return a._resized(src, node, width // 8, height // 8)
+    return a.resized_latent(src, node, width // 8, height // 8)
 
 
 def _latent_upscale_by(a, node, slot, depth):
@@ -228,12 +228,12 @@ def _latent_upscale_by(a, node, slot, depth):
     scale = a.number(node, "scale_by", integer=False)
     if src is None or scale is None:
         return None
-    return a._resized(src, node, round(src.width * scale), round(src.height * scale))
+    return a.resized_latent(src, node, round(src.width * scale), round(src.height * scale))
 
 
 def _ltxv_upsampler(a, node, slot, depth):  # the LTX spatial upscaler doubles H and W
     src = _up(a, node, "samples", depth)
-    return a._resized(src, node, src.width * 2, src.height * 2) if src else None
+    return a.resized_latent(src, node, src.width * 2, src.height * 2) if src else None
 
 
 def _repeat_latent(a, node, slot, depth):

@@ -40,7 +40,7 @@ def _loader(a, node, slot, type_, visiting):
     refs = []
     parts = {"PIPE_LINE": ("model", "clip", "vae"), "MODEL": ("model",), "CLIP": ("clip",), "VAE": ("vae",)}[type_]
     for part in parts:
-        ref = a._loader_ref(node, "ckpt_name", role="checkpoint", folder="checkpoints", part=part)
+        ref = a.loader_ref(node, "ckpt_name", role="checkpoint", folder="checkpoints", part=part)
         if ref:
             refs.append(ref)
     vae = a.value(node, "vae_name")

@@ -66,7 +66,7 @@ def _base_family(a, node, visiting) -> str | None:
 def _model_loader(a, node, slot, type_, visiting):
     if type_ != IPADAPTER:
         return []
-    ref = a._loader_ref(node, "ipadapter_file", role="ipadapter", folder="ipadapter")
+    ref = a.loader_ref(node, "ipadapter_file", role="ipadapter", folder="ipadapter")
     return [ref] if ref else []
 
 

@@ -114,7 +114,7 @@ def _placement(a, node, part: str | None = None) -> dict:
 def _alias_refs(base: str, table_loader: bool):
     def refs(a, node, slot, type_, visiting):
         as_base = replace(node, type=base)
-        result = a._refs_of(as_base, slot, type_, visiting)
+        result = a.refs_of(as_base, slot, type_, visiting)
         # the placement applies to the files this loader itself names, not to models upstream
         out = []
         for r in result:
@@ -131,7 +131,7 @@ def _alias_stage(base: str, handler):
         as_base = replace(node, type=base)
         if handler is not None:
             return handler(a, as_base)
-        return getattr(a, a.GENERIC_BUILDERS[a.stage_kind(as_base)])(as_base)
+        return a.generic_stage(as_base)
     return stage
 
 

@@ -33,7 +33,7 @@ def _area_resize(width: int, height: int, total: int, snap: int | None = None) -
 
 
 def _geometry(a, node) -> tuple[int, int]:
-    geometry, _name = a._vae_geometry(a.link(node, "vae"))
+    geometry, _name = a.vae_geometry(a.link(node, "vae"))
     return (geometry[0] or FLUX_VAE[0], geometry[1] or FLUX_VAE[1]) if geometry else FLUX_VAE
 
 

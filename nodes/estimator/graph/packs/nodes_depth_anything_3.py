@@ -23,7 +23,7 @@ def _loader_refs(a, node, slot, type_, visiting):
     if type_ != "DA3_MODEL":
         return []
     dtype = a.value(node, "weight_dtype")
-    return [a._loader_ref(node, "model_name", role="diffusion", folder="geometry_estimation",
+    return [a.loader_ref(node, "model_name", role="diffusion", folder="geometry_estimation",
                           weight_dtype=str(dtype) if isinstance(dtype, str) else None)]
 
 

@@ -71,7 +71,7 @@ def _sizes(a, node) -> list[tuple[int, int]]:
 
 
 def _geometry(a, node) -> tuple[int, int]:
-    geometry, _name = a._vae_geometry(a.link(node, "vae"))
+    geometry, _name = a.vae_geometry(a.link(node, "vae"))
     return (geometry[0] or WAN21_VAE[0], geometry[1] or WAN21_VAE[1]) if geometry else WAN21_VAE
 
 

@@ -48,7 +48,7 @@ def _av_latent(a, node, slot, depth):
     if node.type != "EmptyMiniMaxH3LatentAV" and slot != 1:
         return None
     for name in ("width", "height", "length"):
-        a._check_widget_range(node, name)
+        a.check_widget_range(node, name)
     width, height, length = a.number(node, "width", 1344), a.number(node, "height", 768), a.number(node, "length", 124)
     if None in (width, height, length):
         return None

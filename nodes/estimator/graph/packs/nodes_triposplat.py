@@ -49,7 +49,7 @@ def _conditioning(a, node):
         stages.append(vision)
     vae = a.linked_inputs_of_type(node, "VAE")
     if vae:
-        shape = a._encoded_shape(node, "image", vae[0][0])
+        shape = a.encoded_shape(node, "image", vae[0][0])
         if shape is None:
             a.stage_note("latent shape unknown (the image size is not fixed by the graph)")
         else:

@@ -27,7 +27,7 @@ def _dit(a, node, slot, type_, visiting):
     offload = a.value(node, "cpu_offload")
     if offload in ("enable", "enabled", True):
         a.note(f"{a.label(node)}: nunchaku cpu_offload on: transformer blocks stream from RAM (slower, less VRAM)")
-    ref = a._loader_ref(node, DIT_LOADERS[node.type], role="diffusion", folder="diffusion_models")
+    ref = a.loader_ref(node, DIT_LOADERS[node.type], role="diffusion", folder="diffusion_models")
     return [ref] if ref else []
 
 
@@ -37,7 +37,7 @@ def _text_encoders(a, node, slot, type_, visiting):
         return []
     out = []
     for widget in ("text_encoder1", "text_encoder2"):
-        ref = a._loader_ref(node, widget, role="text_encoder", folder="text_encoders", clip_type="flux")
+        ref = a.loader_ref(node, widget, role="text_encoder", folder="text_encoders", clip_type="flux")
         if ref:
             out.append(ref)
     return out

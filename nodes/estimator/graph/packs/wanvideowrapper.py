@@ -177,7 +177,7 @@ def _model_loader(a, node, slot, type_, visiting):
         return []
     quant = _str(a.value(node, "quantization"))
     device = _str(a.value(node, "load_device"))
-    ref = a._loader_ref(node, "model", role="diffusion", folder="diffusion_models",
+    ref = a.loader_ref(node, "model", role="diffusion", folder="diffusion_models",
                         weight_dtype=quant if quant in FP8 else None, gguf=str(a.value(node, "model")).endswith(".gguf"),
                         device=device)
     out = [ref] if ref else []
@@ -191,7 +191,7 @@ def _t5_loader(a, node, slot, type_, visiting):
     if type_ != "WANTEXTENCODER":
         return []
     quant = _str(a.value(node, "quantization"))
-    ref = a._loader_ref(node, "model_name", role="text_encoder", folder="text_encoders", clip_type="wan",
+    ref = a.loader_ref(node, "model_name", role="text_encoder", folder="text_encoders", clip_type="wan",
                         weight_dtype=quant if quant in FP8 else None)
     return [ref] if ref else []
 
@@ -219,7 +219,7 @@ def _lora_select(a, node, slot, type_, visiting):
 def _vace_select(a, node, slot, type_, visiting):
     if type_ != "VACEPATH":
         return []
-    ref = a._loader_ref(node, "vace_model", role="controlnet", folder="diffusion_models")
+    ref = a.loader_ref(node, "vace_model", role="controlnet", folder="diffusion_models")
     return [ref] if ref else []
 
 
@@ -274,16 +274,16 @@ def _embeds_creator(a, node) -> LatentShape | None:
         return _phantom_embeds(a, node)
     geometry = WAN21
     if a.link(node, "vae") is not None:
-        found, vae_name = a._vae_geometry(a.link(node, "vae"), "WANVAE")
+        found, vae_name = a.vae_geometry(a.link(node, "vae"), "WANVAE")
         if found is not None:
             geometry = found
     for name in ("width", "height"):
-        a._check_widget_range(node, name)
+        a.check_widget_range(node, name)
     width, height, frames = a.number(node, "width"), a.number(node, "height"), a.number(node, "num_frames")
     if None in (width, height, frames):
         return None
     channels, spatial, temporal = geometry
-    a._check_size(node, width, height, frames, 1)
+    a.check_size(node, width, height, frames, 1)
     latent_frames = (frames - 1) // temporal + 1
     if node.type == "WanVideoVACEEncode" and a.link(node, "ref_images") is not None:
         latent_frames += 1  # the reference image is one more latent frame
@@ -330,7 +330,7 @@ def _sampler_latent(a, node, slot, depth):
 
 
 def _encode_latent(a, node, slot, depth):
-    return a._encoded_shape(node, "image", "vae", "WANVAE")
+    return a.encoded_shape(node, "image", "vae", "WANVAE")
 
 
 # ------------------------------------------------------------------------------------ stages
@@ -408,7 +408,7 @@ def _text_encode(a, node):
 
 def _text_encode_cached(a, node):
     """Loads the T5 named in its own widget, encodes, caches the embeds on disk and unloads it."""
-    ref = a._loader_ref(node, "model_name", role="text_encoder", folder="text_encoders", clip_type="wan")
+    ref = a.loader_ref(node, "model_name", role="text_encoder", folder="text_encoders", clip_type="wan")
     a.stage_note("loads its own T5 (cached embeddings are reused on later runs)")
     return _replace(a.text_stage(node, models=[ref] if ref else []), manager=MANAGER)
 

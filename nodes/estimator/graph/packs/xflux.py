@@ -28,7 +28,7 @@ def _lora(a, node, slot, type_, visiting):
 
 @loader
 def _controlnet(a, node, slot, type_, visiting):
-    ref = a._loader_ref(node, "controlnet_path", role="controlnet", folder="xlabs/controlnets")
+    ref = a.loader_ref(node, "controlnet_path", role="controlnet", folder="xlabs/controlnets")
     return [ref] if ref else []
 
 
