@@ -16,7 +16,7 @@
 """
 from __future__ import annotations
 
-from ...name_infer import family_of
+from ...name_infer import base_family
 from ...model_info import CHECKPOINT
 from ...workload import CLIP_VISION_ENCODE, ModelRef, Stage
 from . import Pack, loader
@@ -55,10 +55,9 @@ def _unset(node, what: str, role: str, folder: str) -> ModelRef:
 def _base_family(a, node, visiting) -> str | None:
     """"sd15" / "sdxl" of the model the loader is given, by its file's name rule, or None."""
     for ref in a.refs(a.link(node, "model"), "MODEL", visiting):
-        if ref.role in ("diffusion", "checkpoint"):
-            found = family_of(ref.name, CHECKPOINT)
-            if found and found[0] in ("sd15", "sdxl"):
-                return found[0]
+        family = base_family(ref.name, CHECKPOINT) if ref.role in ("diffusion", "checkpoint") else None
+        if family:
+            return family
     return None
 
 
