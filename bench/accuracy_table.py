@@ -12,7 +12,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 import accuracy_cases as A  # noqa: E402
-from vram_budget.nodes.estimator import evidence, evidence_replay  # noqa: E402
+from vram_budget.nodes.estimator.plan import evidence
+from vram_budget.nodes.estimator.cli import evidence_replay  # noqa: E402
 
 
 def document(results, host) -> str:

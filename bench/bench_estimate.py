@@ -21,10 +21,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 from helpers_models import spec_clip_text, spec_flux, spec_lora, spec_t5, spec_vae_kl, write_safetensors  # noqa: E402
 
 from vram_budget.nodes.estimator import files  # noqa: E402
-from vram_budget.nodes.estimator.device import Device  # noqa: E402
-from vram_budget.nodes.estimator.planning import estimate, estimate_prompt  # noqa: E402
-from vram_budget.nodes.estimator.resolve import folder_resolver  # noqa: E402
-from vram_budget.nodes.estimator.gpus import find_card  # noqa: E402
+from vram_budget.nodes.estimator.machine.device import Device  # noqa: E402
+from vram_budget.nodes.estimator.plan.planning import estimate, estimate_prompt  # noqa: E402
+from vram_budget.nodes.estimator.machine.resolve import folder_resolver  # noqa: E402
+from vram_budget.nodes.estimator.machine.gpus import find_card  # noqa: E402
 from vram_budget.nodes.estimator.graph import read_workflow  # noqa: E402
 
 
@@ -106,7 +106,7 @@ def main() -> None:
         try:  # with the machine's RAM given and too small: the host side and its re-simulated fixes
             from dataclasses import replace  # noqa: PLC0415
 
-            from vram_budget.nodes.estimator.host_memory import Host  # noqa: PLC0415
+            from vram_budget.nodes.estimator.machine.host_memory import Host  # noqa: PLC0415
 
             small = replace(device, host=Host(ram_total_bytes=16 * 1024**3, rules="0.8"))
             ram_med, ram_max = median_ms(lambda: estimate(read_workflow(prompt), small, resolver), 50)

@@ -69,7 +69,8 @@ def setup(comfy_path: str):
     if not ok:
         raise SystemExit("the pack failed to load")
     pack = sys.modules[str(REPO).replace(".", "_x_")]
-    return nodes, sys.modules[pack.__name__ + ".nodes.vae_decode"], sys.modules[pack.__name__ + ".nodes.estimator.vae_memory"]
+    return (nodes, sys.modules[pack.__name__ + ".nodes.vae_decode"],
+            sys.modules[pack.__name__ + ".nodes.estimator.physics.vae_memory"])
 
 
 # ----------------------------------------------------------------------------------------------

@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 try:
-    from vram_budget.nodes.estimator import wan_plan as wp
-    from vram_budget.nodes.estimator.device import Device
-    from vram_budget.nodes.estimator.gpus import find_card
+    from vram_budget.nodes.estimator.plan import wan_plan as wp
+    from vram_budget.nodes.estimator.machine.device import Device
+    from vram_budget.nodes.estimator.machine.gpus import find_card
     from vram_budget.nodes.estimator.units import fmt_gib
 except ImportError:  # not pip-installed: run from the repository
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))

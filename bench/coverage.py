@@ -45,11 +45,11 @@ def _import_pack() -> None:
 
 _import_pack()
 
-from vram_budget.nodes.estimator.planning import estimate  # noqa: E402
-from vram_budget.nodes.estimator.cli_estimate import add_estimate_parser, device_from_args  # noqa: E402
+from vram_budget.nodes.estimator.plan.planning import estimate  # noqa: E402
+from vram_budget.nodes.estimator.cli.cli_estimate import add_estimate_parser, device_from_args  # noqa: E402
 from vram_budget.nodes.estimator.errors import VramBudgetError  # noqa: E402
 from vram_budget.nodes.estimator.graph import read_workflow  # noqa: E402
-from vram_budget.nodes.estimator.node_specs import load_specs  # noqa: E402
+from vram_budget.nodes.estimator.graph.node_specs import load_specs  # noqa: E402
 from workflows import templates  # noqa: E402  (tests/workflows/templates.py)
 from workflows.corpus import community_dir  # noqa: E402
 

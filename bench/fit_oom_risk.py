@@ -1,4 +1,4 @@
-"""Fit the OOM-risk thresholds (nodes/estimator/risk.py) on the CALIBRATION half of the evidence base only.
+"""Fit the OOM-risk thresholds (nodes/estimator/plan/risk.py) on the CALIBRATION half of the evidence base only.
 
 Every scored calibration record (data/outcomes/*.jsonl, evidence.split_of == "calibration", replayable by
 evidence_replay) is re-run through the command line's estimate. The risk is high when one edge runs past its
@@ -24,8 +24,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from vram_budget.nodes.estimator import evidence  # noqa: E402
-from vram_budget.nodes.estimator.evidence_replay import judge  # noqa: E402
+from vram_budget.nodes.estimator.plan import evidence  # noqa: E402
+from vram_budget.nodes.estimator.cli.evidence_replay import judge  # noqa: E402
 
 MAX_FALSE_ALARMS = 0.10
 GRID = {
@@ -65,7 +65,7 @@ def main() -> int:
             best = (key, t, amd, warned, fa)
     _, t, amd, warned, fa = best
     model = {
-        "about": "OOM-risk thresholds of nodes/estimator/risk.py, fitted by bench/fit_oom_risk.py on the calibration "
+        "about": "OOM-risk thresholds of nodes/estimator/plan/risk.py, fitted by bench/fit_oom_risk.py on the calibration "
                  "half of data/outcomes only (evidence.split_of); the validation half judges them in docs/accuracy.md.",
         "fitted_on": date.today().isoformat(),
         "thresholds": {k: {"elevated": round(max(0.0, t[k] - ELEVATED_STEP[k]), 3), "high": t[k]}

@@ -5,7 +5,7 @@ unpickled): V1 node classes (``INPUT_TYPES`` returning a dict literal, ``RETURN_
 by ``NODE_CLASS_MAPPINGS`` (dict literals, ``.update({...})``, ``M["X"] = Cls``, simple dict
 comprehensions), and V3 nodes (``define_schema`` returning ``io.Schema(node_id=..., inputs=[...],
 outputs=[...])``). Each node becomes an ``/object_info``-like dict turned into the compact spec by
-``vram_budget.nodes.estimator.node_specs.spec_from_node_info``, plus ``"pack": "owner/name"``.
+``vram_budget.nodes.estimator.graph.node_specs.spec_from_node_info``, plus ``"pack": "owner/name"``.
 
 Packs are ranked by the stars in ComfyUI-Manager's ``github-stats.json`` (only those listed in its
 ``custom-node-list.json``). The repositories are bare git directories (``<mirrors>/<owner>+<name>/repo``,
@@ -862,7 +862,7 @@ def v3_node_info(repo: Repo, cls: ast.ClassDef) -> tuple[str, dict] | None:
 # --------------------------------------------------------------------------------------------
 
 def _spec_from_node_info():
-    from vram_budget.nodes.estimator.node_specs import spec_from_node_info
+    from vram_budget.nodes.estimator.graph.node_specs import spec_from_node_info
     return spec_from_node_info
 
 

@@ -83,7 +83,7 @@ PACK_NODE_INFO = {
 
 
 def _load_node_specs_module():
-    path = os.path.join(REPO, "nodes", "estimator", "node_specs.py")
+    path = os.path.join(REPO, "nodes", "estimator", "graph", "node_specs.py")
     spec = importlib.util.spec_from_file_location("vram_budget_node_specs", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

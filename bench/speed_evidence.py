@@ -37,11 +37,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SPEED_FILE = REPO / "data" / "speed" / "speed.jsonl"
 
-from vram_budget.nodes.estimator import evidence_replay as ER  # noqa: E402
+from vram_budget.nodes.estimator.cli import evidence_replay as ER  # noqa: E402
 from vram_budget.nodes.estimator.errors import VramBudgetError  # noqa: E402
-from vram_budget.nodes.estimator.evidence import split_of  # noqa: E402
-from vram_budget.nodes.estimator.gpus import PCIE, find_card  # noqa: E402
-from vram_budget.nodes.estimator.runtime import MFU_TRANSFORMER  # noqa: E402
+from vram_budget.nodes.estimator.plan.evidence import split_of  # noqa: E402
+from vram_budget.nodes.estimator.machine.gpus import PCIE, find_card  # noqa: E402
+from vram_budget.nodes.estimator.machine.runtime import MFU_TRANSFORMER  # noqa: E402
 from vram_budget.nodes.estimator.workload import SAMPLE  # noqa: E402
 
 

@@ -6,7 +6,7 @@ Run it with ComfyUI's python (torch + ComfyUI's requirements), once per ComfyUI 
     COMFYUI_PATH=/work/comfy/b /work/comfy/venv-b/bin/python bench/trace_vae_memory.py
 
 It merges one profile per ComfyUI version into ``nodes/estimator/data/vae_memory.json``, which
-``nodes/estimator/vae_memory.py`` fits when it loads (the JSON holds measurements, the fit is code).
+``nodes/estimator/physics/vae_memory.py`` fits when it loads (the JSON holds measurements, the fit is code).
 ``--families a,b`` traces only those and merges them into the version's existing profile (every
 other family stays; ``--replace`` rewrites the whole profile). A family id that
 ``vae_memory.py``'s FAMILIES table does not define yet goes under ``pending_families`` instead of
@@ -762,15 +762,15 @@ def dump_json(data: dict) -> str:
 
 
 # Families the estimator does not know yet are written under this key of the profile, not under
-# "families": nodes/estimator/vae_memory.py (and tests/test_vae_memory.py) read every entry of
+# "families": nodes/estimator/physics/vae_memory.py (and tests/test_vae_memory.py) read every entry of
 # "families" through its FAMILIES table, so an unknown id there would break them. ``--promote``
 # moves an entry over (no ComfyUI needed) once FAMILIES has the id.
 PENDING = "pending_families"
-ESTIMATOR = REPO / "nodes" / "estimator" / "vae_memory.py"
+ESTIMATOR = REPO / "nodes" / "estimator" / "physics" / "vae_memory.py"
 
 
 def estimator_families() -> set[str]:
-    """Family ids nodes/estimator/vae_memory.py defines (read from its source: no import)."""
+    """Family ids nodes/estimator/physics/vae_memory.py defines (read from its source: no import)."""
     import re  # noqa: PLC0415
 
     text = ESTIMATOR.read_text()
@@ -915,7 +915,7 @@ def main(argv=None) -> int:
         other = PENDING if section == "families" else "families"
         profile.get(other, {}).pop(family, None)
         if section == PENDING:
-            print(f"[{family}] not in nodes/estimator/vae_memory.py FAMILIES: written to '{PENDING}' "
+            print(f"[{family}] not in nodes/estimator/physics/vae_memory.py FAMILIES: written to '{PENDING}' "
                   f"(move it with --promote {family} once the estimator knows it)")
     if not profile.get(PENDING):
         profile.pop(PENDING, None)

@@ -23,7 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .estimator.capacity import largest_true as _largest_ok
+from .estimator.plan.capacity import largest_true as _largest_ok
 from .estimator.units import GiB, MiB, fmt_gib
 
 log = logging.getLogger(__name__)
@@ -406,7 +406,7 @@ def _smi_device(bridge, machine: Machine):
     from dataclasses import replace  # noqa: PLC0415
 
     from . import cotenants  # noqa: PLC0415
-    from .estimator.device import device_for_launch  # noqa: PLC0415
+    from .estimator.machine.device import device_for_launch  # noqa: PLC0415
 
     gpu = next((g for g in cotenants.smi_gpus() if g.index == 0), None)
     if gpu is None:
@@ -421,8 +421,8 @@ def live_decide(prompt: dict, machine: Machine) -> Judgement:
     from dataclasses import replace  # noqa: PLC0415
 
     from . import comfy_bridge as bridge  # noqa: PLC0415
-    from .estimator.agent import fits_answer  # noqa: PLC0415
-    from .estimator.planning import estimate_prompt  # noqa: PLC0415
+    from .estimator.cli.agent import fits_answer  # noqa: PLC0415
+    from .estimator.plan.planning import estimate_prompt  # noqa: PLC0415
 
     from .live_models import live_hooks  # noqa: PLC0415
 

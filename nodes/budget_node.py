@@ -14,14 +14,14 @@ import time
 from dataclasses import replace
 
 from . import comfy_bridge, run_log
-from .estimator.device import Device
-from .estimator.planning import estimate_prompt
+from .estimator.machine.device import Device
+from .estimator.plan.planning import estimate_prompt
 from .live_models import live_hooks
 from .estimator.errors import VramBudgetError
-from .estimator.gpus import CARDS
-from .estimator.host_memory import Host
+from .estimator.machine.gpus import CARDS
+from .estimator.machine.host_memory import Host
 from .estimator.units import GiB
-from .estimator.report import format_report
+from .estimator.plan.report import format_report
 
 THIS_GPU = "this GPU (detected)"
 log = logging.getLogger("vram_budget")

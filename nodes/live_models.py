@@ -24,11 +24,12 @@ import time
 
 from . import comfy_bridge
 from .comfy_trace import LiveTracer, tensor_list
-from .estimator import families, memory, vae_memory
+from .estimator import families
+from .estimator.physics import memory, vae_memory
 from .estimator.files import inspect_file
 from .estimator.graph import LIVE_SPECS
 from .estimator.graph.base import INPUT_MEDIA
-from .estimator.media import input_reader
+from .estimator.models.media import input_reader
 from .estimator.workload import LatentShape
 
 log = logging.getLogger(__name__)

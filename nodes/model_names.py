@@ -2,7 +2,7 @@
 
 ComfyUI 0.13+ records the file of diffusion models and text encoders on the model patcher
 (``cached_patcher_init``, 0.18.2 comfy/sd.py:1204, :1576, :1578, :1798; read by
-comfy_bridge._model_file). ComfyUI 0.8.0 records no file at all, and no version records the VAE's.
+comfy_bridge.models._model_file). ComfyUI 0.8.0 records no file at all, and no version records the VAE's.
 For those, the loader that produced the model: when a prompt ends (run_log's hook), the models that
 were loaded during it are matched by type with the loader nodes of that prompt (VAELoader's
 vae_name for a VAE, ...). One candidate file of that type: that file. Several (two UNETLoaders for
@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from typing import Callable, Iterable
 
-# class_type -> (file widgets, model types it produces: comfy_bridge._model_type's names)
+# class_type -> (file widgets, model types it produces: comfy_bridge.models._model_type's names)
 LOADERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "CheckpointLoaderSimple": (("ckpt_name",), ("diffusion", "text_encoder", "vae")),
     "CheckpointLoader": (("ckpt_name",), ("diffusion", "text_encoder", "vae")),

@@ -59,10 +59,10 @@ from . import comfy_bridge as bridge
 from . import cotenants
 from . import run_log
 from .estimator.errors import VramBudgetError
-from .estimator.gpus import CARDS
-from .estimator.oom import context_for_prompt, guess_install, is_oom_message, parse_oom
-from .estimator.agent import FITS_FIELDS, MAX_FIXES, fits_answer  # noqa: F401  (public names of this module)
-from .estimator.planning import estimate_prompt
+from .estimator.machine.gpus import CARDS
+from .estimator.plan.oom import context_for_prompt, guess_install, is_oom_message, parse_oom
+from .estimator.cli.agent import FITS_FIELDS, MAX_FIXES, fits_answer  # noqa: F401  (public names of this module)
+from .estimator.plan.planning import estimate_prompt
 from .estimator.units import GiB, MiB, fmt_gib
 from .live_models import live_hooks, prewarm
 from .model_names import ModelNames

@@ -1,7 +1,7 @@
 """VAE Decode (Auto Tiled) and VAE Encode (Auto Tiled).
 
 Decide up front instead of failing first: estimate the decode's working memory for this VAE and
-latent (nodes/estimator/vae_memory.py, traced from ComfyUI's own VAE code), compare it with the
+latent (nodes/estimator/physics/vae_memory.py, traced from ComfyUI's own VAE code), compare it with the
 budget (typed in ``memory_budget_gb``, used as it is; else what is free once ComfyUI has unloaded
 what it can, minus ``safety_margin_gb``), then call ComfyUI's own ``vae.decode`` when it fits, else
 decode the tiles with the shortest predicted time that fit: images in ONE pass of ComfyUI's tiler
@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, replace
 
 from . import comfy_bridge as bridge
-from .estimator import vae_memory as vm
+from .estimator.physics import vae_memory as vm
 from .estimator.errors import PlanError
 from .estimator.units import GiB, fmt_gib
 

@@ -14,12 +14,12 @@ import time
 
 from . import comfy_bridge
 from .budget_node import LIVE_WAIT_S, THIS_GPU, live_device
-from .estimator import video_plan
-from .estimator.planning import read_workflow
+from .estimator.plan import video_plan
+from .estimator.plan.planning import read_workflow
 from .live_models import live_hooks
 from .estimator.errors import VramBudgetError
-from .estimator.gpus import CARDS
-from .estimator.wan_plan import (
+from .estimator.machine.gpus import CARDS
+from .estimator.plan.wan_plan import (
     DEFAULT_CFG, KEEP_MODES, PRECISIONS, VARIANT_LABELS, VARIANTS, format_plan, length_for_seconds, model_spec,
     plan, spec_from_loaded,
 )

@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from test_budget import flux_workload, wan22_workload  # noqa: E402  (tests/ is on sys.path)
-from vram_budget.nodes.estimator import capacity
-from vram_budget.nodes.estimator.device import Device
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.budget import assess
+from vram_budget.nodes.estimator.plan import capacity
+from vram_budget.nodes.estimator.machine.device import Device
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.plan.budget import assess
 from vram_budget.nodes.estimator.families import FAMILIES
-from vram_budget.nodes.estimator.gpus import Card, card_for_vram, find_card, windows_desktop_bytes
+from vram_budget.nodes.estimator.machine.gpus import Card, card_for_vram, find_card, windows_desktop_bytes
 from vram_budget.nodes.estimator.graph import read_workflow
-from vram_budget.nodes.estimator.host_memory import OS_BYTES, Host
+from vram_budget.nodes.estimator.machine.host_memory import OS_BYTES, Host
 from vram_budget.nodes.estimator.model_info import DIFFUSION, VAE, ModelInfo
 from vram_budget.nodes.estimator.units import GiB, MiB
 from vram_budget.nodes.estimator.workload import (
@@ -479,7 +479,7 @@ def markdown(results) -> str:
         "runs_slower). Numbers: resident MiB against a log's "
         "'loaded partially/completely … MB loaded' (±15 %), the highest stage peak against a published VRAM "
         "figure (−5 % / +10 %), batch capacity (±15 %). Rows marked *fitted* set one of our constants (the "
-        "per-architecture activation calibration in `nodes/estimator/memory.py`), so they are not an independent "
+        "per-architecture activation calibration in `nodes/estimator/physics/memory.py`), so they are not an independent "
         "check.",
         "",
         f"**Outcomes agree: {s['outcomes_agree']} of {s['cases']}** ({100 * s['outcomes_agree'] / s['cases']:.0f} %); "
@@ -562,7 +562,7 @@ def host_markdown(results, all_results) -> str:
         "## System RAM (host memory)",
         "",
         "Published runs and out-of-memory reports that state the machine's RAM (and page file / swap where "
-        "given), against the verdict with system RAM in it (`--ram` / `--swap`, `nodes/estimator/host_memory.py`) "
+        "given), against the verdict with system RAM in it (`--ram` / `--swap`, `nodes/estimator/machine/host_memory.py`) "
         "and the verdict with RAM ignored, as before it was modelled. A report that only says it ran agrees with "
         "fits, tight or runs_slower (swapping is *runs_slower*); an OOM report agrees with an out-of-memory verdict. "
         "RAM figures (what Task Manager / htop show for ComfyUI) are compared with ComfyUI's process memory at "

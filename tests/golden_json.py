@@ -69,7 +69,7 @@ def workflows() -> dict[str, tuple[str, bytes]]:
 
 
 def _parser():
-    from nodes.estimator.cli_estimate import add_estimate_parser  # noqa: PLC0415
+    from nodes.estimator.cli.cli_estimate import add_estimate_parser  # noqa: PLC0415
 
     parser = argparse.ArgumentParser(prog="vram-budget")
     add_estimate_parser(parser.add_subparsers(dest="command", required=True))
@@ -79,8 +79,8 @@ def _parser():
 def output(config: str, raw: bytes) -> str:
     """The exact text `vram-budget estimate FILE --json <flags>` prints (without the "workflow" path),
     or the error line it prints."""
-    from nodes.estimator.planning import estimate, with_capacity  # noqa: PLC0415
-    from nodes.estimator.cli_estimate import device_from_args  # noqa: PLC0415
+    from nodes.estimator.plan.planning import estimate, with_capacity  # noqa: PLC0415
+    from nodes.estimator.cli.cli_estimate import device_from_args  # noqa: PLC0415
     from nodes.estimator.errors import VramBudgetError  # noqa: PLC0415
     from nodes.estimator.graph import read_workflow  # noqa: PLC0415
 

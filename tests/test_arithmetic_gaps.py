@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from vram_budget.nodes.estimator.device import LaunchFlags, device_for_launch
-from vram_budget.nodes.estimator.gpus import card_for_vram, find_card, windows_desktop_bytes
-from vram_budget.nodes.estimator.host_memory import LINUX_SWAP_ASSUMED_BYTES, Host
-from vram_budget.nodes.estimator.name_infer import infer_info
+from vram_budget.nodes.estimator.machine.device import LaunchFlags, device_for_launch
+from vram_budget.nodes.estimator.machine.gpus import card_for_vram, find_card, windows_desktop_bytes
+from vram_budget.nodes.estimator.machine.host_memory import LINUX_SWAP_ASSUMED_BYTES, Host
+from vram_budget.nodes.estimator.models.name_infer import infer_info
 from vram_budget.nodes.estimator.units import GiB
 
 REPO = Path(__file__).resolve().parents[1]
@@ -106,7 +106,7 @@ def test_linux_swap_is_assumed_as_a_desktop_distribution_makes_it_and_zero_can_b
 
 
 def test_eager_activations_are_not_the_compiled_figure():
-    from vram_budget.nodes.estimator import memory
+    from vram_budget.nodes.estimator.physics import memory
     assert memory.calibration("hunyuan-video", compiled=True) == 1.6  # ~22 GB under torch.compile (HVW#189)
     assert memory.calibration("hunyuan-video") > 1.6  # without it the same run ran out of memory
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import helpers_models as hm
 
-from vram_budget.nodes.estimator.published import catalogue_info
+from vram_budget.nodes.estimator.models.published import catalogue_info
 from vram_budget.nodes.estimator.families.registry import PARAMS as P
-from vram_budget.nodes.estimator.device import Device
-from vram_budget.nodes.estimator.planning import estimate
+from vram_budget.nodes.estimator.machine.device import Device
+from vram_budget.nodes.estimator.plan.planning import estimate
 from vram_budget.nodes.estimator.families import describe
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.workload import AUDIO_ENCODE
 

@@ -71,7 +71,7 @@ def test_aimdo_0_4_reads_the_library_value(monkeypatch):
         read[name] = got_lib
         return 2 * GiB
 
-    monkeypatch.setattr(comfy_bridge, "_lib_int64", lib_int64)
+    monkeypatch.setattr(comfy_bridge.memory, "_lib_int64", lib_int64)
     _install(monkeypatch, _control_0_4(7 * GiB, lib), reserve_vram=1.0)
     status = comfy_bridge.dynamic_vram_status()
     assert status == comfy_bridge.DynamicVram(True, 2 * GiB, 7 * GiB)
@@ -79,7 +79,7 @@ def test_aimdo_0_4_reads_the_library_value(monkeypatch):
 
 
 def test_aimdo_0_4_adds_the_per_device_vram_headroom(monkeypatch):
-    monkeypatch.setattr(comfy_bridge, "_lib_int64", lambda lib, name: 256 * MiB)
+    monkeypatch.setattr(comfy_bridge.memory, "_lib_int64", lambda lib, name: 256 * MiB)
     _install(monkeypatch, _control_0_4(0, _Lib()), vram_headroom=1.5)
     assert comfy_bridge.dynamic_vram_status().headroom == 256 * MiB + int(1.5 * GiB)
 
@@ -87,7 +87,7 @@ def test_aimdo_0_4_adds_the_per_device_vram_headroom(monkeypatch):
 @pytest.mark.parametrize("reserve, expected", [(None, 256 * MiB), (2.0, 2 * GiB)])
 def test_aimdo_0_4_without_the_symbol_uses_what_main_py_passed(monkeypatch, reserve, expected):
     # 0.33 main.py:99-101: init(simple_vram_headroom=--reserve-vram GB or None = library default)
-    monkeypatch.setattr(comfy_bridge, "_lib_int64", lambda lib, name: None)
+    monkeypatch.setattr(comfy_bridge.memory, "_lib_int64", lambda lib, name: None)
     _install(monkeypatch, _control_0_4(4 * GiB, _Lib()), reserve_vram=reserve, vram_headroom=0)
     assert comfy_bridge.dynamic_vram_status() == comfy_bridge.DynamicVram(True, expected, 4 * GiB)
 
@@ -114,5 +114,5 @@ def test_lib_int64_reads_an_exported_variable():
     if not hasattr(ctypes, "pythonapi") or ctypes.sizeof(ctypes.c_void_p) != 8:
         pytest.fail("needs a 64-bit CPython")
     want = ctypes.c_void_p.in_dll(ctypes.pythonapi, "PyExc_TypeError").value
-    assert comfy_bridge._lib_int64(ctypes.pythonapi, "PyExc_TypeError") == ctypes.c_int64(want).value
-    assert comfy_bridge._lib_int64(ctypes.pythonapi, "no_such_symbol_vram_budget") is None
+    assert comfy_bridge.memory._lib_int64(ctypes.pythonapi, "PyExc_TypeError") == ctypes.c_int64(want).value
+    assert comfy_bridge.memory._lib_int64(ctypes.pythonapi, "no_such_symbol_vram_budget") is None

@@ -5,13 +5,13 @@ from dataclasses import replace
 
 import pytest
 
-from vram_budget.nodes.estimator import memory
+from vram_budget.nodes.estimator.physics import memory
 from helpers_models import spec_bytes, spec_controlnet_flux, spec_lora, spec_params, write_safetensors
-from vram_budget.nodes.estimator.device import Device
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.resolve import folder_resolver, loaded_weights
-from vram_budget.nodes.estimator.published import catalogue_info
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.device import Device
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.machine.resolve import folder_resolver, loaded_weights
+from vram_budget.nodes.estimator.models.published import catalogue_info
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.units import GB, GiB
 from vram_budget.nodes.estimator.workload import (
     SAMPLE, TEXT_ENCODE, VAE_DECODE, LatentShape, ModelRef, Stage, Workload,
@@ -304,7 +304,7 @@ def test_a_text_encode_whose_activations_are_unknown_is_not_a_silent_zero():
     """A checkpoint's text part the estimate cannot name as a text encoder (SAM 3.1's, before its family module):
     weights counted, activations not; the stage says why and the verdict is can't tell, never fits."""
     from vram_budget.nodes.estimator.model_info import CHECKPOINT, ModelInfo
-    from vram_budget.nodes.estimator.planning import estimate as plan_estimate
+    from vram_budget.nodes.estimator.plan.planning import estimate as plan_estimate
     from vram_budget.nodes.estimator.workload import TEXT_ENCODE, ModelRef, Stage, Workload
 
     ref = ModelRef(name="mystery_text_part.safetensors", role="text_encoder", folder="text_encoders")
@@ -321,7 +321,7 @@ def test_a_text_encode_whose_activations_are_unknown_is_not_a_silent_zero():
 def test_no_remedy_claims_to_fix_an_estimate_with_a_stage_without_a_figure():
     """A can't-tell estimate whose runtime outcome is itself unknown (a sampler with no latent size): the fp8
     remedy keeps its saving but claims no fix, since the peak it would be judged on is partial."""
-    from vram_budget.nodes.estimator.planning import estimate as plan_estimate
+    from vram_budget.nodes.estimator.plan.planning import estimate as plan_estimate
     from vram_budget.nodes.estimator.workload import SAMPLE, ModelRef, Stage, Workload
 
     ref = ModelRef(name="flux1-dev.safetensors", role="diffusion", folder="diffusion_models")

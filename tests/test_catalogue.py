@@ -5,8 +5,8 @@ import pytest
 
 import helpers_models as hm
 from vram_budget.nodes.estimator.families.registry import PARAMS as P
-from vram_budget.nodes.estimator.catalogue import ENTRIES, lookup
-from vram_budget.nodes.estimator.published import catalogue_info
+from vram_budget.nodes.estimator.models.catalogue import ENTRIES, lookup
+from vram_budget.nodes.estimator.models.published import catalogue_info
 from vram_budget.nodes.estimator.families import FAMILIES
 
 GB = 1e9  # FACTS.md weight sizes are decimal GB
@@ -113,7 +113,7 @@ def test_the_hand_catalogue_is_data_whose_counts_follow_the_family_modules(tmp_p
     """data/catalogue.json (issue 22): one file a line; a count written as P_* names is the family modules' count."""
     import json
 
-    from vram_budget.nodes.estimator import catalogue as cat
+    from vram_budget.nodes.estimator.models import catalogue as cat
 
     rows = json.load(open(cat.DATA_PATH, encoding="utf-8"))["files"]
     assert len(rows) == len(cat.ENTRIES) + len(cat.PUBLISHED) > 150

@@ -8,19 +8,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OURS = {
-    "budget": "nodes.estimator.budget", "host_memory": "nodes.estimator.host_memory", "runtime": "nodes.estimator.runtime",
-    "planning": "nodes.estimator.planning", "evidence": "nodes.estimator.evidence",
-    "evidence_replay": "nodes.estimator.evidence_replay", "risk": "nodes.estimator.risk",
-    "advice": "nodes.estimator.advice", "capacity": "nodes.estimator.capacity", "resolve": "nodes.estimator.resolve",
-    "vae_memory": "nodes.estimator.vae_memory", "node_specs": "nodes.estimator.node_specs",
-    "gpus": "nodes.estimator.gpus", "name_infer": "nodes.estimator.name_infer", "wan_plan": "nodes.estimator.wan_plan",
-    "video_plan": "nodes.estimator.video_plan", "llm_models": "nodes.estimator.llm_models",
-    "llm_quant": "nodes.estimator.llm_quant", "training": "nodes.estimator.training",
-    "placement_plan": "nodes.estimator.placement_plan", "multi_device": "nodes.estimator.multi_device",
-    "cli_estimate": "nodes.estimator.cli_estimate", "published": "nodes.estimator.published",
-    "model_info": "nodes.estimator.model_info", "comfy_bridge": "nodes.comfy_bridge", "live_models": "nodes.live_models",
-    "cotenants": "nodes.cotenants", "admission": "nodes.admission", "leaks": "nodes.leaks",
-    "mcp_server": "nodes.estimator.mcp_server", "registry": "nodes.estimator.families.registry",
+    "budget": "nodes.estimator.plan.budget", "host_memory": "nodes.estimator.machine.host_memory",
+    "runtime": "nodes.estimator.machine.runtime", "planning": "nodes.estimator.plan.planning",
+    "evidence": "nodes.estimator.plan.evidence", "evidence_replay": "nodes.estimator.cli.evidence_replay",
+    "risk": "nodes.estimator.plan.risk", "advice": "nodes.estimator.plan.advice",
+    "capacity": "nodes.estimator.plan.capacity", "resolve": "nodes.estimator.machine.resolve",
+    "vae_memory": "nodes.estimator.physics.vae_memory", "node_specs": "nodes.estimator.graph.node_specs",
+    "gpus": "nodes.estimator.machine.gpus", "name_infer": "nodes.estimator.models.name_infer",
+    "wan_plan": "nodes.estimator.plan.wan_plan", "video_plan": "nodes.estimator.plan.video_plan",
+    "llm_models": "nodes.estimator.llm.llm_models", "llm_quant": "nodes.estimator.models.llm_quant",
+    "training": "nodes.estimator.llm.training", "placement_plan": "nodes.estimator.plan.placement_plan",
+    "multi_device": "nodes.estimator.plan.multi_device", "cli_estimate": "nodes.estimator.cli.cli_estimate",
+    "published": "nodes.estimator.models.published", "model_info": "nodes.estimator.model_info",
+    "comfy_bridge": "nodes.comfy_bridge", "live_models": "nodes.live_models", "cotenants": "nodes.cotenants",
+    "admission": "nodes.admission", "leaks": "nodes.leaks", "mcp_server": "nodes.estimator.cli.mcp_server",
+    "registry": "nodes.estimator.families.registry",
 }
 CITED = re.compile(r"(?<![\w/.])(" + "|".join(OURS) + r")\.([A-Za-z_][A-Za-z0-9_]*)\b(?!\.\w)")
 NOT_NAMES = {"py", "md", "json", "jsonl", "png"}

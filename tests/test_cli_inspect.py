@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import helpers_models as hm
-from vram_budget.nodes.estimator import cli
+from vram_budget.nodes.estimator.cli import app as cli
 from vram_budget.nodes.estimator.files import clear_cache
 
 
@@ -87,4 +87,4 @@ def test_parser_has_inspect_and_the_estimate_hook():
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     assert {"inspect", "estimate"} <= set(sub.choices)
-    assert os.path.basename(cli.__file__) == "cli.py"
+    assert os.path.basename(cli.__file__) == "app.py"

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from vram_budget.nodes.estimator.device import LaunchFlags, device_for_launch
+from vram_budget.nodes.estimator.machine.device import LaunchFlags, device_for_launch
 from vram_budget.nodes.estimator.errors import VramBudgetError
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
-from vram_budget.nodes.estimator.planning import estimate
+from vram_budget.nodes.estimator.plan.planning import estimate
 
 FOLDER = Path(__file__).resolve().parent / "workflows" / "community_extra"
 MANIFEST = json.loads((FOLDER / "manifest.json").read_text(encoding="utf-8"))
@@ -56,7 +56,7 @@ def test_no_confident_verdict_on_an_incomplete_estimate(cards):
 def test_an_unseen_packs_sampler_is_priced_offline_from_the_shipped_pack_table():
     """BlenderNeko's BNK_Unsampler is in no module and no ComfyUI: the generated table of published packs
     (data/pack_types.json) gives its socket types, so the command line prices it as sampling and says whose sources."""
-    from vram_budget.nodes.estimator.node_specs import load_pack_types
+    from vram_budget.nodes.estimator.graph.node_specs import load_pack_types
 
     table = load_pack_types()
     assert table["nodes"]["BNK_Unsampler"]["pack"] == "BlenderNeko/ComfyUI_Noise"
@@ -74,7 +74,7 @@ def test_nodes_in_no_table_are_read_by_the_sockets_the_workflow_records():
     """MagCache and Comfy-WaveSpeed are in no module, no ComfyUI and not in the pack table: a UI workflow records
     each node's socket types, so a MODEL -> MODEL patch (and a * -> * compile node) passes the model on, said so,
     and the estimate is complete."""
-    from vram_budget.nodes.estimator.node_specs import load_pack_types
+    from vram_budget.nodes.estimator.graph.node_specs import load_pack_types
 
     table = load_pack_types()["nodes"]
     device = device_for_launch(find_card("RTX 4090"), LaunchFlags())

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from workflows import templates
 
-from vram_budget.nodes.estimator.node_specs import load_specs
+from vram_budget.nodes.estimator.graph.node_specs import load_specs
 
 
 def _template(nodes, meta=None, subgraph_nodes=()):

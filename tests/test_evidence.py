@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from vram_budget.nodes.estimator import evidence, evidence_replay, risk
+from vram_budget.nodes.estimator.plan import evidence, risk
+from vram_budget.nodes.estimator.cli import evidence_replay
 from vram_budget.nodes.estimator.errors import VramBudgetError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -178,7 +179,7 @@ def test_a_replay_says_what_it_assumed_when_the_record_is_silent():
 def test_the_ram_edge_of_the_risk_counts_the_swap_the_ram_verdict_counts():
     """Windows without --swap: the RAM verdict assumes a system-managed page file of 1.5 x the RAM
     (host_memory.WINDOWS_PAGEFILE_ASSUMED_FACTOR); the risk's RAM fill divides by the same."""
-    from vram_budget.nodes.estimator import host_memory
+    from vram_budget.nodes.estimator.machine import host_memory
     d = json.loads(cli(FLUX, "--gpu", "RTX 3060", "--ram", "16", "--os", "windows", "--json").stdout)
     ram = 16 * 2**30
     total = ram + int(ram * host_memory.WINDOWS_PAGEFILE_ASSUMED_FACTOR)

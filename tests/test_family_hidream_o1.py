@@ -7,15 +7,15 @@ import json
 import pytest
 
 from helpers_models import spec_hidream, spec_params, write_safetensors
-from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.machine.device import Device
 from vram_budget.nodes.estimator.families import FAMILIES, describe, registry
 from vram_budget.nodes.estimator.families.hidream_o1 import P_HIDREAM_O1
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.model_info import CHECKPOINT, DIFFUSION
-from vram_budget.nodes.estimator.name_infer import family_of
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.published import catalogue_info
+from vram_budget.nodes.estimator.models.name_infer import family_of
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.models.published import catalogue_info
 
 
 def o1_spec(hidden=256, ffn=768, layers=3, dtype="BF16"):

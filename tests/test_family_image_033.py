@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from helpers_models import spec_params, write_safetensors
-from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.machine.device import Device
 from vram_budget.nodes.estimator.families import FAMILIES, describe, registry
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.graph.packs.nodes_joyimage import best_bucket
 from vram_budget.nodes.estimator.model_info import DIFFUSION
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.published import catalogue_info
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.models.published import catalogue_info
 from vram_budget.nodes.estimator.stages.base import as_model_latent
 from vram_budget.nodes.estimator.workload import LatentShape
 
@@ -154,7 +154,7 @@ def test_the_published_files_are_priced_by_their_published_sizes(name, family, s
 
 def test_the_name_rules_do_not_catch_neighbours():
     assert catalogue_info("ovis_2.5.safetensors", "text_encoders").family != "ovis-image"
-    from vram_budget.nodes.estimator.name_infer import infer_info
+    from vram_budget.nodes.estimator.models.name_infer import infer_info
     for name in ("flux1-krea-dev_fp8_scaled.safetensors", "fisheye_lens_xl.safetensors"):
         info, _ = infer_info(name, None, "diffusion_models")
         assert info is None or info.family not in ("krea2", "lens")
@@ -258,10 +258,10 @@ def test_ideogram4_runs_its_two_models_one_call_each(templates):
 def test_krea2_and_lens_are_traced_with_comfyui_033():
     """bench/trace_working_memory.py _arches_033 (ComfyUI 0.33.0's Krea2 / Lens classes at full size, fake
     tensors): the entries carry 0.33.0's provenance, and the estimate at a traced point is that point x 1.6."""
-    from vram_budget.nodes.estimator import memory
+    from vram_budget.nodes.estimator.physics import memory
     from vram_budget.nodes.estimator.workload import LatentShape
 
-    data = json.loads((Path(memory.__file__).parent / "data" / "working_memory.json").read_text())["architectures"]
+    data = json.loads((Path(memory.DATA_DIR) / "working_memory.json").read_text())["architectures"]
     for fam in ("krea2", "lens", "ideogram4", "boogu", "ernie-image"):
         assert data[fam]["provenance"]["comfyui_version"] == "0.33.0" and data[fam]["max_rel_error"] < 0.01
     point = next(p for p in data["krea2"]["points"] if (p["batch"], p["width"], p["text_tokens"]) == (1, 1024, 256))

@@ -7,17 +7,17 @@ import json
 
 import pytest
 
-from vram_budget.nodes.estimator import memory, vae_memory
-from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.physics import memory, vae_memory
+from vram_budget.nodes.estimator.machine.device import Device
 from vram_budget.nodes.estimator.errors import VramBudgetError
 from vram_budget.nodes.estimator.families import FAMILIES, registry
 from vram_budget.nodes.estimator.families.ltx import P_LTX25, P_VAE_LTX25
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.model_info import DIFFUSION, VAE
-from vram_budget.nodes.estimator.name_infer import infer_info
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.published import catalogue_info
+from vram_budget.nodes.estimator.models.name_infer import infer_info
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.models.published import catalogue_info
 from vram_budget.nodes.estimator.stages.vae import vae_working
 from vram_budget.nodes.estimator.workload import LatentShape
 

@@ -10,16 +10,16 @@ import pytest
 
 from helpers_models import spec_params, write_safetensors
 from workflows.templates import template_workflow
-from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.machine.device import Device
 from vram_budget.nodes.estimator.families import FAMILIES, describe, registry
 from vram_budget.nodes.estimator.families.minimax import (P_FASTH3_OMNIREF, P_MINIMAX_H3_VIDEO_VAE,
                                                           video_latent_frames, video_pixel_frames)
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.model_info import DIFFUSION, VAE
-from vram_budget.nodes.estimator.name_infer import infer_info
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.published import catalogue_info
+from vram_budget.nodes.estimator.models.name_infer import infer_info
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.models.published import catalogue_info
 from vram_budget.nodes.estimator.stages.vae import vae_working
 from vram_budget.nodes.estimator.workload import LatentShape
 
@@ -208,7 +208,7 @@ def test_music3_dit_uses_its_0_33_trace_at_the_conditionings_length():
     """The DiT's working memory is ComfyUI 0.33.0's trace (data/working_memory.json "minimax-music3"): one window's
     689 latent frames + the conditioning's acoustic frames N, which the template's latent fixes: 60 s -> 1500
     frames -> latent_length 5167; the bytes are the fit's, by hand."""
-    from vram_budget.nodes.estimator import memory
+    from vram_budget.nodes.estimator.physics import memory
     from vram_budget.nodes.estimator.families.minimax_music import conditioning_frames, latent_length
     lat = LatentShape(batch=1, channels=128, height=1, width=latent_length(1500), media="audio")
     assert lat.width == 5167 and conditioning_frames(lat)[0] == 1500

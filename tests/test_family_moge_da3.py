@@ -5,13 +5,13 @@ stage holding the model's weights (published file sizes) and a first-principles 
 import pytest
 
 from workflows.templates import template_workflow
-from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.machine.device import Device
 from vram_budget.nodes.estimator.families import FAMILIES, registry
 from vram_budget.nodes.estimator.families import depth_anything3 as DA3
 from vram_budget.nodes.estimator.families import moge as MOGE
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
-from vram_budget.nodes.estimator.planning import estimate
+from vram_budget.nodes.estimator.plan.planning import estimate
 from vram_budget.nodes.estimator.stages import sample
 from vram_budget.nodes.estimator.workload import SAMPLE, ModelRef, Stage
 
@@ -103,7 +103,7 @@ def test_stage_working_hook():
     ref = ModelRef(name="moge_2_vitl_normal_fp16.safetensors", role="diffusion", folder="geometry_estimation")
     st = Stage(kind=SAMPLE, node_id="1", node_type="MoGeInference", models=(ref,),
                working=(("ViT activations (formula)", 123, "first-principles formula, uncalibrated"),))
-    from vram_budget.nodes.estimator.resolve import resolve_model
+    from vram_budget.nodes.estimator.machine.resolve import resolve_model
     sb = sample.build(st, RTX4090, lambda r: resolve_model(r, None)[0])
     assert [(i.label, i.bytes) for i in sb.items if i.category == "working"] == [("ViT activations (formula)", 123)]
     assert sb.working_bytes == 123

@@ -6,14 +6,14 @@ import json
 import pytest
 
 from helpers_models import spec_params, write_safetensors
-from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.machine.device import Device
 from vram_budget.nodes.estimator.families import FAMILIES, describe, registry
 from vram_budget.nodes.estimator.families.pixeldit import P_PID, P_PIXELDIT
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.model_info import DIFFUSION
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.published import catalogue_info
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.models.published import catalogue_info
 
 
 def pixdit_spec(hidden=192, layers=2, prefix="core.", pid=False, dtype="BF16"):

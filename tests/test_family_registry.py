@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from vram_budget.nodes.estimator import memory, name_infer, resolve, runtime, vae_memory
+from vram_budget.nodes.estimator.physics import memory, vae_memory
+from vram_budget.nodes.estimator.models import name_infer
+from vram_budget.nodes.estimator.machine import resolve, runtime
 from vram_budget.nodes.estimator.families import FAMILIES, registry
 
 ESTIMATOR = Path(__file__).resolve().parents[1] / "nodes" / "estimator"
@@ -73,8 +75,8 @@ def test_a_new_family_is_one_new_file(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
         fam = importlib.import_module("estcopy.families")
-        ni = importlib.import_module("estcopy.name_infer")
-        rt = importlib.import_module("estcopy.runtime")
+        ni = importlib.import_module("estcopy.models.name_infer")
+        rt = importlib.import_module("estcopy.machine.runtime")
         assert fam.FAMILIES["toy-dit"].label == "Toy DiT (1B)"
         assert rt.MEMORY_USAGE_FACTOR["toy-dit"] == 2.5
         info, _why = ni.infer_info("toy_dit_fp16.safetensors", "diffusion", "diffusion_models")

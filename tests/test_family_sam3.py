@@ -11,20 +11,21 @@ from types import MappingProxyType
 import pytest
 
 from workflows.templates import template_workflow
-from vram_budget.nodes.estimator import memory, resolve
-from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.physics import memory
+from vram_budget.nodes.estimator.machine import resolve
+from vram_budget.nodes.estimator.machine.device import Device
 from vram_budget.nodes.estimator.families import FAMILIES, registry
 from vram_budget.nodes.estimator.families import sam3 as F
 from vram_budget.nodes.estimator.families.sam3 import (ORDER, P_SAM3_TEXT, P_SAM3_VIT_TRUNK, P_SAM31_FILE,
                                                        P_SAM31_MODEL, SAM3_TEXT_TOKENS)
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.graph.base import INPUT_MEDIA
 from vram_budget.nodes.estimator.graph.packs.nodes_sam3 import prompt_parts
 from vram_budget.nodes.estimator.model_info import CHECKPOINT, DIFFUSION, TEXT_ENCODER
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.published import catalogue_info
-from vram_budget.nodes.estimator.resolve import part_of
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.models.published import catalogue_info
+from vram_budget.nodes.estimator.machine.resolve import part_of
 from vram_budget.nodes.estimator.workload import LatentShape, ModelRef
 
 RTX4090 = Device.from_card(find_card("RTX 4090"))

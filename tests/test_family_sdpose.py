@@ -9,18 +9,18 @@ import pytest
 
 from helpers_models import spec_params, spec_unet, spec_vae_kl, write_safetensors
 from workflows.templates import template_workflow
-from vram_budget.nodes.estimator import memory
-from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.physics import memory
+from vram_budget.nodes.estimator.machine.device import Device
 from vram_budget.nodes.estimator.families import FAMILIES, describe, registry
 from vram_budget.nodes.estimator.families.rt_detr import P_RTDETR_X
 from vram_budget.nodes.estimator.families.sdpose import ORDER, P_SDPOSE_HEAD, P_SDPOSE_UNET, P_SDPOSE_VAE
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.graph.packs.nodes_sdpose import head_working_bytes
 from vram_budget.nodes.estimator.model_info import CHECKPOINT, DIFFUSION, VAE
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.published import catalogue_info
-from vram_budget.nodes.estimator.resolve import part_of
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.models.published import catalogue_info
+from vram_budget.nodes.estimator.machine.resolve import part_of
 from vram_budget.nodes.estimator.workload import LatentShape, ModelRef
 
 RTX4090 = Device.from_card(find_card("RTX 4090"))
@@ -109,7 +109,7 @@ def test_a_stage_without_latent_shows_the_reason_its_pack_gave():
     """stages/sample.py: a sampling-kind stage with no latent says "latent size unknown" unless its node pack's
     handler gave its reason (Stage.unpriced; RTDETR_detect: a detector has no latent)."""
     from vram_budget.nodes.estimator.stages import build_stage, gap
-    from vram_budget.nodes.estimator.resolve import resolve_model
+    from vram_budget.nodes.estimator.machine.resolve import resolve_model
     from vram_budget.nodes.estimator.workload import Stage
 
     ref = ModelRef(name="rt_detr_v4-x-hgnet_fp16.safetensors", role="diffusion", folder="diffusion_models")

@@ -7,15 +7,15 @@ import json
 
 import pytest
 
-from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.machine.device import Device
 from vram_budget.nodes.estimator.families import FAMILIES, registry
 from vram_budget.nodes.estimator.families.stable_audio import P_SA1_DIT, P_SA1_VAE
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.model_info import CHECKPOINT, DIFFUSION
-from vram_budget.nodes.estimator.name_infer import family_of
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.published import catalogue_info
+from vram_budget.nodes.estimator.models.name_infer import family_of
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.models.published import catalogue_info
 from vram_budget.nodes.estimator.stages.vae import vae_working
 from vram_budget.nodes.estimator.workload import LatentShape
 

@@ -7,15 +7,15 @@ import json
 import pytest
 
 from helpers_models import spec_params, write_safetensors
-from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.machine.device import Device
 from vram_budget.nodes.estimator.families import FAMILIES, describe, registry
 from vram_budget.nodes.estimator.families.triposplat import (P_TRIPOSPLAT, P_TRIPOSPLAT_VAE, decode_reserve_bytes,
                                                              dinov3_tokens, snap_gaussians)
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.model_info import DIFFUSION, VAE
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.published import catalogue_info
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.models.published import catalogue_info
 from vram_budget.nodes.estimator.stages.vae import vae_working
 from vram_budget.nodes.estimator.workload import LatentShape
 

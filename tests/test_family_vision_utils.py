@@ -9,18 +9,18 @@ import re
 import pytest
 
 from workflows.templates import template_workflow
-from vram_budget.nodes.estimator import memory
-from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.physics import memory
+from vram_budget.nodes.estimator.machine.device import Device
 from vram_budget.nodes.estimator.families import FAMILIES, registry
 from vram_budget.nodes.estimator.families import birefnet as B
 from vram_budget.nodes.estimator.families import frame_interpolation as FI
 from vram_budget.nodes.estimator.families import rt_detr as R
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
-from vram_budget.nodes.estimator.host_memory import image_bytes
+from vram_budget.nodes.estimator.machine.host_memory import image_bytes
 from vram_budget.nodes.estimator.model_info import DIFFUSION
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.published import catalogue_info
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.models.published import catalogue_info
 from vram_budget.nodes.estimator.workload import LatentShape
 
 RTX4090 = Device.from_card(find_card("RTX 4090"))

@@ -7,15 +7,15 @@ import json
 import pytest
 
 from workflows.templates import template_workflow
-from vram_budget.nodes.estimator import memory
-from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.physics import memory
+from vram_budget.nodes.estimator.machine.device import Device
 from vram_budget.nodes.estimator.families import FAMILIES
 from vram_budget.nodes.estimator.families.wan import P_WAN13
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.graph.packs import REGISTRY
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.published import catalogue_info
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.models.published import catalogue_info
 from vram_budget.nodes.estimator.workload import LatentShape
 
 CARD = "RTX 4090"
@@ -109,7 +109,7 @@ def test_causal_forcing_files_are_wan_13b_sampled_autoregressively():
     assert 0 <= info.weights_bytes - 4 * P_WAN13 < 5_000_000
     assert FAMILIES["wan2.1-1.3b-causal"].arch["ar_block_frames"] == 1
     assert FAMILIES["wan2.1-1.3b-causal-chunkwise"].arch["ar_block_frames"] == 3
-    from vram_budget.nodes.estimator.name_infer import infer_info
+    from vram_budget.nodes.estimator.models.name_infer import infer_info
     chunk, _ = infer_info("causal_forcing-chunkwise.safetensors", "diffusion", "diffusion_models")
     assert chunk.family == "wan2.1-1.3b-causal-chunkwise"
     plain, _ = infer_info("wan2.1_t2v_1.3B_bf16.safetensors", "diffusion", "diffusion_models")

@@ -1,4 +1,4 @@
-"""The card catalogue (nodes/estimator/gpus.py) and the "cheapest card" rule: never a rental for a
+"""The card catalogue (nodes/estimator/machine/gpus.py) and the "cheapest card" rule: never a rental for a
 workflow that fits the user's own card."""
 from __future__ import annotations
 
@@ -7,14 +7,15 @@ import re
 
 import pytest
 
-from vram_budget.nodes.estimator import advice, gpus
-from vram_budget.nodes.estimator.device import Device
-from vram_budget.nodes.estimator.planning import estimate_prompt
+from vram_budget.nodes.estimator.plan import advice
+from vram_budget.nodes.estimator.machine import gpus
+from vram_budget.nodes.estimator.machine.device import Device
+from vram_budget.nodes.estimator.plan.planning import estimate_prompt
 from vram_budget.nodes.estimator.errors import VramBudgetError
-from vram_budget.nodes.estimator.gpus import (
+from vram_budget.nodes.estimator.machine.gpus import (
     ARCHS, CARDS, PCIE, RENTAL_LINEUP, SOURCES, build_catalogue, cheapest_card_that_fits, find_card,
 )
-from vram_budget.nodes.estimator.report import format_report
+from vram_budget.nodes.estimator.plan.report import format_report
 from vram_budget.nodes.estimator.units import GiB
 
 
@@ -144,7 +145,7 @@ def test_a_laptop_gpu_is_never_the_desktop_card():
 
 
 def test_every_catalogue_line_is_whole_and_sourced():
-    from vram_budget.nodes.estimator.gpus import ARCHS, CARDS, SOURCES
+    from vram_budget.nodes.estimator.machine.gpus import ARCHS, CARDS, SOURCES
     names = [c.name for c in CARDS]
     assert len(names) == len(set(names)) and len(CARDS) >= 100
     for c in CARDS:

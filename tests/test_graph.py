@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vram_budget.nodes.estimator import node_specs
+from vram_budget.nodes.estimator.graph import node_specs
 from vram_budget.nodes.estimator.errors import WorkflowError
 from vram_budget.nodes.estimator.graph import estimate_text_tokens, read_workflow
 from vram_budget.nodes.estimator.graph.base import INPUT_MEDIA
@@ -418,7 +418,7 @@ def test_input_image_sizes_come_from_the_file_header_and_stay_in_the_input_folde
     import struct
     import zlib
 
-    from vram_budget.nodes.estimator.media import image_size, input_reader
+    from vram_budget.nodes.estimator.models.media import image_size, input_reader
 
     def png(w, h):
         ihdr = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
@@ -836,9 +836,9 @@ def test_an_integer_beyond_float_range_in_json_text_names_its_node():
     (("EmptyHunyuanLatentVideo", {"width": 848, "height": 480, "length": 10**5000, "batch_size": 1}), "length"),
 ])
 def test_huge_integer_sizes_are_refused_naming_the_node_and_widget(latent, name):
-    from vram_budget.nodes.estimator.device import Device
-    from vram_budget.nodes.estimator.gpus import find_card
-    from vram_budget.nodes.estimator.planning import estimate_prompt
+    from vram_budget.nodes.estimator.machine.device import Device
+    from vram_budget.nodes.estimator.machine.gpus import find_card
+    from vram_budget.nodes.estimator.plan.planning import estimate_prompt
 
     prompt = _sdxl_prompt_7_8(latent)
     with pytest.raises(WorkflowError) as err:
@@ -849,9 +849,9 @@ def test_huge_integer_sizes_are_refused_naming_the_node_and_widget(latent, name)
 
 
 def test_a_huge_integer_step_count_is_noted_not_a_crash():
-    from vram_budget.nodes.estimator.device import Device
-    from vram_budget.nodes.estimator.gpus import find_card
-    from vram_budget.nodes.estimator.planning import estimate_prompt
+    from vram_budget.nodes.estimator.machine.device import Device
+    from vram_budget.nodes.estimator.machine.gpus import find_card
+    from vram_budget.nodes.estimator.plan.planning import estimate_prompt
 
     prompt = _sdxl_prompt_7_8(("EmptyLatentImage", {"width": 512, "height": 512, "batch_size": 1}), steps=10**309)
     budget = estimate_prompt(json.dumps(prompt), Device.from_card(find_card("RTX 4090")), None, None)

@@ -22,7 +22,7 @@ import pytest
 
 from vram_budget.nodes.estimator.errors import WorkflowError
 from vram_budget.nodes.estimator.graph import read_workflow
-from vram_budget.nodes.estimator.node_specs import load_specs
+from vram_budget.nodes.estimator.graph.node_specs import load_specs
 from vram_budget.nodes.estimator.workload import SAMPLE
 
 TEMPLATE_PACKAGES = ("comfyui_workflow_templates_json", "comfyui_workflow_templates_media_image",

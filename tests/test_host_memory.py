@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from test_budget import flux_workload, wan22_workload  # noqa: E402  (tests/ is on sys.path)
-from vram_budget.nodes.estimator import host_memory
-from vram_budget.nodes.estimator.device import Device
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.report import format_report
-from vram_budget.nodes.estimator.gpus import find_card
-from vram_budget.nodes.estimator.host_memory import Host
+from vram_budget.nodes.estimator.machine import host_memory
+from vram_budget.nodes.estimator.machine.device import Device
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.plan.report import format_report
+from vram_budget.nodes.estimator.machine.gpus import find_card
+from vram_budget.nodes.estimator.machine.host_memory import Host
 from vram_budget.nodes.estimator.units import GiB
 from vram_budget.nodes.estimator.workload import TEXT_ENCODE, ModelRef, Stage, Workload
 
@@ -250,7 +250,7 @@ def test_live_host_reads_psutil_and_says_when_it_fails(monkeypatch):
 def test_rules_follow_the_comfyui_version(version, rules, note):
     from vram_budget.nodes import comfy_bridge
 
-    got, why = comfy_bridge.rules_for_version(version)
+    got, why = comfy_bridge.launch.rules_for_version(version)
     assert got == rules and (note in why if note else why == "")
 
 
@@ -368,7 +368,7 @@ def test_a_container_limit_changes_the_live_ram_and_the_verdict(tmp_path, monkey
     limit = min(8 * GiB, host_total // 2)
     root, proc = _cgroup(tmp_path, {"docker/abc/memory.max": str(limit), "docker/abc/memory.current": str(GiB)})
     real = host_memory.container_limit
-    monkeypatch.setattr(comfy_bridge, "container_limit", lambda: real(root, proc))
+    monkeypatch.setattr(comfy_bridge.memory, "container_limit", lambda: real(root, proc))
     host = comfy_bridge.live_host()
     assert host.ram_total_bytes == limit and host.swap_total_bytes == 0 and host.container_limit
     assert any("limited by the container" in n for n in host.notes)
@@ -377,6 +377,6 @@ def test_a_container_limit_changes_the_live_ram_and_the_verdict(tmp_path, monkey
     b = estimate(flux_workload(), replace(Device.from_card(find_card("RTX 4090")), host=host))
     assert b.host.outcome == "oom"  # 16-bit Flux dev needs more RAM than an 8 GiB container
     assert "RAM (container limit)" in format_report(b)
-    monkeypatch.setattr(comfy_bridge, "container_limit", lambda: None)
+    monkeypatch.setattr(comfy_bridge.memory, "container_limit", lambda: None)
     free = comfy_bridge.live_host()
     assert free.ram_total_bytes == host_total and not free.container_limit

@@ -3,11 +3,11 @@ is at hand (graph.LIVE_SPECS, set inside ComfyUI by live_models.live_hooks), and
 inferred. On a real ComfyUI with a node written for the test: tests/comfy/test_routes.py."""
 from __future__ import annotations
 
-from vram_budget.nodes.estimator import node_specs
-from vram_budget.nodes.estimator.device import LaunchFlags, device_for_launch
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.graph import node_specs
+from vram_budget.nodes.estimator.machine.device import LaunchFlags, device_for_launch
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import LIVE_SPECS, read_workflow
-from vram_budget.nodes.estimator.planning import estimate_prompt
+from vram_budget.nodes.estimator.plan.planning import estimate_prompt
 
 SAMPLER = {"input": {"required": {"model": ["MODEL"], "positive": ["CONDITIONING"], "negative": ["CONDITIONING"],
                                   "latent_image": ["LATENT"], "seed": ["INT", {"default": 0}],

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from vram_budget.nodes.estimator.device import LaunchFlags, device_for_launch
+from vram_budget.nodes.estimator.machine.device import LaunchFlags, device_for_launch
 from vram_budget.nodes.estimator.families import ip_adapter as F
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
-from vram_budget.nodes.estimator.name_infer import infer_info
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.resolve import folder_resolver
+from vram_budget.nodes.estimator.models.name_infer import infer_info
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.machine.resolve import folder_resolver
 from vram_budget.nodes.estimator.workload import CLIP_VISION_ENCODE, SAMPLE
 
 CORPUS = Path(__file__).resolve().parent / "workflows" / "community_extra"

@@ -15,13 +15,14 @@ from dataclasses import replace
 import pytest
 
 from vram_budget.nodes import budget_node, comfy_bridge, routes, wan_planner
+from vram_budget.nodes.comfy_bridge import launch as bridge_launch
 from vram_budget.nodes.comfy_bridge import CudaDeviceMemory, DeviceState
-from vram_budget.nodes.estimator import cli_estimate
-from vram_budget.nodes.estimator.device import (
+from vram_budget.nodes.estimator.cli import cli_estimate
+from vram_budget.nodes.estimator.machine.device import (
     COMFY_RESERVE_BYTES, CUDA_CONTEXT_BYTES, LaunchFlags, device_for_launch,
 )
-from vram_budget.nodes.estimator.gpus import find_card
-from vram_budget.nodes.estimator.host_memory import Host
+from vram_budget.nodes.estimator.machine.gpus import find_card
+from vram_budget.nodes.estimator.machine.host_memory import Host
 
 GiB = 1024 ** 3
 MiB = 1024 ** 2
@@ -81,8 +82,8 @@ def install_comfy(monkeypatch, args, *, version="0.33.0", compute="cpu", total=6
                "comfyui_version": ver, "torch": torch}
     for name, mod in modules.items():
         monkeypatch.setitem(sys.modules, name, mod)
-    monkeypatch.setattr(comfy_bridge.platform, "system", lambda: os_name)
-    monkeypatch.setattr(comfy_bridge, "live_host", lambda: HOST)  # psutil's figures move between two calls
+    monkeypatch.setattr(bridge_launch.platform, "system", lambda: os_name)
+    monkeypatch.setattr(bridge_launch, "live_host", lambda: HOST)  # psutil's figures move between two calls
 
 
 def cli_device(*argv: str):
@@ -223,9 +224,10 @@ def test_the_live_gpu_is_measured_and_takes_the_flags(monkeypatch):
     args = comfy_args(lowvram=True, reserve_vram=2.0, vram_headroom=1.0)
     install_comfy(monkeypatch, args, compute="cuda", aimdo=True)
     total, free, reserved, allocated = int(23.65 * GiB), 20 * GiB, 2 * GiB, GiB
-    monkeypatch.setattr(comfy_bridge, "cuda_devices", lambda: [CudaDeviceMemory(
+    monkeypatch.setattr(bridge_launch, "cuda_devices", lambda: [CudaDeviceMemory(
         index=0, name="NVIDIA GeForce RTX 4090", total=total, driver_free=free, torch_reserved=reserved,
         torch_allocated=allocated, is_compute_device=True, source="torch")])
+    monkeypatch.setattr(comfy_bridge, "cuda_devices", bridge_launch.cuda_devices)  # the panel asks the face
     dev = budget_node.live_device("auto", 0.0)
     assert dev == routes.estimator_device(None)[0]
     assert (dev.name, dev.total_bytes, dev.source) == ("NVIDIA GeForce RTX 4090", total, "live")
@@ -240,9 +242,10 @@ def test_the_live_gpu_is_measured_and_takes_the_flags(monkeypatch):
 
 def test_an_unknown_live_gpu_keeps_its_measurements(monkeypatch):
     install_comfy(monkeypatch, comfy_args(), compute="cuda", aimdo=True)
-    monkeypatch.setattr(comfy_bridge, "cuda_devices", lambda: [CudaDeviceMemory(
+    monkeypatch.setattr(bridge_launch, "cuda_devices", lambda: [CudaDeviceMemory(
         index=0, name="NVIDIA Future GPU 9000", total=96 * GiB, driver_free=90 * GiB, torch_reserved=0,
         torch_allocated=0, is_compute_device=True, source="torch")])
+    monkeypatch.setattr(comfy_bridge, "cuda_devices", bridge_launch.cuda_devices)  # the panel asks the face
     dev = budget_node.live_device("auto", 0.0)
     assert (dev.name, dev.total_bytes, dev.fp8_compute, dev.memory_mode) == ("NVIDIA Future GPU 9000", 96 * GiB,
                                                                             True, "dynamic")

@@ -1,4 +1,4 @@
-"""LLM memory (nodes/estimator/llm.py): the guide's tables (FACTS.md "LLM" and "Cards"), the KV cache
+"""LLM memory (nodes/estimator/llm/llm.py): the guide's tables (FACTS.md "LLM" and "Cards"), the KV cache
 as engines and ComfyUI allocate it, real Hugging Face folders and GGUF files, engine rules, the CLI."""
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ from pathlib import Path
 import pytest
 
 from helpers_models import ITEMSIZE, gguf_expected_bytes, write_gguf, write_safetensors
-from vram_budget.nodes.estimator import llm, llm_models, llm_quant
+from vram_budget.nodes.estimator import llm
+from vram_budget.nodes.estimator.llm import llm_models, serve as llm_serve
+from vram_budget.nodes.estimator.models import llm_quant
 from vram_budget.nodes.estimator.errors import ModelFileError, VramBudgetError
-from vram_budget.nodes.estimator.gpus import CARDS, find_card
-from vram_budget.nodes.estimator.llm_quant import GGML_BLOCK, gguf_tensor_type, tensor_list, text_params
+from vram_budget.nodes.estimator.machine.gpus import CARDS, find_card
+from vram_budget.nodes.estimator.models.llm_quant import GGML_BLOCK, gguf_tensor_type, tensor_list, text_params
 from vram_budget.nodes.estimator.units import GB, KiB
 
 REPO = Path(__file__).resolve().parents[1]
@@ -686,7 +688,7 @@ def test_llamacpp_tensor_split():
     l70 = llm.load_model("Llama 3.3 70B")
     even = llm.serve_plan(l70, 8192, weights="4bit", engine="llama.cpp", gpus=2)
     uneven = llm.serve_plan(l70, 8192, weights="4bit", engine="llama.cpp", gpus=2, tensor_split=[3, 1])
-    assert llm._split_layers(80, (3, 1)) == [60, 20] and llm._split_layers(80, (1, 1)) == [40, 40]
+    assert llm_serve._split_layers(80, (3, 1)) == [60, 20] and llm_serve._split_layers(80, (1, 1)) == [40, 40]
     layout = llm.weights_layout(l70, "4bit", "llama.cpp")
     assert uneven.per_gpu_high == sum(layout.layers[:60]) + 60 * llm.kv_cache_bytes(l70, 8192) // 80 + 2 * GB
     assert uneven.per_gpu_high > even.per_gpu_high and "--tensor-split 3,1" in uneven.flags

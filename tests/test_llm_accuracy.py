@@ -14,7 +14,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from llm_accuracy_cases import CASES, GIB, MIB  # noqa: E402
 
 from vram_budget.nodes.estimator import llm  # noqa: E402
-from vram_budget.nodes.estimator.gpus import DRIVER_RESERVED, Card, find_card  # noqa: E402
+from vram_budget.nodes.estimator.llm import serve as llm_serve  # noqa: E402
+from vram_budget.nodes.estimator.machine.gpus import DRIVER_RESERVED, Card, find_card  # noqa: E402
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "accuracy-llm.md"
 PASS_RATE = 0.90
@@ -41,7 +42,7 @@ def ours(case) -> float:
     cfg = _model(case)
     metric = case["metric"]
     if metric == "tokens_from_gib":
-        per = llm._vllm_token_bytes(cfg, "fp16", case.get("gpus", 1)) * 16
+        per = llm_serve._vllm_token_bytes(cfg, "fp16", case.get("gpus", 1)) * 16
         return int(case["kv_gib"] * GIB) // per * 16
     layout = llm.weights_layout(cfg, case.get("weights", "16bit"), case["engine"])
     if metric == "weights_gib":
@@ -53,7 +54,7 @@ def ours(case) -> float:
     p = _plan(case, cfg)
     o = p.ollama or {}
     r = p.vllm_reserve or {}
-    per_token = llm._vllm_token_bytes(cfg, p.kv_dtype, p.gpus) if p.engine == "vLLM" else 0
+    per_token = llm_serve._vllm_token_bytes(cfg, p.kv_dtype, p.gpus) if p.engine == "vLLM" else 0
     if case.get("rank", 0) > 0 and p.engine == "vLLM" and not llm.vllm_rules(case.get("vllm_version")).v1:
         # V0 samples on rank 0 only: another rank's profile is the forward alone, its pool larger by the sampler's
         extra = r.get("sampler_bytes", 0)

@@ -19,7 +19,7 @@ import training_accuracy_cases  # noqa: E402
 from test_llm_accuracy import _fmt, error, ours, tolerance, within  # noqa: E402
 from test_training_accuracy import evaluate  # noqa: E402
 
-from vram_budget.nodes.estimator.evidence import split_of  # noqa: E402
+from vram_budget.nodes.estimator.plan.evidence import split_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 COLLECT = ROOT / "data" / "llm_outcomes" / "collect.jsonl"

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 from mcp_client import auto_run, session_run
-from vram_budget.nodes.estimator import mcp_server
-from vram_budget.nodes.estimator.agent import FITS_FIELDS, fits_answer
+from vram_budget.nodes.estimator.cli import mcp_server
+from vram_budget.nodes.estimator.cli.agent import FITS_FIELDS, fits_answer
 
 ROOT = Path(__file__).resolve().parents[1]
 FLUX = str(ROOT / "example_workflows" / "flux_dev_1024.json")

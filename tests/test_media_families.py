@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import math
 
-from vram_budget.nodes.estimator import memory, vae_memory
-from vram_budget.nodes.estimator.device import Device
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.physics import memory, vae_memory
+from vram_budget.nodes.estimator.machine.device import Device
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.units import GB
 from vram_budget.nodes.estimator.workload import SAMPLE, VAE_DECODE

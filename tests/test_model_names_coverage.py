@@ -11,12 +11,12 @@ import pytest
 from workflows import templates
 from workflows.corpus import community_dir
 
-from vram_budget.nodes.estimator.resolve import resolve_model
-from vram_budget.nodes.estimator.catalogue import lookup
-from vram_budget.nodes.estimator.published import template_models
+from vram_budget.nodes.estimator.machine.resolve import resolve_model
+from vram_budget.nodes.estimator.models.catalogue import lookup
+from vram_budget.nodes.estimator.models.published import template_models
 from vram_budget.nodes.estimator.errors import WorkflowError
 from vram_budget.nodes.estimator.graph import read_workflow
-from vram_budget.nodes.estimator.node_specs import load_specs
+from vram_budget.nodes.estimator.graph.node_specs import load_specs
 
 CORPUS = community_dir()  # tests/workflows/community, else ../shared/corpus/community
 # Flux.1/Flux.2 and Wan models in the roles the budget prices: these must never stay unpriced.

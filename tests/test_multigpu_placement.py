@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from nodes.estimator.cli_estimate import add_estimate_parser, devices_from_args
-from nodes.estimator.distorch import GIB, gib_text, write_allocation
+from nodes.estimator.cli.cli_estimate import add_estimate_parser, devices_from_args
+from nodes.estimator.machine.distorch import GIB, gib_text, write_allocation
 from nodes.estimator.errors import VramBudgetError
 from nodes.estimator.graph import read_workflow
-from nodes.estimator.planning import estimate
+from nodes.estimator.plan.planning import estimate
 from nodes.estimator.workload import Workload
 
 REPO = Path(__file__).resolve().parent.parent
@@ -87,7 +87,7 @@ def test_flux_text_encoder_on_cpu_and_vae_on_cuda1_are_said_and_not_counted_on_t
     assert place["cuda:1"]["card"] is None and place["cuda:1"]["outcome"] == "not_checked"
     assert place["cuda:1"]["peak_bytes"] == vae["device_peak_bytes"]
     assert place["cpu"]["outcome"] == "no_vram" and place["cpu"]["peak_bytes"] == 0
-    from nodes.estimator.report import format_report
+    from nodes.estimator.plan.report import format_report
     text = format_report(b)
     assert "runs on the CPU: no VRAM" in text and "not on this card" in text and "cuda:1" in text
 
@@ -331,7 +331,7 @@ def test_expert_mode_allocations_are_priced_per_device():
 @pytest.mark.parametrize("text", ["cuda:0,4gb;cuda:1,6gb;cpu,*", "cuda:1,512m;cuda:0,3.5g;cpu,*",
                                   "cuda:0,30gb;cpu,*", "cuda:0,1000000000b;cuda:1,*", "cuda:0,2gb;cuda:1,2gb"])
 def test_our_allocation_reader_agrees_with_distorch2s_parser(text):
-    from nodes.estimator.distorch import read_allocation
+    from nodes.estimator.machine.distorch import read_allocation
     model = int(13.31 * GIB)
     ours = read_allocation(text, model)
     theirs = _parse_with_distorch2(text, model, {"cpu": 64 * GIB, "cuda:0": 24 * GIB, "cuda:1": 24 * GIB})["bytes"]

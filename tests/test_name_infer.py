@@ -7,15 +7,15 @@ import math
 import pytest
 
 from vram_budget.nodes.estimator.families.registry import PARAMS as P
-from vram_budget.nodes.estimator import catalogue as cat
-from vram_budget.nodes.estimator import name_infer as ni
-from vram_budget.nodes.estimator.device import Device
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.resolve import resolve_model
+from vram_budget.nodes.estimator.models import catalogue as cat
+from vram_budget.nodes.estimator.models import name_infer as ni
+from vram_budget.nodes.estimator.machine.device import Device
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.machine.resolve import resolve_model
 from vram_budget.nodes.estimator.families import FAMILIES
-from vram_budget.nodes.estimator.gpus import find_card
-from vram_budget.nodes.estimator.llm_quant import GGML_BLOCK
-from vram_budget.nodes.estimator.report import format_report
+from vram_budget.nodes.estimator.machine.gpus import find_card
+from vram_budget.nodes.estimator.models.llm_quant import GGML_BLOCK
+from vram_budget.nodes.estimator.plan.report import format_report
 from vram_budget.nodes.estimator.workload import SAMPLE, ModelRef, Stage, Workload
 
 
@@ -257,8 +257,8 @@ def test_every_published_entry_has_a_source_and_consistent_numbers(entry):
 def test_chroma_radiance_is_not_priced_as_latent_chroma():
     """Radiance samples pixels in 16 px patches with a per-pixel head: Chroma's latent table would call a
     1024² image 262k tokens and a 70 GiB activation peak; its own traced table counts 4096."""
-    from vram_budget.nodes.estimator import memory
-    from vram_budget.nodes.estimator.name_infer import infer_info
+    from vram_budget.nodes.estimator.physics import memory
+    from vram_budget.nodes.estimator.models.name_infer import infer_info
     from vram_budget.nodes.estimator.workload import LatentShape
 
     info, _ = infer_info("chroma-radiance-x0.safetensors", "diffusion", "diffusion_models")
@@ -300,10 +300,10 @@ def test_a_fine_tune_the_name_does_not_say_takes_its_family_from_a_controlnet_it
     """realisticVisionV60B1_v51VAE says nothing; control_v11p_sd15_canny is an SD1.5 ControlNet, which fails on any
     other base: the checkpoint is priced as SD1.5 (said), and with an SDXL ControlNet as SDXL. A LoRA is no such
     evidence (a mismatched LoRA loads no keys and runs), nor is a placeholder for a file the graph cannot name."""
-    from vram_budget.nodes.estimator.device import Device
-    from vram_budget.nodes.estimator.gpus import find_card
+    from vram_budget.nodes.estimator.machine.device import Device
+    from vram_budget.nodes.estimator.machine.gpus import find_card
     from vram_budget.nodes.estimator.graph import read_workflow
-    from vram_budget.nodes.estimator.planning import estimate
+    from vram_budget.nodes.estimator.plan.planning import estimate
 
     def prompt(controlnet):
         return {

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from vram_budget.nodes.estimator.oom import CAUSES, OomDiagnosis, parse_oom
+from vram_budget.nodes.estimator.plan.oom import CAUSES, OomDiagnosis, parse_oom
 from vram_budget.nodes.estimator.units import GiB, MiB
 
 # shared/FACTS.md, "Reading an OOM message", verbatim.
@@ -322,7 +322,7 @@ def test_long_digit_runs_parse_in_linear_time(filler):
 
 
 # --- OOM help for the workflow that failed (issue 12, item 14) -------------------------------
-from vram_budget.nodes.estimator.oom import INSTALLS, OomContext, context_for_prompt, where_to_set  # noqa: E402
+from vram_budget.nodes.estimator.plan.oom import INSTALLS, OomContext, context_for_prompt, where_to_set  # noqa: E402
 
 
 def _prompt(nodes: dict) -> dict:
@@ -518,7 +518,7 @@ def test_context_from_json_is_tolerant():
 
 
 # --- system RAM (host memory) out-of-memory: not the GPU -------------------------------------------
-from vram_budget.nodes.estimator.oom import is_oom_message  # noqa: E402
+from vram_budget.nodes.estimator.plan.oom import is_oom_message  # noqa: E402
 
 # ComfyUI (Windows portable) loading a checkpoint: safetensors' mmap hits the commit limit.
 PAGING_FILE_TRACEBACK = r"""!!! Exception during processing !!! The paging file is too small for this operation to complete. (os error 1455)

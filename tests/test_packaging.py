@@ -61,7 +61,7 @@ def test_pack_imports_cleanly_without_comfyui():
 
 
 def test_estimator_never_imports_comfy_or_torch():
-    for path in (REPO / "nodes" / "estimator").glob("*.py"):
+    for path in (REPO / "nodes" / "estimator").rglob("*.py"):
         text = path.read_text()
         assert not re.search(r"^\s*(import|from)\s+(comfy|torch|folder_paths|server)\b", text, re.M), path.name
 

@@ -10,8 +10,8 @@ import pkgutil
 
 import pytest
 
-from vram_budget.nodes.estimator import planning as B
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.plan import planning as B
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.graph import packs
 from vram_budget.nodes.estimator.units import GiB

@@ -1,4 +1,4 @@
-"""Issue 24: the placement plan for several cards (nodes/estimator/placement_plan.py): which device each
+"""Issue 24: the placement plan for several cards (nodes/estimator/plan/placement_plan.py): which device each
 loader puts its model on, DisTorch2 allocations for a model too big for its card (parsed with DisTorch2's own
 parser, extracted from ComfyUI-MultiGPU's source at test time), each card's predicted peak, the other
 engines, and ComfyUI 0.33's own Select*Device nodes read as placements."""
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from nodes.estimator import placement_plan
+from nodes.estimator.plan import placement_plan
 from nodes.estimator.graph import read_workflow
-from nodes.estimator.planning import estimate
-from nodes.estimator.cli_estimate import devices_from_args
-from nodes.estimator.distorch import gib_text
+from nodes.estimator.plan.planning import estimate
+from nodes.estimator.cli.cli_estimate import devices_from_args
+from nodes.estimator.machine.distorch import gib_text
 from test_multigpu_placement import NODEPACK, PREFIX, _args, _corpus_file, _parse_with_distorch2
 
 REPO = Path(__file__).resolve().parent.parent
@@ -238,7 +238,7 @@ def test_cfg_split_speed_from_each_cards_throughput_and_ulysses_degree_divides_t
     """CFG split runs one cond per card and the slower card paces each step: two H100s sample 2x as fast,
     an RTX 4090 with an RTX 3060 slower than the 4090 alone (runtime.forward_flops at each card's tensor
     throughput; the ratio by hand). Raylight's Ulysses degree must divide Wan 14B's 40 heads: 2 of 3 cards."""
-    from nodes.estimator.gpus import find_card
+    from nodes.estimator.machine.gpus import find_card
     _, _, b = _plan(WAN22_FP16, "--gpus", "H100,H100,H100")
     engines = {e["engine"]: e for e in b.placement_plan.other_engines}
     split = engines["ComfyUI MultiGPU CFG Split (MultiGPU_WorkUnits)"]
@@ -258,7 +258,7 @@ def test_the_machines_other_cuda_devices_become_cuda_1_on():
     on this machine): torch order, each card's size and what other processes hold on it, and none unless ComfyUI
     computes on cuda:0."""
     from vram_budget.nodes.comfy_bridge import CudaDeviceMemory, other_cuda_devices
-    from vram_budget.nodes.estimator.device import LaunchFlags
+    from vram_budget.nodes.estimator.machine.device import LaunchFlags
 
     def dev(i, name, total_gib, free_gib, compute):
         return CudaDeviceMemory(i, name, int(total_gib * GIB), None if free_gib is None else int(free_gib * GIB),

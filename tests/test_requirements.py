@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from vram_budget.nodes.estimator import requirements as R
-from vram_budget.nodes.estimator.node_specs import load_specs
-from vram_budget.nodes.estimator.templates import local_model_templates, package_versions
+from vram_budget.nodes.estimator.cli import requirements as R
+from vram_budget.nodes.estimator.graph.node_specs import load_specs
+from vram_budget.nodes.estimator.graph.templates import local_model_templates, package_versions
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = REPO / "data" / "requirements.json"

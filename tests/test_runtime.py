@@ -9,10 +9,11 @@ import sys
 import pytest
 
 from test_budget import dev, flux_workload, wan22_workload  # tests/ is on sys.path
-from vram_budget.nodes.estimator import capacity, runtime
-from vram_budget.nodes.estimator.budget import VERDICTS
-from vram_budget.nodes.estimator.device import Device
-from vram_budget.nodes.estimator.planning import estimate
+from vram_budget.nodes.estimator.plan import capacity
+from vram_budget.nodes.estimator.machine import runtime
+from vram_budget.nodes.estimator.plan.budget import VERDICTS
+from vram_budget.nodes.estimator.machine.device import Device
+from vram_budget.nodes.estimator.plan.planning import estimate
 from vram_budget.nodes.estimator.units import GiB, MiB
 from vram_budget.nodes.estimator.workload import SAMPLE, VAE_DECODE, ModelRef, Stage, Workload
 
@@ -117,7 +118,7 @@ def test_an_unknown_model_makes_the_verdict_unknown_not_fits():
     assert budget.verdict == "unknown" and data["complete"] is False
     assert [m["name"] for m in data["missing"]] == ["my_secret_finetune_v3.safetensors"]
     assert "models/diffusion_models/" in data["missing"][0]["fix"]
-    from vram_budget.nodes.estimator.report import format_report
+    from vram_budget.nodes.estimator.plan.report import format_report
 
     text = format_report(budget)
     assert "CAN'T TELL" in text and "at least" in text and "my_secret_finetune_v3.safetensors" in text
@@ -237,7 +238,7 @@ def test_cheapest_card_is_one_where_comfyui_keeps_everything_resident():
 
 def test_the_node_and_panel_entry_point_adds_every_capacity_that_applies():
     """estimate_prompt(..., capacities=None) is what the VRAM Budget node and the panel call."""
-    from vram_budget.nodes.estimator.planning import estimate_prompt
+    from vram_budget.nodes.estimator.plan.planning import estimate_prompt
 
     wf = json.loads((_repo() / "example_workflows" / "flux_dev_1024.json").read_text())
     budget = estimate_prompt(wf, dev("RTX 5090"), capacities=None)
@@ -252,8 +253,8 @@ def test_comfyuis_estimate_uses_the_recorded_memory_usage_factor_of_families_the
     """Chroma Radiance (pixel space: a 1024² 'latent' is 1M positions): with the default factor 2.0 ComfyUI's
     estimate would be ~80 GiB and everything would stream; its class's own 0.044 (recorded by the tracer)
     gives ~1.8 GiB, and the model stays resident on a 24 GB card."""
-    from vram_budget.nodes.estimator import runtime
-    from vram_budget.nodes.estimator.name_infer import infer_info
+    from vram_budget.nodes.estimator.machine import runtime
+    from vram_budget.nodes.estimator.models.name_infer import infer_info
     from vram_budget.nodes.estimator.workload import LatentShape
 
     info, _ = infer_info("chroma-radiance-x0.safetensors", "diffusion", "diffusion_models")
@@ -267,9 +268,9 @@ def test_gguf_takes_the_legacy_path_under_dynamic_vram():
     """ComfyUI-GGUF clones the patcher into GGUFModelPatcher, a ModelPatcher (nodes.py:34, :175): a GGUF model
     is loaded partially and streamed as in classic mode even when Dynamic VRAM is on."""
     import accuracy_cases as A
-    from vram_budget.nodes.estimator.device import Device
-    from vram_budget.nodes.estimator.planning import estimate
-    from vram_budget.nodes.estimator.gpus import card_for_vram
+    from vram_budget.nodes.estimator.machine.device import Device
+    from vram_budget.nodes.estimator.plan.planning import estimate
+    from vram_budget.nodes.estimator.machine.gpus import card_for_vram
 
     card = card_for_vram(8, False)
     classic = estimate(A.schnell_gguf(), Device.from_card(card, memory_mode="classic"), models=A.SCHNELL_Q4)
@@ -289,8 +290,8 @@ def test_native_fp8_instead_of_gguf_only_where_it_pays(ram_gib, offered):
     from dataclasses import replace
 
     import accuracy_cases as A
-    from vram_budget.nodes.estimator.gpus import card_for_vram
-    from vram_budget.nodes.estimator.host_memory import Host
+    from vram_budget.nodes.estimator.machine.gpus import card_for_vram
+    from vram_budget.nodes.estimator.machine.host_memory import Host
 
     card = card_for_vram(8, False)
     host = Host(ram_total_bytes=ram_gib * GiB, swap_total_bytes=0, source="test")
@@ -330,7 +331,7 @@ def test_torch_compile_takes_the_legacy_path_under_dynamic_vram():
     """TorchCompileModel clones the model with disable_dynamic=True (nodes_torch_compile.py:28, 0.18.2 and 0.33.0):
     under Dynamic VRAM the compiled Flux is loaded partially and streamed the classic way, as in classic mode,
     while the same workflow without the node streams through Dynamic VRAM."""
-    from vram_budget.nodes.estimator.gpus import find_card
+    from vram_budget.nodes.estimator.machine.gpus import find_card
     from vram_budget.nodes.estimator.graph import read_workflow
 
     card = find_card("RTX 4070")

@@ -7,11 +7,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from vram_budget.nodes.estimator import runtime
-from vram_budget.nodes.estimator.device import Device, LaunchFlags, device_for_launch
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine import runtime
+from vram_budget.nodes.estimator.machine.device import Device, LaunchFlags, device_for_launch
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
-from vram_budget.nodes.estimator.planning import estimate
+from vram_budget.nodes.estimator.plan.planning import estimate
 from vram_budget.nodes.estimator.units import MiB
 from vram_budget.nodes.estimator.workload import SAMPLE
 

@@ -1,9 +1,9 @@
 """The one serializer of result dataclasses (nodes/estimator/serial.py): fields in declared order, the
 bookkeeping fields left out, a converted field in its printed shape. The keys below are the public
 `--json` interface of each remedy type (add fields, never rename or drop)."""
-from vram_budget.nodes.estimator.advice import Remedy
-from vram_budget.nodes.estimator.host_memory import HostRemedy
-from vram_budget.nodes.estimator.oom import Remedy as OomRemedy
+from vram_budget.nodes.estimator.plan.advice import Remedy
+from vram_budget.nodes.estimator.machine.host_memory import HostRemedy
+from vram_budget.nodes.estimator.plan.oom import Remedy as OomRemedy
 
 
 def test_the_remedy_ladders_json_keys_and_what_it_leaves_out():

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from nodes.estimator import speed
-from nodes.estimator.device import device_for_launch, LaunchFlags
-from nodes.estimator.gpus import find_card
+from nodes.estimator.machine import speed
+from nodes.estimator.machine.device import device_for_launch, LaunchFlags
+from nodes.estimator.machine.gpus import find_card
 from nodes.estimator.graph import read_workflow
-from nodes.estimator.planning import estimate
-from nodes.estimator.report import format_report
+from nodes.estimator.plan.planning import estimate
+from nodes.estimator.plan.report import format_report
 
 REPO = Path(__file__).resolve().parent.parent
 FLUX = REPO / "example_workflows" / "flux_dev_1024.json"

@@ -9,13 +9,13 @@ import math
 
 import helpers_models as hm
 from vram_budget.nodes.estimator.families.registry import PARAMS as P
-from vram_budget.nodes.estimator import cli
-from vram_budget.nodes.estimator.device import Device
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.resolve import folder_resolver
+from vram_budget.nodes.estimator.cli import app as cli
+from vram_budget.nodes.estimator.machine.device import Device
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.machine.resolve import folder_resolver
 from vram_budget.nodes.estimator.families import describe
 from vram_budget.nodes.estimator.files import clear_cache, inspect_file
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.workload import TEXT_ENCODE, ModelRef, Stage, Workload
 
 SPIECE = ("U8", (4_548_313,))  # a SentencePiece model stored as a uint8 tensor, as in Comfy-Org's umT5 files

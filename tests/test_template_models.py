@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from vram_budget.nodes.estimator.families.registry import PARAMS as P
-from vram_budget.nodes.estimator import catalogue as cat
-from vram_budget.nodes.estimator.published import catalogue_info
-from vram_budget.nodes.estimator import memory
-from vram_budget.nodes.estimator.device import Device
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.models import catalogue as cat
+from vram_budget.nodes.estimator.models.published import catalogue_info
+from vram_budget.nodes.estimator.physics import memory
+from vram_budget.nodes.estimator.machine.device import Device
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.workload import LatentShape
 

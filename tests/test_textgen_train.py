@@ -8,10 +8,10 @@ import pytest
 
 from helpers_models import spec_flux, write_safetensors
 
-from vram_budget.nodes.estimator import planning as B
-from vram_budget.nodes.estimator import training as T
+from vram_budget.nodes.estimator.plan import planning as B
+from vram_budget.nodes.estimator.llm import training as T
 from vram_budget.nodes.estimator.files import inspect_file
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
 from vram_budget.nodes.estimator.units import GiB
 

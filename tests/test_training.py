@@ -1,4 +1,4 @@
-"""Training memory (nodes/estimator/training.py): the guide's training figures (FACTS.md "Training",
+"""Training memory (nodes/estimator/llm/training.py): the guide's training figures (FACTS.md "Training",
 "Cards"), ZeRO sharding, activations, ComfyUI TrainLoraNode's adapters, the remedies, the CLI."""
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import pytest
 
 from helpers_models import spec_flux, write_safetensors
 from vram_budget.nodes.estimator import llm
-from vram_budget.nodes.estimator import training as T
+from vram_budget.nodes.estimator.llm import training as T
 from vram_budget.nodes.estimator.errors import VramBudgetError
-from vram_budget.nodes.estimator.gpus import CARDS, find_card
+from vram_budget.nodes.estimator.machine.gpus import CARDS, find_card
 from vram_budget.nodes.estimator.units import GB
 
 REPO = Path(__file__).resolve().parents[1]

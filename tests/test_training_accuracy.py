@@ -14,8 +14,8 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 import training_accuracy_cases as C  # noqa: E402
 from vram_budget.nodes.estimator import llm  # noqa: E402
-from vram_budget.nodes.estimator import training as T  # noqa: E402
-from vram_budget.nodes.estimator.published import catalogue_info  # noqa: E402
+from vram_budget.nodes.estimator.llm import training as T  # noqa: E402
+from vram_budget.nodes.estimator.models.published import catalogue_info  # noqa: E402
 from vram_budget.nodes.estimator.units import GB, GiB  # noqa: E402
 
 CONTEXT = GB  # CUDA context + allocator cache for figures read off the device ("device", max_seq)

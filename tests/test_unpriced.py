@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from vram_budget.nodes.estimator.device import LaunchFlags, device_for_launch
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.device import LaunchFlags, device_for_launch
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
-from vram_budget.nodes.estimator.planning import estimate_prompt
+from vram_budget.nodes.estimator.plan.planning import estimate_prompt
 from vram_budget.nodes.estimator.stages.base import NOT_ESTIMATED
 
 NODES = Path(__file__).resolve().parents[1] / "nodes"

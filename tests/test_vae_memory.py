@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vram_budget.nodes.estimator import vae_memory as vm
+from vram_budget.nodes.estimator.physics import vae_memory as vm
 from vram_budget.nodes.estimator.errors import PlanError, VramBudgetError
 from vram_budget.nodes.estimator.units import GiB, MiB
 
@@ -326,7 +326,7 @@ def test_encode_more_memory_never_gives_a_smaller_plan(family, batch, frames, h,
 
 
 def test_flux2_vae_is_priced_with_the_flux1_decoders_traced_points():
-    from vram_budget.nodes.estimator import vae_memory as V
+    from vram_budget.nodes.estimator.physics import vae_memory as V
 
     # Flux.2: 128-channel latent at /16 (32 ch packed 2x2); Flux.1: 16 ch at /8 - the same 1024² image
     assert V.vae_decode_bytes("vae-flux2", (1, 128, None, 64, 64)) == V.vae_decode_bytes("vae-kl16", (1, 16, None, 128, 128))
@@ -360,13 +360,13 @@ def test_an_autoencoderkl_decode_on_amd_is_priced_with_comfyuis_own_ratio():
     ComfyUI's own estimate and the auto-tiled plan all follow it; a VAE of another class (Wan) does not."""
     from pathlib import Path
 
-    from vram_budget.nodes.estimator.cli_estimate import device_from_args
+    from vram_budget.nodes.estimator.cli.cli_estimate import device_from_args
     from vram_budget.nodes.estimator.graph import read_workflow
-    from vram_budget.nodes.estimator.planning import estimate
+    from vram_budget.nodes.estimator.plan.planning import estimate
     from vram_budget.nodes.estimator.workload import VAE_DECODE
     import argparse
 
-    from vram_budget.nodes.estimator.cli_estimate import add_estimate_parser
+    from vram_budget.nodes.estimator.cli.cli_estimate import add_estimate_parser
 
     assert vm.amd_kl_ratio("vae-kl16", "AMD") == vm.AMD_KL_MEM_RATIO == 2.73
     assert vm.amd_kl_ratio("vae-kl16", "NVIDIA") == vm.amd_kl_ratio("vae-wan2.1", "AMD") == 1.0

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vram_budget.nodes import vae_decode as vd
-from vram_budget.nodes.estimator import vae_memory as vm
+from vram_budget.nodes.estimator.physics import vae_memory as vm
 from vram_budget.nodes.estimator.units import GiB, MiB
 
 VIDEO = ("vae-wan2.1", "vae-wan2.2", "vae-hunyuan", "vae-ltxv")

@@ -9,13 +9,13 @@ import os
 
 import pytest
 
-from vram_budget.nodes.estimator import capacity, video_plan
-from vram_budget.nodes.estimator import budget as budget_mod
-from vram_budget.nodes.estimator.device import LaunchFlags, device_for_launch
+from vram_budget.nodes.estimator.plan import capacity, video_plan
+from vram_budget.nodes.estimator.plan import budget as budget_mod
+from vram_budget.nodes.estimator.machine.device import LaunchFlags, device_for_launch
 from vram_budget.nodes.estimator.errors import PlanError
-from vram_budget.nodes.estimator.gpus import find_card
-from vram_budget.nodes.estimator.planning import read_workflow
-from vram_budget.nodes.estimator.wan_plan import search_path
+from vram_budget.nodes.estimator.machine.gpus import find_card
+from vram_budget.nodes.estimator.plan.planning import read_workflow
+from vram_budget.nodes.estimator.plan.wan_plan import search_path
 from vram_budget.nodes.estimator.workload import with_frames, with_pixels
 
 templates = pytest.importorskip("comfyui_workflow_templates_json")

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vram_budget.nodes.estimator import wan_plan as wp
-from vram_budget.nodes.estimator.device import Device
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.published import catalogue_info
+from vram_budget.nodes.estimator.plan import wan_plan as wp
+from vram_budget.nodes.estimator.machine.device import Device
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.models.published import catalogue_info
 from vram_budget.nodes.estimator.errors import PlanError
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.units import GiB
 from vram_budget.nodes.estimator.workload import SAMPLE, Workload
 

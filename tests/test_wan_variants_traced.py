@@ -8,14 +8,14 @@ from __future__ import annotations
 import helpers_models as hm
 import pytest
 
-from vram_budget.nodes.estimator import memory
-from vram_budget.nodes.estimator.device import Device
-from vram_budget.nodes.estimator.planning import estimate
-from vram_budget.nodes.estimator.published import catalogue_info
+from vram_budget.nodes.estimator.physics import memory
+from vram_budget.nodes.estimator.machine.device import Device
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.models.published import catalogue_info
 from vram_budget.nodes.estimator.families import describe
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.graph import read_workflow
-from vram_budget.nodes.estimator.name_infer import infer_info
+from vram_budget.nodes.estimator.models.name_infer import infer_info
 from vram_budget.nodes.estimator.workload import SAMPLE, LatentShape
 
 RTX_4090 = Device.from_card(find_card("RTX 4090"))

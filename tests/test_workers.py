@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from nodes.estimator.device import Device
-from nodes.estimator.gpus import find_card
+from nodes.estimator.machine.device import Device
+from nodes.estimator.machine.gpus import find_card
 from nodes.estimator.graph import read_workflow
-from nodes.estimator.planning import estimate
-from nodes.estimator.workers import plan_workers, sampling_seconds
+from nodes.estimator.plan.planning import estimate
+from nodes.estimator.cli.workers import plan_workers, sampling_seconds
 
 REPO = Path(__file__).resolve().parent.parent
 WAN22_FP16 = REPO / "example_workflows" / "wan22_14b_i2v_720p.json"
@@ -52,7 +52,7 @@ def test_a_worker_short_of_ram_is_left_out_with_a_ram_fix():
     """The fp8 Wan 2.2 template under classic memory management needs about 16.5 GiB of RAM while sampling:
     a 16 GiB worker without swap is killed by the OOM killer; its fix is a RAM fix (swap), not a card."""
     wl = read_workflow(json.loads(_template("video_wan2_2_14B_i2v").read_text()))
-    from nodes.estimator.cli_estimate import workers_from_args
+    from nodes.estimator.cli.cli_estimate import workers_from_args
     from test_multigpu_placement import _args
     workers = workers_from_args(_args("--workers", "RTX 3060:16,L4:64", "--memory-mode", "classic", "--swap", "0"))
     runs, left = plan_workers(wl, workers)

@@ -309,10 +309,10 @@ def _z_image_prompt(width=1024, height=1024, batch=1) -> dict:
 
 
 def test_z_image_template_estimate_is_complete_and_uses_its_traced_entry():
-    from vram_budget.nodes.estimator import planning as B
-    from vram_budget.nodes.estimator.gpus import find_card
+    from vram_budget.nodes.estimator.plan import planning as B
+    from vram_budget.nodes.estimator.machine.gpus import find_card
     from vram_budget.nodes.estimator.graph import read_workflow
-    from vram_budget.nodes.estimator.memory import text_tokens_for, traced_constants
+    from vram_budget.nodes.estimator.physics.memory import text_tokens_for, traced_constants
 
     b = B.estimate(read_workflow(_z_image_prompt()), B.Device.from_card(find_card("RTX 4090")))
     assert b.complete, (b.missing, b.incomplete)
@@ -361,7 +361,7 @@ def test_z_image_template_estimate_is_complete_and_uses_its_traced_entry():
     ("gemma", {"hidden_size": 2304}, "gemma"),
 ])
 def test_working_memory_key_routes_each_configuration_to_its_trace(doc, family, arch, key):
-    from vram_budget.nodes.estimator.memory import working_memory_key
+    from vram_budget.nodes.estimator.physics.memory import working_memory_key
 
     assert working_memory_key(family, arch) == key
     assert key in doc["architectures"]
@@ -369,7 +369,7 @@ def test_working_memory_key_routes_each_configuration_to_its_trace(doc, family, 
 
 @pytest.mark.parametrize("family", ["z-image", "hunyuan-video-1.5", "ltx2", "gemma3", "qwen"])
 def test_name_inferred_families_have_family_entries(family):
-    from vram_budget.nodes.estimator import name_infer as ni
+    from vram_budget.nodes.estimator.models import name_infer as ni
     from vram_budget.nodes.estimator.families import FAMILIES
 
     assert family in FAMILIES
@@ -378,7 +378,7 @@ def test_name_inferred_families_have_family_entries(family):
 
 def test_header_detected_z_image_gets_its_traced_working_memory(tmp_path):
     import helpers_models as hm
-    from vram_budget.nodes.estimator import memory
+    from vram_budget.nodes.estimator.physics import memory
     from vram_budget.nodes.estimator.families import describe
     from vram_budget.nodes.estimator.workload import LatentShape
 

@@ -1,6 +1,6 @@
 """A broken estimator fails loudly in a real ComfyUI, and ComfyUI still loads.
 
-The pack is copied with nodes/estimator/planning.py made to raise on import. ComfyUI loads the
+The pack is copied with nodes/estimator/plan/planning.py made to raise on import. ComfyUI loads the
 pack (no crash, its other custom nodes unaffected); every module that needs the estimator logs
 "[VRAM Budget] failed to load ..." with its traceback, is listed in nodes.registry.LOAD_ERRORS and
 registers nothing: no node, no route answering "estimator not available"."""
@@ -26,7 +26,7 @@ def test_a_broken_estimator_is_logged_and_comfyui_loads(comfy_install, tmp_path)
     path, python, _ = comfy_install
     base = make_base(tmp_path)
     pack_dir = base / "custom_nodes" / PACK_DIR_NAME
-    planning = pack_dir / "nodes" / "estimator" / "planning.py"
+    planning = pack_dir / "nodes" / "estimator" / "plan" / "planning.py"
     planning.write_text('raise ImportError("estimator broken on purpose")\n')
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env.pop("PYTHONPATH", None)

@@ -16,10 +16,10 @@ import pytest
 from helpers_models import spec_flux, spec_t5, spec_unet, spec_wan, write_safetensors
 
 from vram_budget.nodes.comfy_trace import LiveTracer, tensor_list
-from vram_budget.nodes.estimator import memory
+from vram_budget.nodes.estimator.physics import memory
 from vram_budget.nodes.estimator.families import FAMILIES
 from vram_budget.nodes.estimator.files import inspect_file
-from vram_budget.nodes.estimator.gpus import find_card
+from vram_budget.nodes.estimator.machine.gpus import find_card
 from vram_budget.nodes.estimator.workload import LatentShape
 
 pytestmark = pytest.mark.comfy
@@ -144,8 +144,8 @@ def test_server_reads_a_loaded_images_size_from_its_input_folder(comfy_server):
     assert "assumed 1024" not in body
     encode = next(s for s in data["budget"]["stages"] if s["kind"] == "vae_encode")
     # the same encode priced here with the image's size given: the server read 1216×832 from the file
-    from vram_budget.nodes.estimator.device import Device
-    from vram_budget.nodes.estimator.planning import estimate
+    from vram_budget.nodes.estimator.machine.device import Device
+    from vram_budget.nodes.estimator.plan.planning import estimate
     from vram_budget.nodes.estimator.graph import read_workflow
     from vram_budget.nodes.estimator.graph.base import INPUT_MEDIA
 
@@ -216,7 +216,7 @@ def test_vaes_are_identified_and_traced_by_comfyuis_own_vae_code(tracer, tmp_pat
     it lacks (Mochi's video VAE) is still named, with its compression, and priced."""
     from helpers_models import spec_vae_kl
 
-    from vram_budget.nodes.estimator import vae_memory
+    from vram_budget.nodes.estimator.physics import vae_memory
 
     kl = tensors_of(tmp_path, "ae.safetensors", spec_vae_kl(z=16, scale=1, quant_conv=False, dtype="F32"))
     found = tracer.detect(kl)

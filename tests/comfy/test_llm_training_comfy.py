@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from vram_budget.nodes.estimator import llm
-from vram_budget.nodes.estimator import training as T
+from vram_budget.nodes.estimator.llm import training as T
 
 KV_SNIPPET = r'''
 import json, torch

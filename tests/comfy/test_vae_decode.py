@@ -34,7 +34,7 @@ import comfy.sd
 torch.set_num_threads(2)
 _INFERENCE = torch.inference_mode(); _INFERENCE.__enter__()  # ComfyUI runs every node under inference mode (execution.py)
 VD = sys.modules[PACK.__name__ + ".nodes.vae_decode"]
-VM = sys.modules[PACK.__name__ + ".nodes.estimator.vae_memory"]
+VM = sys.modules[PACK.__name__ + ".nodes.estimator.physics.vae_memory"]
 VERSION = sys.modules[PACK.__name__ + ".nodes.comfy_bridge"].comfy_version()  # the node plans with this profile
 GiB = 1024 ** 3
 

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from vram_budget.nodes.estimator import wan_plan as wp
-from vram_budget.nodes.estimator.device import Device
+from vram_budget.nodes.estimator.plan import wan_plan as wp
+from vram_budget.nodes.estimator.machine.device import Device
 from vram_budget.nodes.estimator.units import GiB
 
 pytestmark = pytest.mark.comfy
@@ -202,8 +202,8 @@ def test_planner_wired_into_a_hunyuanvideo_15_workflow_plans_that_workflow(run_i
     import json as _json
 
     from test_video_plan import HV15
-    from vram_budget.nodes.estimator import video_plan
-    from vram_budget.nodes.estimator.planning import read_workflow
+    from vram_budget.nodes.estimator.plan import video_plan
+    from vram_budget.nodes.estimator.plan.planning import read_workflow
 
     result = run_in_comfy(
         f"""

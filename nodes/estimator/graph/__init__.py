@@ -5,6 +5,8 @@ Layout (one concern per module; a new node pack is one file in packs/):
 - ``readers.py``   API prompt / UI workflow -> internal graph (subgraphs, reroutes, bypass, primitives)
 - ``analyzer.py``  the generic, socket-typed analyzer: models, latents, images, sigmas -> stages
 - ``packs/``       one module per node pack: what its nodes mean (tables + small handlers)
+- ``node_specs.py`` widget order and socket types per node type (generated tables; ComfyUI's own live)
+- ``templates.py`` the official workflow templates, read where pip installed them
 
 Nothing here raises anything but WorkflowError, and only when the input is not a workflow (not
 JSON, not an object, a node entry without id / class_type); everything else (unknown nodes,
@@ -18,8 +20,8 @@ from dataclasses import replace as _dc_replace
 from typing import Callable, Mapping
 
 from ..errors import WorkflowError
-from ..node_specs import load_pack_types, load_specs
-from ..placement import place_stages
+from .node_specs import load_pack_types, load_specs
+from ..machine.placement import place_stages
 from ..workload import Workload
 from .analyzer import RELEVANT_TYPES, _Analyzer
 from .packs import REGISTRY as PACK_MODULES

@@ -23,7 +23,7 @@ from .base import (MAX_CHAIN, MAX_DEPTH, MAX_NUMBER, MAX_RESOLUTION, MIN_TEXT_TO
 from ..families.registry import VAE_FAMILIES
 from ..model_info import VAE
 from ..stages.base import NOT_ESTIMATED
-from ..name_infer import family_of
+from ..models.name_infer import family_of
 from .packs import REGISTRY as R
 from .packs.core import VIRTUAL_VAES
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..errors import WorkflowError
-from ..node_specs import map_widget_values
+from .node_specs import map_widget_values
 from .base import (MAX_DEPTH, MAX_EXPANDED_NODES, MODE_BYPASS, MODE_MUTED, SUBGRAPH_INPUT_ID, SUBGRAPH_OUTPUT_ID,
                    _Graph, _is_link, _Link, _Node)
 from .packs import REGISTRY

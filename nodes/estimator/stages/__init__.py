@@ -12,8 +12,8 @@ from dataclasses import replace
 from dataclasses import dataclass
 from typing import Callable
 
-from .. import runtime
-from ..device import Device
+from ..machine import runtime
+from ..machine.device import Device
 from ..model_info import DIFFUSION
 from ..workload import (AUDIO_ENCODE, CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, TRAIN, UPSCALE, VAE_DECODE, VAE_ENCODE,
                         Stage)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
-from ..device import Device
+from ..machine.device import Device
 from ..model_info import ModelInfo
-from ..distorch import read_allocation
-from ..placement import MAIN, MAIN_REASON, normalize
-from ..resolve import loaded_weights, ref_key
+from ..machine.distorch import read_allocation
+from ..machine.placement import MAIN, MAIN_REASON, normalize
+from ..machine.resolve import loaded_weights, ref_key
 from ..units import fmt_gib
 from ..workload import LatentShape, ModelRef, Stage
 

@@ -1,7 +1,7 @@
 """CLIP vision and audio encoders: their weights and the CUDA context (activations small, not counted)."""
 from __future__ import annotations
 
-from ..device import Device
+from ..machine.device import Device
 from ..workload import Stage
 from .base import StageBudget, finish, overhead_items, weights_items
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .. import memory
+from ..physics import memory
 from ..families._spec import IPADAPTER
 from ..model_info import DIFFUSION
-from ..device import Device
+from ..machine.device import Device
 from ..workload import Stage
 from .base import NOT_ESTIMATED, Item, StageBudget, as_model_latent, finish, overhead_items, unpriced, weights_items
 

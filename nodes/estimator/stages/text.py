@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 
-from .. import llm, memory
+from .. import llm
+from ..physics import memory
 from ..errors import VramBudgetError
 from ..model_info import TEXT_ENCODER, ModelInfo
 from ..units import fmt_gib
-from ..device import Device
+from ..machine.device import Device
 from ..workload import Stage
 from .base import Item, StageBudget, unpriced, finish, overhead_items, weights_items
 

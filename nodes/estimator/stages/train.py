@@ -2,12 +2,13 @@
 backward activations (training.py has the rules and their file:line)."""
 from __future__ import annotations
 
-from .. import memory, training
+from ..physics import memory
+from ..llm import training
 from ..errors import VramBudgetError
 from ..files import inspect_file
 from ..model_info import DIFFUSION, ModelInfo
-from ..name_infer import lora_linear_sum
-from ..device import Device
+from ..models.name_infer import lora_linear_sum
+from ..machine.device import Device
 from ..workload import Stage
 from .base import unpriced, Item, StageBudget, finish, overhead_items, weights_items
 

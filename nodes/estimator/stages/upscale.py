@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ..device import Device
+from ..machine.device import Device
 from ..workload import Stage
 from .base import Item, StageBudget, unpriced, finish, overhead_items, weights_items
 

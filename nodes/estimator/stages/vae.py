@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .. import vae_memory
+from ..physics import vae_memory
 from ..errors import VramBudgetError
 from ..families import registry
 from ..model_info import VAE, ModelInfo
-from ..resolve import PIXEL_SPACE_VAE, vae_dtype_bytes
+from ..machine.resolve import PIXEL_SPACE_VAE, vae_dtype_bytes
 from ..workload import VAE_DECODE, LatentShape
-from ..device import Device
+from ..machine.device import Device
 from ..workload import Stage
 from .base import Item, StageBudget, unpriced, as_model_latent, finish, overhead_items, weights_items
 

@@ -16,7 +16,7 @@
 """
 from __future__ import annotations
 
-from ...name_infer import base_family
+from ...models.name_infer import base_family
 from ...model_info import CHECKPOINT
 from ...workload import CLIP_VISION_ENCODE, ModelRef, Stage
 from . import Pack, loader

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...node_specs import load_specs
+from ..node_specs import load_specs
 from ..base import _replace
 from . import Pack, core, gguf, wanvideowrapper
 

@@ -11,7 +11,7 @@
 """
 from __future__ import annotations
 
-from ... import memory
+from ...physics import memory
 from ...families import birefnet as F
 from ...units import fmt_mib
 from ...workload import SAMPLE

@@ -12,7 +12,7 @@
 """
 from __future__ import annotations
 
-from ... import memory
+from ...physics import memory
 from ...families import frame_interpolation as F
 from ...units import fmt_gib, fmt_mib
 from ...workload import SAMPLE

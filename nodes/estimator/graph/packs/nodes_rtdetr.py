@@ -12,7 +12,7 @@ templates' bounding boxes).
 """
 from __future__ import annotations
 
-from ... import memory
+from ...physics import memory
 from ...families import rt_detr as F
 from ...units import fmt_mib
 from ...workload import SAMPLE

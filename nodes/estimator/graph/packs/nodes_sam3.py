@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from ... import memory
+from ...physics import memory
 from ...families import sam3 as F
 from ...families.sam3 import SAM3_IMAGE_SIZE
 from ...units import fmt_mib

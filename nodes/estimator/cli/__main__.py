@@ -1,0 +1,6 @@
+"""python -m vram_budget.nodes.estimator.cli"""
+import sys
+
+from .app import main
+
+sys.exit(main())

@@ -1,0 +1,217 @@
+"""Model resolution and ComfyUI's cast rules: a workflow's model reference -> ModelInfo (file on disk,
+exact -> catalogue, published -> name, inferred -> unknown), a checkpoint's parts, and the bytes ComfyUI puts
+on the GPU for each (the dtype it loads at)."""
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Callable
+
+from ..models.published import catalogue_info
+from .device import Device
+from ..errors import ModelFileError
+from ..families import FAMILIES, describe, registry
+from ..families._spec import IPADAPTER
+from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN, VAE,
+                          ModelInfo)
+from ..models.name_infer import infer_info
+from ..units import GiB
+from ..workload import ModelRef, ref_key  # noqa: F401  (ref_key: re-exported, its old home)
+
+
+# Quantized formats ComfyUI (or the pack that loads them: nunchaku, bitsandbytes) keeps at their
+# stored size, dequantizing per layer: weights on the GPU = the file's bytes.
+KEPT_QUANTIZED = ("scaled", "nvfp4", "int8", "int4", "nf4", "mxfp4", "fp4", "awq", "gptq", "svdq", "int8/fp4")
+
+
+# UNETLoader weight_dtype options, and WanVideoWrapper's `quantization` options (1 byte/param too).
+FP8_WIDGETS = {"fp8_e4m3fn", "fp8_e4m3fn_fast", "fp8_e5m2", "fp8_e4m3fn_scaled", "fp8_e4m3fn_scaled_fast",
+               "fp8_e5m2_scaled"}
+
+
+Resolver = Callable[[str, str], "str | None"]
+
+
+# ----------------------------------------------------------------------------------------------
+# Model resolution: file on disk (exact) -> catalogue (published numbers) -> unknown.
+def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, str | None]:
+    """ModelInfo for a workflow's model reference and a note on where it came from (None if exact, or
+    inferred from the name: report.py lists those in one note)."""
+    if ref.unset:
+        return (ModelInfo(kind=UNKNOWN, family="unknown", label=ref.name, params=0, weights_bytes=0, source="unset"),
+                None)
+    if ref.role == "vae" and ref.name == "pixel_space":  # nodes.py VAELoader: PixelspaceConversionVAE, one scalar
+        return (ModelInfo(kind=VAE, family=PIXEL_SPACE_VAE, label="pixel space (no VAE: decode is the identity)",
+                          params=1, weights_bytes=4, dtype="F32", source="virtual",
+                          evidence=("nodes.py VAELoader 'pixel_space' -> comfy/pixel_space_convert.py",)), None)
+    path = None
+    if resolver is not None:
+        try:
+            path = resolver(ref.folder, ref.name)
+        except Exception:  # a resolver must never break an estimate
+            path = None
+    if path:
+        try:
+            info = describe(path)
+            if ref.role == "ipadapter" and info.kind == UNKNOWN:  # its tensors are the IP-Adapter's: that kind
+                info = replace(info, kind=IPADAPTER, family="ip-adapter", label="IP-Adapter (size from its header)")
+            return info, None
+        except ModelFileError as exc:
+            info = catalogue_info(ref.name, ref.folder)
+            if info is not None:
+                return info, f"{ref.name}: {exc.problem}; using published figures instead"
+            raise
+    info = catalogue_info(ref.name, ref.folder)
+    if info is not None:
+        where = "not found in the model folders" if resolver is not None else "no model folder given"
+        cite = info.notes[0] if info.notes else "catalogue"
+        return info, f"{ref.name}: {where}; using the published size ({cite})"
+    info, why = infer_info(ref.name, ref.role, ref.folder)
+    if info is not None:  # source "inferred": report.py lists these names in one note
+        return info, None
+    return (
+        ModelInfo(kind=UNKNOWN, family="unknown", label=ref.name, params=0, weights_bytes=0, source="missing"),
+        f"{ref.name}: not found and not in the catalogue; its size is unknown ({why}; the estimate is a lower bound)",
+    )
+
+
+# Parameter split of all-in-one checkpoints known only from the catalogue (a file on disk is split
+# exactly by its keys in families.py). Counts of the reference implementations: SD1.5 UNet
+# 859,520,964 / CLIP-L text 123,060,480 / VAE 83,653,863; SDXL base UNet 2,567,463,684 /
+# CLIP-L + OpenCLIP bigG text 123,060,480 + 694,659,841 / VAE 83,653,863.
+CHECKPOINT_SPLITS = registry.CHECKPOINT_SPLITS  # each family module's CHECKPOINT_SPLITS
+
+
+PIXEL_SPACE_VAE = "vae-pixel"
+
+
+FP8_MODEL_ONLY_SPLITS = registry.FP8_MODEL_ONLY_SPLITS  # fp8 all-in-one files that quantize the diffusion model only
+
+
+def part_of(info: ModelInfo, ref: ModelRef) -> ModelInfo:
+    if info.kind != CHECKPOINT or not ref.part:
+        return info
+    if ref.part in info.parts:
+        return info.parts[ref.part]
+    split = CHECKPOINT_SPLITS.get(info.family, {}).get(ref.part)
+    if split is None:
+        if ref.part == "clip_vision":  # an image encoder inside a checkpoint this table cannot split: unpriced
+            return ModelInfo(kind=UNKNOWN, family="unknown", label=f"{info.label}: image encoder", params=0,
+                             weights_bytes=0, source="missing")
+        return info
+    params, kind, family, label = split
+    parts = CHECKPOINT_SPLITS[info.family]
+    total = sum(p for p, *_ in parts.values())
+    nbytes = int(info.weights_bytes * params / total)
+    how = "catalogue checkpoint split by published parameter counts"
+    dtype, quant = info.dtype, info.quantization
+    if info.family in FP8_MODEL_ONLY_SPLITS and (quant or "").startswith(("fp8", "scaled fp8")):
+        # these fp8 all-in-one files quantize the diffusion model only: the other parts keep 2 bytes a
+        # param and the model takes the rest of the file
+        rest = sum(p for name, (p, *_r) in parts.items() if name != "model")
+        if ref.part == "model":
+            nbytes = max(params, info.weights_bytes - 2 * rest)
+        else:
+            nbytes, dtype, quant = 2 * params, "BF16", None
+        how += "; in this fp8 file the diffusion model is fp8 and the other parts 16-bit"
+    arch = FAMILIES[family].arch if family in FAMILIES else {}
+    return ModelInfo(kind=kind, family=family, label=f"{label} (from {info.label})", params=params,
+                     weights_bytes=nbytes, dtype=dtype, quantization=quant, arch=arch,
+                     evidence=(how,), source=info.source)
+
+
+def vae_dtype_bytes(family: str, device: Device) -> int:
+    """ComfyUI's vae_dtype (sd.py:672-677 / :810-817): the first working dtype the card runs well.
+    KL VAEs (SD, SDXL, Flux, SD3) list [bf16, fp32]: fp32 without bf16 (Turing, Pascal). The video
+    VAEs list fp16 too, so they stay 16-bit. A family whose arch gives `vae_dtype_bytes` has one working
+    dtype only (e.g. [float32]): that size on every card."""
+    pinned = FAMILIES[family].arch.get("vae_dtype_bytes") if family in FAMILIES else None
+    if pinned:
+        return int(pinned)
+    if not device.bf16 and family in ("vae-kl4", "vae-kl16", "vae-flux2"):
+        return 4
+    return 2
+
+
+# ----------------------------------------------------------------------------------------------
+# Loaded bytes: what ComfyUI puts on the GPU for a file.
+def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int, str]:
+    """(bytes on the GPU, assumption) following ComfyUI's cast rules."""
+    q = info.quantization or ""
+    stored = info.weights_bytes
+    params = info.params
+    dtype = info.dtype or "?"
+    if info.source in ("missing", "unset"):
+        return 0, "size unknown: not counted (the estimate is a lower bound)"
+    if info.kind == DIFFUSION:
+        if ref.weight_dtype in FP8_WIDGETS:
+            return params, f"weight_dtype {ref.weight_dtype}: 1 byte/param (widget overrides the file's {dtype})"
+        if q.startswith("gguf"):
+            return stored, f"GGUF {dtype} kept quantized ({stored / max(params, 1) * 8:.1f} bits/param)"
+        if q.startswith(KEPT_QUANTIZED):
+            return stored, f"{q} file kept quantized"
+        if q.startswith("fp8"):
+            if device.fp8_compute:
+                return stored, f"{q} kept (this GPU computes in fp8)"
+            max_weights = device.total_bytes * 0.88 - (0.8 * GiB + device.reserve_bytes)
+            if params * 2 > max_weights:
+                return stored, f"{q} kept: the 16-bit copy would not fit (model_management.unet_dtype)"
+            return params * 2, f"{q} file upcast to 16 bit: no fp8 compute on this GPU and the 16-bit copy fits"
+        return params * 2, f"16-bit ({'bf16/fp16' if dtype in ('F32', 'F64') else dtype})"
+    if info.kind == TEXT_ENCODER:
+        if ref.weight_dtype in FP8_WIDGETS:  # WanVideoWrapper's T5 loader `quantization`
+            return params, f"quantization {ref.weight_dtype} on the loader: 1 byte/param"
+        if q.startswith("gguf"):
+            return stored, f"GGUF {dtype} kept quantized"
+        if ("fp8" in q) and info.family in ("t5-xxl", "umt5-xxl") and info.source == "catalogue":
+            # a published file size counts the encoder.embed_tokens copy ComfyUI does not load
+            # (text_encoders/t5.py:234): the loaded weights are the parameters at 1 byte
+            return min(stored, params), f"{q} kept (T5 keeps the file's dtype): {params / 1e9:.2f}B params × 1 byte"
+        if q.startswith(KEPT_QUANTIZED):
+            return stored, f"{q} kept"
+        if q.startswith("fp8") and info.family in ("t5-xxl", "umt5-xxl"):
+            return stored, f"{q} kept (T5 keeps the file's dtype)"
+        return params * 2, "fp16 (ComfyUI's text-encoder dtype)"
+    if info.kind == VAE and q.startswith(KEPT_QUANTIZED) and info.family in FAMILIES \
+            and FAMILIES[info.family].arch.get("quantized_ops"):  # sd.py builds it with mixed_precision_ops
+        return stored, f"{q} file kept quantized"
+    if info.kind == VAE and vae_dtype_bytes(info.family, device) == 4:
+        if FAMILIES[info.family].arch.get("vae_dtype_bytes") if info.family in FAMILIES else None:
+            return params * 4, "fp32: the VAE's only working dtype in ComfyUI"
+        return params * 4, "fp32: no bf16 on this GPU (ComfyUI's vae_dtype for this VAE)"
+    if info.kind in (VAE, CONTROLNET, CLIP_VISION):
+        return params * 2, "16-bit"
+    if info.kind == AUDIO_ENCODER:  # audio_encoders.py:11-13: the text encoder's device and dtype
+        if info.family == "whisper-encoder" and params and stored > params * 2 * 1.05:
+            return params * 2, ("fp16 (ComfyUI's text-encoder dtype); the encoder only: the file's Whisper decoder is "
+                                "not loaded (load_sd strict=False)")
+        return (params * 2 or stored), "fp16 (ComfyUI's text-encoder dtype, audio_encoders.py:11-13)"
+    if info.kind == LORA:
+        return stored, f"LoRA patch tensors ({dtype}) on the GPU while they are merged"
+    if info.kind == IPADAPTER and params:  # IPAdapterPlus.py ipadapter_execute: IPAdapter(...).to(device, unet dtype)
+        return params * 2, ("16-bit (the UNet's dtype): ComfyUI_IPAdapter_plus keeps it on the GPU, outside ComfyUI's "
+                            "model management, while the patched model samples")
+    return stored, "unknown architecture: bytes from the file"
+
+
+def folder_resolver(models_dir: str | os.PathLike) -> Resolver:
+    """Resolve (folder, name) inside a ComfyUI models/ tree, with ComfyUI's legacy folder aliases.
+
+    Names are normalised as folder_paths.get_full_path does (no escaping the folder with '..').
+    """
+    root = os.path.realpath(os.fspath(models_dir))
+    aliases = {
+        "diffusion_models": ("diffusion_models", "unet"), "unet": ("unet", "diffusion_models"),
+        "text_encoders": ("text_encoders", "clip"), "clip": ("clip", "text_encoders"),
+        "controlnet": ("controlnet", "t2i_adapter"),
+    }
+
+    def resolve(folder: str, name: str) -> str | None:
+        rel = os.path.relpath(os.path.join("/", name.replace("\\", "/")), "/")
+        for sub in aliases.get(folder, (folder,)):
+            path = os.path.join(root, sub, rel)
+            if os.path.isfile(path):
+                return path
+        return None
+
+    return resolve

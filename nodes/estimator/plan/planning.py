@@ -1,0 +1,126 @@
+"""The planning layer: the budget with its fixes. It calls the budget (budget.assess) downward and adds
+the VRAM remedy ladder and recommended plan (advice.py), the RAM fixes (host_memory.host_remedies), the
+cheapest rental card that runs the workflow (each card of the lineup simulated) and the capacity
+answers (capacity.py: the largest batch / resolution / frames). The node, the panel's routes and the
+command line call estimate / estimate_prompt here."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Iterable, Mapping, Sequence
+
+from . import capacity, evidence, multi_device, placement_plan, risk
+from ..machine import host_memory, runtime
+from .advice import recommended_plan, remedies_for
+from .budget import Budget, assess
+from ..machine.device import Device
+from ..errors import VramBudgetError
+from ..machine.gpus import CARDS, DRIVER_RESERVED, RENTAL_LINEUP, Card
+from ..graph import read_workflow
+from ..model_info import DIFFUSION, ModelInfo
+from ..units import GiB
+from ..machine.resolve import Resolver
+from ..workload import Workload
+
+
+def estimate(
+    workload: Workload,
+    device: Device,
+    resolver: Resolver | None = None,
+    models: Mapping[str, ModelInfo] | None = None,
+    others: Sequence[Device] = (),
+) -> Budget:
+    """The budget of a workload on a device with its fixes: the VRAM ladder on the card's verdict, the
+    RAM fixes on the host's, and the cheapest card of the rental lineup where ComfyUI runs it as is.
+
+    `models`: ModelInfos already resolved by the caller, keyed "folder/name" (budget.assess).
+    `others`: the machine's other cards (cuda:1, cuda:2, ...): each device's peak and outcome
+    (multi_device.py), also added when a loader placed a model on another device with one card."""
+    budget = _estimate_one(workload, device, resolver, models)
+    budget = with_risk(budget, workload)
+    if others or budget.show_devices:
+        budget = multi_device.with_placement(budget, workload, [device, *others], resolver)
+    if others:
+        found = placement_plan.plan(workload, [device, *others], resolver, budget.models)
+        if found is not None:
+            budget = replace(budget, placement_plan=found)
+    return budget
+
+
+def with_risk(budget: Budget, workload: Workload) -> Budget:
+    """The OOM risk (risk.py), the nearest published runs and the known regressions of the device's versions."""
+    regs = tuple(r for r in (evidence.known_regressions(dict(budget.device.versions)) if budget.device.versions else ())
+                 if not r.get("requires") or getattr(budget.device, r["requires"], False))
+    latent = next((s.latent for s in workload.stages if s.kind == "sample" and s.latent is not None), None)
+    video = latent is not None and latent.is_video
+    fams = [m.family for m in budget.models.values() if m.kind == DIFFUSION]
+    near = ()
+    if fams and budget.device.total_bytes > 0:
+        near = tuple(evidence.similar(fams, (budget.device.total_bytes + DRIVER_RESERVED) / GiB,
+                                      latent.pixel_width if latent else None, latent.pixel_height if latent else None,
+                                      latent.pixel_frames if video else None))
+    return replace(budget, oom_risk=risk.assess(budget, video, regs), evidence=near, known_regressions=regs)
+
+
+def _estimate_one(workload: Workload, device: Device, resolver: Resolver | None,
+                  models: Mapping[str, ModelInfo] | None) -> Budget:
+    budget = assess(workload, device, resolver, models)
+    hb = budget.host
+    stages, runs = list(budget.stages), list(budget.runs)
+    if hb is not None:  # the RAM fixes, each a re-simulation of the host side
+        images = host_memory.image_bytes(stages)
+        budget = replace(budget, host=replace(hb, remedies=tuple(
+            host_memory.host_remedies(stages, runs, device, hb, images))))
+    rent = bool(stages) and budget.outcome != runtime.FITS  # never a rental for what fits the user's own card
+    if rent and budget.verdict != "unknown":  # no card advice on a lower bound
+        card, margin = cheapest_cards(workload, device, resolver, budget.models)
+        budget = replace(budget, cheapest_card=card, cheapest_card_with_margin=margin)
+    else:
+        budget = replace(budget, cheapest_card=None, cheapest_card_with_margin=None)
+    # the VRAM ladder works on the card's verdict; the RAM fixes are the host's own (host.remedies)
+    on_card = replace(budget, verdict=budget.vram_verdict)
+    on_card = replace(on_card, remedies=tuple(remedies_for(on_card, workload, resolver)))
+    return replace(budget, remedies=on_card.remedies, plan=recommended_plan(on_card))
+
+
+def cheapest_cards(workload: Workload, device: Device, resolver: Resolver | None = None,
+                   models: Mapping[str, ModelInfo] | None = None) -> tuple[Card | None, Card | None]:
+    """(cheapest rental card on which ComfyUI keeps everything resident, cheapest where it also
+    has 10 % to spare), by simulating the workflow on each card of the guide's lineup with the
+    same launch flags: "fits as is" means what ComfyUI does there, not a capacity comparison."""
+    lineup = sorted((c for c in CARDS if c.name in RENTAL_LINEUP),
+                    key=lambda c: (c.price_eur_h is None, c.price_eur_h or 0.0, c.nominal_gb))
+    card = margin = None
+    for candidate in lineup:
+        # every launch flag kept (issue 34: --vram-headroom was dropped); a rental machine's RAM is its own
+        dev = replace(device.on(candidate, rented=True), host=None)
+        b = assess(workload, dev, resolver, models=models)
+        if b.outcome == "fits" and card is None:
+            card = candidate
+        if b.verdict == "fits" and margin is None:
+            margin = candidate
+        if card is not None and margin is not None:
+            break
+    return card, margin
+
+
+def estimate_prompt(prompt_or_workflow, device: Device, resolver: Resolver | None = None,
+                    capacities: Iterable[str] | None = (), others: Sequence[Device] = ()) -> Budget:
+    """Estimate an API prompt or a UI workflow (dict or JSON text). `capacities`: which capacity
+    answers to add ("batch", "resolution", "frames"); None = every one that applies. `others`: the
+    machine's other cards (estimate)."""
+    workload = read_workflow(prompt_or_workflow)
+    budget = estimate(workload, device, resolver, others=others)
+    whats = capacity.applicable(workload) if capacities is None else tuple(capacities)
+    if not whats:
+        return budget
+    return with_capacity(budget, workload, whats, resolver)
+
+
+def with_capacity(budget: Budget, workload: Workload, whats: Iterable[str], resolver: Resolver | None = None) -> Budget:
+    answers = []
+    for what in whats:
+        try:
+            answers.append(capacity.find(workload, budget.device, what, resolver, first=budget))
+        except VramBudgetError as exc:  # a capacity answer never costs the estimate itself
+            budget = replace(budget, notes=budget.notes + (f"largest {what}: {exc}",))
+    return replace(budget, capacity=tuple(answers))
