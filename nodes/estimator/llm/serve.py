@@ -9,7 +9,7 @@ from ..errors import VramBudgetError
 from ..machine.gpus import CARDS, RENTAL_LINEUP, Card
 from ..models.llm_quant import GGUF_FTYPES, tensor_list
 from ..units import fmt_gib
-from ..serial import JsonFields
+from ..serial import JsonFields, Remedy
 from .model import Layout, LlmConfig, MARGIN_HIGH, MARGIN_LOW, _count
 from .engines import (ENGINES, Engine, LLAMACPP_FIT_FROM, LLAMACPP_FIT_MIN_CTX, OLLAMA_LLAMACPP_BUILD,
                       OLLAMA_LLAMA_SERVER_FROM, OLLAMA_MEMORY_GO_UNTIL, OLLAMA_MINIMUM_MEMORY, VllmReserve,
@@ -637,11 +637,13 @@ def cheapest_serving(cfg: LlmConfig, context: int | str | None = None, users: in
 # ---------------------------------------------------------------------------------------------
 # Remedies
 @dataclass(frozen=True)
-class ServeRemedy(JsonFields):
+class ServeRemedy(Remedy):
     what: str
     per_gpu_high: int
     verdict: str
     cost: str
+
+    _remedy_fields = ("what", None, "cost")  # per_gpu_high is the need after the fix, not a saving
 
 
 def serve_remedies(cfg: LlmConfig, plan: ServePlan, card: Card, weights: str, engine: str,

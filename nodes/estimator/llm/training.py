@@ -84,7 +84,7 @@ from ..physics.memory import latent_tokens, text_tokens_for
 from ..model_info import DIFFUSION
 from ..models.published import catalogue_info
 from ..workload import LatentShape
-from ..serial import JsonFields
+from ..serial import Remedy as RemedyBase
 
 METHODS = ("full", "lora", "qlora")
 # paged_*: bitsandbytes PagedAdamW / PagedAdamW8bit (states in CUDA unified memory, evicted to CPU RAM
@@ -591,11 +591,13 @@ LEAK_HINT = ("An out-of-memory error after hundreds of steps is a leak, not the 
 
 
 @dataclass(frozen=True)
-class Remedy(JsonFields):
+class Remedy(RemedyBase):
     what: str
     peak_high: int
     saving: int
     cost: str
+
+    _remedy_fields = ("what", "saving", "cost")
 
 
 def llm_training_remedies(cfg: LlmConfig, setup: TrainSetup, capacity: int | None = None) -> list[Remedy]:

@@ -59,7 +59,7 @@ from dataclasses import dataclass, field, replace
 from ..model_info import CHECKPOINT, DIFFUSION, LORA, TEXT_ENCODER, VAE
 from ..units import GiB, MiB, fmt_gib
 from ..workload import SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE
-from ..serial import JsonFields
+from ..serial import JsonFields, Remedy
 
 FITS, SWAPPING, THRASHING, OOM, ASSUMED = "fits", "swapping", "thrashing", "oom", "assumed"
 HOST_SEVERITY = {FITS: 0, ASSUMED: 0, THRASHING: 1, SWAPPING: 1, OOM: 2}
@@ -267,7 +267,7 @@ class HostBudget:
 
 
 @dataclass(frozen=True)
-class HostRemedy(JsonFields):
+class HostRemedy(Remedy):
     kind: str  # text_encoder_fp8 | cache_none | disable_pinned | page_file | swap | weights_fp8 | frames | close_programs
     # | move_models | more_ram
     title: str

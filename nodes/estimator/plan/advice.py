@@ -26,7 +26,7 @@ from ..stages.vae import vae_working
 from ..physics.vae_memory import amd_kl_ratio
 from ..units import GiB, fmt_gib
 from ..workload import SAMPLE, VAE_DECODE, LatentShape, with_frames, with_pixels
-from ..serial import JsonFields
+from ..serial import Remedy as RemedyBase
 
 # Bits per parameter of common GGUF quants (ggml block sizes: Q8_0 34 B / 32, Q5_K 176 B / 256,
 # Q4_K 144 B / 256, Q6_K 210 B / 256; "_S" mixes keep a few tensors wider, ~+0.1 bit).
@@ -42,7 +42,7 @@ SHAPE_KINDS = ("batch", "frames", "resolution")  # remedies that scale the activ
 
 
 @dataclass(frozen=True)
-class Remedy(JsonFields):
+class Remedy(RemedyBase):
     rank: int  # position on the FACTS ladder (1 = try first)
     kind: str  # precision | vae_tiling | batch | resolution | frames | free_memory | fragmentation | offload | bigger_card
     title: str  # "T5-XXL fp16 -> fp8: -4.56 GiB"

@@ -51,7 +51,7 @@ from ..units import GiB, KiB, MiB, fmt_gib
 from ..machine.resolve import resolve_model
 from ..workload import SAMPLE, VAE_DECODE
 from ..graph import read_workflow
-from ..serial import JsonFields
+from ..serial import Remedy as RemedyBase
 
 # --- thresholds (each says where it comes from) -------------------------------------------------
 # FACTS.md: "If it is several GiB, the problem is fragmentation". 2 GiB is the smallest amount
@@ -83,7 +83,7 @@ class ProcessUsage:
 
 
 @dataclass(frozen=True)
-class Remedy(JsonFields):
+class Remedy(RemedyBase):
     key: str  # stable id: "expandable_segments", "fp8_gguf", "tiled_vae", ...
     title: str
     detail: str
@@ -91,6 +91,7 @@ class Remedy(JsonFields):
     where: tuple[tuple[str, str], ...] = ()  # (install, where to set it there): see where_to_set
 
     _json_convert = {"where": lambda w: dict(w) if w else None}
+    _remedy_fields = ("title", None, None)
 
 
 @dataclass(frozen=True)

@@ -99,7 +99,7 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
             lands = getattr(r, "new_peak_bytes", None)
             ok = ("  -> fits" if r.fixes else "  -> runs" if getattr(r, "runs", None)
                   else f"  -> peak {fmt_gib(lands)}, not enough alone" if lands and r.kind != "bigger_card" else "")
-            lines.append(f" - {r.title}  [{r.cost}]{ok}")
+            lines.append(f" - {r.headline()}  [{r.costs()}]{ok}")
             if verbose:
                 lines.append(f"     {r.detail}")
     plan = getattr(budget, "plan", None)
@@ -296,7 +296,7 @@ def _host_lines(budget, verbose: bool) -> list[str]:
     if hb.remedies:
         out.append("To fit in system RAM, cheapest first:")
         for r in hb.remedies[:5]:
-            out.append(f" - {r.title}  [{r.cost}]" + ("  -> fits" if r.fixes else ""))
+            out.append(f" - {r.headline()}  [{r.costs()}]" + ("  -> fits" if r.fixes else ""))
             if verbose:
                 out.append(f"     {r.detail}")
     return out
