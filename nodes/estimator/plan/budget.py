@@ -69,10 +69,6 @@ class Budget:
     verdict: str  # one of VERDICTS: fits | tight | runs_slower | oom | unknown
     headroom_bytes: int  # capacity - peak (negative: short by)
     offload_bytes: int  # weights ComfyUI streams from RAM at the stage that streams most
-    remedies: tuple = ()  # advice.Remedy
-    plan: object | None = None  # advice.Plan: the ladder applied in order until it fits
-    cheapest_card: Card | None = None
-    cheapest_card_with_margin: Card | None = None
     models: Mapping[str, ModelInfo] = field(default_factory=dict)
     unknown_nodes: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()
@@ -86,7 +82,6 @@ class Budget:
     peak_high_bytes: int = 0  # upper end of the peak range (allocator, attention backend)
     peak_low_bytes: int = 0  # lower end: the bare traced activations
     outcome: str = "fits"  # the simulated outcome even when the verdict is unknown
-    capacity: tuple = ()  # capacity.Capacity answers, when asked for
     host: "host_memory.HostBudget | None" = None  # system RAM per stage (host_memory.py)
     vram_verdict: str = ""  # the verdict on the card alone, before the host side
     # issue 24: which device each model is on ('folder/name' -> (device, why)); shown in the JSON and the
@@ -95,12 +90,6 @@ class Budget:
     show_devices: bool = False
     placement: tuple = ()  # multi_device.DevicePlan per device (cuda:0 first, then the others, then cpu)
     overall_verdict: str = ""  # with several cards: the worst device's verdict ("" = verdict)
-    placement_plan: object = None  # placement_plan.PlacementPlan: where each loader should put its model (several cards)
-    # issue 30: the risk of running out of memory beside the verdict (risk.OomRisk), the published runs nearest
-    # to this workflow (evidence.Similar) and the known memory regressions of the versions it runs under
-    oom_risk: object = None
-    evidence: tuple = ()
-    known_regressions: tuple = ()
 
     @property
     def memory_mode(self) -> str:
@@ -126,15 +115,17 @@ class Budget:
             return f"streaming weights would make sampling ≈ {self.slowdown:.1f}× slower (limit {slower_than:g}×)"
         return ""
 
-    def to_dict(self) -> dict:
-        d = self._vram_dict()
+    def to_dict(self, planned=None) -> dict:
+        """The --json record; `planned` (planning.Estimate) adds the fixes, cards, capacity, risk and evidence in
+        their places (a verdict alone prints them empty, as before the split)."""
+        d = self._vram_dict(planned if planned is not None else _NOTHING_PLANNED)
         if self.host is not None:
             for st, r in zip(d["stages"], self.host.runs):
                 st["ram_peak_bytes"] = r.ram_bytes
                 st["ram"] = r.to_dict()
         return d
 
-    def _vram_dict(self) -> dict:
+    def _vram_dict(self, p) -> dict:
         return {
             "verdict": self.verdict,
             "tight": self.tight,
@@ -164,22 +155,22 @@ class Budget:
             },
             "stages": [self._stage_entry(s, r)
                        for s, r in zip(self.stages, list(self.runs) + [None] * (len(self.stages) - len(self.runs)))],
-            "remedies": [r.to_dict() for r in self.remedies],
-            "plan": self.plan.to_dict() if self.plan is not None else None,
-            "cheapest_card": _card_dict(self.cheapest_card),
-            "cheapest_card_with_margin": _card_dict(self.cheapest_card_with_margin),
+            "remedies": [r.to_dict() for r in p.remedies],
+            "plan": p.plan.to_dict() if p.plan is not None else None,
+            "cheapest_card": _card_dict(p.cheapest_card),
+            "cheapest_card_with_margin": _card_dict(p.cheapest_card_with_margin),
             "models": {k: self._model_entry(k, v) for k, v in self.models.items()},
             "unknown_nodes": [{"node_id": i, "class_type": t} for i, t in self.unknown_nodes],
             "notes": list(self.notes),
-            **({"capacity": [c.to_dict() for c in self.capacity]} if self.capacity else {}),
+            **({"capacity": [c.to_dict() for c in p.capacity]} if p.capacity else {}),
             **self._host_dict(),
             **({"placement": [p.to_dict() for p in self.placement],
                 "overall_verdict": self.overall_verdict or self.verdict} if self.placement else {}),
-            **({"placement_plan": self.placement_plan.to_dict()} if self.placement_plan is not None else {}),
-            **({"oom_risk": self.oom_risk.to_dict(), "assumptions": _assumptions(self),
-                "evidence": [e.to_dict() for e in self.evidence],
-                "known_regressions": [_regression_dict(r) for r in self.known_regressions]}
-               if self.oom_risk is not None else {}),
+            **({"placement_plan": p.placement_plan.to_dict()} if p.placement_plan is not None else {}),
+            **({"oom_risk": p.oom_risk.to_dict(), "assumptions": _assumptions(self),
+                "evidence": [e.to_dict() for e in p.evidence],
+                "known_regressions": [_regression_dict(r) for r in p.known_regressions]}
+               if p.oom_risk is not None else {}),
         }
 
     def _stage_entry(self, s: StageBudget, r) -> dict:
@@ -213,6 +204,26 @@ class Budget:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
+
+
+class _NothingPlanned:
+    """What a verdict alone prints for the planning layer's fields (planning.Estimate fills them)."""
+    remedies, plan, cheapest_card, cheapest_card_with_margin, capacity = (), None, None, None, ()
+    placement_plan, oom_risk, evidence, known_regressions = None, None, (), ()
+
+
+_NOTHING_PLANNED = _NothingPlanned()
+
+
+def cards_by_capacity(budget: Budget) -> tuple[Card | None, Card | None]:
+    """The cheapest rental card whose capacity holds the least this workflow runs with, and the one that holds its
+    peak with 10 % to spare: a capacity comparison, quick enough for a planner's search (the planning layer
+    simulates each card instead, planning.cheapest_cards). None for what fits the user's own card."""
+    if not budget.stages or budget.outcome == runtime.FITS:
+        return None, None
+    min_peak = max(s.min_peak_bytes for s in budget.stages)
+    return (cheapest_card_that_fits(min_peak + budget.device.other_processes_bytes),
+            cheapest_card_that_fits(int(budget.peak_bytes / (1 - TIGHT_FRACTION))))
 
 
 def _assumptions(budget) -> str:
@@ -338,9 +349,8 @@ def assess(
     if stage_budgets:
         peak_stage = max(range(len(stage_budgets)), key=lambda i: stage_budgets[i].peak_bytes)
         peak = stage_budgets[peak_stage].peak_bytes
-        min_peak = max(s.min_peak_bytes for s in stage_budgets)
     else:
-        peak_stage, peak, min_peak = -1, 0, 0
+        peak_stage, peak = -1, 0
         notes.append("no stage that uses the GPU was found in this workflow")
 
     # What ComfyUI does with it on this card (runtime.py), stage by stage.
@@ -407,12 +417,9 @@ def assess(
             notes.extend(why)
         notes.extend(hb.notes)
 
-    rent = bool(stage_budgets) and outcome != runtime.FITS  # never a rental for what fits the user's own card
     budget = Budget(
         stages=tuple(stage_budgets), device=device, peak_bytes=peak, peak_stage=peak_stage, verdict=verdict,
         headroom_bytes=headroom, offload_bytes=offload,
-        cheapest_card=cheapest_card_that_fits(min_peak + device.other_processes_bytes) if rent else None,
-        cheapest_card_with_margin=cheapest_card_that_fits(int(peak / (1 - TIGHT_FRACTION))) if rent else None,
         models=dict(infos), unknown_nodes=workload.unknown_nodes, notes=tuple(dict.fromkeys(notes)),
         runs=tuple(runs), tight=tight, slowdown=slowdown, slowdown_high=slowdown_high, extra_seconds=extra, missing=tuple(missing),
         incomplete=tuple(incomplete), peak_high_bytes=peak_high, peak_low_bytes=peak_low, outcome=outcome,

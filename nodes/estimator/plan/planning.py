@@ -5,7 +5,8 @@ answers (capacity.py: the largest batch / resolution / frames). The node, the pa
 command line call estimate / estimate_prompt here."""
 from __future__ import annotations
 
-from dataclasses import replace
+import json
+from dataclasses import dataclass, replace
 from typing import Iterable, Mapping, Sequence
 
 from . import capacity, evidence, multi_device, placement_plan, risk
@@ -22,13 +23,48 @@ from ..machine.resolve import Resolver
 from ..workload import Workload
 
 
+@dataclass(frozen=True)
+class Estimate:
+    """What the node, the panel and the command line get: the verdict (`budget`, budget.assess's Budget) inside
+    what this layer plans on top of it. The verdict's fields and methods read through (estimate.verdict is
+    estimate.budget.verdict); to_dict() is the one --json record, each planned field in its place."""
+
+    budget: Budget
+    remedies: tuple = ()  # advice.Remedy: the VRAM ladder on the card's verdict
+    plan: object | None = None  # advice.Plan: the ladder applied in order until it fits
+    cheapest_card: Card | None = None  # the cheapest rental card where ComfyUI keeps everything resident
+    cheapest_card_with_margin: Card | None = None  # ... with 10 % to spare
+    capacity: tuple = ()  # capacity.Capacity answers, when asked for
+    placement_plan: object = None  # placement_plan.PlacementPlan: where each loader should put its model
+    # issue 30: the risk of running out of memory beside the verdict (risk.OomRisk), the published runs nearest
+    # to this workflow (evidence.Similar) and the known memory regressions of the versions it runs under
+    oom_risk: object = None
+    evidence: tuple = ()
+    known_regressions: tuple = ()
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name == "budget":  # copy / pickle probes, and a half-built instance
+            raise AttributeError(name)
+        return getattr(self.budget, name)
+
+    def with_budget(self, **changes) -> "Estimate":
+        """The same plan over a verdict with `changes` (notes, placement ...)."""
+        return replace(self, budget=replace(self.budget, **changes))
+
+    def to_dict(self) -> dict:
+        return self.budget.to_dict(planned=self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+
 def estimate(
     workload: Workload,
     device: Device,
     resolver: Resolver | None = None,
     models: Mapping[str, ModelInfo] | None = None,
     others: Sequence[Device] = (),
-) -> Budget:
+) -> Estimate:
     """The budget of a workload on a device with its fixes: the VRAM ladder on the card's verdict, the
     RAM fixes on the host's, and the cheapest card of the rental lineup where ComfyUI runs it as is.
 
@@ -38,7 +74,7 @@ def estimate(
     budget = _estimate_one(workload, device, resolver, models)
     budget = with_risk(budget, workload)
     if others or budget.show_devices:
-        budget = multi_device.with_placement(budget, workload, [device, *others], resolver)
+        budget = replace(budget, budget=multi_device.with_placement(budget.budget, workload, [device, *others], resolver))
     if others:
         found = placement_plan.plan(workload, [device, *others], resolver, budget.models)
         if found is not None:
@@ -46,7 +82,7 @@ def estimate(
     return budget
 
 
-def with_risk(budget: Budget, workload: Workload) -> Budget:
+def with_risk(budget: Estimate, workload: Workload) -> Estimate:
     """The OOM risk (risk.py), the nearest published runs and the known regressions of the device's versions."""
     regs = tuple(r for r in (evidence.known_regressions(dict(budget.device.versions)) if budget.device.versions else ())
                  if not r.get("requires") or getattr(budget.device, r["requires"], False))
@@ -62,7 +98,7 @@ def with_risk(budget: Budget, workload: Workload) -> Budget:
 
 
 def _estimate_one(workload: Workload, device: Device, resolver: Resolver | None,
-                  models: Mapping[str, ModelInfo] | None) -> Budget:
+                  models: Mapping[str, ModelInfo] | None) -> Estimate:
     budget = assess(workload, device, resolver, models)
     hb = budget.host
     stages, runs = list(budget.stages), list(budget.runs)
@@ -71,15 +107,14 @@ def _estimate_one(workload: Workload, device: Device, resolver: Resolver | None,
         budget = replace(budget, host=replace(hb, remedies=tuple(
             host_memory.host_remedies(stages, runs, device, hb, images))))
     rent = bool(stages) and budget.outcome != runtime.FITS  # never a rental for what fits the user's own card
+    card = margin = None
     if rent and budget.verdict != "unknown":  # no card advice on a lower bound
         card, margin = cheapest_cards(workload, device, resolver, budget.models)
-        budget = replace(budget, cheapest_card=card, cheapest_card_with_margin=margin)
-    else:
-        budget = replace(budget, cheapest_card=None, cheapest_card_with_margin=None)
     # the VRAM ladder works on the card's verdict; the RAM fixes are the host's own (host.remedies)
-    on_card = replace(budget, verdict=budget.vram_verdict)
+    on_card = Estimate(replace(budget, verdict=budget.vram_verdict), cheapest_card=card, cheapest_card_with_margin=margin)
     on_card = replace(on_card, remedies=tuple(remedies_for(on_card, workload, resolver)))
-    return replace(budget, remedies=on_card.remedies, plan=recommended_plan(on_card))
+    return Estimate(budget, remedies=on_card.remedies, plan=recommended_plan(on_card), cheapest_card=card,
+                    cheapest_card_with_margin=margin)
 
 
 def cheapest_cards(workload: Workload, device: Device, resolver: Resolver | None = None,
@@ -104,7 +139,7 @@ def cheapest_cards(workload: Workload, device: Device, resolver: Resolver | None
 
 
 def estimate_prompt(prompt_or_workflow, device: Device, resolver: Resolver | None = None,
-                    capacities: Iterable[str] | None = (), others: Sequence[Device] = ()) -> Budget:
+                    capacities: Iterable[str] | None = (), others: Sequence[Device] = ()) -> Estimate:
     """Estimate an API prompt or a UI workflow (dict or JSON text). `capacities`: which capacity
     answers to add ("batch", "resolution", "frames"); None = every one that applies. `others`: the
     machine's other cards (estimate)."""
@@ -116,11 +151,12 @@ def estimate_prompt(prompt_or_workflow, device: Device, resolver: Resolver | Non
     return with_capacity(budget, workload, whats, resolver)
 
 
-def with_capacity(budget: Budget, workload: Workload, whats: Iterable[str], resolver: Resolver | None = None) -> Budget:
+def with_capacity(budget: Estimate, workload: Workload, whats: Iterable[str],
+                  resolver: Resolver | None = None) -> Estimate:
     answers = []
     for what in whats:
         try:
             answers.append(capacity.find(workload, budget.device, what, resolver, first=budget))
         except VramBudgetError as exc:  # a capacity answer never costs the estimate itself
-            budget = replace(budget, notes=budget.notes + (f"largest {what}: {exc}",))
+            budget = budget.with_budget(notes=budget.notes + (f"largest {what}: {exc}",))
     return replace(budget, capacity=tuple(answers))

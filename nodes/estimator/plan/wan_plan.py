@@ -35,7 +35,7 @@ from typing import Mapping
 
 from . import budget as budget_mod
 from .advice import GGUF_BITS
-from .budget import Budget
+from .budget import Budget, cards_by_capacity
 from ..machine.runtime import speed_words
 from ..machine.device import COMFY_RESERVE_BYTES, Device
 from ..stages import StageBudget
@@ -736,10 +736,9 @@ def _with_keep_options(p: WanPlan, spec: WanModelSpec, device: Device, cfg: floa
                 "dynamic_vram", "Dynamic VRAM cannot keep the target",
                 f"activations alone ({fmt_gib(work)}) exceed {fmt_gib(cap)}", "n/a", works=False))
     # 5. a bigger card
-    card = tb.cheapest_card
+    card, margin = cards_by_capacity(tb)
     if card is not None and card.total_bytes > device.total_bytes:
         price = f", €{card.price_eur_h:.2f}/h" if card.price_eur_h else ""
-        margin = tb.cheapest_card_with_margin
         extra = (f"; with 10 % margin: {margin.name}" if margin is not None and margin.name != card.name else "")
         options.append(KeepOption("bigger_card", f"{card.name} ({fmt_gib(card.total_bytes)}{price}) holds {size}",
                                   f"peak {fmt_gib(need_bytes(tb))}{extra}", "money"))
