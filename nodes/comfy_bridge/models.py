@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from .base import _folder_paths, _mm
 from .memory import available_bytes
+from ..estimator.families.registry import VAE_FAMILIES
 
 
 # ----------------------------------------------------------------------------------------------
@@ -240,8 +241,9 @@ class VaeInfo:
 
 
 def vae_family_of(vae) -> str | None:
-    """The estimator's family id for a comfy.sd.VAE, from what ComfyUI built (comfy/sd.py VAE
-    branches): the first_stage_model class, latent channels and compression ratios."""
+    """The estimator's family id for a comfy.sd.VAE, from what ComfyUI built (comfy/sd.py VAE branches): the
+    first_stage_model class, latent channels and compression ratios, matched against each VAE family's
+    `live` description (families/_spec.py LiveVae, in the family's own module)."""
     fsm = getattr(vae, "first_stage_model", None)
     if fsm is None:
         return None
@@ -254,23 +256,22 @@ def vae_family_of(vae) -> str | None:
     except Exception:
         return None
     dim = int(getattr(vae, "latent_dim", 2))
-    if name == "comfy.ldm.wan.vae.WanVAE" and ch == 16 and spatial == 8:
-        return "vae-wan2.1"
-    if name == "comfy.ldm.wan.vae2_2.WanVAE" and ch == 48 and spatial == 16:
-        return "vae-wan2.2"
-    if name.endswith("lightricks.vae.causal_video_autoencoder.VideoVAE") and spatial == 32:
-        return "vae-ltxv"
-    if cls.__name__ in ("AutoencoderKL", "AutoencodingEngine"):
-        dec = type(getattr(fsm, "decoder", None))
-        plain_decoder = dec.__module__ == "comfy.ldm.modules.diffusionmodules.model" and dec.__name__ == "Decoder"
-        if getattr(fsm, "bn", None) is not None:  # Flux.2's VAE: batch-norm latent, 2x2 patches
-            return None
-        if dim == 2 and spatial == 8 and plain_decoder and ch in (4, 16):
-            return "vae-kl4" if ch == 4 else "vae-kl16"
-        if dim == 3 and spatial == 8 and temporal == 4 and ch == 16 and plain_decoder:
-            return "vae-hunyuan"
+    dec = type(getattr(fsm, "decoder", None))
+    plain = (dec.__module__ == "comfy.ldm.modules.diffusionmodules.model" and dec.__name__ == "Decoder"
+             and getattr(fsm, "bn", None) is None)
+    for fam in VAE_FAMILIES.values():
+        live = fam.live
+        if live is None or spatial != fam.spatial or (live.check_channels and ch != fam.latent_channels):
+            continue
+        if not any(name == c or (c.startswith(".") and name.endswith(c)) or ("." not in c and cls.__name__ == c)
+                   for c in live.classes):
+            continue
+        if live.plain_decoder and not plain:
+            continue
+        if live.latent_dim is not None and (dim != live.latent_dim or (fam.temporal or None) != (temporal or None)):
+            continue
+        return fam.id
     return None
-
 
 def vae_info(vae) -> VaeInfo:
     fsm = vae.first_stage_model

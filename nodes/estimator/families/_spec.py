@@ -68,6 +68,20 @@ def _r(pattern, family, label, params=None, source="", sized=False) -> Rule:
     return Rule(pattern, family, label, params, source, sized)
 
 
+@dataclass(frozen=True)
+class LiveVae:
+    """How a VAE ComfyUI has built (comfy.sd.VAE) is this family: its first_stage_model class ("module.Class";
+    a leading "." matches the end of the name, a bare "Class" the class name alone) and what the VAE reports
+    (latent_channels and the spatial compression must be the family's; latent_dim, when given, and then the
+    temporal compression too). A
+    plain KL decoder (plain_decoder) is comfy.ldm.modules.diffusionmodules.model.Decoder without a batch-norm
+    latent (Flux.2's VAE has one). Read by comfy_bridge.models.vae_family_of inside ComfyUI."""
+    classes: tuple[str, ...]
+    latent_dim: int | None = None
+    plain_decoder: bool = False
+    check_channels: bool = True
+
+
 # Constants from ComfyUI 0.8.0 comfy/sd.py, class VAE.__init__ branches
 @dataclass(frozen=True)
 class VaeFamily:
@@ -77,6 +91,7 @@ class VaeFamily:
     spatial: int  # pixels per latent pixel (upscale_ratio[-1])
     temporal: int | None  # pixel frames per latent frame, None for image VAEs
     comfy_class: str  # first_stage_model class ComfyUI builds
+    live: LiveVae | None = None  # how a VAE ComfyUI built is recognised (None: not recognised live)
 
     @property
     def is_video(self) -> bool:

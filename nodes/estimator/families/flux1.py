@@ -1,7 +1,7 @@
 """Flux.1 (dev, schnell, Fill, Kontext, Canny / Depth), Chroma, Chroma Radiance and the 16-channel KL VAE."""
 from __future__ import annotations
 
-from ._spec import DIFFUSION, Family, TEXT_ENCODER, VAE, VaeFamily, _r, Detector, Found, all_families
+from ._spec import DIFFUSION, Family, TEXT_ENCODER, VAE, LiveVae, VaeFamily, _r, Detector, Found, all_families
 
 ORDER = 110  # name rules of a lower ORDER are tried first (specific before general)
 _C = "catalogue"
@@ -98,7 +98,8 @@ GGUF_SAME_ARCH = {
 # VAEs priced with the traced VAE constants (vae_memory.FAMILIES)
 VAES = (
     # same branch, Flux.1 ae.safetensors / SD3: no quant_conv -> AutoencodingEngine
-    VaeFamily("vae-kl16", "KL VAE, 16 channels (Flux.1 / SD3)", 16, 8, None, "AutoencodingEngine"),
+    VaeFamily("vae-kl16", "KL VAE, 16 channels (Flux.1 / SD3)", 16, 8, None, "AutoencodingEngine",
+              LiveVae(("AutoencoderKL", "AutoencodingEngine"), latent_dim=2, plain_decoder=True)),
 )
 
 # File-name rules by kind: first match wins, specific before general (name_infer)

@@ -1,7 +1,7 @@
 """HunyuanVideo, HunyuanVideo 1.5 (and Capybara, its architecture) and their VAEs."""
 from __future__ import annotations
 
-from ._spec import DIFFUSION, Family, VAE, VaeFamily, _r, Detector, Found, all_families
+from ._spec import DIFFUSION, Family, VAE, LiveVae, VaeFamily, _r, Detector, Found, all_families
 
 ORDER = 20  # name rules of a lower ORDER are tried first (specific before general)
 _C = "catalogue"
@@ -64,7 +64,8 @@ ARCH_ROUTES = (
 # VAEs priced with the traced VAE constants (vae_memory.FAMILIES)
 VAES = (
     # sd.py:503-518 (AutoencoderKL with conv3d, time_compress 4)
-    VaeFamily("vae-hunyuan", "HunyuanVideo VAE", 16, 8, 4, "AutoencoderKL (conv3d)"),
+    VaeFamily("vae-hunyuan", "HunyuanVideo VAE", 16, 8, 4, "AutoencoderKL (conv3d)",
+              LiveVae(("AutoencoderKL", "AutoencodingEngine"), latent_dim=3, plain_decoder=True)),
     # 0.18.2 sd.py:631-647: HunyuanVideo 1.5 / Capybara (32 ch, 16x spatial, 4x temporal)
     VaeFamily("vae-hunyuan15", "HunyuanVideo 1.5 VAE", 32, 16, 4, "AutoencodingEngine (HunyuanVideo 1.5)"),
 )

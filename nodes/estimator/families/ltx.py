@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from ._spec import DIFFUSION, Family, TEXT_ENCODER, VAE, VaeFamily, _r, Detector, Found, all_families
+from ._spec import DIFFUSION, Family, TEXT_ENCODER, VAE, LiveVae, VaeFamily, _r, Detector, Found, all_families
 
 ORDER = 80  # name rules of a lower ORDER are tried first (specific before general)
 
@@ -127,7 +127,8 @@ ARCH_ROUTES = (
 # VAEs priced with the traced VAE constants (vae_memory.FAMILIES)
 VAES = (
     # sd.py:464-485
-    VaeFamily("vae-ltxv", "LTX-Video VAE", 128, 32, 8, "comfy.ldm.lightricks...VideoVAE"),
+    VaeFamily("vae-ltxv", "LTX-Video VAE", 128, 32, 8, "comfy.ldm.lightricks...VideoVAE",
+              LiveVae((".lightricks.vae.causal_video_autoencoder.VideoVAE",), check_channels=False)),
     # 0.18.2 sd.py:609-621: LTX-2's video VAE, VideoVAE version 2 (LTX-Video's class, another config)
     VaeFamily("vae-ltx2", "LTX-2 video VAE", 128, 32, 8, "comfy.ldm.lightricks...VideoVAE (version 2)"),
     # LTX-2.3's video VAE: the same class, its own layout from the file's metadata config

@@ -1,7 +1,7 @@
 """Stable Diffusion UNets: 1.5, 2.x, XL (and Pony / Illustrious), Lotus, Stable Video Diffusion; the 4-channel KL VAE."""
 from __future__ import annotations
 
-from ._spec import CLIP_VISION, DIFFUSION, Family, TEXT_ENCODER, VAE, VaeFamily, _r, Detector, Found, all_families
+from ._spec import CLIP_VISION, DIFFUSION, Family, TEXT_ENCODER, VAE, LiveVae, VaeFamily, _r, Detector, Found, all_families
 
 ORDER = 150  # name rules of a lower ORDER are tried first (specific before general)
 
@@ -82,7 +82,8 @@ FAMILY_ENTRY = {
 # VAEs priced with the traced VAE constants (vae_memory.FAMILIES)
 VAES = (
     # sd.py:408-433, SD1.x/SD2.x/SDXL files have (post_)quant_conv -> AutoencoderKL
-    VaeFamily("vae-kl4", "KL VAE, 4 channels (SD 1.x / SDXL)", 4, 8, None, "AutoencoderKL"),
+    VaeFamily("vae-kl4", "KL VAE, 4 channels (SD 1.x / SDXL)", 4, 8, None, "AutoencoderKL",
+              LiveVae(("AutoencoderKL", "AutoencodingEngine"), latent_dim=2, plain_decoder=True)),
     # 0.18.2 sd.py:472-479: SVD's KL encoder + temporal VideoDecoder; the frames are the batch (mixed in one call)
     VaeFamily("vae-svd", "Stable Video Diffusion VAE (temporal decoder)", 4, 8, None, "AutoencodingEngine (VideoDecoder)"),
 )

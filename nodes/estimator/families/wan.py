@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..errors import PlanError
-from ._spec import DIFFUSION, Family, VAE, VaeFamily, _r, Detector, Found, all_families
+from ._spec import DIFFUSION, Family, VAE, LiveVae, VaeFamily, _r, Detector, Found, all_families
 
 ORDER = 10  # name rules of a lower ORDER are tried first (specific before general)
 _C = "catalogue"
@@ -95,9 +95,11 @@ ARCH_ROUTES = (
 # VAEs priced with the traced VAE constants (vae_memory.FAMILIES)
 VAES = (
     # sd.py:545-559
-    VaeFamily("vae-wan2.1", "Wan 2.1 VAE (Wan 2.1, Wan 2.2 14B, Qwen-Image)", 16, 8, 4, "comfy.ldm.wan.vae.WanVAE"),
+    VaeFamily("vae-wan2.1", "Wan 2.1 VAE (Wan 2.1, Wan 2.2 14B, Qwen-Image)", 16, 8, 4, "comfy.ldm.wan.vae.WanVAE",
+              LiveVae(("comfy.ldm.wan.vae.WanVAE",))),
     # sd.py:533-544
-    VaeFamily("vae-wan2.2", "Wan 2.2 VAE (TI2V 5B)", 48, 16, 4, "comfy.ldm.wan.vae2_2.WanVAE"),
+    VaeFamily("vae-wan2.2", "Wan 2.2 VAE (TI2V 5B)", 48, 16, 4, "comfy.ldm.wan.vae2_2.WanVAE",
+              LiveVae(("comfy.ldm.wan.vae2_2.WanVAE",))),
 )
 
 # File-name rules by kind: first match wins, specific before general (name_infer)
