@@ -589,3 +589,17 @@ def test_pack_modules_use_only_the_documented_analyzer_api():
     outside = {k: v for k, v in used.items() if k not in packs.PACK_API}
     assert not outside, outside
     assert {"loader_ref", "refs", "sample_stage", "unpriced"} <= set(used)
+
+
+def test_the_analyzer_names_no_node_type():
+    """Issue 34: what a node means lives in its pack module; the generic analyzer compares no class_type with a
+    literal (a node type in quotes would be a table or handler of some pack)."""
+    import re as _re
+
+    from pathlib import Path
+
+    src = (Path(packs.__file__).parents[1] / "analyzer.py").read_text(encoding="utf-8")
+    code = _re.sub(r'"""[\s\S]*?"""|#[^\n]*', "", src)
+    compared = _re.findall(r'(?:\.type|node_type)\s*(?:==|!=|in)\s*(\(?\s*"[^"]+")', code)
+    assert not compared, compared
+    assert not _re.findall(r'"(?:[A-Z][a-z0-9]+){2,}[A-Za-z0-9]*"', code)  # no CamelCase class name at all

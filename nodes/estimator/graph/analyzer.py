@@ -27,14 +27,6 @@ from ..models.name_infer import family_of
 from .packs import REGISTRY as R
 from .packs.core import VIRTUAL_VAES
 
-# MODEL -> MODEL nodes that clone the model off ComfyUI's Dynamic VRAM patcher (model.clone(disable_dynamic=True)):
-# a model they feed takes the legacy path (partial load, streamed from process RAM) even when Dynamic VRAM is on
-DISABLES_DYNAMIC = {
-    "TorchCompileModel": "TorchCompileModel clones the model with disable_dynamic=True "
-                         "(comfy_extras/nodes_torch_compile.py:28 in 0.18.2 and 0.33.0)",
-}
-
-ENCODES_ITS_IMAGE_AS_GIVEN = {"SVD_img2vid_Conditioning", "LTXVImgToVideo", "LTXVImgToVideoInplace", "LTXVAddGuide"}
 
 # Socket types that matter for GPU memory: an unknown node touching one is "not understood".
 RELEVANT_TYPES = {"MODEL", "CLIP", "VAE", "LATENT", "CONDITIONING", "CONTROL_NET", "CLIP_VISION", "GUIDER",
@@ -414,10 +406,9 @@ class _Analyzer:
 
     def _reference_latents_of(self, link: _Link) -> tuple[tuple[int, int], ...]:
         """Reference latents an edit model sees next to the image (ComfyUI appends them to the
-        conditioning's reference_latents): ReferenceLatent's latent (nodes_edit_model.py:23-26) and
-        the images TextEncodeQwenImageEdit / ...Plus scale to 1 MP and VAE-encode (nodes_qwen.py:34-44,
-        :80-98). (latent rows, latent columns) each, found on the conditioning chain. A pack's
-        ``cond_references`` handler names those of its own nodes (one entry per latent frame)."""
+        conditioning's reference_latents), found on the conditioning chain: (latent rows, latent columns) each,
+        as each node's pack names them (``cond_references``: packs/core.py has ReferenceLatent and
+        TextEncodeQwenImageEdit's)."""
         out: list[tuple[int, int]] = []
         seen: set = set()
         stack = [link]
@@ -431,22 +422,6 @@ class _Analyzer:
                 continue
             if node.type in R.cond_references:
                 out.extend(R.cond_references[node.type](self, node))
-            elif node.type == "ReferenceLatent" and self.link(node, "latent") is not None:
-                shape = self.latent(self.link(node, "latent"))
-                if shape is not None and not shape.media:
-                    out.append((shape.height, shape.width))
-            elif node.type in ("TextEncodeQwenImageEdit", "TextEncodeQwenImageEditPlus") and self.link(node, "vae"):
-                geometry, _name = self.vae_geometry(self.link(node, "vae"))
-                spatial = geometry[1] if geometry else 8
-                for name in ("image", "image1", "image2", "image3"):
-                    size = self.image_size(self.link(node, name)) if self.link(node, name) is not None else None
-                    if size is None or not size.width or not size.height:
-                        continue
-                    scale = math.sqrt(1024 * 1024 / (size.width * size.height))
-                    w, h = round(size.width * scale), round(size.height * scale)
-                    if node.type == "TextEncodeQwenImageEditPlus":
-                        w, h = round(size.width * scale / 8) * 8, round(size.height * scale / 8) * 8
-                    out.append((h // spatial, w // spatial))
             stack.extend(upstream for _, upstream in self.linked_inputs_of_type(node, "CONDITIONING"))
         return tuple(out)
 
@@ -508,12 +483,8 @@ class _Analyzer:
                 return None
             pixel_frames = length
             frames = (length - 1) // temporal + 1
-            if node.type == "WanVaceToVideo" and self.link(node, "reference_image") is not None:
-                frames += 1  # nodes_wan.py: the reference image adds `trim_latent` = 1 latent frame
-                self.note(f"{self.label(node)}: the reference image adds one latent frame (trimmed after sampling)")
-        if node.type in ("EmptyQwenImageLayeredLatentImage", "EmptyQwenImageLayeredLatent"):
-            layers = self.number(node, "layers", 0) or 0
-            frames = layers + 1
+        if node.type in R.latent_frames:  # the node's own rule for its latent frames (a pack's)
+            frames = R.latent_frames[node.type](self, node, frames)
         self.check_size(node, width, height, pixel_frames, batch)
         return LatentShape(batch=batch, channels=channels, height=height // spatial, width=width // spatial,
                            frames=frames, pixel_height=height, pixel_width=width, pixel_frames=pixel_frames,
@@ -936,7 +907,7 @@ class _Analyzer:
         if not vae:
             return None
         shape = None
-        if t in ENCODES_ITS_IMAGE_AS_GIVEN and connected:
+        if t in R.encodes_image_as_given and connected:
             # the node VAE-encodes its image input's frames (one frame, or the guide's frames), not the video its
             # LATENT output holds: nodes_video_model.py SVD_img2vid_Conditioning (init_image), nodes_lt.py
             # LTXVImgToVideo / LTXVImgToVideoInplace / LTXVAddGuide (image); each first resizes the image to the
@@ -1083,19 +1054,20 @@ class _Analyzer:
         return bool(ins & outs & {"MODEL", "CLIP", "VAE"})
 
     def _legacy_path(self, stage: Stage) -> Stage:
-        """A sampling stage whose model passes a DISABLES_DYNAMIC node on its way to the sampler."""
+        """A sampling stage whose model passes a node that disables Dynamic VRAM (a pack's disables_dynamic) on its
+        way to the sampler."""
         if stage.kind != SAMPLE or stage.node_id not in self.nodes:
             return stage
         upstream = self.ancestors({stage.node_id}) - {stage.node_id}
-        why = next((DISABLES_DYNAMIC[self.nodes[n].type] for n in sorted(upstream)
-                    if self.nodes[n].type in DISABLES_DYNAMIC), "")
+        why = next((R.disables_dynamic[self.nodes[n].type] for n in sorted(upstream)
+                    if self.nodes[n].type in R.disables_dynamic), "")
         return _replace(stage, legacy_path=why) if why else stage
 
     def _infer_experts(self, stages: list[Stage]) -> list[Stage]:
         """Two KSamplerAdvanced passes on two different diffusion-model files (UNETLoader), with no
         high/low-noise hint in the names: the Wan 2.2 A14B pattern. The pass starting at step 0
         runs the high-noise expert (Wan 2.2 model card: high-noise expert for the early steps)."""
-        passes = [s for s in stages if s.node_type == "KSamplerAdvanced" and s.node_id in self.advanced_start]
+        passes = [s for s in stages if s.node_id in self.advanced_start]  # advanced samplers (their start steps)
         bases = [next((m.name for m in s.models if m.role == "diffusion"), None) for s in passes]
         if len(passes) != 2 or None in bases or bases[0] == bases[1] or any(s.expert for s in passes):
             return stages

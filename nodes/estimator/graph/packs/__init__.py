@@ -14,11 +14,15 @@ Handler signatures (``a`` is the analyzer, ``node`` the node being read):
 - guiders: ``(a, node, depth) -> dict``  (model links, conditioning links, cfg, uses_negative)
 - stages:  ``(a, node) -> Stage | None``  for a node whose kind is in ``stage_kinds``
 - cond_references: ``(a, node) -> list[(rows, columns)]``  latents a conditioning node adds for the model to attend over
+- latent_frames: ``(a, node, frames) -> frames``  a latent creator's own frame rule (WanVaceToVideo's reference)
+
+Tables without handlers: ``disables_dynamic`` (class -> why a model behind it takes the legacy path),
+``encodes_image_as_given`` (image-to-video conditioning that encodes the image at the size given).
 
 The analyzer ``a`` a handler may use (PACK_API; a test holds every module to it, so the analyzer's private
 helpers can change without breaking a pack):
 - the graph: ``a.nodes``, ``a.link(node, name)``, ``a.linked_inputs_of_type(node, type)``, ``a.out_type``,
-  ``a.label(node)``, ``a.stage_kind(node)``, ``a.advanced_start`` (KSamplerAdvanced start steps);
+  ``a.label(node)``, ``a.stage_kind(node)``, ``a.advanced_start`` (an advanced sampler's start step, by node id);
 - values: ``a.value``, ``a.number``, ``a.text``, ``a.check_widget_range``, ``a.check_size``;
 - models: ``a.refs(link, type)``, ``a.refs_of``, ``a.loader_ref(node, widget, role=, folder=)``;
 - shapes: ``a.latent(link)``, ``a.image_size(link)``, ``a.sigma_steps``, ``a.guider``, ``a.vae_geometry``,
@@ -97,6 +101,12 @@ class Pack:
     # conditioning nodes that hand the model latents it attends over next to the image's (in-context tokens):
     # ``(a, node) -> [(latent rows, latent columns), ...]``, one entry per latent frame (Stage.reference_latents)
     cond_references: dict[str, Callable] = field(default_factory=dict)
+    # latent creators with a frame rule of their own: ``(a, node, frames) -> frames``
+    latent_frames: dict[str, Callable] = field(default_factory=dict)
+    # MODEL -> MODEL nodes that clone the model off Dynamic VRAM's patcher: class -> why (the legacy path follows)
+    disables_dynamic: dict = field(default_factory=dict)
+    # image-to-video conditioning that VAE-encodes the image at the size given (no resize to the latent's)
+    encodes_image_as_given: set = field(default_factory=set)
 
     def merged_with(self, other: "Pack") -> "Pack":
         out = Pack(name=f"{self.name}+{other.name}")

@@ -713,6 +713,45 @@ def _train_lora(a, node):
                  train=settings, steps=a.number(node, "steps", 16))
 
 
+# --- reference latents and latent frames of ComfyUI's own nodes (the analyzer reads them through the Pack) ------
+def _reference_latent(a, node) -> list:
+    """ReferenceLatent appends its latent to the conditioning's reference_latents (nodes_edit_model.py:23-26)."""
+    link = a.link(node, "latent")
+    shape = a.latent(link) if link is not None else None
+    return [(shape.height, shape.width)] if shape is not None and not shape.media else []
+
+
+def _qwen_edit_references(a, node) -> list:
+    """TextEncodeQwenImageEdit / ...Plus scale each image to 1 MP and VAE-encode it as a reference latent
+    (nodes_qwen.py:34-44, :80-98; Plus rounds the sides to multiples of 8)."""
+    if a.link(node, "vae") is None:
+        return []
+    geometry, _name = a.vae_geometry(a.link(node, "vae"))
+    spatial = geometry[1] if geometry else 8
+    out = []
+    for name in ("image", "image1", "image2", "image3"):
+        size = a.image_size(a.link(node, name)) if a.link(node, name) is not None else None
+        if size is None or not size.width or not size.height:
+            continue
+        scale = math.sqrt(1024 * 1024 / (size.width * size.height))
+        w, h = round(size.width * scale), round(size.height * scale)
+        if node.type == "TextEncodeQwenImageEditPlus":
+            w, h = round(size.width * scale / 8) * 8, round(size.height * scale / 8) * 8
+        out.append((h // spatial, w // spatial))
+    return out
+
+
+def _vace_frames(a, node, frames):
+    if frames is not None and a.link(node, "reference_image") is not None:
+        frames += 1  # nodes_wan.py: the reference image adds `trim_latent` = 1 latent frame
+        a.note(f"{a.label(node)}: the reference image adds one latent frame (trimmed after sampling)")
+    return frames
+
+
+def _layered_frames(a, node, frames):
+    return (a.number(node, "layers", 0) or 0) + 1  # nodes_qwen.py: the image and its layers, one frame each
+
+
 PACK = Pack(
     name="comfy-core",
     diffusion_loaders=DIFFUSION_LOADERS,
@@ -754,6 +793,14 @@ PACK = Pack(
     sigmas={"BasicScheduler": _basic_scheduler, "SplitSigmas": _split_sigmas,
             "SplitSigmasDenoise": _split_sigmas_denoise, "ManualSigmas": _manual_sigmas},
     guiders={"BasicGuider": _basic_guider, "CFGGuider": _cfg_guider, "DualCFGGuider": _dual_cfg_guider},
+    cond_references={"ReferenceLatent": _reference_latent, "TextEncodeQwenImageEdit": _qwen_edit_references,
+                     "TextEncodeQwenImageEditPlus": _qwen_edit_references},
+    latent_frames={"WanVaceToVideo": _vace_frames, "EmptyQwenImageLayeredLatentImage": _layered_frames,
+                   "EmptyQwenImageLayeredLatent": _layered_frames},
+    # model.clone(disable_dynamic=True): a model they feed takes the legacy path even under Dynamic VRAM
+    disables_dynamic={"TorchCompileModel": "TorchCompileModel clones the model with disable_dynamic=True "
+                                           "(comfy_extras/nodes_torch_compile.py:28 in 0.18.2 and 0.33.0)"},
+    encodes_image_as_given={"SVD_img2vid_Conditioning", "LTXVImgToVideo", "LTXVImgToVideoInplace", "LTXVAddGuide"},
     stages={"KSampler": _ksampler, "KSamplerAdvanced": _ksampler_advanced, "SamplerCustom": _sampler_custom,
             "SamplerCustomAdvanced": _sampler_custom_advanced, "VAEDecodeTiled": _decode_tiled,
             "VAEDecodeAudioTiled": _decode_audio_tiled,
