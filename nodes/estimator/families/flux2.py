@@ -1,6 +1,8 @@
 """FLUX.2 dev and klein, and the Flux.2 VAE."""
 from __future__ import annotations
 
+import re
+
 from ._spec import DIFFUSION, Family, VAE, VaeFamily, _r
 
 ORDER = 100  # name rules of a lower ORDER are tried first (specific before general)
@@ -66,6 +68,11 @@ ARCH_ROUTES = (
 )
 
 # VAEs priced with the traced VAE constants (vae_memory.FAMILIES)
+# a VAE file name -> (latent channels, spatial /, temporal /) for a node whose latent depends on its VAE (comfy/sd.py
+# VAE.__init__; a guess by name, said as such): registry.VAE_NAME_GEOMETRY, tried in ORDER
+VAE_NAME_GEOMETRY = (
+    (re.compile(r"flux2"), (32, 16, None)),  # the VAE's own 32 channels (VaeFamily: 128 as packed)
+)
 VAES = (
     # 0.18.2 sd.py:537-560: the default KL branch (ch 128, ch_mult 1-2-4-4) with a 32-channel latent
     # and a batch-norm latent layer: downscale ×2 (16) and 4× the channels (2×2 patches packed)

@@ -1,6 +1,8 @@
 """HunyuanVideo, HunyuanVideo 1.5 (and Capybara, its architecture) and their VAEs."""
 from __future__ import annotations
 
+import re
+
 from ._spec import DIFFUSION, Family, VAE, LiveVae, VaeFamily, _r, Detector, Found, all_families
 
 ORDER = 20  # name rules of a lower ORDER are tried first (specific before general)
@@ -62,6 +64,12 @@ ARCH_ROUTES = (
 )
 
 # VAEs priced with the traced VAE constants (vae_memory.FAMILIES)
+# a VAE file name -> (latent channels, spatial /, temporal /) for a node whose latent depends on its VAE (comfy/sd.py
+# VAE.__init__; a guess by name, said as such): registry.VAE_NAME_GEOMETRY, tried in ORDER
+VAE_NAME_GEOMETRY = (
+    (re.compile(r"hunyuan.?video.?1[._]?5|hunyuanvideo15"), (32, 16, 4)),
+    (re.compile(r"hunyuan.?video"), (16, 8, 4)),
+)
 VAES = (
     # sd.py:503-518 (AutoencoderKL with conv3d, time_compress 4)
     VaeFamily("vae-hunyuan", "HunyuanVideo VAE", 16, 8, 4, "AutoencoderKL (conv3d)",

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 from ._spec import DIFFUSION, Family, TEXT_ENCODER, VAE, LiveVae, VaeFamily, _r, Detector, Found, all_families
 
@@ -125,6 +126,11 @@ ARCH_ROUTES = (
 )
 
 # VAEs priced with the traced VAE constants (vae_memory.FAMILIES)
+# a VAE file name -> (latent channels, spatial /, temporal /) for a node whose latent depends on its VAE (comfy/sd.py
+# VAE.__init__; a guess by name, said as such): registry.VAE_NAME_GEOMETRY, tried in ORDER
+VAE_NAME_GEOMETRY = (
+    (re.compile(r"ltx"), (128, 32, 8)),
+)
 VAES = (
     # sd.py:464-485
     VaeFamily("vae-ltxv", "LTX-Video VAE", 128, 32, 8, "comfy.ldm.lightricks...VideoVAE",

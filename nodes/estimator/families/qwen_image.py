@@ -1,6 +1,8 @@
 """Qwen-Image (and FireRed-Image-Edit, its architecture)."""
 from __future__ import annotations
 
+import re
+
 from ._spec import DIFFUSION, Family, LORA, _r, Detector, Found, all_families
 
 ORDER = 90  # name rules of a lower ORDER are tried first (specific before general)
@@ -73,3 +75,10 @@ def _not_mage_flow(v) -> Found | None:
 GGUF_ARCH = {"qwen_image": "qwen-image"}  # ComfyUI-GGUF convert.py model type
 
 DETECT = {DIFFUSION: (Detector(keys=(("txt_norm.weight", "img_in.weight"),), read=_not_mage_flow, order=930),)}
+
+
+# a VAE file name -> (latent channels, spatial /, temporal /) for a node whose latent depends on its VAE (comfy/sd.py
+# VAE.__init__; a guess by name, said as such): registry.VAE_NAME_GEOMETRY, tried in ORDER
+VAE_NAME_GEOMETRY = (
+    (re.compile(r"qwen.?image"), (16, 8, 4)),  # the Wan 2.1 VAE
+)

@@ -3,7 +3,8 @@
 sections (FAMILIES, NAME_RULES, WORKING_MEMORY_ALIAS, ARCH_ROUTES, TEXT_TOKENS, TE_TOKENS, CALIBRATION,
 MEMORY_USAGE_FACTOR, CHECKPOINT_SPLITS, VAES, MEDIA_VAES, VAE_TRACED_AS, FAMILY_ENTRY, GGUF_SAME_ARCH,
 VARIANT_PARAMS, FP8_MODEL_ONLY_SPLITS, VAE_FORMULAS, TEXT_TOKENS_OF_LATENT, GGUF_ARCH, EXTRA_TOKENS,
-LATENT_HAS_EXTRA, PREFETCH_BLOCK_PARAMS, DETECT header detectors, P_* parameter counts). The tables the estimator reads are views
+LATENT_HAS_EXTRA, PREFETCH_BLOCK_PARAMS, VAE_NAME_GEOMETRY, DETECT header detectors, P_* parameter counts). The
+tables the estimator reads are views
 built here, once, by merging the sections in ORDER (a module's ORDER also ranks its name rules: lower
 first, specific before general). A new family is one new file: nothing here names a family.
 
@@ -33,6 +34,7 @@ DICT_SECTIONS = ("FAMILIES", "WORKING_MEMORY_ALIAS", "TEXT_TOKENS", "TE_TOKENS",
 SECTIONS: dict[str, type | tuple[type, ...]] = {
     **{name: dict for name in DICT_SECTIONS}, "NAME_RULES": dict, "DETECT": dict, "ARCH_ROUTES": (tuple, list),
     "VAES": (tuple, list), "FP8_MODEL_ONLY_SPLITS": (tuple, list, set, frozenset), "ORDER": int,
+    "VAE_NAME_GEOMETRY": (tuple, list),
 }
 
 
@@ -121,6 +123,8 @@ VAE_FORMULAS = MappingProxyType(_merged["VAE_FORMULAS"])
 # from a prompt: family id -> fn(workload.LatentShape) -> (tokens, why) (memory.diffusion_working)
 TEXT_TOKENS_OF_LATENT = MappingProxyType(_merged["TEXT_TOKENS_OF_LATENT"])
 ARCH_ROUTES: tuple[tuple[str, str, object, str], ...] = tuple(r for m in MODULES for r in getattr(m, "ARCH_ROUTES", ()))
+# a VAE file name -> (latent channels, spatial /, temporal /), each module's patterns in ORDER (graph.analyzer)
+VAE_NAME_GEOMETRY: tuple = tuple(r for m in MODULES for r in getattr(m, "VAE_NAME_GEOMETRY", ()))
 FP8_MODEL_ONLY_SPLITS = frozenset(f for m in MODULES for f in getattr(m, "FP8_MODEL_ONLY_SPLITS", ()))
 VAE_FAMILIES: dict[str, VaeFamily] = {}
 for _m in MODULES:

@@ -93,6 +93,12 @@ ARCH_ROUTES = (
     ("s2v", "wan2.2-14b-s2v"), ("humo", "wan2.1-14b-humo"), ("animate", "wan2.2-14b-animate")))
 
 # VAEs priced with the traced VAE constants (vae_memory.FAMILIES)
+# a VAE file name -> (latent channels, spatial /, temporal /) for a node whose latent depends on its VAE (comfy/sd.py
+# VAE.__init__; a guess by name, said as such): registry.VAE_NAME_GEOMETRY, tried in ORDER
+VAE_NAME_GEOMETRY = (
+    (re.compile(r"wan[ _.-]?2[._]?2.*vae|wan2\.2_vae|wan_?2_?2_vae"), (48, 16, 4)),
+    (re.compile(r"wan"), (16, 8, 4)),
+)
 VAES = (
     # sd.py:545-559
     VaeFamily("vae-wan2.1", "Wan 2.1 VAE (Wan 2.1, Wan 2.2 14B, Qwen-Image)", 16, 8, 4, "comfy.ldm.wan.vae.WanVAE",

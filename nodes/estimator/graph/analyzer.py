@@ -20,7 +20,7 @@ from ..workload import (AUDIO_ENCODE, CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, V
 from .base import (MAX_CHAIN, MAX_DEPTH, MAX_NUMBER, MAX_RESOLUTION, MIN_TEXT_TOKENS, _as_number, _Graph,
                    _ImageSize, _Link, _natural_key, _Node, _replace, _show_number, _UNKNOWN,
                    estimate_text_tokens)
-from ..families.registry import VAE_FAMILIES
+from ..families.registry import VAE_FAMILIES, VAE_NAME_GEOMETRY
 from ..model_info import VAE
 from ..stages.base import NOT_ESTIMATED
 from ..models.name_infer import family_of
@@ -38,17 +38,6 @@ NAME_TYPE_GUESS = {
     "conditioning": "CONDITIONING", "control_net": "CONTROL_NET", "clip_vision": "CLIP_VISION",
     "guider": "GUIDER", "sigmas": "SIGMAS", "image": "IMAGE", "images": "IMAGE", "pixels": "IMAGE",
 }
-# VAE file name -> (latent channels, spatial /, temporal /) when a node's latent depends on the VAE.
-# From the VAE configs in comfy/sd.py (VAE.__init__); a guess by name, noted as such.
-VAE_NAME_GEOMETRY = (
-    (re.compile(r"wan[ _.-]?2[._]?2.*vae|wan2\.2_vae|wan_?2_?2_vae"), (48, 16, 4)),
-    (re.compile(r"hunyuan.?video.?1[._]?5|hunyuanvideo15"), (32, 16, 4)),
-    (re.compile(r"ltx"), (128, 32, 8)),
-    (re.compile(r"flux2"), (32, 16, None)),
-    (re.compile(r"hunyuan.?image"), (64, 32, None)),
-    (re.compile(r"wan|hunyuan.?video|qwen.?image"), (16, 8, 4)),
-    (re.compile(r"mochi"), (12, 8, 6)),
-)
 # the reason a workflow's model family is unknown: it names a model type newer than every ComfyUI of the specs
 NEWER_COMFYUI = "made for a newer ComfyUI"
 # stage_kind of a node that runs a model no rule prices (built as an unpriced SAMPLE stage, unpriced_model_stage)
