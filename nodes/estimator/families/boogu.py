@@ -15,7 +15,7 @@ No traced working-memory entry: the first-principles DiT formula prices it ("unc
 """
 from __future__ import annotations
 
-from ._spec import DIFFUSION, Family, Found, _r
+from ._spec import DIFFUSION, Family, Found, _r, Detector
 
 ORDER = 127
 
@@ -46,12 +46,10 @@ NAME_RULES = {
 }
 
 
-def _detect(v) -> Found | None:
+def _read(v) -> Found | None:
     """model_detection.py:890-898: the dual-stream instruction attention selects Boogu; `x_embedder.weight` gives the
     width, the block counts the depth, `time_caption_embed.caption_embedder.0.weight` the instruction width.
     (families/detect.py lets such a header past its OmniGen2 test, as ComfyUI checks Boogu first.)"""
-    if not v.has("double_stream_layers.0.img_instruct_attn.processor.img_to_q.weight"):
-        return None
     arch = dict(FAMILIES["boogu"].arch)
     x = v.shape("x_embedder.weight")
     if x and len(x) == 2:
@@ -73,4 +71,6 @@ def _detect(v) -> Found | None:
                                  "(Boogu-Image, model_detection.py:890)",))
 
 
-DETECT = {DIFFUSION: (_detect,)}
+DETECT = {
+    DIFFUSION: (Detector((("double_stream_layers.0.img_instruct_attn.processor.img_to_q.weight",),), _read),),
+}

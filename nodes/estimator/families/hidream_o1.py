@@ -21,7 +21,7 @@ image patches are one sequence in the LLM (model.py:193-194): image tokens (H/32
 """
 from __future__ import annotations
 
-from ._spec import DIFFUSION, TEXT_ENCODER, VAE, Family, Found, _r
+from ._spec import DIFFUSION, TEXT_ENCODER, VAE, Family, Found, _r, Detector
 
 # HiDream-I1's rule (families/hidream.py, ORDER 120) must not take "hidream_o1_*": this module's rules are tried
 # first (a lower ORDER); hidream.py's pattern also refuses an "o1" after "hidream".
@@ -61,11 +61,9 @@ NAME_RULES = {
 }
 
 
-def _detect(v) -> Found | None:
+def _read(v) -> Found | None:
     """model_detection.py:815: `t_embedder1.mlp.0.weight` + `x_embedder.proj1.weight` select HiDreamO1 (its config
     is the class defaults); the file's shapes give the width, FFN and depth of the Qwen3-VL decoder."""
-    if not (v.has("t_embedder1.mlp.0.weight") and v.has("x_embedder.proj1.weight")):
-        return None
     arch = dict(FAMILIES["hidream-o1"].arch)
     proj2 = v.shape("x_embedder.proj2.weight")
     if proj2 and len(proj2) == 2:
@@ -78,4 +76,6 @@ def _detect(v) -> Found | None:
                                       "model_detection.py:815)",))
 
 
-DETECT = {DIFFUSION: (_detect,)}
+DETECT = {
+    DIFFUSION: (Detector((("t_embedder1.mlp.0.weight", "x_embedder.proj1.weight",),), _read),),
+}

@@ -13,7 +13,7 @@ No traced working-memory entry: the first-principles DiT formula prices it ("unc
 """
 from __future__ import annotations
 
-from ._spec import DIFFUSION, Family, Found, _r
+from ._spec import DIFFUSION, Family, Found, _r, Detector
 
 ORDER = 128
 
@@ -43,11 +43,9 @@ NAME_RULES = {
 }
 
 
-def _detect(v) -> Found | None:
+def _read(v) -> Found | None:
     """model_detection.py:963-968: `embed_image_indicator.weight` selects Ideogram 4; `input_proj.weight` gives the
     width and the input channels, the `layers.` blocks the depth."""
-    if not v.has("embed_image_indicator.weight"):
-        return None
     proj = v.shape("input_proj.weight")
     if proj is None or len(proj) != 2:
         return None
@@ -61,4 +59,6 @@ def _detect(v) -> Found | None:
     return Found("ideogram4", arch, ("key embed_image_indicator.weight (Ideogram 4, model_detection.py:963)",))
 
 
-DETECT = {DIFFUSION: (_detect,)}
+DETECT = {
+    DIFFUSION: (Detector((("embed_image_indicator.weight",),), _read),),
+}

@@ -18,7 +18,7 @@ image), fit within 0.024 %.
 """
 from __future__ import annotations
 
-from ._spec import DIFFUSION, Family, Found, _r
+from ._spec import DIFFUSION, Family, Found, _r, Detector
 
 ORDER = 129
 
@@ -46,12 +46,9 @@ NAME_RULES = {
 }
 
 
-def _detect(v) -> Found | None:
+def _read(v) -> Found | None:
     """model_detection.py:1124-1139: the dual-stream qkv + q-norm keys, the condition embedder and a 5-D (Conv3d)
     `img_in.weight`: out = width, in = channels, kernel = patch; heads = width / the q-norm's head width."""
-    if not (v.has("double_blocks.0.attn.img_attn_qkv.weight") and v.has("double_blocks.0.attn.img_attn_q_norm.weight")
-            and v.has("condition_embedder.time_embedder.linear_1.weight")):
-        return None
     img_in = v.shape("img_in.weight")
     if img_in is None or len(img_in) != 5:
         return None
@@ -66,4 +63,9 @@ def _detect(v) -> Found | None:
                                     "img_in.weight (JoyImage, model_detection.py:1124)",))
 
 
-DETECT = {DIFFUSION: (_detect,)}
+DETECT = {
+    DIFFUSION: (Detector((("double_blocks.0.attn.img_attn_qkv.weight",
+                            "double_blocks.0.attn.img_attn_q_norm.weight",
+                            "condition_embedder.time_embedder.linear_1.weight"),),
+                         _read),),
+}

@@ -13,7 +13,7 @@ for krea2"); inside ComfyUI with the file present it is traced live.
 """
 from __future__ import annotations
 
-from ._spec import DIFFUSION, Family, Found, _r
+from ._spec import DIFFUSION, Family, Found, _r, Detector
 
 ORDER = 125  # no other family's name rule contains "krea2" (Flux.1 Krea dev is not named "krea2")
 
@@ -44,11 +44,9 @@ NAME_RULES = {
 }
 
 
-def _detect(v) -> Found | None:
+def _read(v) -> Found | None:
     """model_detection.py:970-983: `txtfusion.projector.weight` selects Krea 2; `first.weight` gives the width and
     the input channels (/ patch 2x2), `blocks.0.attn.wq` / `wk` the query and KV heads of 128."""
-    if not v.has("txtfusion.projector.weight"):
-        return None
     first = v.shape("first.weight")
     if first is None or len(first) != 2:
         return None
@@ -69,4 +67,6 @@ def _detect(v) -> Found | None:
     return Found("krea2", arch, ("key txtfusion.projector.weight (Krea 2, model_detection.py:970)",))
 
 
-DETECT = {DIFFUSION: (_detect,)}
+DETECT = {
+    DIFFUSION: (Detector((("txtfusion.projector.weight",),), _read),),
+}

@@ -12,7 +12,7 @@ No traced working-memory entry: the first-principles DiT formula prices it ("unc
 """
 from __future__ import annotations
 
-from ._spec import DIFFUSION, Family, Found, _r
+from ._spec import DIFFUSION, Family, Found, _r, Detector
 
 ORDER = 126
 
@@ -42,11 +42,9 @@ NAME_RULES = {
 }
 
 
-def _detect(v) -> Found | None:
+def _read(v) -> Found | None:
     """model_detection.py:920-941: dual-stream blocks with added-key norms and a SwiGLU `img_mlp.w1`; `img_in.weight`
     gives the width (heads of 64) and the input channels, `txt_norm[.0].weight` the text feature width."""
-    if not (v.has("transformer_blocks.0.attn.norm_added_q.weight") and v.has("transformer_blocks.0.img_mlp.w1.weight")):
-        return None
     img_in = v.shape("img_in.weight")
     if img_in is None or len(img_in) != 2:
         return None
@@ -64,4 +62,8 @@ def _detect(v) -> Found | None:
                                 "(Lens, model_detection.py:920)",))
 
 
-DETECT = {DIFFUSION: (_detect,)}
+DETECT = {
+    DIFFUSION: (Detector((("transformer_blocks.0.attn.norm_added_q.weight",
+                            "transformer_blocks.0.img_mlp.w1.weight"),),
+                         _read),),
+}

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 
-from ._spec import DIFFUSION, VAE, Family, Found, VaeFamily, _r
+from ._spec import DIFFUSION, VAE, Family, Found, VaeFamily, _r, Detector
 
 ORDER = 136  # its names ("mage_flow_*") share no pattern with another family's
 
@@ -89,15 +89,16 @@ def _detect(v) -> Found | None:
                                      "model_detection.py:944)",))
 
 
-def _detect_vae(v) -> Found | None:
+def _read_vae(v) -> Found | None:
     """sd.py:605: `student.dconv_encoder.proj_out.weight` selects the Mage-VAE."""
-    if not v.has("student.dconv_encoder.proj_out.weight"):
-        return None
     return Found("vae-mage", dict(FAMILIES["vae-mage"].arch),
                  ("key student.dconv_encoder.proj_out.weight (Mage-VAE, sd.py:605)",))
 
 
-DETECT = {DIFFUSION: (_detect,), VAE: (_detect_vae,)}
+DETECT = {
+    DIFFUSION: (_detect,),
+    VAE: (Detector((("student.dconv_encoder.proj_out.weight",),), _read_vae),),
+}
 
 
 # --- The Mage-VAE's working memory: ComfyUI 0.33's own estimate (comfy/sd.py:605-615), not traced ----------------

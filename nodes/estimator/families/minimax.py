@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 
-from ._spec import DIFFUSION, VAE, Family, Found, _r
+from ._spec import DIFFUSION, VAE, Family, Found, _r, Detector
 
 ORDER = 121
 
@@ -114,24 +114,26 @@ def _detect(v) -> Found | None:
                                       "model_detection.py:390)",))
 
 
-def _detect_video_vae(v) -> Found | None:
+def _read_video_vae(v) -> Found | None:
     """sd.py:995: decoder.transformer_blocks.0.scale1 + encoder.down.5.block.0.conv1.weight build MiniMaxH3VideoVAE."""
-    if v.has("decoder.transformer_blocks.0.scale1") and v.has("encoder.down.5.block.0.conv1.weight"):
-        return Found("vae-minimax-h3", dict(FAMILIES["vae-minimax-h3"].arch),
-                     ("keys decoder.transformer_blocks.0.scale1 + encoder.down.5.block.0.conv1.weight "
-                      "(MiniMax H3 video VAE, sd.py:995)",))
-    return None
+    return Found("vae-minimax-h3", dict(FAMILIES["vae-minimax-h3"].arch),
+                 ("keys decoder.transformer_blocks.0.scale1 + encoder.down.5.block.0.conv1.weight "
+                  "(MiniMax H3 video VAE, sd.py:995)",))
 
 
-def _detect_audio_vae(v) -> Found | None:
+def _read_audio_vae(v) -> Found | None:
     """sd.py:1030: pre_block.attn.zero_k_bias builds MiniMaxH3AudioVAE."""
-    if v.has("pre_block.attn.zero_k_bias"):
-        return Found("vae-minimax-h3-audio", dict(FAMILIES["vae-minimax-h3-audio"].arch),
-                     ("key pre_block.attn.zero_k_bias (MiniMax H3 audio VAE, sd.py:1030)",))
-    return None
+    return Found("vae-minimax-h3-audio", dict(FAMILIES["vae-minimax-h3-audio"].arch),
+                 ("key pre_block.attn.zero_k_bias (MiniMax H3 audio VAE, sd.py:1030)",))
 
 
-DETECT = {DIFFUSION: (_detect,), VAE: (_detect_video_vae, _detect_audio_vae)}
+DETECT = {
+    DIFFUSION: (_detect,),
+    VAE: (Detector((("decoder.transformer_blocks.0.scale1",
+                      "encoder.down.5.block.0.conv1.weight"),),
+                   _read_video_vae),
+          Detector((("pre_block.attn.zero_k_bias",),), _read_audio_vae)),
+}
 
 
 # --- The VAEs' working memory: ComfyUI 0.33's own estimates (comfy/sd.py) -------------------------------------

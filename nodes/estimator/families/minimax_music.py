@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 
-from ._spec import DIFFUSION, VAE, Family, Found, _r
+from ._spec import DIFFUSION, VAE, Family, Found, _r, Detector
 
 ORDER = 122
 
@@ -101,14 +101,11 @@ NAME_RULES = {
 }
 
 
-def _detect(v) -> Found | None:
+def _read(v) -> Found | None:
     """model_detection.py:45-50."""
-    if (v.has("cond_layer_logits") and v.has("latent_conditioners.0.weight")
-            and v.has("diffusion_transformer.transformer.layers.0.self_attn.to_qkv.weight")):
-        return Found("minimax-music3", dict(FAMILIES["minimax-music3"].arch),
-                     ("keys cond_layer_logits + latent_conditioners.0.weight + diffusion_transformer... "
-                      "(MiniMax Music 3, model_detection.py:45)",))
-    return None
+    return Found("minimax-music3", dict(FAMILIES["minimax-music3"].arch),
+                 ("keys cond_layer_logits + latent_conditioners.0.weight + diffusion_transformer... "
+                  "(MiniMax Music 3, model_detection.py:45)",))
 
 
 def _detect_dav(v) -> Found | None:
@@ -120,7 +117,13 @@ def _detect_dav(v) -> Found | None:
     return None
 
 
-DETECT = {DIFFUSION: (_detect,), VAE: (_detect_dav,)}
+DETECT = {
+    DIFFUSION: (Detector((("cond_layer_logits",
+                            "latent_conditioners.0.weight",
+                            "diffusion_transformer.transformer.layers.0.self_attn.to_qkv.weight"),),
+                         _read),),
+    VAE: (_detect_dav,),
+}
 
 
 def _dav_bytes(op: str, latent, dtype_bytes: int, tiled=None):

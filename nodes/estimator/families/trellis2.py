@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 
-from ._spec import DIFFUSION, VAE, Family, Found, _r
+from ._spec import DIFFUSION, VAE, Family, Found, _r, Detector
 
 ORDER = 166  # "trellis2" / "pixal3d" share no pattern with another family's name rules
 
@@ -110,23 +110,23 @@ def _detect(v) -> Found | None:
                  variant="pixal3d" if pixal else None)
 
 
-def _detect_shape_vae(v) -> Found | None:
+def _read_shape_vae(v) -> Found | None:
     """sd.py:579: shape_dec.blocks.1.16.to_subdiv.weight builds the Trellis2 ShapeVae."""
-    if v.has("shape_dec.blocks.1.16.to_subdiv.weight"):
-        return Found("vae-trellis2-shape", dict(FAMILIES["vae-trellis2-shape"].arch),
-                     ("key shape_dec.blocks.1.16.to_subdiv.weight (TRELLIS.2 shape VAE, sd.py:579)",))
-    return None
+    return Found("vae-trellis2-shape", dict(FAMILIES["vae-trellis2-shape"].arch),
+                 ("key shape_dec.blocks.1.16.to_subdiv.weight (TRELLIS.2 shape VAE, sd.py:579)",))
 
 
-def _detect_texture_vae(v) -> Found | None:
+def _read_texture_vae(v) -> Found | None:
     """sd.py:584: txt_dec.blocks.3.4.conv2.weight builds the Trellis2 TextureVae."""
-    if v.has("txt_dec.blocks.3.4.conv2.weight"):
-        return Found("vae-trellis2-texture", dict(FAMILIES["vae-trellis2-texture"].arch),
-                     ("key txt_dec.blocks.3.4.conv2.weight (TRELLIS.2 texture VAE, sd.py:584)",))
-    return None
+    return Found("vae-trellis2-texture", dict(FAMILIES["vae-trellis2-texture"].arch),
+                 ("key txt_dec.blocks.3.4.conv2.weight (TRELLIS.2 texture VAE, sd.py:584)",))
 
 
-DETECT = {DIFFUSION: (_detect,), VAE: (_detect_shape_vae, _detect_texture_vae)}
+DETECT = {
+    DIFFUSION: (_detect,),
+    VAE: (Detector((("shape_dec.blocks.1.16.to_subdiv.weight",),), _read_shape_vae),
+          Detector((("txt_dec.blocks.3.4.conv2.weight",),), _read_texture_vae)),
+}
 
 
 def _vae_bytes(op: str, latent, dtype_bytes: int, tiled=None, options=None):

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 
-from ._spec import DIFFUSION, VAE, Family, Found, _r
+from ._spec import DIFFUSION, VAE, Family, Found, _r, Detector
 
 ORDER = 165  # "triposplat" shares no pattern with another family's name rules
 
@@ -86,11 +86,9 @@ NAME_RULES = {
 }
 
 
-def _detect(v) -> Found | None:
+def _read(v) -> Found | None:
     """model_detection.py:812-813: cam_out_layer.weight + repo_layers.0.final_map.weight select TripoSplat (built with
     the class defaults); the file's shapes give the width, the depth and the context width."""
-    if not (v.has("cam_out_layer.weight") and v.has("repo_layers.0.final_map.weight")):
-        return None
     arch = dict(FAMILIES["triposplat"].arch)
     hidden = v.dim("input_layer.weight", 0, arch["hidden_size"])
     arch.update(hidden_size=hidden, heads=max(1, hidden // 64), depth=v.count_blocks("blocks.") or arch["depth"])
@@ -100,15 +98,16 @@ def _detect(v) -> Found | None:
                                       "model_detection.py:812)",))
 
 
-def _detect_vae(v) -> Found | None:
+def _read_vae(v) -> Found | None:
     """sd.py:1051: gs.base_offset_scale + octree.out_proj.weight build the TripoSplat OctreeGaussianDecoder."""
-    if v.has("gs.base_offset_scale") and v.has("octree.out_proj.weight"):
-        return Found("vae-triposplat", dict(FAMILIES["vae-triposplat"].arch),
-                     ("keys gs.base_offset_scale + octree.out_proj.weight (TripoSplat gaussian decoder, sd.py:1051)",))
-    return None
+    return Found("vae-triposplat", dict(FAMILIES["vae-triposplat"].arch),
+                 ("keys gs.base_offset_scale + octree.out_proj.weight (TripoSplat gaussian decoder, sd.py:1051)",))
 
 
-DETECT = {DIFFUSION: (_detect,), VAE: (_detect_vae,)}
+DETECT = {
+    DIFFUSION: (Detector((("cam_out_layer.weight", "repo_layers.0.final_map.weight",),), _read),),
+    VAE: (Detector((("gs.base_offset_scale", "octree.out_proj.weight",),), _read_vae),),
+}
 
 
 def snap_gaussians(num_gaussians: int) -> int:
