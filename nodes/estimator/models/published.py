@@ -29,18 +29,23 @@ def catalogue_info(name: str, folder: str | None = None) -> ModelInfo | None:
 # data/template_models.json is written by bench/gen_template_models.py from the installed
 # comfyui-workflow-templates-json: each template's "Model Links" note gives "[name](url) (38.05 GB)"
 # (binary units: bytes = value x 2**30) and its loaders' properties.models the ComfyUI folder.
-TEMPLATE_MODELS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
-                               "template_models.json")
+DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
+TEMPLATE_MODELS = os.path.join(DATA_DIR, "template_models.json")
+
+
+def _table(path: str) -> dict:
+    """A generated table, or {} when it is absent or unreadable (the lookups then find nothing)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return {}
 
 
 @lru_cache(maxsize=1)
 def template_models() -> dict:
     """{"source": ..., "files": {file name: {"bytes", "size", "folder", "url", "template"}}} ({} if absent)."""
-    try:
-        with open(TEMPLATE_MODELS, encoding="utf-8") as fh:
-            table = json.load(fh)
-    except (OSError, ValueError):
-        return {"source": "", "files": {}}
+    table = _table(TEMPLATE_MODELS)
     files = {_norm(k): v for k, v in table.get("files", {}).items()}
     return {"source": table.get("source", ""), "files": files}
 
@@ -88,18 +93,13 @@ def _sized(name: str, where: str | None, nbytes: int, evidence: str, cite: str) 
 
 
 # --- Generated: every file ComfyUI-Manager's model list installs, with its published size -------------------
-MANAGER_MODELS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
-                              "manager_models.json")
+MANAGER_MODELS = os.path.join(DATA_DIR, "manager_models.json")
 
 
 @lru_cache(maxsize=1)
 def manager_models() -> dict:
     """{"source": ..., "by_name": {(folder, file name): [entries]}} from data/manager_models.json ({} if absent)."""
-    try:
-        with open(MANAGER_MODELS, encoding="utf-8") as fh:
-            table = json.load(fh)
-    except (OSError, ValueError):
-        return {"source": "", "by_name": {}}
+    table = _table(MANAGER_MODELS)
     by_name: dict = {}
     for f in table.get("files", []):
         by_name.setdefault((f["folder"], _norm(f["path"])), []).append(f)
