@@ -452,52 +452,8 @@ def _detect_gguf_te(v: _View, arch: str, meta: Mapping) -> _Found | None:
 # ---------------------------------------------------------------------------------------------
 # VAEs (comfy/sd.py VAE.__init__ branches)
 def _detect_vae(v: _View) -> _Found | None:
-    if v.has("decoder.middle.0.residual.0.gamma"):
-        if v.has("decoder.upsamples.0.upsamples.0.residual.2.weight"):
-            arch = dict(FAMILIES["vae-wan2.2"].arch)
-            arch["base_channels"] = v.dim("encoder.conv1.weight", 0, arch["base_channels"])
-            return _Found("vae-wan2.2", arch, ("keys decoder.middle.0.residual.0.gamma + "
-                                               "decoder.upsamples.0.upsamples.0.residual.2.weight (Wan 2.2 VAE)",))
-        arch = dict(FAMILIES["vae-wan2.1"].arch)
-        arch["base_channels"] = v.dim("decoder.head.0.gamma", 0, arch["base_channels"])
-        return _Found("vae-wan2.1", arch, ("key decoder.middle.0.residual.0.gamma (Wan 2.1 VAE; also Qwen-Image)",))
-    if v.has("decoder.up_blocks.0.res_blocks.0.conv1.conv.weight"):
-        return _Found("vae-ltxv", dict(FAMILIES["vae-ltxv"].arch),
-                      ("key decoder.up_blocks.0.res_blocks.0.conv1.conv.weight (LTX-Video VAE)",))
-    if v.has("decoder.conv_in.conv.weight"):
-        c = v.dim("decoder.conv_in.conv.weight", 1)
-        arch = dict(FAMILIES["vae-hunyuan"].arch)
-        variant = None
-        if c == 32:
-            arch.update(latent_channels=32, spatial_compression=16)
-            variant = "1.5"
-        return _Found("vae-hunyuan", arch, (f"key decoder.conv_in.conv.weight ({c} latent channels, HunyuanVideo VAE)",),
-                      variant)
-    # the SeedVR2 VAE (sd.py:589, 0.33.0, tested before the KL branches) has a 16-channel decoder.conv_in too:
-    # families/seedvr2.py's detector takes it
-    if v.has("decoder.conv_in.weight") and not v.has("decoder.up_blocks.2.upsamplers.0.upscale_conv.weight"):
-        s = v.shape("decoder.conv_in.weight")
-        c = s[1] if len(s) > 1 else None
-        base = v.dim("encoder.conv_in.weight", 0, 128)
-        if v.has("bn.running_mean"):
-            arch = dict(FAMILIES["vae-flux2"].arch)
-            arch.update(latent_channels=4 * (c or 32), base_channels=base)
-            return _Found("vae-flux2", arch, ("keys decoder.conv_in.weight + bn.running_mean (Flux.2 VAE)",))
-        if c == 16:
-            arch = dict(FAMILIES["vae-kl16"].arch, base_channels=base)
-            return _Found("vae-kl16", arch, ("decoder.conv_in.weight input 16 channels (Flux/SD3 VAE)",))
-        if c == 4 or c is None:
-            arch = dict(FAMILIES["vae-kl4"].arch, base_channels=base)
-            ev = ["decoder.conv_in.weight input 4 channels (SD/SDXL VAE; the two cannot be told apart by keys)"]
-            if v.has("decoder.up_blocks.0.resnets.0.norm1.weight"):
-                ev.append("diffusers key layout")
-            return _Found("vae-kl4", arch, tuple(ev))
-        if len(s) == 4 and c == 64:
-            return _Found("vae-kl16", dict(FAMILIES["vae-kl16"].arch, latent_channels=64, spatial_compression=32),
-                          ("decoder.conv_in.weight input 64 channels (HunyuanImage 2.1 VAE)",), "hunyuan-image")
-        arch = dict(FAMILIES["vae-kl4"].arch, latent_channels=c, base_channels=base)
-        return _Found("vae-kl4" if c < 16 else "vae-kl16", arch, (f"decoder.conv_in.weight input {c} channels (KL VAE)",))
-    for detect in detectors(VAE):  # the family modules' own VAE header detectors (DETECT sections)
+    """The family modules' VAE detectors (their DETECT sections), in comfy/sd.py VAE.__init__'s order."""
+    for detect in detectors(VAE):
         found = detect(v)
         if found is not None:
             return found

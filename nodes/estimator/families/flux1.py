@@ -202,6 +202,20 @@ def _flux(v, name: str) -> Found:
 
 GGUF_ARCH = {"flux": "flux1-dev", "chroma": "chroma"}  # ComfyUI-GGUF convert.py model type
 
+def _kl16_vae(v) -> Found | None:
+    """sd.py:632: a KL VAE with 16 latent channels (Flux.1 / SD3), or HunyuanImage 2.1's 64-channel /32 one; the
+    other channel counts are stable_diffusion's."""
+    s = v.shape("decoder.conv_in.weight") or ()
+    c = s[1] if len(s) > 1 else None
+    if c == 16:
+        arch = dict(all_families()["vae-kl16"].arch, base_channels=v.dim("encoder.conv_in.weight", 0, 128))
+        return Found("vae-kl16", arch, ("decoder.conv_in.weight input 16 channels (Flux/SD3 VAE)",))
+    if len(s) == 4 and c == 64:
+        return Found("vae-kl16", dict(all_families()["vae-kl16"].arch, latent_channels=64, spatial_compression=32),
+                     ("decoder.conv_in.weight input 64 channels (HunyuanImage 2.1 VAE)",), "hunyuan-image")
+    return None
+
+
 DETECT = {DIFFUSION: (Detector(
     keys=(("double_blocks.0.img_attn.norm.key_norm.scale", "img_in.weight"),
           ("double_blocks.0.img_attn.norm.key_norm.scale", "distilled_guidance_layer.norms.0.scale"),
@@ -209,4 +223,6 @@ DETECT = {DIFFUSION: (Detector(
           # an Ovis-Image is a Flux whose key norms may be stored as .weight, with Qwen-Image's txt_norm (:350)
           ("img_in.weight", "double_blocks.0.img_mlp.gate_proj.weight", "txt_norm.weight"),
           ("img_in.weight", "double_blocks.0.img_mlp.gate_proj.weight", "txt_norm.scale")),
-    read=lambda v: _flux(v, v.name), order=263),)}
+    read=lambda v: _flux(v, v.name), order=263),),
+          VAE: (Detector(keys=(("decoder.conv_in.weight",),), read=_kl16_vae, order=632,
+                         banned=("decoder.up_blocks.2.upsamplers.0.upscale_conv.weight", "bn.running_mean")),)}

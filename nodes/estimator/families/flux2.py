@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ._spec import DIFFUSION, Family, VAE, VaeFamily, _r
+from ._spec import DIFFUSION, Family, VAE, VaeFamily, _r, Detector, Found, all_families
 
 ORDER = 100  # name rules of a lower ORDER are tried first (specific before general)
 _C = "catalogue"
@@ -90,3 +90,17 @@ NAME_RULES = {
         _r(r"flux[._-]?2", "vae-flux2", "Flux.2 VAE"),
     ),
 }
+
+
+def _flux2_vae(v) -> Found:
+    """sd.py:632 + :674: a KL decoder with a batch-norm latent (bn.running_mean) is the Flux.2 VAE (32 ch packed 2x2)."""
+    s = v.shape("decoder.conv_in.weight")
+    c = s[1] if s and len(s) > 1 else None
+    arch = dict(all_families()["vae-flux2"].arch)
+    arch.update(latent_channels=4 * (c or 32), base_channels=v.dim("encoder.conv_in.weight", 0, 128))
+    return Found("vae-flux2", arch, ("keys decoder.conv_in.weight + bn.running_mean (Flux.2 VAE)",))
+
+
+# the KL branch (sd.py:632), after the SeedVR2 VAE (sd.py:589), which has a decoder.conv_in.weight too
+DETECT = {VAE: (Detector(keys=(("decoder.conv_in.weight", "bn.running_mean"),), read=_flux2_vae, order=632,
+                         banned=("decoder.up_blocks.2.upsamplers.0.upscale_conv.weight",)),)}

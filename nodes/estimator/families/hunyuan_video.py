@@ -120,5 +120,18 @@ def _hunyuan_video(v) -> Found:
 
 GGUF_ARCH = {"hyvid": "hunyuan-video"}  # ComfyUI-GGUF convert.py model type
 
+def _hunyuan_vae(v) -> Found:
+    """sd.py:759 (32 latent channels: HunyuanVideo 1.5, /16) and :787 (HunyuanVideo)."""
+    c = v.dim("decoder.conv_in.conv.weight", 1)
+    arch = dict(all_families()["vae-hunyuan"].arch)
+    variant = None
+    if c == 32:
+        arch.update(latent_channels=32, spatial_compression=16)
+        variant = "1.5"
+    return Found("vae-hunyuan", arch, (f"key decoder.conv_in.conv.weight ({c} latent channels, HunyuanVideo VAE)",),
+                 variant)
+
+
 DETECT = {DIFFUSION: (Detector(keys=(("txt_in.individual_token_refiner.blocks.0.norm1.weight",),), read=_hunyuan_video,
-                               order=211),)}
+                               order=211),),
+          VAE: (Detector(keys=(("decoder.conv_in.conv.weight",),), read=_hunyuan_vae, order=759),)}

@@ -258,4 +258,9 @@ def _ltxv(v) -> Found:
 GGUF_ARCH = {"ltxv": "ltxv"}  # ComfyUI-GGUF convert.py model type
 
 DETECT = {DIFFUSION: (Detector(keys=(("adaln_single.emb.timestep_embedder.linear_1.bias",),),
-                               banned=("pos_embed.proj.bias",), read=_ltxv, order=419),)}
+                               banned=("pos_embed.proj.bias",), read=_ltxv, order=419),),
+          # sd.py:737: LTX-Video's VAE, tested before HunyuanVideo's decoder.conv_in.conv.weight (which it has too)
+          VAE: (Detector(keys=(("decoder.up_blocks.0.res_blocks.0.conv1.conv.weight",),), order=737,
+                         read=lambda v: Found("vae-ltxv", dict(all_families()["vae-ltxv"].arch),
+                                              ("key decoder.up_blocks.0.res_blocks.0.conv1.conv.weight "
+                                               "(LTX-Video VAE)",))),)}

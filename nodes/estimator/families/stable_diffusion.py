@@ -163,4 +163,23 @@ def _sd_unet(v) -> Found:
 
 GGUF_ARCH = {"sd1": "sd15", "sdxl": "sdxl"}  # ComfyUI-GGUF convert.py model type
 
-DETECT = {DIFFUSION: (Detector(keys=(("input_blocks.0.0.weight",),), read=_sd_unet, order=1144),)}
+def _kl_vae(v) -> Found | None:
+    """sd.py:632: a KL VAE with 4 latent channels (SD 1.x / SDXL: the keys cannot tell them apart), or another
+    count than flux1's 16 / 64."""
+    s = v.shape("decoder.conv_in.weight") or ()
+    c = s[1] if len(s) > 1 else None
+    base = v.dim("encoder.conv_in.weight", 0, 128)
+    if c == 16 or (len(s) == 4 and c == 64):
+        return None  # flux1's
+    if c == 4 or c is None:
+        ev = ["decoder.conv_in.weight input 4 channels (SD/SDXL VAE; the two cannot be told apart by keys)"]
+        if v.has("decoder.up_blocks.0.resnets.0.norm1.weight"):
+            ev.append("diffusers key layout")
+        return Found("vae-kl4", dict(all_families()["vae-kl4"].arch, base_channels=base), tuple(ev))
+    arch = dict(all_families()["vae-kl4"].arch, latent_channels=c, base_channels=base)
+    return Found("vae-kl4" if c < 16 else "vae-kl16", arch, (f"decoder.conv_in.weight input {c} channels (KL VAE)",))
+
+
+DETECT = {DIFFUSION: (Detector(keys=(("input_blocks.0.0.weight",),), read=_sd_unet, order=1144),),
+          VAE: (Detector(keys=(("decoder.conv_in.weight",),), read=_kl_vae, order=632,
+                         banned=("decoder.up_blocks.2.upsamplers.0.upscale_conv.weight", "bn.running_mean")),)}

@@ -330,4 +330,17 @@ def _nearest(value: int, table: Mapping[int, str]) -> str:
 
 GGUF_ARCH = {"wan": "wan2.1-14b"}  # ComfyUI-GGUF convert.py model type
 
-DETECT = {DIFFUSION: (Detector(keys=(("head.modulation",),), read=lambda v: _wan(v, v.name), order=728),)}
+def _wan_vae(v) -> Found:
+    """sd.py:816-: the Wan VAE; decoder.upsamples.0.upsamples.0.residual.2.weight makes it Wan 2.2's (48 ch, /16)."""
+    if v.has("decoder.upsamples.0.upsamples.0.residual.2.weight"):
+        arch = dict(all_families()["vae-wan2.2"].arch)
+        arch["base_channels"] = v.dim("encoder.conv1.weight", 0, arch["base_channels"])
+        return Found("vae-wan2.2", arch, ("keys decoder.middle.0.residual.0.gamma + "
+                                          "decoder.upsamples.0.upsamples.0.residual.2.weight (Wan 2.2 VAE)",))
+    arch = dict(all_families()["vae-wan2.1"].arch)
+    arch["base_channels"] = v.dim("decoder.head.0.gamma", 0, arch["base_channels"])
+    return Found("vae-wan2.1", arch, ("key decoder.middle.0.residual.0.gamma (Wan 2.1 VAE; also Qwen-Image)",))
+
+
+DETECT = {DIFFUSION: (Detector(keys=(("head.modulation",),), read=lambda v: _wan(v, v.name), order=728),),
+          VAE: (Detector(keys=(("decoder.middle.0.residual.0.gamma",),), read=_wan_vae, order=816),)}
