@@ -332,88 +332,12 @@ def _detect_diffusion(v: _View, name: str) -> _Found | None:
 # ---------------------------------------------------------------------------------------------
 # Text encoders (comfy/sd.py detect_te_model order)
 def _detect_te(v: _View) -> _Found | None:
-    if v.has("text_model.encoder.layers.0.mlp.fc1.weight"):
-        layers = v.count_blocks("text_model.encoder.layers.")
-        fc1 = v.shape("text_model.encoder.layers.0.mlp.fc1.weight")
-        family = "clip-g" if layers > 30 else "clip-h" if layers > 22 else "clip-l"
-        arch = dict(layers=layers, hidden_size=fc1[1], ffn_dim=fc1[0],
-                    vocab=v.dim("text_model.embeddings.token_embedding.weight", 0), max_tokens=77)
-        arch["heads"] = fc1[1] // 64
-        arch["head_dim"] = 64
-        return _Found(family, arch, (f"keys text_model.encoder.layers.0..{layers - 1} (CLIP text, {layers} layers)",))
-    if v.has("transformer.resblocks.0.attn.in_proj_weight"):
-        layers = v.count_blocks("transformer.resblocks.")
-        width = v.dim("transformer.resblocks.0.attn.in_proj_weight", 1)
-        family = "clip-g" if layers > 30 else "clip-h" if layers > 22 else "clip-l"
-        arch = dict(layers=layers, hidden_size=width, ffn_dim=v.dim("transformer.resblocks.0.mlp.c_fc.weight", 0),
-                    vocab=v.dim("token_embedding.weight", 0), heads=(width or 64) // 64, head_dim=64, max_tokens=77)
-        return _Found(family, arch, (f"keys transformer.resblocks.0..{layers - 1} (OpenCLIP text, {layers} layers)",))
-    wi = "encoder.block.0.layer.1.DenseReluDense.wi_1.weight"
-    wi_old = "encoder.block.0.layer.1.DenseReluDense.wi.weight"
-    if v.has(wi) or v.has(wi_old):
-        layers = v.count_blocks("encoder.block.")
-        s = v.shape(wi) or v.shape(wi_old)
-        d_model, ffn = s[1], s[0]
-        vocab = v.dim("shared.weight", 0) or v.dim("encoder.embed_tokens.weight", 0)
-        per_block_bias = v.has("encoder.block.1.layer.0.SelfAttention.relative_attention_bias.weight")
-        ev = [f"keys encoder.block.0..{layers - 1} with DenseReluDense (T5 encoder, {layers} blocks)"]
-        if vocab == 256384 or per_block_bias:
-            family = "umt5-xxl"
-            ev.append(f"shared.weight rows {vocab} (umT5 vocabulary 256384)" if vocab == 256384
-                      else "relative attention bias in every block (umT5)")
-        elif layers <= 12:
-            family = "t5-base"
-        elif d_model == 2048:
-            family = "t5-xl"
-            ev.append("d_model 2048 (T5-XL)")
-        else:
-            family = "t5-xxl"
-            if vocab:
-                ev.append(f"shared.weight rows {vocab} (T5 vocabulary 32128)")
-        arch = dict(layers=layers, hidden_size=d_model, ffn_dim=ffn, vocab=vocab,
-                    heads=FAMILIES[family].arch.get("heads"), head_dim=64)
-        variant = "v1.0" if v.has(wi_old) else None
-        return _Found(family, arch, tuple(ev), variant)
-    if v.has("model.layers.0.post_feedforward_layernorm.weight"):
-        layers = v.count_blocks("model.layers.")
-        variant = "3-12b" if v.has("model.layers.47.self_attn.q_norm.weight") else \
-            "3-4b" if v.has("model.layers.0.self_attn.q_norm.weight") else "2-2b"
-        return _Found("gemma", _llm_arch(v, "gemma"), ("key model.layers.0.post_feedforward_layernorm.weight (Gemma)",),
-                      variant)
-    if v.has("model.layers.0.self_attn.k_proj.bias"):
-        width = v.dim("model.layers.0.self_attn.k_proj.bias", 0)
-        if width == 256:
-            return _Found("qwen2.5-3b", _llm_arch(v, "qwen2.5-3b"), ("k_proj.bias width 256 (Qwen2.5 3B)",))
-        ev = [f"key model.layers.0.self_attn.k_proj.bias width {width} (Qwen2.5 7B)"]
-        if v.startswith("visual."):
-            ev.append("keys visual.* (vision tower: Qwen2.5-VL)")
-        return _Found("qwen2.5-vl-7b", _llm_arch(v, "qwen2.5-vl-7b"), tuple(ev))
-    if v.has("model.layers.0.post_attention_layernorm.weight"):
-        width = v.dim("model.layers.0.post_attention_layernorm.weight", 0)
-        if v.has("model.layers.0.self_attn.q_norm.weight"):
-            variant = {2560: "4b", 2048: "2b"}.get(width)
-            return _Found("qwen3", _llm_arch(v, "qwen3"), ("key self_attn.q_norm.weight (Qwen3)",), variant)
-        if width == 5120:
-            layers = v.count_blocks("model.layers.")
-            return _Found("mistral", _llm_arch(v, "mistral"), (f"hidden width 5120 (Mistral 3 24B), {layers} layers",),
-                          None if layers >= 40 else "pruned")
-        return _Found("llama3-8b", _llm_arch(v, "llama3-8b"), ("key post_attention_layernorm.weight (Llama 3)",))
+    """text_encoders.py's detectors (its DETECT section), in comfy/sd.py detect_te_model's order."""
+    for detect in detectors(TEXT_ENCODER):
+        found = detect(v)
+        if found is not None:
+            return found
     return None
-
-
-def _llm_arch(v: _View, family: str) -> dict:
-    arch = dict(FAMILIES[family].arch)
-    arch["layers"] = v.count_blocks("model.layers.")
-    hidden = v.dim("model.layers.0.post_attention_layernorm.weight", 0) or v.dim("model.norm.weight", 0)
-    if hidden:
-        arch["hidden_size"] = hidden
-    vocab = v.dim("model.embed_tokens.weight", 0)
-    if vocab:
-        arch["vocab"] = vocab
-    ffn = v.dim("model.layers.0.mlp.gate_proj.weight", 0)
-    if ffn:
-        arch["ffn_dim"] = ffn
-    return arch
 
 
 def _detect_gguf_te(v: _View, arch: str, meta: Mapping) -> _Found | None:
