@@ -1,7 +1,7 @@
 """LoRA, ControlNet, CLIP vision, audio encoders, upscalers and the unknown model."""
 from __future__ import annotations
 
-from ._spec import AUDIO_ENCODER, CLIP_VISION, CONTROLNET, Family, LORA, UNKNOWN, UPSCALER, _r
+from ._spec import AUDIO_ENCODER, CLIP_VISION, CONTROLNET, Detector, Family, Found, LORA, UNKNOWN, UPSCALER, _r
 
 ORDER = 180  # name rules of a lower ORDER are tried first (specific before general)
 _C = "catalogue"
@@ -46,4 +46,60 @@ NAME_RULES = {
            f"{_C} P_WHISPER_V3_ENCODER (computed)"),
         _r(r"wav2vec", "wav2vec2", "wav2vec2 audio encoder"),
     ),
+}
+
+
+# --- Header detectors ---------------------------------------------------------------------------------------------
+def _clip_vision(v) -> Found | None:
+    """comfy/clip_vision.py: the Hugging Face layout (CLIP or SigLIP vision towers)."""
+    if v.startswith("text_model.") and sum(t.numel for k, t in v.t.items() if k.startswith("text_model.")) > \
+            sum(t.numel for k, t in v.t.items() if k.startswith("vision_model.")):
+        return None  # a full CLIP whose text tower dominates: a text encoder
+    layers = v.count_blocks("vision_model.encoder.layers.")
+    width = v.dim("vision_model.encoder.layers.0.layer_norm1.weight", 0) or \
+        v.dim("vision_model.encoder.layers.0.mlp.fc1.weight", 1)
+    patch = v.shape("vision_model.embeddings.patch_embedding.weight")
+    siglip = not v.has("vision_model.embeddings.class_embedding")
+    variant = "siglip" if siglip else {24: "vit-l", 32: "vit-h", 48: "vit-g"}.get(layers)
+    arch = dict(hidden_size=width, layers=layers, patch_size=tuple(patch[2:]) if patch else None)
+    return Found("clip-vision", arch, (f"keys vision_model.encoder.layers.0..{layers - 1} (CLIP vision)",), variant)
+
+
+def _open_clip_vision(v) -> Found:
+    layers = v.count_blocks("visual.transformer.resblocks.")
+    width = v.dim("visual.transformer.resblocks.0.attn.in_proj_weight", 1)
+    variant = {24: "vit-l", 32: "vit-h", 48: "vit-g"}.get(layers)
+    return Found("clip-vision", dict(hidden_size=width, layers=layers),
+                 (f"keys visual.transformer.resblocks.0..{layers - 1} (OpenCLIP vision)",), variant)
+
+
+def _wav2vec2(v) -> Found | None:
+    """audio_encoders.py load_audio_encoder_from_sd: encoder.layer_norm.bias + a feature extractor (0.18.2)."""
+    for prefix in ("", "wav2vec2."):
+        if v.has(prefix + "encoder.layer_norm.bias") and (v.startswith(prefix + "feature_extractor.")
+                                                          or v.startswith(prefix + "feature_projection.")):
+            width = v.dim(prefix + "encoder.layer_norm.bias", 0)
+            layers = v.count_blocks(prefix + "encoder.layers.")
+            return Found("wav2vec2", dict(hidden_size=width, layers=layers),
+                         (f"keys {prefix}encoder.layer_norm.bias ({width}) + feature extractor (wav2vec2, "
+                          "audio_encoders.py load_audio_encoder_from_sd)",))
+    return None
+
+
+def _whisper(v) -> Found:
+    both = v.has("model.encoder.embed_positions.weight") and v.has("model.encoder.conv1.weight")
+    prefix = "model." if both else ""
+    layers = v.count_blocks(prefix + "encoder.layers.")
+    return Found("whisper-encoder", dict(hidden_size=v.dim(prefix + "encoder.embed_positions.weight", 1), layers=layers),
+                 (f"key {prefix}encoder.embed_positions.weight (Whisper encoder, {layers} layers)",))
+
+
+DETECT = {
+    CLIP_VISION: (Detector(keys=(("vision_model.encoder.layers.0.layer_norm1.weight",),
+                                 ("vision_model.encoder.layers.0.mlp.fc1.weight",)), read=_clip_vision),
+                  Detector(keys=(("visual.transformer.resblocks.0.attn.in_proj_weight",),), read=_open_clip_vision)),
+    AUDIO_ENCODER: (Detector(keys=(("encoder.layer_norm.bias",), ("wav2vec2.encoder.layer_norm.bias",)),
+                             read=_wav2vec2),
+                    Detector(keys=(("model.encoder.embed_positions.weight", "model.encoder.conv1.weight"),
+                                   ("encoder.embed_positions.weight", "encoder.conv1.weight")), read=_whisper)),
 }

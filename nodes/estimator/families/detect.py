@@ -333,11 +333,7 @@ def _detect_diffusion(v: _View, name: str) -> _Found | None:
 # Text encoders (comfy/sd.py detect_te_model order)
 def _detect_te(v: _View) -> _Found | None:
     """text_encoders.py's detectors (its DETECT section), in comfy/sd.py detect_te_model's order."""
-    for detect in detectors(TEXT_ENCODER):
-        found = detect(v)
-        if found is not None:
-            return found
-    return None
+    return _first(TEXT_ENCODER, v)
 
 
 def _detect_gguf_te(v: _View, arch: str, meta: Mapping) -> _Found | None:
@@ -377,54 +373,29 @@ def _detect_gguf_te(v: _View, arch: str, meta: Mapping) -> _Found | None:
 # VAEs (comfy/sd.py VAE.__init__ branches)
 def _detect_vae(v: _View) -> _Found | None:
     """The family modules' VAE detectors (their DETECT sections), in comfy/sd.py VAE.__init__'s order."""
-    for detect in detectors(VAE):
-        found = detect(v)
-        if found is not None:
-            return found
-    return None
+    return _first(VAE, v)
 
 
 # ---------------------------------------------------------------------------------------------
 # CLIP vision (comfy/clip_vision.py)
 def _detect_clip_vision(v: _View) -> _Found | None:
-    if v.has("vision_model.encoder.layers.0.layer_norm1.weight") or v.has("vision_model.encoder.layers.0.mlp.fc1.weight"):
-        if v.startswith("text_model.") and sum(t.numel for k, t in v.t.items() if k.startswith("text_model.")) > \
-                sum(t.numel for k, t in v.t.items() if k.startswith("vision_model.")):
-            return None  # a full CLIP whose text tower dominates: a text encoder
-        layers = v.count_blocks("vision_model.encoder.layers.")
-        width = v.dim("vision_model.encoder.layers.0.layer_norm1.weight", 0) or \
-            v.dim("vision_model.encoder.layers.0.mlp.fc1.weight", 1)
-        patch = v.shape("vision_model.embeddings.patch_embedding.weight")
-        siglip = not v.has("vision_model.embeddings.class_embedding")
-        variant = "siglip" if siglip else {24: "vit-l", 32: "vit-h", 48: "vit-g"}.get(layers)
-        arch = dict(hidden_size=width, layers=layers, patch_size=tuple(patch[2:]) if patch else None)
-        return _Found("clip-vision", arch, (f"keys vision_model.encoder.layers.0..{layers - 1} (CLIP vision)",), variant)
-    if v.has("visual.transformer.resblocks.0.attn.in_proj_weight"):
-        layers = v.count_blocks("visual.transformer.resblocks.")
-        width = v.dim("visual.transformer.resblocks.0.attn.in_proj_weight", 1)
-        variant = {24: "vit-l", 32: "vit-h", 48: "vit-g"}.get(layers)
-        return _Found("clip-vision", dict(hidden_size=width, layers=layers),
-                      (f"keys visual.transformer.resblocks.0..{layers - 1} (OpenCLIP vision)",), variant)
-    return None
+    """adapters.py's CLIP vision detectors (comfy/clip_vision.py)."""
+    return _first(CLIP_VISION, v)
 
 
 # ---------------------------------------------------------------------------------------------
 # Audio encoders (comfy/audio_encoders/audio_encoders.py load_audio_encoder_from_sd, 0.18.2)
 def _detect_audio_encoder(v: _View) -> _Found | None:
-    for prefix in ("", "wav2vec2."):
-        if v.has(prefix + "encoder.layer_norm.bias") and (v.startswith(prefix + "feature_extractor.")
-                                                          or v.startswith(prefix + "feature_projection.")):
-            width = v.dim(prefix + "encoder.layer_norm.bias", 0)
-            layers = v.count_blocks(prefix + "encoder.layers.")
-            return _Found("wav2vec2", dict(hidden_size=width, layers=layers),
-                          (f"keys {prefix}encoder.layer_norm.bias ({width}) + feature extractor (wav2vec2, "
-                           "audio_encoders.py load_audio_encoder_from_sd)",))
-    for prefix in ("model.", ""):
-        if v.has(prefix + "encoder.embed_positions.weight") and v.has(prefix + "encoder.conv1.weight"):
-            layers = v.count_blocks(prefix + "encoder.layers.")
-            return _Found("whisper-encoder", dict(hidden_size=v.dim(prefix + "encoder.embed_positions.weight", 1),
-                                                  layers=layers),
-                          (f"key {prefix}encoder.embed_positions.weight (Whisper encoder, {layers} layers)",))
+    """adapters.py's audio encoder detectors (wav2vec2, then Whisper, as load_audio_encoder_from_sd tests them)."""
+    return _first(AUDIO_ENCODER, v)
+
+
+def _first(kind: str, v: _View) -> _Found | None:
+    """The first family module detector of `kind` that takes the header (registry.detectors' order)."""
+    for detect in detectors(kind):
+        found = detect(v)
+        if found is not None:
+            return found
     return None
 
 
