@@ -90,7 +90,8 @@ def _whisper(v) -> Found:
     both = v.has("model.encoder.embed_positions.weight") and v.has("model.encoder.conv1.weight")
     prefix = "model." if both else ""
     layers = v.count_blocks(prefix + "encoder.layers.")
-    return Found("whisper-encoder", dict(hidden_size=v.dim(prefix + "encoder.embed_positions.weight", 1), layers=layers),
+    width = v.dim(prefix + "encoder.embed_positions.weight", 1)
+    return Found("whisper-encoder", dict(hidden_size=width, layers=layers),
                  (f"key {prefix}encoder.embed_positions.weight (Whisper encoder, {layers} layers)",))
 
 
