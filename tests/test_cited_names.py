@@ -49,3 +49,23 @@ def test_every_cited_name_of_this_pack_exists():
             if not hasattr(module, name):
                 stale.append(f"{path.relative_to(ROOT)}: {mod}.{name}")
     assert not stale, stale
+
+
+def test_module_docstrings_stay_short_and_their_derivations_are_where_they_say():
+    """Issue 34 "words to size": a module's docstring says what a reader of the code needs (45 lines at most, the
+    HTTP route table of routes.py being the longest); a derivation moved to docs/derivations.md is named by its
+    section title, and that section exists."""
+    import ast
+
+    sections = set(re.findall(r"^#{2,3} (.+)$", (ROOT / "docs" / "derivations.md").read_text(encoding="utf-8"), re.M))
+    long, missing = [], []
+    for p in sorted((ROOT / "nodes").rglob("*.py")):
+        if "__pycache__" in p.parts:
+            continue
+        doc = ast.get_docstring(ast.parse(p.read_text(encoding="utf-8"))) or ""
+        if doc.count("\n") + 1 > 45:
+            long.append(f"{p.relative_to(ROOT)}: {doc.count(chr(10)) + 1} lines")
+        missing += [f"{p.relative_to(ROOT)}: {t}" for t in re.findall(r'docs/derivations\.md, "([^"]+)"', doc)
+                    if t not in sections]
+    assert not long, long
+    assert not missing, missing

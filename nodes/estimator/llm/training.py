@@ -12,57 +12,7 @@ cast to ``lora_dtype``; full-size ``diff`` tensors for every 1-D weight and ever
 torch.optim optimizer on those parameters, whose states take the parameters' dtype; no FP32 master
 copy.
 
-Activations of an LLM decoder layer, per token, are the tensors autograd keeps for the backward
-pass (the accounting of Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
-Transformer Models", §4, for a Llama-style layer with fused SDPA/flash attention that keeps its output
-and log-sum-exp, no N×N matrix): the two RMSNorm inputs and outputs (4·h), q/k/v (hq + 2·hkv), the
-attention output (hq), the gated MLP's gate, up, activation and product (4·i): 4h + 2hq + 2hkv + 4i
-elements (+ q/k-norm inputs, Gemma's extra norms, LoRA's rank-r intermediates). With gradient
-checkpointing per decoder layer (transformers' gradient_checkpointing_enable) only each layer's input
-(h) is kept, and one layer is recomputed at a time.
-
-What the trainers' own code adds (issue 23; docs/accuracy-training.md checks it against published peaks):
-- Activations are counted by who saves what (layer_activation_bytes): a frozen base linear keeps no
-  input; RMSNorm upcasts to FP32, so autograd keeps its FP32 input (4 bytes per element), and the
-  normalised 16-bit tensor only when the norm weight trains (transformers models/llama/modeling_llama.py
-  LlamaRMSNorm.forward; litgpt/model.py RMSNorm.forward).
-- The loss path (``--loss``): transformers' ForCausalLMLoss upcasts the logits (transformers/loss/
-  loss_utils.py ``logits = logits.float()``). Up to 4.47 it then copied them shifted
-  (``logits[..., :-1, :].contiguous()``): the 16-bit logits 2 + FP32 logits 4 + the shifted copy 4 + the
-  FP32 log-softmax cross_entropy keeps 4 = 14 bytes per vocabulary entry per token at the end of the
-  forward ("upcast"); newer versions pad the labels instead of copying the logits and peak at 12 (the
-  backward's log-softmax, nll_loss gradient and log_softmax gradient, 4 each): 14 covers both. LitGPT's
-  chunked_cross_entropy (litgpt/utils.py) keeps 16-bit logits and a 16-bit log-softmax: 4 bytes
-  ("chunked"). Liger's fused linear cross-entropy / Unsloth's Cut Cross Entropy never materialise the
-  logits: the gradient of the hidden states, 2·hidden bytes per token ("fused").
-- QLoRA (bitsandbytes): NF4 is 4 bits + one FP32 absmax per 64 weights (4.5 bits, BitsAndBytesConfig's
-  default) or, with double quantization, an 8-bit absmax per 64 and an FP32 one per 256 blocks
-  (4.127 bits) (bitsandbytes/functional.py quantize_4bit: blocksize 64, compress_statistics ->
-  quantize_blockwise(absmax - offset, blocksize=256)); the backward dequantises one weight at a time to
-  the compute dtype (bitsandbytes/autograd/_functions.py MatMul4Bit.backward,
-  ``F.dequantize_4bit(B, ctx.state).to(grad_output.dtype)``): the largest linear in 16 bit, transient;
-  PEFT's prepare_model_for_kbit_training casts every non-4-bit parameter (embeddings, head, norms) to
-  FP32 (peft/utils/other.py, "cast all non INT8 parameters to fp32"; ``--kbit-prep``).
-- LoRA (PEFT): adapters in FP32 (get_peft_model(autocast_adapter_dtype=True)); a dropout p > 0 is an
-  nn.Dropout per adapted module (an nn.Identity at 0: peft/tuners/lora/layer.py update_layer), whose
-  16-bit output and 1-byte mask autograd keeps: 3 bytes per input feature per adapted module.
-- ``precision="amp"`` (PyTorch autocast over FP32 weights, transformers Trainer ``bf16=True`` on an FP32
-  model): FP32 weights, FP32 gradients, FP32 Adam states, and autocast's cached 16-bit copy of every
-  weight that requires grad (aten/src/ATen/autocast_mode.cpp cached_cast: leaf tensors with
-  requires_grad), alive until the backward has used it: 18 bytes per parameter at the peak, not 16.
-- LitGPT's QLoRA (``bnb_lightning``, ``keep_graph``; issue 23's config-hub rows): Lightning's
-  BitsandbytesPrecision replaces every nn.Linear, the head included (no ignore_modules in
-  litgpt/finetune/lora.py), and quantises an FP16 copy (lightning/fabric/plugins/precision/
-  bitsandbytes.py:335 at b19c3a96: ``weight.contiguous().to(device=device, dtype=torch.half)``), so
-  quant_state's dtype is FP16 and MatMul4Bit dequantises to FP16 then casts to bf16 (bitsandbytes 0.41.0
-  functional.py:851 ``state = [absmax, input_shape, A.dtype, ...]``; _functions.py:516
-  ``F.dequantize_4bit(B, state).to(A.dtype)``): 4 bytes per weight of the largest linear, the head. Before
-  bitsandbytes 0.43.2 MatMul4Bit kept A as a ctx attribute (``ctx.tensors = (A, B)``, _functions.py:523),
-  not through save_for_backward, so the backward does not free it: it lives as long as the graph, and
-  LitGPT's fit keeps the graph through ``logits`` until the next ``logits = model(...)`` returns
-  (litgpt/finetune/lora.py:243, ``loss`` a float at :259, LitGPT 41397ed6): the previous micro-batch's
-  4-bit inputs are still allocated at the end of the next forward.
-"""
+The derivation, rule by rule with its sources: docs/derivations.md, "llm/training.py: training memory"."""
 from __future__ import annotations
 
 import math

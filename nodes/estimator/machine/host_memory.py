@@ -5,52 +5,7 @@ RAM; this module adds up what the host must hold at each stage and sets it again
 RAM and swap / page file. Every rule cites ComfyUI (file:line, 0.8.0 / 0.18.2 / 0.33.0); the
 table is in docs/host-memory.md.
 
-Where weights live in RAM
-- **Classic memory management** (0.8.0; 0.18+ with Dynamic VRAM off, e.g. --highvram / --novram,
-  and every model ComfyUI's dynamic patcher does not take: GGUF's GGUFModelPatcher,
-  WanVideoWrapper's own placement): `load_torch_file` reads a safetensors file with
-  `safe_open(...).get_tensor` into CPU tensors (comfy/utils.py:169-175 in 0.33, :133-139 in 0.18)
-  and the model is built on the offload device (CPU) and filled with `load_state_dict`
-  (model_base.py:366): the weights are ordinary process memory (anonymous RAM, counted against RAM
-  + swap / the Windows commit limit). While one model loads, its state dict and its parameters
-  are both alive: one file's worth more, for a moment. Loading a model onto the GPU moves its
-  parameters (ModelPatcher.load -> module.to(device)), so RAM keeps only the part that is not
-  resident: the streamed modules of a partial load, and every model pushed out of VRAM by a
-  later stage (model_management.free_memory -> model_unload: back to the offload device, CPU).
-- **Dynamic VRAM** (0.18.2 and 0.33.0 on NVIDIA by default: main.py:327 makes CoreModelPatcher
-  ModelPatcherDynamic for diffusion models, text encoders and VAEs, sd.py:267 / :1080 / :2204):
-  `load_safetensors` maps the file with comfy-aimdo's ModelMMAP (comfy/utils.py:96-150 (0.33),
-  :86-120 (0.18)), so the weights are file pages: the OS may drop them under pressure and read them
-  again from disk (slow, not an out-of-memory). A weight ComfyUI must change on load (a
-  `weight_dtype` other than the file's) is a new tensor: process memory like classic.
-  What the dynamic patcher streams is copied through pinned host buffers (pinned_memory.py:11-30,
-  an extra, unswappable copy of each streamed module), capped by MAX_PINNED_MEMORY
-  (model_management.py:1581-1588 in 0.33; 95 % of RAM, 45 % on Windows, in 0.18.2 :1399-1408).
-- **Windows** maps files copy-on-write: a mapped view is charged to the commit limit (RAM + page
-  file) in full, so mapped model files count there too; "The paging file is too small for this
-  operation to complete (os error 1455)" is that limit.
-
-What else is in RAM
-- ComfyUI's process (Python, torch and the CUDA libraries, the nodes) and the OS with whatever
-  else runs: measured live inside ComfyUI (psutil), assumed on the command line (said).
-- Models kept by ComfyUI's cache: the outputs of every loader node stay in the execution cache
-  for the whole prompt (comfy_execution/caching.py, HierarchicalCache / the classic cache), so a
-  model not on the GPU is in RAM from its loader until the prompt ends; `--cache-none` frees a
-  node's output once no node still to run needs it (execution.py, CacheType.NONE), so Wan 2.2's
-  high-noise expert is gone before the low-noise one runs. Loaders run as soon as their inputs are
-  ready (comfy_execution/graph.py ExecutionList): every loader of a workflow runs before the first
-  model is used, so every model file is read into RAM at the start.
-- Decoded images and video frames: VAE decode returns float32 [B, (F,) H, W, 3] on the CPU
-  (sd.py decode: output_device), kept in the cache like any output.
-
-Outcome per stage: `fits`; `swapping` (needs more than the RAM, the rest in swap / the page file:
-runs, slower); `oom` (more than RAM + swap, or on Windows more than the commit limit: ComfyUI is
-killed (Linux OOM killer) or fails with os error 1455 / DefaultCPUAllocator); `thrashing` (Dynamic
-VRAM: the streamed weights' file pages do not fit beside the rest, so they are read from disk every
-step); `assumed` (RAM not known: the answer assumes at least the need).
-
-Pure Python; no ComfyUI or torch imports.
-"""
+The derivation, rule by rule with its sources: docs/derivations.md, "machine/host_memory.py: system RAM per stage"."""
 from __future__ import annotations
 
 import math

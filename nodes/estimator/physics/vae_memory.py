@@ -7,47 +7,12 @@ What it answers
 - ``plan_decode(family, latent, free_bytes, margin, dtype_bytes, mode)`` -> ``DecodePlan``: decode
   in one go when it fits, else the tiles (rows x columns x latent frames) with the SHORTEST
   predicted time whose peak fits the budget, run in one pass of ComfyUI's own tiler
-  (``comfy.utils.tiled_scale_multidim``; see "Decode tiles" below). ``plan_encode``: the largest
+  (``comfy.utils.tiled_scale_multidim``; docs/derivations.md, "Decode tiles"). ``plan_encode``: the largest
   square tile that fits, for ComfyUI's ``VAE.encode_tiled``.
 - ``vae_weights_bytes(family, dtype_bytes)``: parameter count x dtype (fallback only; real files
   are read by files.py).
 
-Where the numbers come from
-``data/vae_memory.json`` holds measurements by ``bench/trace_vae_memory.py``: each VAE built at full
-size by ComfyUI's own ``comfy.sd.VAE(sd=...)`` on the meta device, decode/encode run at real
-shapes under a dispatch mode that counts live tensor bytes (peak above the weights), attention as a
-fused kernel. One profile per ComfyUI version traced (0.8.0 and 0.18.2 changed the Wan VAE's
-chunking). Per profile, family, op and dtype size the model is
-
-    peak_bytes = batch x output_pixels_per_frame x g(frames)
-
-with ``g`` (bytes per output pixel) read from the traced points: measured peaks are exactly
-proportional to the pixel count at a given frame count (64x128 latent = 2 x 64x64, batch 2 = 2 x
-batch 1, 720p / 480p = pixel ratio). ``g`` is the envelope over the traced resolutions, made
-non-decreasing in frames, linear between traced frame counts and extrapolated with the last
-segment's slope (that slope is the decoded output accumulating on the device: about one output
-byte per output byte, see ``linear_summary``). For images ``g`` is one number.
-Not seen by the trace: the caching allocator's rounding and fragmentation and library workspaces
-(cuDNN); ``HEADROOM`` covers them in the planner. No GPU was available to calibrate that figure.
-
-Decode tiles (issue 12, item 7)
-ComfyUI's own 2-D ``VAE.decode_tiled`` runs THREE passes over the image (tiles of tile_x/2 x
-2*tile_y, 2*tile_x x tile_y/2 and tile_x x tile_y) and averages them (0.18.2 comfy/sd.py:877-889,
-0.8.0 sd.py:724-736): at least three times the work of one go whatever the tile. The planner's
-image tiles run in ONE pass of the same tiler instead (the node calls ``comfy.utils.tiled_scale``
-as ``decode_tiled_`` does, once), with a 64 px overlap (VAEDecodeTiled's default overlap, and
-what ComfyUI's own 3-D fallback uses: 256 px tiles, overlap tile // 4, sd.py decode()); video
-tiles go through ``VAE.decode_tiled`` (``decode_tiled_3d``: one pass already).
-Time model: time ~ decoded output pixels (x output frames), overlaps included, + a fixed cost per
-decoder call (``TILE_OVERHEAD_PX``). Along one axis of ``size`` split into ``n`` tiles with
-overlap ``ov``, ComfyUI's tiler decodes ``size + (n - 1) * ov`` (every tile is ``tile`` long but
-the last, which ends at the edge; utils.py tiled_scale_multidim positions). The planner takes,
-of the tile shapes that fit, the one with the least predicted time: few, large, often
-full-width tiles. One rule keeps it monotone: walking the shapes from the smallest peak up, a
-shape only counts if it is faster than, and needs no more calls than, the last one that counted
-(so more memory never gives more or smaller tiles; rarely, a faster shape with more calls is
-passed over). Peak of a tile: its area x the traced bytes per pixel at its frame count.
-"""
+The derivation, rule by rule with its sources: docs/derivations.md, "physics/vae_memory.py: VAE working memory and tiles"."""
 from __future__ import annotations
 
 import contextvars

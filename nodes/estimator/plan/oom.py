@@ -1,46 +1,11 @@
 """Read an out-of-memory message and say, in plain words, what happened and what to do.
 
-``parse_oom(message, exception_type)`` understands what PyTorch and ComfyUI actually print:
+``parse_oom(message, exception_type)`` understands what PyTorch and ComfyUI actually print: PyTorch's native CUDA
+allocator (current and torch <= 2.0 forms), cudaMallocAsync (ComfyUI's default), cuBLAS, HIP / ROCm, Intel XPU, DirectML,
+Apple MPS and the host's own (DefaultCPUAllocator, the Linux OOM killer, Windows' page file), each with the figures
+it prints.
 
-- PyTorch's native CUDA caching allocator, current form (``c10/cuda/CUDACachingAllocator.cpp``):
-  "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of
-  which 1.12 GiB is free. Process 1234 has 9.80 GiB memory in use. Including non-PyTorch memory,
-  this process has 12.00 GiB memory in use. Of the allocated memory 20.10 GiB is allocated by
-  PyTorch, and 1.31 GiB is reserved by PyTorch but unallocated. ..." ("Process N" lines name
-  OTHER processes: PyTorch writes "this process" for its own pid; torch 2.1 spelled it
-  "total capacty").
-- The older form (torch <= 2.0): "... Tried to allocate 20.00 MiB (GPU 0; 23.65 GiB total
-  capacity; 20.10 GiB already allocated; 1.12 GiB free; 21.41 GiB reserved in total by PyTorch)".
-- cudaMallocAsync, ComfyUI's default allocator (``cuda_malloc.py``): "Allocation on device 0 would
-  exceed allowed memory. (out of memory)" followed by "Currently allocated", "Requested",
-  "Device limit", "Free (according to CUDA)" lines, or on some torch builds only
-  "Allocation on device" (no numbers at all).
-- "CUDA error: out of memory" / "CUBLAS_STATUS_ALLOC_FAILED" (cuBLAS, custom kernels; no detail),
-  HIP/ROCm ("HIP out of memory", same layout as CUDA), Intel XPU ("XPU out of memory"), Apple MPS
-  ("MPS backend out of memory (MPS allocated: ..., other allocations: ..., max allowed: ...)"),
-  DirectML ("Could not allocate tensor with N bytes. There is not enough GPU video memory").
-- ComfyUI appends "This error means you ran out of memory on your GPU. TIPS: ..."
-  (``execution.py``); it is recognised and stripped.
-- SYSTEM memory (RAM), not the GPU (``_host_form``): Windows' "The paging file is too small for this
-  operation to complete. (os error 1455)" / "[WinError 1455]" (safetensors' mmap, torch's DLLs),
-  PyTorch's "DefaultCPUAllocator: not enough memory: you tried to allocate N bytes" / "can't
-  allocate memory: ... Error code 12 (Cannot allocate memory)" ("[enforce fail at alloc_cpu.cpp:N]"),
-  Python's MemoryError and numpy's "Unable to allocate 3.00 GiB for an array", the Linux OOM
-  killer (a log ending in "Killed", exit status 137 / -9 / SIGKILL, dmesg "Out of memory: Killed
-  process N (python)"), and failures to pin (page-lock) RAM: cudaHostRegister / cudaHostAlloc /
-  CachingHostAllocator, ComfyUI's "Pin error." warning, or "CUDA error: out of memory" with
-  pin_memory / pinned in its traceback. A GPU allocator report with numbers in the same text wins.
-
-The cause is one of ``fragmentation``, ``other_process``, ``shortage``, ``unknown_detail``
-(an OOM without numbers), ``host_ram`` (system RAM / page file / swap ran out), ``pinned`` (RAM
-could not be page-locked for the GPU) or ``not_oom``; ``memory`` says "gpu" or "system". The advice follows shared/FACTS.md, in its order, fitted
-to the workflow that failed when the caller passes an ``OomContext`` (``context_for_prompt`` reads
-one from the failed prompt): no Flux figures for an SDXL job, no "smaller batch" at batch 1, no
-tiled decode when the sampler failed or the decode already tiles. A cudaMallocAsync "Allocation
-on device" error leads with ``--disable-cuda-malloc``, and every launch flag or environment
-variable says where to set it on the Windows portable build, ComfyUI Desktop and a Linux / manual
-install. Pure Python; never raises on any input.
-"""
+The derivation, rule by rule with its sources: docs/derivations.md, "plan/oom.py: the messages read"."""
 from __future__ import annotations
 
 import re
