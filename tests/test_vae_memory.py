@@ -393,3 +393,22 @@ def test_an_autoencoderkl_decode_on_amd_is_priced_with_comfyuis_own_ratio():
     tiled_nv, _ = decode("flux_auto_tiled_decode.json", "RTX 3060")
     tiled_amd, _ = decode("flux_auto_tiled_decode.json", "RX 6700 XT")
     assert tiled_amd.working_bytes <= 12 * GiB
+
+
+def test_the_kl_rules_follow_the_families_own_flag():
+    """Issue 34: ComfyUI's AutoencoderKL rules (fp32 without bf16, 2.73x on AMD) read VaeFamily.kl, set in the family
+    modules, instead of a list of ids typed in two places."""
+    from vram_budget.nodes.estimator.families.registry import VAE_FAMILIES
+    from vram_budget.nodes.estimator.machine.device import Device
+    from vram_budget.nodes.estimator.machine.gpus import find_card
+    from vram_budget.nodes.estimator.machine.resolve import vae_dtype_bytes
+    from vram_budget.nodes.estimator.physics.vae_memory import AMD_KL_MEM_RATIO, amd_kl_ratio
+
+    kl = {k for k, v in VAE_FAMILIES.items() if v.kl}
+    assert kl == {"vae-kl4", "vae-kl16", "vae-flux2"}
+    pascal = Device.from_card(find_card("GTX 1080 Ti"))
+    assert not pascal.bf16
+    assert {f: vae_dtype_bytes(f, pascal) for f in ("vae-kl4", "vae-flux2", "vae-wan2.1")} == \
+        {"vae-kl4": 4, "vae-flux2": 4, "vae-wan2.1": 2}
+    assert amd_kl_ratio("vae-kl16", "AMD") == AMD_KL_MEM_RATIO and amd_kl_ratio("vae-wan2.1", "AMD") == 1.0
+    assert amd_kl_ratio("vae-kl16", "NVIDIA") == 1.0

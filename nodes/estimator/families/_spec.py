@@ -92,6 +92,9 @@ class VaeFamily:
     temporal: int | None  # pixel frames per latent frame, None for image VAEs
     comfy_class: str  # first_stage_model class ComfyUI builds
     live: LiveVae | None = None  # how a VAE ComfyUI built is recognised (None: not recognised live)
+    # ComfyUI builds it as AutoencoderKL / AutoencodingEngine: working dtypes [bf16, fp32] (fp32 on a card without
+    # bf16, sd.py:672-677 / :810-817) and VAE_KL_MEM_RATIO 2.73 on AMD (sd.py:492-498 in 0.33.0)
+    kl: bool = False
 
     @property
     def is_video(self) -> bool:

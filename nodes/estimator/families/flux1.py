@@ -99,7 +99,7 @@ GGUF_SAME_ARCH = {
 VAES = (
     # same branch, Flux.1 ae.safetensors / SD3: no quant_conv -> AutoencodingEngine
     VaeFamily("vae-kl16", "KL VAE, 16 channels (Flux.1 / SD3)", 16, 8, None, "AutoencodingEngine",
-              LiveVae(("AutoencoderKL", "AutoencodingEngine"), latent_dim=2, plain_decoder=True)),
+              LiveVae(("AutoencoderKL", "AutoencodingEngine"), latent_dim=2, plain_decoder=True), kl=True),
 )
 
 # File-name rules by kind: first match wins, specific before general (name_infer)

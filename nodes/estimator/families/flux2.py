@@ -76,7 +76,8 @@ VAE_NAME_GEOMETRY = (
 VAES = (
     # 0.18.2 sd.py:537-560: the default KL branch (ch 128, ch_mult 1-2-4-4) with a 32-channel latent
     # and a batch-norm latent layer: downscale ×2 (16) and 4× the channels (2×2 patches packed)
-    VaeFamily("vae-flux2", "Flux.2 VAE (32 ch, packed to 128)", 128, 16, None, "AutoencoderKL (batch-norm latent)"),
+    VaeFamily("vae-flux2", "Flux.2 VAE (32 ch, packed to 128)", 128, 16, None, "AutoencoderKL (batch-norm latent)",
+              kl=True),
 )
 
 # File-name rules by kind: first match wins, specific before general (name_infer)

@@ -11,6 +11,7 @@ from ..models.published import catalogue_info
 from .device import Device
 from ..errors import ModelFileError
 from ..families import FAMILIES, describe, registry
+from ..families.registry import VAE_FAMILIES
 from ..families._spec import IPADAPTER
 from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN, VAE,
                           ModelInfo)
@@ -128,7 +129,7 @@ def vae_dtype_bytes(family: str, device: Device) -> int:
     pinned = FAMILIES[family].arch.get("vae_dtype_bytes") if family in FAMILIES else None
     if pinned:
         return int(pinned)
-    if not device.bf16 and family in ("vae-kl4", "vae-kl16", "vae-flux2"):
+    if not device.bf16 and getattr(VAE_FAMILIES.get(family), "kl", False):
         return 4
     return 2
 

@@ -947,13 +947,12 @@ def smaller_plan(plan: DecodePlan, *, min_tile: int | None = None) -> DecodePlan
 # (im2col), so a decode holds much more than the fused kernels this trace counts. The ratio prices both
 # ComfyUI's own estimate and what the decode holds on an AMD card.
 AMD_KL_MEM_RATIO = 2.73
-AMD_KL_FAMILIES = ("vae-kl4", "vae-kl16", "vae-flux2")
 AMD_KL_RULE = "sd.py:492-498 (VAE_KL_MEM_RATIO 2.73 on AMD)"
 
 
 def amd_kl_ratio(family: str, vendor: str) -> float:
     """AMD_KL_MEM_RATIO for an AutoencoderKL VAE on an AMD card, else 1."""
-    return AMD_KL_MEM_RATIO if vendor == "AMD" and family in AMD_KL_FAMILIES else 1.0
+    return AMD_KL_MEM_RATIO if vendor == "AMD" and getattr(FAMILIES.get(family), "kl", False) else 1.0
 
 
 def comfy_heuristic_decode_bytes(vae_family: str, latent_shape: Any, dtype_bytes: int = 2) -> int:
