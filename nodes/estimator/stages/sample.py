@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..physics import memory
-from ..families._spec import IPADAPTER
+from ..families._spec import HELD_BY_PACK
 from ..model_info import DIFFUSION
 from ..machine.device import Device
 from ..workload import Stage
@@ -27,10 +27,10 @@ def math_attention_bytes(device: Device, arch, tokens: int, batch: int) -> int:
 
 
 def build(stage: Stage, device: Device, info_for) -> StageBudget:
-    items, infos, notes = weights_items(stage, device, info_for, ("diffusion", "lora", "controlnet", "ipadapter"))
-    # an IP-Adapter sits on the GPU outside ComfyUI's model management (graph/packs/ipadapter_plus.py): it cannot
-    # stream or be offloaded, so it is working memory of the stage, not elastic weights
-    items = [replace(i, category="working", model=None) if i.model is not None and i.model.kind == IPADAPTER else i
+    items, infos, notes = weights_items(stage, device, info_for, ("diffusion", "lora", "controlnet", "ipadapter", "pulid"))
+    # an IP-Adapter or PuLID sits on the GPU outside ComfyUI's model management (graph/packs/ipadapter_plus.py,
+    # pulid_flux.py): it cannot stream or be offloaded, so it is working memory of the stage, not elastic weights
+    items = [replace(i, category="working", model=None) if i.model is not None and i.model.kind in HELD_BY_PACK else i
              for i in items]
     model = next((i for i in infos if i.kind == DIFFUSION), None)
     latent = stage.latent
