@@ -9,14 +9,15 @@ from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DI
                           UNKNOWN, VAE)
 
 __all__ = ["AUDIO_ENCODER", "CHECKPOINT", "CLIP_VISION", "CONTROLNET", "DIFFUSION", "LORA", "TEXT_ENCODER", "UNKNOWN",
-           "UPSCALER", "IPADAPTER", "PULID", "HELD_BY_PACK", "VAE", "Detector", "Family", "Found", "Rule", "VaeFamily", "_r", "all_families"]
+           "UPSCALER", "IPADAPTER", "PULID", "INSTANTID", "HELD_BY_PACK", "VAE", "Detector", "Family", "Found", "Rule", "VaeFamily", "_r", "all_families"]
 
 UPSCALER = "upscaler"  # upscale models have no ModelInfo kind of their own: a name-rule role
 IPADAPTER = "ipadapter"  # IP-Adapter files (models/ipadapter), loaded by ComfyUI_IPAdapter_plus: a name-rule role
 PULID = "pulid"  # PuLID Flux (models/pulid) and its EVA CLIP, loaded by ComfyUI-PuLID-Flux: a name-rule role
+INSTANTID = "instantid"  # InstantID's IP-Adapter (models/instantid), loaded by ComfyUI_InstantID: a name-rule role
 # kinds a node pack moves to the GPU itself and keeps there while the model it patches samples: working memory of
 # the sampling stage, never streamed (stages/sample.py)
-HELD_BY_PACK = frozenset({IPADAPTER, PULID})
+HELD_BY_PACK = frozenset({IPADAPTER, PULID, INSTANTID})
 
 
 class Family(NamedTuple):

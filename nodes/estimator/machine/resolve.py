@@ -12,7 +12,7 @@ from .device import Device
 from ..errors import ModelFileError
 from ..families import FAMILIES, describe, registry
 from ..families.registry import VAE_FAMILIES
-from ..families._spec import IPADAPTER, PULID
+from ..families._spec import INSTANTID, IPADAPTER, PULID
 from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN, VAE,
                           ModelInfo)
 from ..models.name_infer import infer_info
@@ -56,6 +56,8 @@ def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, 
             info = describe(path)
             if ref.role == "ipadapter" and info.kind == UNKNOWN:  # its tensors are the IP-Adapter's: that kind
                 info = replace(info, kind=IPADAPTER, family="ip-adapter", label="IP-Adapter (size from its header)")
+            elif ref.role == "instantid" and info.kind == UNKNOWN:
+                info = replace(info, kind=INSTANTID, family="instantid", label="InstantID IP-Adapter (size from its header)")
             elif ref.role == "pulid" and info.kind == UNKNOWN:
                 info = replace(info, kind=PULID, family="pulid-flux", label="PuLID Flux (size from its header)")
             return info, None
@@ -194,6 +196,9 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
     if info.kind == IPADAPTER and params:  # IPAdapterPlus.py ipadapter_execute: IPAdapter(...).to(device, unet dtype)
         return params * 2, ("16-bit (the UNet's dtype): ComfyUI_IPAdapter_plus keeps it on the GPU, outside ComfyUI's "
                             "model management, while the patched model samples")
+    if info.kind == INSTANTID and params:  # InstantID.py ApplyInstantID: self.instantid.to(device, dtype)
+        return params * 2, ("16-bit (the UNet's dtype; the file is fp32): ComfyUI_InstantID keeps it on the GPU, "
+                            "outside ComfyUI's model management, while the patched model samples")
     if info.kind == PULID and params:  # pulidflux.py apply_pulid_flux: eva_clip / pulid_flux .to(device, dtype)
         return params * 2, ("16-bit (the Flux model's dtype): ComfyUI-PuLID-Flux keeps it on the GPU, outside "
                             "ComfyUI's model management, while the patched model samples")

@@ -48,18 +48,19 @@ def _insightface_loader(a, node, slot, type_, visiting):
                      unset=True)]
 
 
-def _pack_held(a, node, type_, visiting, inputs) -> list:
+def _pack_held(a, node, type_, visiting, inputs, facexlib: bool = True) -> list:
     """MODEL: the model it is given, with what its inputs (name, socket type) load and the node keeps on the GPU for
-    sampling (shared with PuLID_ComfyUI's apply nodes, pulid_sdxl.py)."""
+    sampling (shared with pulid_sdxl.py and instantid.py); `facexlib`: the node also runs facexlib's face models."""
     if type_ != "MODEL":
         return []
     base = a.refs(a.link(node, "model"), "MODEL", visiting)
     extra = []
     for name, kind in inputs:
         extra += [r for r in a.refs(a.link(node, name), kind, visiting) if r not in base and r not in extra]
-    a.note(f"{a.label(node)}: facexlib's RetinaFace detector (109.5 MB, fp32) and BiSeNet face parser run on the GPU "
-           "while the node encodes the face and are let go before sampling, with the EVA CLIP and PuLID weights a "
-           "transient under 2 GB, below the sampling stage: not added")
+    if facexlib:
+        a.note(f"{a.label(node)}: facexlib's RetinaFace detector (109.5 MB, fp32) and BiSeNet face parser run on the "
+               "GPU while the node encodes the face and are let go before sampling, with the EVA CLIP and PuLID "
+               "weights a transient under 2 GB, below the sampling stage: not added")
     return base + extra
 
 
