@@ -1,4 +1,5 @@
-"""The card and its memory as ComfyUI and the driver see them: device state, Dynamic VRAM, CUDA devices, processes, RAM."""
+"""The card and its memory as ComfyUI and the driver see them: device state, Dynamic VRAM, CUDA devices,
+processes, RAM."""
 from __future__ import annotations
 
 import ctypes

@@ -1,4 +1,5 @@
-"""The running prompt and the node types: text on a node, baselines after a prompt, this ComfyUI's own node definitions."""
+"""The running prompt and the node types: text on a node, baselines after a prompt, this ComfyUI's own node
+definitions."""
 from __future__ import annotations
 
 from .base import _mm

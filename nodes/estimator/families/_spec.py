@@ -8,8 +8,9 @@ from typing import Callable, Mapping, NamedTuple
 from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER,
                           UNKNOWN, VAE)
 
-__all__ = ["AUDIO_ENCODER", "CHECKPOINT", "CLIP_VISION", "CONTROLNET", "DIFFUSION", "LORA", "TEXT_ENCODER", "UNKNOWN",
-           "UPSCALER", "IPADAPTER", "PULID", "INSTANTID", "HELD_BY_PACK", "VAE", "Detector", "Family", "Found", "Rule", "VaeFamily", "_r", "all_families"]
+__all__ = ["AUDIO_ENCODER", "CHECKPOINT", "CLIP_VISION", "CONTROLNET", "DIFFUSION", "LORA", "TEXT_ENCODER",
+           "UNKNOWN", "UPSCALER", "IPADAPTER", "PULID", "INSTANTID", "HELD_BY_PACK", "VAE", "Detector", "Family",
+           "Found", "Rule", "VaeFamily", "_r", "all_families"]
 
 UPSCALER = "upscaler"  # upscale models have no ModelInfo kind of their own: a name-rule role
 IPADAPTER = "ipadapter"  # IP-Adapter files (models/ipadapter), loaded by ComfyUI_IPAdapter_plus: a name-rule role

@@ -94,7 +94,8 @@ NAME_RULES = {
 
 
 def _flux2_vae(v) -> Found:
-    """sd.py:632 + :674: a KL decoder with a batch-norm latent (bn.running_mean) is the Flux.2 VAE (32 ch packed 2x2)."""
+    """sd.py:632 + :674: a KL decoder with a batch-norm latent (bn.running_mean) is the Flux.2 VAE (32 channels
+    packed 2x2)."""
     s = v.shape("decoder.conv_in.weight")
     c = s[1] if s and len(s) > 1 else None
     arch = dict(all_families()["vae-flux2"].arch)

@@ -57,7 +57,8 @@ def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, 
             if ref.role == "ipadapter" and info.kind == UNKNOWN:  # its tensors are the IP-Adapter's: that kind
                 info = replace(info, kind=IPADAPTER, family="ip-adapter", label="IP-Adapter (size from its header)")
             elif ref.role == "instantid" and info.kind == UNKNOWN:
-                info = replace(info, kind=INSTANTID, family="instantid", label="InstantID IP-Adapter (size from its header)")
+                info = replace(info, kind=INSTANTID, family="instantid",
+                               label="InstantID IP-Adapter (size from its header)")
             elif ref.role == "pulid" and info.kind == UNKNOWN:
                 info = replace(info, kind=PULID, family="pulid-flux", label="PuLID Flux (size from its header)")
             return info, None

@@ -12,7 +12,8 @@ What it answers
 - ``vae_weights_bytes(family, dtype_bytes)``: parameter count x dtype (fallback only; real files
   are read by files.py).
 
-The derivation, rule by rule with its sources: docs/derivations.md, "physics/vae_memory.py: VAE working memory and tiles"."""
+The derivation, rule by rule with its sources: docs/derivations.md,
+"physics/vae_memory.py: VAE working memory and tiles"."""
 from __future__ import annotations
 
 import contextvars

@@ -1,8 +1,8 @@
 """Read an out-of-memory message and say, in plain words, what happened and what to do.
 
 ``parse_oom(message, exception_type)`` understands what PyTorch and ComfyUI actually print: PyTorch's native CUDA
-allocator (current and torch <= 2.0 forms), cudaMallocAsync (ComfyUI's default), cuBLAS, HIP / ROCm, Intel XPU, DirectML,
-Apple MPS and the host's own (DefaultCPUAllocator, the Linux OOM killer, Windows' page file), each with the figures
+allocator (current and torch <= 2.0 forms), cudaMallocAsync (ComfyUI's default), cuBLAS, HIP / ROCm, Intel XPU,
+DirectML, Apple MPS and the host's own (DefaultCPUAllocator, the Linux OOM killer, Windows' page file), each with the figures
 it prints.
 
 The derivation, rule by rule with its sources: docs/derivations.md, "plan/oom.py: the messages read"."""
