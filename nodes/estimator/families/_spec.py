@@ -17,8 +17,8 @@ IPADAPTER = "ipadapter"  # IP-Adapter files (models/ipadapter), loaded by ComfyU
 PULID = "pulid"  # PuLID Flux (models/pulid) and its EVA CLIP, loaded by ComfyUI-PuLID-Flux: a name-rule role
 INSTANTID = "instantid"  # InstantID's IP-Adapter (models/instantid), loaded by ComfyUI_InstantID: a name-rule role
 # kinds a node pack moves to the GPU itself and keeps there while the model it patches samples: working memory of
-# the sampling stage, never streamed (stages/sample.py)
-HELD_BY_PACK = frozenset({IPADAPTER, PULID, INSTANTID})
+# the sampling stage, never streamed (stages/sample.py); a ModelRef of one has that kind as its role
+HELD_BY_PACK = (IPADAPTER, PULID, INSTANTID)
 
 
 class Family(NamedTuple):

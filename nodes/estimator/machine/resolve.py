@@ -12,9 +12,9 @@ from .device import Device
 from ..errors import ModelFileError
 from ..families import FAMILIES, describe, registry
 from ..families.registry import VAE_FAMILIES
-from ..families._spec import INSTANTID, IPADAPTER, PULID
-from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN, VAE,
-                          ModelInfo)
+from ..families._spec import HELD_BY_PACK, INSTANTID, IPADAPTER, PULID
+from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN,
+                          VAE, ModelInfo)
 from ..models.name_infer import infer_info
 from ..units import GiB
 from ..workload import ModelRef, ref_key  # noqa: F401  (ref_key: re-exported, its old home)
@@ -54,13 +54,9 @@ def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, 
     if path:
         try:
             info = describe(path)
-            if ref.role == "ipadapter" and info.kind == UNKNOWN:  # its tensors are the IP-Adapter's: that kind
-                info = replace(info, kind=IPADAPTER, family="ip-adapter", label="IP-Adapter (size from its header)")
-            elif ref.role == "instantid" and info.kind == UNKNOWN:
-                info = replace(info, kind=INSTANTID, family="instantid",
-                               label="InstantID IP-Adapter (size from its header)")
-            elif ref.role == "pulid" and info.kind == UNKNOWN:
-                info = replace(info, kind=PULID, family="pulid-flux", label="PuLID Flux (size from its header)")
+            if ref.role in _HELD and info.kind == UNKNOWN:  # its tensors are what the pack's loader loads: that kind
+                family, label, _ = _HELD[ref.role]
+                info = replace(info, kind=ref.role, family=family, label=f"{label} (size from its header)")
             return info, None
         except ModelFileError as exc:
             info = catalogue_info(ref.name, ref.folder)
@@ -124,6 +120,18 @@ def part_of(info: ModelInfo, ref: ModelRef) -> ModelInfo:
     return ModelInfo(kind=kind, family=family, label=f"{label} (from {info.label})", params=params,
                      weights_bytes=nbytes, dtype=dtype, quantization=quant, arch=arch,
                      evidence=(how,), source=info.source)
+
+
+# The kinds a node pack moves to the GPU in the patched model's dtype and keeps there (_spec.HELD_BY_PACK; the
+# ModelRef role is the kind): the family a file of unknown header is, its label, and who holds it at what dtype.
+# IPAdapterPlus.py ipadapter_execute: IPAdapter(...).to(device, unet dtype); InstantID.py ApplyInstantID:
+# self.instantid.to(device, dtype); pulidflux.py apply_pulid_flux: eva_clip / pulid_flux .to(device, dtype).
+_HELD = {
+    IPADAPTER: ("ip-adapter", "IP-Adapter", "16-bit (the UNet's dtype): ComfyUI_IPAdapter_plus"),
+    INSTANTID: ("instantid", "InstantID IP-Adapter", "16-bit (the UNet's dtype; the file is fp32): ComfyUI_InstantID"),
+    PULID: ("pulid-flux", "PuLID Flux", "16-bit (the Flux model's dtype): ComfyUI-PuLID-Flux"),
+}
+assert set(_HELD) == set(HELD_BY_PACK)
 
 
 def vae_dtype_bytes(family: str, device: Device) -> int:
@@ -194,15 +202,10 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
         return (params * 2 or stored), "fp16 (ComfyUI's text-encoder dtype, audio_encoders.py:11-13)"
     if info.kind == LORA:
         return stored, f"LoRA patch tensors ({dtype}) on the GPU while they are merged"
-    if info.kind == IPADAPTER and params:  # IPAdapterPlus.py ipadapter_execute: IPAdapter(...).to(device, unet dtype)
-        return params * 2, ("16-bit (the UNet's dtype): ComfyUI_IPAdapter_plus keeps it on the GPU, outside ComfyUI's "
-                            "model management, while the patched model samples")
-    if info.kind == INSTANTID and params:  # InstantID.py ApplyInstantID: self.instantid.to(device, dtype)
-        return params * 2, ("16-bit (the UNet's dtype; the file is fp32): ComfyUI_InstantID keeps it on the GPU, "
-                            "outside ComfyUI's model management, while the patched model samples")
-    if info.kind == PULID and params:  # pulidflux.py apply_pulid_flux: eva_clip / pulid_flux .to(device, dtype)
-        return params * 2, ("16-bit (the Flux model's dtype): ComfyUI-PuLID-Flux keeps it on the GPU, outside "
-                            "ComfyUI's model management, while the patched model samples")
+    if info.kind in _HELD and params:  # the apply node moves it to the GPU in the model's dtype (see _HELD)
+        held_by = _HELD[info.kind][2]
+        return params * 2, (f"{held_by} keeps it on the GPU, outside ComfyUI's model management, while the patched "
+                            "model samples")
     return stored, "unknown architecture: bytes from the file"
 
 

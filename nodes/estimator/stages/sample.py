@@ -27,10 +27,9 @@ def math_attention_bytes(device: Device, arch, tokens: int, batch: int) -> int:
 
 
 def build(stage: Stage, device: Device, info_for) -> StageBudget:
-    items, infos, notes = weights_items(stage, device, info_for, ("diffusion", "lora", "controlnet", "ipadapter", "pulid",
-                                                                  "instantid"))
-    # an IP-Adapter or PuLID sits on the GPU outside ComfyUI's model management (graph/packs/ipadapter_plus.py,
-    # pulid_flux.py): it cannot stream or be offloaded, so it is working memory of the stage, not elastic weights
+    items, infos, notes = weights_items(stage, device, info_for, ("diffusion", "lora", "controlnet", *HELD_BY_PACK))
+    # an IP-Adapter, PuLID or InstantID sits on the GPU outside ComfyUI's model management (graph/packs/
+    # ipadapter_plus.py, pulid_flux.py, instantid.py): it cannot stream or be offloaded, so it is working memory
     items = [replace(i, category="working", model=None) if i.model is not None and i.model.kind in HELD_BY_PACK else i
              for i in items]
     model = next((i for i in infos if i.kind == DIFFUSION), None)

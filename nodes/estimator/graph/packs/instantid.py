@@ -6,20 +6,12 @@ given on the conditioning, which the generic reading prices (a CONTROL_NET input
 InsightFace as in pulid_flux.py: nothing on the CPU provider, named as not priced on CUDA / ROCm."""
 from __future__ import annotations
 
-from . import Pack, loader
+from . import Pack, loader, model_file_loader
 from .pulid_flux import FACEANALYSIS, _insightface_loader, _pack_held
 
 INSTANTID_MODEL = "INSTANTID"
 APPLY = ("ApplyInstantID", "ApplyInstantIDAdvanced")
 PATCH = "InstantIDAttentionPatch"
-
-
-@loader
-def _model_loader(a, node, slot, type_, visiting):
-    if type_ != INSTANTID_MODEL:
-        return []
-    ref = a.loader_ref(node, "instantid_file", role="instantid", folder="instantid")
-    return [ref] if ref else []
 
 
 def _apply_refs(a, node, slot, type_, visiting):
@@ -29,7 +21,8 @@ def _apply_refs(a, node, slot, type_, visiting):
 
 PACK = Pack(
     name="ComfyUI_InstantID",
-    refs={"InstantIDModelLoader": _model_loader, "InstantIDFaceAnalysis": _insightface_loader,
+    refs={"InstantIDModelLoader": loader(model_file_loader("instantid_file", "instantid", INSTANTID_MODEL, role="instantid")),
+          "InstantIDFaceAnalysis": _insightface_loader,
           **{t: _apply_refs for t in (*APPLY, PATCH)}},
     widgets={"InstantIDModelLoader": ["instantid_file"], "InstantIDFaceAnalysis": ["provider"],
              "ApplyInstantID": ["weight", "start_at", "end_at"]},

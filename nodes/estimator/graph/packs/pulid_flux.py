@@ -15,17 +15,9 @@ from __future__ import annotations
 
 from ...families.pulid import EVA_CLIP_NAME
 from ...workload import ModelRef
-from . import Pack, loader
+from . import Pack, loader, model_file_loader
 
 PULIDFLUX, EVA_CLIP, FACEANALYSIS = "PULIDFLUX", "EVA_CLIP", "FACEANALYSIS"
-
-
-@loader
-def _model_loader(a, node, slot, type_, visiting):
-    if type_ != PULIDFLUX:
-        return []
-    ref = a.loader_ref(node, "pulid_file", role="pulid", folder="pulid")
-    return [ref] if ref else []
 
 
 @loader
@@ -72,7 +64,8 @@ def _apply_refs(a, node, slot, type_, visiting):
 
 PACK = Pack(
     name="ComfyUI-PuLID-Flux",
-    refs={"PulidFluxModelLoader": _model_loader, "PulidFluxEvaClipLoader": _eva_loader,
+    refs={"PulidFluxModelLoader": loader(model_file_loader("pulid_file", "pulid", PULIDFLUX, role="pulid")),
+          "PulidFluxEvaClipLoader": _eva_loader,
           "PulidFluxInsightFaceLoader": _insightface_loader, "ApplyPulidFlux": _apply_refs},
     widgets={"PulidFluxModelLoader": ["pulid_file"], "PulidFluxInsightFaceLoader": ["provider"],
              "ApplyPulidFlux": ["weight", "start_at", "end_at"]},

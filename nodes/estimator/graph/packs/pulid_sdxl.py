@@ -6,18 +6,10 @@ ApplyPulid / ApplyPulidAdvanced, which move the EVA CLIP and the PuLID modules t
 Sizes: families/pulid.py (P_PULID_SDXL)."""
 from __future__ import annotations
 
-from . import Pack, loader
+from . import Pack, loader, model_file_loader
 from .pulid_flux import EVA_CLIP, FACEANALYSIS, _eva_loader, _insightface_loader, _pack_held
 
 PULID_MODEL = "PULID"
-
-
-@loader
-def _model_loader(a, node, slot, type_, visiting):
-    if type_ != PULID_MODEL:
-        return []
-    ref = a.loader_ref(node, "pulid_file", role="pulid", folder="pulid")
-    return [ref] if ref else []
 
 
 def _apply_refs(a, node, slot, type_, visiting):
@@ -28,7 +20,8 @@ def _apply_refs(a, node, slot, type_, visiting):
 APPLY = ("ApplyPulid", "ApplyPulidAdvanced")
 PACK = Pack(
     name="PuLID_ComfyUI",
-    refs={"PulidModelLoader": _model_loader, "PulidEvaClipLoader": _eva_loader,
+    refs={"PulidModelLoader": loader(model_file_loader("pulid_file", "pulid", PULID_MODEL, role="pulid")),
+          "PulidEvaClipLoader": _eva_loader,
           "PulidInsightFaceLoader": _insightface_loader, **{t: _apply_refs for t in APPLY}},
     widgets={"PulidModelLoader": ["pulid_file"], "PulidInsightFaceLoader": ["provider"],
              "ApplyPulid": ["method", "weight", "start_at", "end_at"]},
