@@ -71,7 +71,20 @@ def plan_for_two_cards(page, first: str, second: str):
     except Exception:
         raise AssertionError("no placement plan in the panel: "
                              + page.locator(f"{PANEL} [data-section=budget]").inner_text()[-900:]) from None
+    settle_budget(page)
     return page.locator(f"{PANEL} {PLAN}")
+
+
+def settle_budget(page, quiet_ms: int = 1500, timeout: int = 30_000) -> None:
+    """Wait until the panel's estimate has not changed for ``quiet_ms``: a re-estimate that lands after the plan
+    appeared (the frontend settling the graph it just loaded) rebuilds the budget section, and an element taken
+    from the old one is then detached (seen on a loaded 2-core machine)."""
+    page.evaluate("() => { delete window.__vrbSettle; }")
+    page.wait_for_function("""(quiet) => { const w = window.__vrbSettle ||= {key: null, since: 0};
+        const key = JSON.stringify(window.__vramBudget?.state?.budget ?? null);
+        const now = performance.now();
+        if (key !== w.key) { w.key = key; w.since = now; return false; }
+        return now - w.since >= quiet; }""", arg=quiet_ms, timeout=timeout, polling=100)
 
 
 def editor_page(browser, url: str):
