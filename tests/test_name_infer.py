@@ -54,6 +54,8 @@ CASES = [
     # ComfyUI 0.33's PixelDiT (families/pixeldit.py): the published bf16 file / 2, not the name's "1300m"
     (("pixeldit_1300m_1024px_bf16.safetensors", "diffusion", "diffusion_models"), ("diffusion", "pixeldit", P["P_PIXELDIT"], 2)),
     (("ponyDiffusionV6XL.safetensors", "checkpoint", "checkpoints"), ("checkpoint", "sdxl", P["P_SDXL"], 2)),
+    # "chroma" inside an SDXL fine-tune's name is not Chroma (nullquant/ComfyUI-BrushNet's RAUNet example)
+    (("SDXL\\zavychromaxl_v70.safetensors", "checkpoint", "checkpoints"), ("checkpoint", "sdxl", P["P_SDXL"], 2)),
     (("clip_l_flux.safetensors", "text_encoder", "text_encoders"), ("text_encoder", "clip-l", P["P_CLIP_L"], 2)),
     # a fine-tuned CLIP-L named by its architecture (Jonseed/ComfyUI-Detail-Daemon's Flux workflows)
     (("ViT-L-14-BEST-smooth-GmP-TE-only-HF-format.safetensors", "text_encoder", "text_encoders"),
