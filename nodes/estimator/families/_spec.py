@@ -9,16 +9,18 @@ from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DI
                           UNKNOWN, VAE)
 
 __all__ = ["AUDIO_ENCODER", "CHECKPOINT", "CLIP_VISION", "CONTROLNET", "DIFFUSION", "LORA", "TEXT_ENCODER",
-           "UNKNOWN", "UPSCALER", "IPADAPTER", "PULID", "INSTANTID", "HELD_BY_PACK", "VAE", "Detector", "Family",
+           "UNKNOWN", "UPSCALER", "IPADAPTER", "PULID", "INSTANTID", "IPADAPTER_FLUX", "HELD_BY_PACK", "VAE", "Detector", "Family",
            "Found", "Rule", "VaeFamily", "_r", "all_families"]
 
 UPSCALER = "upscaler"  # upscale models have no ModelInfo kind of their own: a name-rule role
 IPADAPTER = "ipadapter"  # IP-Adapter files (models/ipadapter), loaded by ComfyUI_IPAdapter_plus: a name-rule role
 PULID = "pulid"  # PuLID Flux (models/pulid) and its EVA CLIP, loaded by ComfyUI-PuLID-Flux: a name-rule role
 INSTANTID = "instantid"  # InstantID's IP-Adapter (models/instantid), loaded by ComfyUI_InstantID: a name-rule role
+# InstantX's Flux IP-Adapter (models/ipadapter-flux) and its SigLIP, loaded by ComfyUI-IPAdapter-Flux: a name-rule role
+IPADAPTER_FLUX = "ipadapter_flux"
 # kinds a node pack moves to the GPU itself and keeps there while the model it patches samples: working memory of
 # the sampling stage, never streamed (stages/sample.py); a ModelRef of one has that kind as its role
-HELD_BY_PACK = (IPADAPTER, PULID, INSTANTID)
+HELD_BY_PACK = (IPADAPTER, PULID, INSTANTID, IPADAPTER_FLUX)
 
 
 class Family(NamedTuple):

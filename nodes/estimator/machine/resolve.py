@@ -12,7 +12,7 @@ from .device import Device
 from ..errors import ModelFileError
 from ..families import FAMILIES, describe, registry
 from ..families.registry import VAE_FAMILIES
-from ..families._spec import HELD_BY_PACK, INSTANTID, IPADAPTER, PULID
+from ..families._spec import HELD_BY_PACK, INSTANTID, IPADAPTER, IPADAPTER_FLUX, PULID
 from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN,
                           VAE, ModelInfo)
 from ..models.name_infer import infer_info
@@ -130,6 +130,9 @@ _HELD = {
     IPADAPTER: ("ip-adapter", "IP-Adapter", "16-bit (the UNet's dtype): ComfyUI_IPAdapter_plus"),
     INSTANTID: ("instantid", "InstantID IP-Adapter", "16-bit (the UNet's dtype; the file is fp32): ComfyUI_InstantID"),
     PULID: ("pulid-flux", "PuLID Flux", "16-bit (the Flux model's dtype): ComfyUI-PuLID-Flux"),
+    # ipadapter_flux.py InstantXFluxIPAdapterModel: .to(device, dtype=torch.float16) when the loader's provider is cuda
+    IPADAPTER_FLUX: ("ip-adapter-flux-instantx", "InstantX Flux IP-Adapter", "fp16 (its loader's own dtype): "
+                     "ComfyUI-IPAdapter-Flux"),
 }
 assert set(_HELD) == set(HELD_BY_PACK)
 
