@@ -334,3 +334,36 @@ def test_a_fine_tune_the_name_does_not_say_takes_its_family_from_a_controlnet_it
     info, why = ni.base_as("myModel.safetensors", "checkpoint", "checkpoints", "flux1-dev", "a Flux LoRA")
     assert info is None  # only SD1.5 / SDXL, whose fine-tunes share their base's size
     assert ni.base_family("lcm-lora-sdv1-5.safetensors", "lora") == "sd15"  # (the budget does not ask LoRAs)
+
+
+def test_a_fine_tune_takes_its_family_from_a_unet_merged_into_the_same_model():
+    """A UNet merged into the checkpoint's model (ModelMergeSimple adds one's weights to the other's, so the shapes
+    must match; IC-Light's UNet patches it the same way) says the checkpoint's family; one model alone says nothing."""
+    from vram_budget.nodes.estimator.machine.device import Device
+    from vram_budget.nodes.estimator.machine.gpus import find_card
+    from vram_budget.nodes.estimator.graph import read_workflow
+    from vram_budget.nodes.estimator.plan.planning import estimate
+
+    def prompt(merged: bool):
+        model = ["11", 0] if merged else ["1", 0]
+        return {
+            "1": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": "revAnimated_v122.safetensors"}},
+            "10": {"class_type": "UNETLoader", "inputs": {"unet_name": "iclight_sd15_fc_unet_ldm.safetensors",
+                                                          "weight_dtype": "default"}},
+            "11": {"class_type": "ModelMergeSimple", "inputs": {"model1": ["1", 0], "model2": ["10", 0], "ratio": 0.5}},
+            "2": {"class_type": "CLIPTextEncode", "inputs": {"clip": ["1", 1], "text": "a cat"}},
+            "6": {"class_type": "EmptyLatentImage", "inputs": {"width": 512, "height": 512, "batch_size": 1}},
+            "7": {"class_type": "KSampler", "inputs": {"model": model, "positive": ["2", 0], "negative": ["2", 0],
+                                                       "latent_image": ["6", 0], "seed": 1, "steps": 20, "cfg": 7.0,
+                                                       "sampler_name": "euler", "scheduler": "normal", "denoise": 1.0}},
+            "8": {"class_type": "VAEDecode", "inputs": {"samples": ["7", 0], "vae": ["1", 2]}},
+            "9": {"class_type": "SaveImage", "inputs": {"images": ["8", 0], "filename_prefix": "x"}},
+        }
+
+    device = Device.from_card(find_card("RTX 4090"))
+    merged = estimate(read_workflow(prompt(True)), device)
+    assert merged.complete, (merged.incomplete, merged.missing)
+    ckpt = merged.models["checkpoints/revAnimated_v122.safetensors"]
+    assert ckpt.family == "sd15" and "family from iclight_sd15" in ckpt.label, ckpt.label
+    alone = estimate(read_workflow(prompt(False)), device)
+    assert not alone.complete and [m.name for m in alone.missing] == ["revAnimated_v122.safetensors"]

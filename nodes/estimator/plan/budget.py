@@ -308,7 +308,9 @@ def assess(
     lora_base: dict[str, ModelRef] = {}
     # A base model whose name says nothing: a ControlNet or IP-Adapter made for SD1.5 or SDXL that samples with it
     # does (name_infer.base_as; either would fail on another base: their tensors are sized for its UNet, unlike a
-    # LoRA, whose keys just would not match); a checkpoint's other parts (its CLIP, its VAE) share the key
+    # LoRA, whose keys just would not match); so does another SD1.5 / SDXL UNet patched or merged into the same MODEL
+    # (IC-Light's UNet, a merge: ComfyUI adds one's weights to the other's, so the shapes must match); a
+    # checkpoint's other parts (its CLIP, its VAE) share the key
     base_hint: dict[str, tuple[str, str]] = {}
     for stage in workload.stages:
         bases = [r for r in stage.models if r.role == "diffusion" or (r.role == "checkpoint" and r.part == "model")]
@@ -317,10 +319,14 @@ def assess(
                 lora_base.setdefault(ref_key(r), bases[0])
         for r in stage.models if bases else ():
             kind = kind_of_folder(r.folder) or r.role
-            family = base_family(r.name, kind) if r.role in ("controlnet", "ipadapter") and not r.unset else None
+            companion = r.role in ("controlnet", "ipadapter") or (r in bases and len(bases) > 1)
+            family = base_family(r.name, kind) if companion and not r.unset else None
             if family:
+                what = "UNet in the same model" if r in bases else r.role
                 for b in bases:
-                    base_hint.setdefault(ref_key(b), (family, f"{r.name}: a {family.upper()} {r.role} it samples with"))
+                    if b is not r:
+                        why = f"{r.name}: a {family.upper()} {what} it samples with"
+                        base_hint.setdefault(ref_key(b), (family, why))
 
     stage_budgets: list[StageBudget] = []
     seen_text: dict[tuple, int] = {}
