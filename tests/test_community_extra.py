@@ -95,11 +95,11 @@ def test_completeness_floor():
     """What this corpus gets complete (52 of 169 when the recorded-socket reading landed, 58 with the IP-Adapter
     module, 62 with the ViT-L/14 name rule, 64 with Use Everywhere's links, 63 once ControlNet-LLLite's loader said
     it applies a file it does not price, 68 with the PuLID Flux module, 73 with PuLID SDXL, 78 with InstantID,
-    82 with the Chroma name fix and the InstantX Flux IP-Adapter, 83 with a UNet merged into the same model); a floor,
+    82 with the Chroma name fix and the InstantX Flux IP-Adapter, 83 with a UNet merged into the same model, 84 with image sinks); a floor,
     so a change that loses it fails. The rest say what they do not price (bench/coverage.py)."""
     devices = [device_for_launch(find_card("RTX 4090"), LaunchFlags())]
     complete = sum(b.complete for _, b in _budgets(devices))
-    assert complete >= 83
+    assert complete >= 84
 
 
 def test_use_everywhere_links_are_read_as_the_pack_queues_them():
@@ -145,3 +145,17 @@ def test_a_pack_model_runner_is_named_when_the_pack_renamed_its_type():
     assert "INPAINTPATCH" in runners["INPAINT_ApplyFooocusInpaint"]
     sampler = next(s for s in workload.stages if s.node_type == "KSampler")
     assert sampler.latent is not None  # the pack's encode node gives its latent the encoded shape
+
+
+def test_a_sink_of_images_with_no_recorded_outputs_is_not_a_model_the_estimate_misses():
+    """comfy_mtb registers its nodes in a way the shipped pack table could not read, and its UI workflows record no
+    outputs for Save Gif (mtb): a node that takes only images and feeds nothing needs no price; the same node feeding
+    another node might pass on anything, so it stays unknown."""
+    path = FOLDER / "melMass__comfy_mtb__03-animation_builder-condition-lerp.json"
+    wf = json.loads(path.read_text(encoding="utf-8"))
+    assert not [t for _, t in read_workflow(wf).unknown_nodes]
+    sink = next(n for n in wf["nodes"] if n["type"] == "Save Gif (mtb)")
+    target = next(n for n in wf["nodes"] if n["type"] != "Save Gif (mtb)" and n.get("inputs"))
+    wf["links"].append([99999, sink["id"], 0, target["id"], 0, "IMAGE"])
+    target["inputs"][0]["link"] = 99999
+    assert "Save Gif (mtb)" in [t for _, t in read_workflow(wf).unknown_nodes]

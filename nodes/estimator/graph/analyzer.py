@@ -988,6 +988,7 @@ class _Analyzer:
         stages = [self._legacy_path(stage) for stage in stages]
         stages = self._newer_comfyui(stages)
         unknown, helpers, api_nodes = [], set(), set()
+        feeding = {v.node for n in self.nodes.values() for v in n.inputs.values() if isinstance(v, _Link)}
         for node in self.nodes.values():
             t = node.type
             if t in self.api:
@@ -1006,8 +1007,10 @@ class _Analyzer:
                 if not touches and self.stage_kind(node) is None:
                     helpers.add(t)
                 continue
-            # a model-file widget: the node loads and runs a model of its own (a face restorer, an upscaler)
-            if node.output_types is None or touches or node.model_files():
+            # a model-file widget: the node loads and runs a model of its own (a face restorer, an upscaler); outputs
+            # not recorded matter only where something takes them (a sink of images, as Save Gif (mtb), does not)
+            unseen = node.output_types is None and (node.id in feeding or not node.input_types)
+            if unseen or touches or node.model_files():
                 unknown.append((node.id, t))
             else:
                 helpers.add(t)
