@@ -95,8 +95,8 @@ def test_completeness_floor():
     """What this corpus gets complete (52 of 169 when the recorded-socket reading landed, 58 with the IP-Adapter
     module, 62 with the ViT-L/14 name rule, 64 with Use Everywhere's links, 63 once ControlNet-LLLite's loader said
     it applies a file it does not price, 68 with the PuLID Flux module, 73 with PuLID SDXL, 78 with InstantID,
-    82 with the Chroma name fix and the InstantX Flux IP-Adapter, 83 with a UNet merged into the same model, 84 with image sinks); a floor,
-    so a change that loses it fails. The rest say what they do not price (bench/coverage.py)."""
+    82 with the Chroma name fix and the InstantX Flux IP-Adapter, 83 with a UNet merged into the same model, 84 with
+    image sinks); a floor, so a change that loses it fails. The rest say what they do not price (bench/coverage.py)."""
     devices = [device_for_launch(find_card("RTX 4090"), LaunchFlags())]
     complete = sum(b.complete for _, b in _budgets(devices))
     assert complete >= 84
