@@ -115,6 +115,10 @@ def test_precision_tokens():
         got = p(f"flux1-dev-{quant.lower()}", "gguf")
         assert (got.dtype, got.quantization, got.bits) == (ggml, f"gguf {ggml}", bits(ggml)), quant
     assert bits("Q4_K") == 4.5 and bits("Q8_0") == 8.5 and bits("Q6_K") == 6.5625  # ggml block sizes
+    # a type glued to the words around it (lquesada/ComfyUI-Inpaint-CropAndStitch's Flux example), in a .gguf only
+    assert p("fluxdevq5kmggufquantizationa_v10", "gguf").quantization == "gguf Q5_K"
+    assert p("fluxdevq8_0", "gguf").quantization == "gguf Q8_0"
+    assert p("fluxdevq5kmggufquantizationa_v10", "safetensors").bits == 16
 
 
 def test_gguf_sizes_follow_the_published_files_of_the_family():

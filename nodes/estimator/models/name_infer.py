@@ -91,11 +91,20 @@ _FP8 = re.compile(r"fp8|e4m3|e5m2")
 _GGUF = re.compile(r"(?<![a-z0-9])(i?q\d(?:_[a-z0-9]+)*)(?![a-z0-9])")
 
 
+# a GGUF type glued to the words around it, as community uploads name them ("fluxDevQ5KMGGUFQuantization"): only
+# for a .gguf file, and only a K-quant or a _0 / _1 type spelled in full
+_GGUF_GLUED = re.compile(r"(?<![0-9])q([2-8])(?:_?k_?([sml])|_([01]))(?![0-9])")
+
+
 def precision(base: str, ext: str) -> Precision | None:
     """Bits per weight from a lower-cased file name (no folders, no extension)."""
     q = _GGUF.search(base)
     if q and (ext == "gguf" or "_k" in q.group(1) or q.group(1).startswith(("q8_0", "q4_0", "q5_0"))):
         return _gguf_precision(q.group(1).upper())
+    glued = _GGUF_GLUED.search(base) if ext == "gguf" else None
+    if glued:
+        bits, size, legacy = glued.groups()
+        return _gguf_precision(f"Q{bits}_K_{size.upper()}" if size else f"Q{bits}_{legacy}")
     for test, result in _PRECISIONS:
         if re.search(test, base):
             return result(base)
