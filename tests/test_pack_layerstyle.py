@@ -1,0 +1,36 @@
+"""Issue 33: ComfyUI_LayerStyle's FluxKontextImageScale and ICMask fix the image size of the Flux workflows that use
+them (graph/packs/layerstyle.py), so the pack's examples get a complete estimate at that size."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from vram_budget.nodes.estimator.graph import read_workflow
+from vram_budget.nodes.estimator.machine.device import Device
+from vram_budget.nodes.estimator.machine.gpus import find_card
+from vram_budget.nodes.estimator.plan.planning import estimate
+
+CORPUS = Path(__file__).resolve().parent / "workflows" / "community_extra"
+DEV = Device.from_card(find_card("RTX 4090"))
+
+
+def _sample(wf):
+    budget = estimate(read_workflow(wf), DEV)
+    assert budget.complete, budget.incomplete
+    return next(s for s in budget.stages if s.stage.kind == "sample").stage.latent
+
+
+def test_icmask_makes_two_halves_of_the_output_length():
+    wf = json.loads((CORPUS / "chflame163__ComfyUI_LayerStyle__icmask_example.json").read_text(encoding="utf-8"))
+    latent = _sample(wf)
+    assert (latent.pixel_width, latent.pixel_height) == (1536, 1024)  # patch_right: 2 x 768 wide, 1024 high
+    node = next(n for n in wf["nodes"] if n["type"] == "LayerUtility: ICMask")
+    node["widgets_values"][:2] = ["patch_bottom", 1000]  # rounded down to 960: 640 wide, 2 x 480 high
+    latent = _sample(wf)
+    assert (latent.pixel_width, latent.pixel_height) == (640, 960)
+
+
+def test_the_kontext_scale_is_cores_rule():
+    path = CORPUS / "chflame163__ComfyUI_LayerStyle__flux_kontext_image_scale_example.json"
+    latent = _sample(json.loads(path.read_text(encoding="utf-8")))
+    assert (latent.pixel_width, latent.pixel_height) == (1024, 1024)  # a square bucket for an input of unknown size
