@@ -559,6 +559,8 @@ IMAGES = {
     "RepeatImageBatch": _img_repeat_image_batch,
     "ImageFromBatch": _img_image_from_batch,
     "ComfySwitchNode": _img_switch,
+    # nodes_mask.py MaskToImage: [B, H, W] -> [B, H, W, 3], the mask's size (a mask producer sizes its MASK output here)
+    "MaskToImage": lambda a, node, link, depth: _img_up(a, node, depth, "mask"),
 }
 
 

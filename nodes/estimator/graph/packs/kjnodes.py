@@ -43,6 +43,12 @@ def _size_and_count(a, node, link, depth, sub):
     return (None, size.width, size.height, size.batch)[link.slot] if link.slot < 4 else _UNKNOWN
 
 
+def _gradient_mask(a, node, link, depth):
+    """CreateGradientMask (mask_nodes.py createmask): zeros [frames, height, width], a gradient per frame."""
+    w, h, frames = a.number(node, "width"), a.number(node, "height"), a.number(node, "frames")
+    return _ImageSize(w, h, frames) if w and h and frames else None
+
+
 def _passthrough_image(a, node, link, depth):
     return a.image_size(a.link(node, "image"), depth + 1) if link.slot == 0 else None
 
@@ -53,6 +59,7 @@ WIDGETS = {  # leading widgets, in order (KJNodes image_nodes.py INPUT_TYPES)
                         "divisible_by"],
     # constants (KJNodes nodes/nodes.py INTConstant / FloatConstant: one widget, "value")
     "INTConstant": ["value"],
+    "CreateGradientMask": ["invert", "frames", "width", "height"],
     "FloatConstant": ["value"],
 }
 
@@ -62,7 +69,8 @@ PACK = Pack(
     value_primitives={"INTConstant", "FloatConstant"},
     output_types={"INTConstant": ["INT"], "FloatConstant": ["FLOAT"], "ImageResizeKJ": ["IMAGE", "INT", "INT"], "ImageResizeKJv2": ["IMAGE", "INT", "INT"],
                   "GetImageSizeAndCount": ["IMAGE", "INT", "INT", "INT"]},
-    images={"ImageResizeKJ": _resize, "ImageResizeKJv2": _resize, "GetImageSizeAndCount": _passthrough_image},
+    images={"ImageResizeKJ": _resize, "ImageResizeKJv2": _resize, "GetImageSizeAndCount": _passthrough_image,
+            "CreateGradientMask": _gradient_mask},
     values={"ImageResizeKJ": _resize_value, "ImageResizeKJv2": _resize_value, "GetImageSizeAndCount": _size_and_count},
     handled={"ImageConcatMulti", "GetImageRangeFromBatch", "ImagePadKJ", "AddLabel",
              "StringConstantMultiline", "ImageBatchMulti", "ColorMatch", "WidgetToString", "SomethingToString",
