@@ -54,3 +54,19 @@ def test_a_gradient_mask_of_the_resized_size_sets_the_ic_light_latent():
     assert budget.complete, budget.incomplete
     latent = next(s for s in budget.stages if s.stage.kind == "sample").stage.latent
     assert (latent.pixel_width, latent.pixel_height) == (512, 768)  # ImageResize+ 512 x 768 -> CreateGradientMask
+
+
+def test_core_image_batch_and_composite_keep_the_first_and_destination_sizes():
+    """nodes.py ImageBatch resizes image2 to image1 and concatenates the batches; nodes_mask.py ImageCompositeMasked
+    returns a copy of the destination: IC-Light's fg_bg_combine encodes the foreground and background as one batch of
+    two, detail_transfer encodes a composite on a decoded 512 x 768 latent."""
+    combine = estimate(read_workflow((CORPUS / "huchenlei__ComfyUI-IC-Light-Native__fg_bg_combine.json")
+                                     .read_text(encoding="utf-8")), DEV)
+    assert combine.complete, combine.incomplete
+    encode = next(s for s in combine.stages if s.stage.kind == "vae_encode").stage.latent
+    assert (encode.pixel_width, encode.pixel_height, encode.batch) == (512, 768, 2)
+    transfer = estimate(read_workflow((CORPUS / "huchenlei__ComfyUI-IC-Light-Native__ic_light_detail_transfer.json")
+                                      .read_text(encoding="utf-8")), DEV)
+    assert transfer.complete, transfer.incomplete
+    sample = next(s for s in transfer.stages if s.stage.kind == "sample").stage.latent
+    assert (sample.pixel_width, sample.pixel_height) == (512, 768)

@@ -377,6 +377,14 @@ def _img_up(a, node, depth, name="image"):
     return a.image_size(a.link(node, name), depth + 1)
 
 
+def _img_image_batch(a, node, link, depth):
+    """nodes.py ImageBatch: image2 resized to image1's size (common_upscale), then both batches concatenated."""
+    first, second = _img_up(a, node, depth, "image1"), _img_up(a, node, depth, "image2")
+    if first is None or second is None:
+        return None
+    return _ImageSize(first.width, first.height, first.batch + second.batch, first.exact and second.exact)
+
+
 def _img_switch(a, node, link, depth):
     """ComfySwitchNode on IMAGE: the branch its switch picks (the first known one when the switch is not fixed),
     as _switch_latent does for latents."""
@@ -559,6 +567,9 @@ IMAGES = {
     "RepeatImageBatch": _img_repeat_image_batch,
     "ImageFromBatch": _img_image_from_batch,
     "ComfySwitchNode": _img_switch,
+    # nodes_mask.py ImageCompositeMasked: a copy of the destination with the source pasted in
+    "ImageCompositeMasked": lambda a, node, link, depth: _img_up(a, node, depth, "destination"),
+    "ImageBatch": _img_image_batch,
     # nodes_mask.py MaskToImage: [B, H, W] -> [B, H, W, 3], the mask's size (a mask producer sizes its MASK output here)
     "MaskToImage": lambda a, node, link, depth: _img_up(a, node, depth, "mask"),
 }
