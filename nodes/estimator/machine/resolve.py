@@ -26,6 +26,7 @@ KEPT_QUANTIZED = ("scaled", "nvfp4", "int8", "int4", "nf4", "mxfp4", "fp4", "awq
 
 
 # UNETLoader weight_dtype options, and WanVideoWrapper's `quantization` options (1 byte/param too).
+PACK_FP32 = "fp32 (pack)"  # a ModelRef's weight_dtype where a node pack's loader keeps fp32 modules
 FP8_WIDGETS = {"fp8_e4m3fn", "fp8_e4m3fn_fast", "fp8_e5m2", "fp8_e4m3fn_scaled", "fp8_e4m3fn_scaled_fast",
                "fp8_e5m2_scaled"}
 
@@ -161,6 +162,8 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
     if info.source in ("missing", "unset"):
         return 0, "size unknown: not counted (the estimate is a lower bound)"
     if info.kind == DIFFUSION:
+        if ref.weight_dtype == PACK_FP32 and params:
+            return params * 4, "fp32: the node pack builds fp32 modules and copies the file into them"
         if ref.weight_dtype in FP8_WIDGETS:
             return params, f"weight_dtype {ref.weight_dtype}: 1 byte/param (widget overrides the file's {dtype})"
         if q.startswith("gguf"):
