@@ -139,14 +139,17 @@ def test_use_everywhere_links_are_read_as_the_pack_queues_them():
 
 
 def test_a_pack_model_runner_is_named_when_the_pack_renamed_its_type():
-    """comfyui-inpaint-nodes' workflow records INPAINT_MODEL / INPAINT_PATCH; the pack's sources the table was read
-    from name them INPAINTMODEL / INPAINTPATCH. Either name makes the node a model runner nothing prices."""
-    workload = read_workflow((FOLDER / "Acly__comfyui-inpaint-nodes__inpaint-promptless.json").read_bytes())
-    runners = {s.node_type: s.unpriced for s in workload.stages if s.unpriced}
-    assert "INPAINTMODEL" in runners["INPAINT_InpaintWithModel"]
-    assert "INPAINTPATCH" in runners["INPAINT_ApplyFooocusInpaint"]
-    sampler = next(s for s in workload.stages if s.node_type == "KSampler")
-    assert sampler.latent is not None  # the pack's encode node gives its latent the encoded shape
+    """A workflow may record a pack's loaded-model type under another name than the pack's sources the table was
+    read from (comfyui-inpaint-nodes' INPAINT_MODEL / INPAINTMODEL, before it had a module): either name makes the node
+    a model runner nothing prices. Here ComfyUI-DragNUWA's workflow, its DragNUWA type recorded as DRAG_NUWA."""
+    data = json.loads((FOLDER / "chaojie__ComfyUI-DragNUWA__workflow.json").read_text(encoding="utf-8"))
+    for node in data["nodes"]:
+        for socket in node.get("inputs", []) + node.get("outputs", []):
+            if socket.get("type") == "DragNUWA":
+                socket["type"] = "DRAG_NUWA"
+    data["links"] = [link[:-1] + ["DRAG_NUWA"] if link[-1] == "DragNUWA" else link for link in data["links"]]
+    runners = {s.node_type: s.unpriced for s in read_workflow(data).stages if s.unpriced}
+    assert "runs a DragNUWA model" in runners["DragNUWA Run"], runners
 
 
 def test_a_sink_of_images_with_no_recorded_outputs_is_not_a_model_the_estimate_misses():

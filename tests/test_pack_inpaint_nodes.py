@@ -35,3 +35,9 @@ def test_a_mat_or_lama_model_is_named_as_unpriced():
     assert not budget.complete
     assert any("INPAINT_InpaintWithModel" in i and "MAT" in i for i in budget.incomplete), budget.incomplete
     assert not any("no diffusion model identified" in i for i in budget.incomplete)
+
+
+def test_the_packs_encode_node_gives_its_latent_the_encoded_shape():
+    budget = _budget("inpaint-promptless")
+    sampler = next(s for s in budget.stages if s.stage.node_type == "KSampler")
+    assert sampler.stage.latent is not None and sampler.stage.latent.pixel_width
