@@ -24,9 +24,8 @@ ENCODERS = {  # encoder -> (width, depth, heads, head features, parameters)
 _CARD = "the Depth Anything V2 model card (families/depth_anything2.py)"
 
 FAMILIES = {f"da2-{e}": Family(DIFFUSION, f"Depth Anything V2 {e[3:].upper()}",
-                               dict(hidden_size=w, depth=d, heads=h, ffn_dim=4 * w, head_features=f,
-                                    patch_size=(14, 14)))
-            for e, (w, d, h, f, _p) in ENCODERS.items()}
+                               dict(hidden_size=w, depth=d, heads=h, ffn_dim=4 * w, patch_size=(14, 14)))
+            for e, (w, d, h, _f, _p) in ENCODERS.items()}
 
 NAME_RULES = {
     DIFFUSION: tuple(
