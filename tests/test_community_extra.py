@@ -97,11 +97,12 @@ def test_completeness_floor():
     it applies a file it does not price, 68 with the PuLID Flux module, 73 with PuLID SDXL, 78 with InstantID,
     82 with the Chroma name fix and the InstantX Flux IP-Adapter, 83 with a UNet merged into the same model, 84 with
     image sinks, 86 with ppm's aspect-ratio latent, 88 with LayerStyle's image sizes, 89 with essentials' resize and
-    mask sizes, 92 with core's ImageBatch and ImageCompositeMasked, 95 with the Fooocus inpaint patch); a floor, so
-    a change that loses it fails. The rest say what they do not price (bench/coverage.py)."""
+    mask sizes, 92 with core's ImageBatch and ImageCompositeMasked, 95 with the Fooocus inpaint patch, 97 with
+    PhotoMaker-Plus); a floor, so a change that loses it fails. The rest say what they do not price
+    (bench/coverage.py)."""
     devices = [device_for_launch(find_card("RTX 4090"), LaunchFlags())]
     complete = sum(b.complete for _, b in _budgets(devices))
-    assert complete >= 95
+    assert complete >= 97
 
 
 def test_use_everywhere_links_are_read_as_the_pack_queues_them():

@@ -12,7 +12,7 @@ from .device import Device
 from ..errors import ModelFileError
 from ..families import FAMILIES, describe, registry
 from ..families.registry import VAE_FAMILIES
-from ..families._spec import HELD_BY_PACK, INSTANTID, IPADAPTER, IPADAPTER_FLUX, PULID
+from ..families._spec import HELD_BY_PACK, INSTANTID, IPADAPTER, IPADAPTER_FLUX, PHOTOMAKER, PULID
 from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN,
                           VAE, ModelInfo)
 from ..models.name_infer import infer_info
@@ -134,6 +134,10 @@ _HELD = {
     # ipadapter_flux.py InstantXFluxIPAdapterModel: .to(device, dtype=torch.float16) when the loader's provider is cuda
     IPADAPTER_FLUX: ("ip-adapter-flux-instantx", "InstantX Flux IP-Adapter", "fp16 (its loader's own dtype): "
                      "ComfyUI-IPAdapter-Flux"),
+    # photomaker.py PhotoMakerEncodePlus: photomaker.to(load_device), the ID encoder in the text-encoder dtype, never
+    # moved back; PhotoMakerLoraLoaderPlus puts the file's LoRA on the model: the whole fp16 file on the card
+    PHOTOMAKER: ("photomaker", "PhotoMaker ID encoder + LoRA", "16-bit (the file's dtype; the ID encoder in the "
+                 "text-encoder dtype): ComfyUI-PhotoMaker-Plus"),
 }
 assert set(_HELD) == set(HELD_BY_PACK)
 

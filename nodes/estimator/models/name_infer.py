@@ -29,7 +29,7 @@ from typing import Mapping, NamedTuple
 
 from . import catalogue as cat
 from ..families import FAMILIES, registry
-from ..families._spec import INSTANTID, IPADAPTER, IPADAPTER_FLUX, PULID, UPSCALER, Rule, _r
+from ..families._spec import INSTANTID, IPADAPTER, IPADAPTER_FLUX, PHOTOMAKER, PULID, UPSCALER, Rule, _r
 from ..families.stable_diffusion import P_SD15, P_SDXL
 from .llm_quant import AWQ_BITS, GGML_BLOCK, GGUF_FTYPES, NF4_BITS
 from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, VAE,
@@ -46,6 +46,7 @@ _FOLDER_KIND = {"diffusion_models": DIFFUSION, "unet": DIFFUSION, "text_encoders
                 "vae": VAE, "loras": LORA, "controlnet": CONTROLNET, "clip_vision": CLIP_VISION,
                 "checkpoints": CHECKPOINT, "upscale_models": UPSCALER, "latent_upscale_models": UPSCALER,
                 "ipadapter": IPADAPTER, "pulid": PULID, "instantid": INSTANTID, "ipadapter-flux": IPADAPTER_FLUX,
+                "photomaker": PHOTOMAKER,
                 "audio_encoders": AUDIO_ENCODER,
                 # ComfyUI 0.33.0 folders of image-utility models its nodes load as a model of their own (the
                 # estimator prices them as a stage's model: families/birefnet.py, frame_interpolation.py)
@@ -69,7 +70,7 @@ _AUDIO = registry.name_rules(AUDIO_ENCODER)
 _RULES = {DIFFUSION: _DIFFUSION, CHECKPOINT: _DIFFUSION, LORA: _DIFFUSION + _LORA_ONLY, CONTROLNET: _DIFFUSION,
           TEXT_ENCODER: _TEXT, VAE: _VAE, CLIP_VISION: _VISION, UPSCALER: _UPSCALERS, AUDIO_ENCODER: _AUDIO,
           IPADAPTER: registry.name_rules(IPADAPTER), PULID: registry.name_rules(PULID),
-          INSTANTID: registry.name_rules(INSTANTID), IPADAPTER_FLUX: registry.name_rules(IPADAPTER_FLUX)}
+          **{kind: registry.name_rules(kind) for kind in (INSTANTID, IPADAPTER_FLUX, PHOTOMAKER)}}
 # catalogue entries that stand for a whole family (their params, e.g. VAE and upscaler sizes)
 _FAMILY_ENTRY = registry.FAMILY_ENTRY
 

@@ -341,8 +341,9 @@ def assess(
             sb = off_card(sb, where, why, there.peak_bytes if there is not None else None)
         elif where != sb.device or why != sb.device_reason:  # the usual stage: no copy
             sb = replace(sb, device=where, device_reason=why)
-        if stage.kind == TEXT_ENCODE:  # positive and negative prompts on the same encoders: one entry
-            key = tuple(sorted(ref_key(r) for r in stage.models))
+        if stage.kind == TEXT_ENCODE:  # positive and negative prompts on the same encoders: one entry (never
+            # merging a stage whose figure is missing into one that has it)
+            key = (tuple(sorted(ref_key(r) for r in stage.models)), stage.unpriced)
             if key in seen_text:
                 idx = seen_text[key]
                 prev = stage_budgets[idx]
