@@ -9,7 +9,8 @@ from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DI
                           UNKNOWN, VAE)
 
 __all__ = ["AUDIO_ENCODER", "CHECKPOINT", "CLIP_VISION", "CONTROLNET", "DIFFUSION", "LORA", "TEXT_ENCODER",
-           "UNKNOWN", "UPSCALER", "IPADAPTER", "PULID", "INSTANTID", "IPADAPTER_FLUX", "PHOTOMAKER", "HELD_BY_PACK",
+           "UNKNOWN", "UPSCALER", "IPADAPTER", "PULID", "INSTANTID", "IPADAPTER_FLUX", "PHOTOMAKER", "BRUSHNET",
+           "HELD_BY_PACK",
            "VAE", "Detector", "Family",
            "Found", "Rule", "VaeFamily", "_r", "all_families"]
 
@@ -20,9 +21,10 @@ INSTANTID = "instantid"  # InstantID's IP-Adapter (models/instantid), loaded by 
 # InstantX's Flux IP-Adapter (models/ipadapter-flux) and its SigLIP, loaded by ComfyUI-IPAdapter-Flux: a name-rule role
 IPADAPTER_FLUX = "ipadapter_flux"
 PHOTOMAKER = "photomaker"  # PhotoMaker files (models/photomaker) as ComfyUI-PhotoMaker-Plus holds them: a name-rule role
+BRUSHNET = "brushnet"  # BrushNet models (models/inpaint) as ComfyUI-BrushNet dispatches them: a name-rule role
 # kinds a node pack moves to the GPU itself and keeps there while the model it patches samples: working memory of
 # the sampling stage, never streamed (stages/sample.py); a ModelRef of one has that kind as its role
-HELD_BY_PACK = (IPADAPTER, PULID, INSTANTID, IPADAPTER_FLUX, PHOTOMAKER)
+HELD_BY_PACK = (IPADAPTER, PULID, INSTANTID, IPADAPTER_FLUX, PHOTOMAKER, BRUSHNET)
 
 
 class Family(NamedTuple):

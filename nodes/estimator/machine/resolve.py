@@ -12,7 +12,7 @@ from .device import Device
 from ..errors import ModelFileError
 from ..families import FAMILIES, describe, registry
 from ..families.registry import VAE_FAMILIES
-from ..families._spec import HELD_BY_PACK, INSTANTID, IPADAPTER, IPADAPTER_FLUX, PHOTOMAKER, PULID
+from ..families._spec import BRUSHNET, HELD_BY_PACK, INSTANTID, IPADAPTER, IPADAPTER_FLUX, PHOTOMAKER, PULID
 from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN,
                           VAE, ModelInfo)
 from ..models.name_infer import infer_info
@@ -138,7 +138,11 @@ _HELD = {
     # moved back; PhotoMakerLoraLoaderPlus puts the file's LoRA on the model: the whole fp16 file on the card
     PHOTOMAKER: ("photomaker", "PhotoMaker ID encoder + LoRA", "16-bit (the file's dtype; the ID encoder in the "
                  "text-encoder dtype): ComfyUI-PhotoMaker-Plus"),
+    # brushnet_nodes.py BrushNetLoader: load_checkpoint_and_dispatch(device_map="sequential", dtype=its widget)
+    BRUSHNET: ("brushnet-sd15", "BrushNet", "its loader's dtype widget: ComfyUI-BrushNet"),
 }
+# a held kind's loader dtype widget (ModelRef.weight_dtype) -> bytes a parameter; 16 bit where it says none
+_HELD_BYTES = {"float32": 4, "float64": 8}
 assert set(_HELD) == set(HELD_BY_PACK)
 
 
@@ -214,8 +218,9 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
         return stored, f"LoRA patch tensors ({dtype}) on the GPU while they are merged"
     if info.kind in _HELD and params:  # the apply node moves it to the GPU in the model's dtype (see _HELD)
         held_by = _HELD[info.kind][2]
-        return params * 2, (f"{held_by} keeps it on the GPU, outside ComfyUI's model management, while the patched "
-                            "model samples")
+        per = _HELD_BYTES.get(ref.weight_dtype or "", 2)
+        return params * per, (f"{held_by}{f' ({ref.weight_dtype})' if per != 2 else ''} keeps it on the GPU, outside "
+                              "ComfyUI's model management, while the patched model samples")
     return stored, "unknown architecture: bytes from the file"
 
 

@@ -319,7 +319,7 @@ def assess(
                 lora_base.setdefault(ref_key(r), bases[0])
         for r in stage.models if bases else ():
             kind = kind_of_folder(r.folder) or r.role
-            companion = r.role in ("controlnet", "ipadapter") or (r in bases and len(bases) > 1)
+            companion = r.role in ("controlnet", "ipadapter", "brushnet") or (r in bases and len(bases) > 1)
             family = base_family(r.name, kind) if companion and not r.unset else None
             if family:
                 what = "UNet in the same model" if r in bases else r.role

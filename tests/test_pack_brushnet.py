@@ -1,0 +1,58 @@
+"""Issue 33: ComfyUI-BrushNet (graph/packs/brushnet.py, families/brushnet.py): the BrushNet model its loader
+dispatches to the GPU rides on the model it patches as memory that cannot stream, in the loader's dtype; the node
+VAE-encodes the masked image; a checkpoint whose name says nothing takes the BrushNet release's family; PowerPaint
+is named as unpriced."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from vram_budget.nodes.estimator.families.brushnet import P_BRUSHNET_SD15, P_BRUSHNET_SDXL, zero_convs
+from vram_budget.nodes.estimator.graph import read_workflow
+from vram_budget.nodes.estimator.machine.device import Device
+from vram_budget.nodes.estimator.machine.gpus import find_card
+from vram_budget.nodes.estimator.plan.planning import estimate
+
+CORPUS = Path(__file__).resolve().parent / "workflows" / "community_extra"
+DEV = Device.from_card(find_card("RTX 4090"))
+
+
+def _wf(name: str) -> dict:
+    return json.loads((CORPUS / f"nullquant__ComfyUI-BrushNet__{name}.json").read_text(encoding="utf-8"))
+
+
+def test_the_block_counts_are_the_ones_the_loader_checks():
+    assert zero_convs((320, 640, 1280, 1280)) == (24 // 2, 2 // 2, 30 // 2)  # brushnet_blocks on SD1.5 files
+    assert zero_convs((320, 640, 1280)) == (18 // 2, 2 // 2, 22 // 2)  # and on SDXL files
+    assert P_BRUSHNET_SD15 > P_BRUSHNET_SDXL  # four levels without attention against three
+
+
+def test_the_examples_complete_with_brushnet_held_on_the_card():
+    for name, family in (("BrushNet_basic", "brushnet-sd15"), ("BrushNet_with_LoRA", "brushnet-sd15"),
+                         ("BrushNet_SDXL_basic", "brushnet-sdxl"), ("BrushNet_SDXL_upscale", "brushnet-sdxl")):
+        budget = estimate(read_workflow(_wf(name)), DEV)
+        assert budget.complete, (name, budget.incomplete, budget.missing)
+        held = [m for m in budget.models.values() if m.kind == "brushnet"]
+        assert [m.family for m in held] == [family], name
+        sample = next(s for s in budget.stages if s.stage.kind == "sample")
+        assert sample.working_bytes >= 2 * held[0].params  # float16: working memory, never streamed
+        assert any(s.stage.kind == "vae_encode" and s.stage.node_type == "BrushNet" for s in budget.stages)
+    basic = estimate(read_workflow(_wf("BrushNet_basic")), DEV)
+    ckpt = next(m for m in basic.models.values() if m.kind == "checkpoint")
+    assert ckpt.family == "sd15" and "family from brushnet/" in ckpt.label  # realisticVisionV60B1 by its BrushNet
+
+
+def test_the_loaders_dtype_sets_the_bytes():
+    wf = _wf("BrushNet_basic")
+    half = estimate(read_workflow(wf), DEV)
+    for n in wf["nodes"]:
+        if n["type"] == "BrushNetLoader":  # saved before the loader had a dtype widget (float16 then)
+            n["widgets_values"] = n["widgets_values"][:1] + ["float32"]
+    full = estimate(read_workflow(wf), DEV)
+    sample = lambda b: next(s for s in b.stages if s.stage.kind == "sample").working_bytes  # noqa: E731
+    assert sample(full) - sample(half) == 2 * P_BRUSHNET_SD15
+
+
+def test_powerpaint_is_named_as_unpriced():
+    budget = estimate(read_workflow(_wf("PowerPaint_outpaint")), DEV)
+    assert not budget.complete and any("PowerPaint" in i for i in budget.incomplete)
