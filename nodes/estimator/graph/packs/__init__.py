@@ -165,6 +165,17 @@ def lora_on_model(a, node, visiting, name_widget: str = "lora_name", strength_wi
                             strength=strength)]
 
 
+def model_with(a, node, type_, visiting, inputs) -> list:
+    """The refs handler of a MODEL -> MODEL node that patches the model with what other inputs load (``inputs``:
+    (input name, socket type) pairs): the model it is given, then those refs, each once (held kinds ride this way)."""
+    if type_ != "MODEL":
+        return []
+    refs = list(a.refs(a.link(node, "model"), "MODEL", visiting))
+    for name, kind in inputs:
+        refs += [r for r in a.refs(a.link(node, name), kind, visiting) if r not in refs]
+    return refs
+
+
 def upstream_chain(a, link, next_link: Callable) -> list:
     """The nodes from ``link`` upstream, following ``next_link(node) -> link | None`` (bounded, no cycles)."""
     out: list = []

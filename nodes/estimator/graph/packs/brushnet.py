@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ...families._spec import BRUSHNET
 from ...workload import LatentShape
-from . import Pack
+from . import Pack, model_with
 
 BRMODEL, LOADER, APPLY = "BRMODEL", "BrushNetLoader", "BrushNet"
 
@@ -30,10 +30,7 @@ def _loader(a, node, slot, type_, visiting):
 
 def _apply_refs(a, node, slot, type_, visiting):
     """MODEL: the model it is given, with the BrushNet model its loader keeps on the GPU."""
-    if type_ != "MODEL":
-        return []
-    base = a.refs(a.link(node, "model"), "MODEL", visiting)
-    return base + [r for r in a.refs(a.link(node, "brushnet"), BRMODEL, visiting) if r not in base]
+    return model_with(a, node, type_, visiting, (("brushnet", BRMODEL),))
 
 
 def _latent(a, node, slot, depth):

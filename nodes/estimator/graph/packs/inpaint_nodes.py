@@ -15,7 +15,7 @@
 """
 from __future__ import annotations
 
-from . import Pack
+from . import Pack, model_with
 
 LOAD, APPLY, INPAINT_PATCH = "INPAINT_LoadFooocusInpaint", "INPAINT_ApplyFooocusInpaint", "INPAINT_PATCH"
 
@@ -30,10 +30,7 @@ def _patch(a, node, slot, type_, visiting):
 
 def _apply(a, node, slot, type_, visiting):
     """MODEL: the model it is given with the Fooocus patch merged into it."""
-    if type_ != "MODEL":
-        return []
-    base = a.refs(a.link(node, "model"), "MODEL", visiting)
-    return base + [r for r in a.refs(a.link(node, "patch"), INPAINT_PATCH, visiting) if r not in base]
+    return model_with(a, node, type_, visiting, (("patch", INPAINT_PATCH),))
 
 
 PACK = Pack(

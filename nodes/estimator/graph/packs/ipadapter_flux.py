@@ -17,8 +17,7 @@ from __future__ import annotations
 from ...families.ip_adapter_flux import SIGLIP_NAME
 from ...families._spec import IPADAPTER_FLUX
 from ...workload import ModelRef
-from . import Pack, loader
-from .pulid_flux import _pack_held
+from . import Pack, loader, model_with
 
 INSTANTX = "IP_ADAPTER_FLUX_INSTANTX"
 LOADERS = ("IPAdapterFluxLoader", "IPAdapterFluxLoaderAdvanced")
@@ -38,7 +37,7 @@ def _loader(a, node, slot, type_, visiting):
 
 def _apply_refs(a, node, slot, type_, visiting):
     """MODEL: the model it is given, with the adapter and SigLIP its loader keeps on the GPU."""
-    refs = _pack_held(a, node, type_, visiting, (("ipadapter_flux", INSTANTX),), facexlib=False)
+    refs = model_with(a, node, type_, visiting, (("ipadapter_flux", INSTANTX),))
     if type_ == "MODEL":
         a.note(f"{a.label(node)}: SigLIP's encode of one 384 px image and the adapter's attention over its 128 image "
                "tokens in each Flux block are small beside the model's own activations: not added")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ...families._spec import PHOTOMAKER
 from ...workload import ModelRef
-from . import Pack
+from . import Pack, model_with
 
 LOADER, ENCODE, LORA, FACE = ("PhotoMakerLoaderPlus", "PhotoMakerEncodePlus", "PhotoMakerLoraLoaderPlus",
                               "PhotoMakerInsightFaceLoader")
@@ -40,10 +40,7 @@ def _insightface(a, node, slot, type_, visiting):
 
 def _lora(a, node, slot, type_, visiting):
     """MODEL: the model it is given, with the PhotoMaker file (its LoRA, and the ID encoder left on the card)."""
-    if type_ != "MODEL":
-        return []
-    base = a.refs(a.link(node, "model"), "MODEL", visiting)
-    return base + [r for r in a.refs(a.link(node, "photomaker"), PHOTOMAKER_TYPE, visiting) if r not in base]
+    return model_with(a, node, type_, visiting, (("photomaker", PHOTOMAKER_TYPE),))
 
 
 def _encode(a, node):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ...families.pulid import EVA_CLIP_NAME
 from ...workload import ModelRef
-from . import Pack, loader, model_file_loader
+from . import Pack, loader, model_file_loader, model_with
 
 PULIDFLUX, EVA_CLIP, FACEANALYSIS = "PULIDFLUX", "EVA_CLIP", "FACEANALYSIS"
 
@@ -42,18 +42,13 @@ def _insightface_loader(a, node, slot, type_, visiting):
 
 def _pack_held(a, node, type_, visiting, inputs, facexlib: bool = True) -> list:
     """MODEL: the model it is given, with what its inputs (name, socket type) load and the node keeps on the GPU for
-    sampling (shared with pulid_sdxl.py and instantid.py); `facexlib`: the node also runs facexlib's face models."""
-    if type_ != "MODEL":
-        return []
-    base = a.refs(a.link(node, "model"), "MODEL", visiting)
-    extra = []
-    for name, kind in inputs:
-        extra += [r for r in a.refs(a.link(node, name), kind, visiting) if r not in base and r not in extra]
-    if facexlib:
+    sampling (packs.model_with; shared with pulid_sdxl.py and instantid.py); `facexlib`: the node also runs
+    facexlib's face models."""
+    if type_ == "MODEL" and facexlib:
         a.note(f"{a.label(node)}: facexlib's RetinaFace detector (109.5 MB, fp32) and BiSeNet face parser run on the "
                "GPU while the node encodes the face and are let go before sampling, with the EVA CLIP and PuLID "
                "weights a transient under 2 GB, below the sampling stage: not added")
-    return base + extra
+    return model_with(a, node, type_, visiting, inputs)
 
 
 def _apply_refs(a, node, slot, type_, visiting):
