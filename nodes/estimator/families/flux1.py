@@ -111,7 +111,8 @@ NAME_RULES = {
         _r(r"schnell", "flux1-schnell", "Flux.1 schnell (12B)", P_FLUX1_SCHNELL, f"{_C} P_FLUX1_SCHNELL (computed)"),
         _r(r"flux(?:[._-]?1)?(?![._-]?[02-9])|xlabs", "flux1-dev", "Flux.1 dev (12B)", P_FLUX1_DEV, f"{_C} P_FLUX1_DEV (computed)"),
         # Chroma Radiance works in pixel space (ChromaRadiance: 16 px patches and a per-pixel NeRF head): its own table
-        _r(r"(?<![a-z])chroma[\w.-]*radiance", "chroma-radiance", "Chroma Radiance (9.5B, pixel space)", P_CHROMA_RADIANCE,
+        _r(r"(?<![a-z])chroma[\w.-]*radiance", "chroma-radiance", "Chroma Radiance (9.5B, pixel space)",
+           P_CHROMA_RADIANCE,
            f"{_C} P_CHROMA_RADIANCE (ComfyUI's ChromaRadiance traced at full size)"),
         _r(r"(?<![a-z])chroma(?!xl)", "chroma", "Chroma (8.9B)", P_CHROMA, f"{_C} P_CHROMA (model card)"),
     ),
