@@ -12,7 +12,7 @@ from .device import Device
 from ..errors import ModelFileError
 from ..families import FAMILIES, describe, registry
 from ..families.registry import VAE_FAMILIES
-from ..families._spec import BRUSHNET, HELD_BY_PACK, INSTANTID, IPADAPTER, IPADAPTER_FLUX, PHOTOMAKER, PULID
+from ..families._spec import BRUSHNET, HELD_BY_PACK, HYPERLORA, INSTANTID, IPADAPTER, IPADAPTER_FLUX, PHOTOMAKER, PULID
 from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN,
                           VAE, ModelInfo)
 from ..models.name_infer import infer_info
@@ -140,6 +140,8 @@ _HELD = {
                  "text-encoder dtype): ComfyUI-PhotoMaker-Plus"),
     # brushnet_nodes.py BrushNetLoader: load_checkpoint_and_dispatch(device_map="sequential", dtype=its widget)
     BRUSHNET: ("brushnet-sd15", "BrushNet", "its loader's dtype widget: ComfyUI-BrushNet"),
+    # hyperlora/nodes.py HyperLoRALoaderNode: image encoder, modules, resampler, ID projector .to(device, dtype)
+    HYPERLORA: ("hyperlora-sdxl", "HyperLoRA", "its loader's dtype widget: ComfyUI-HyperLoRA"),
 }
 # a held kind's loader dtype widget (ModelRef.weight_dtype) -> bytes a parameter; 16 bit where it says none
 _HELD_BYTES = {"float32": 4, "float64": 8}

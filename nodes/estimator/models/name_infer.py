@@ -29,7 +29,8 @@ from typing import Mapping, NamedTuple
 
 from . import catalogue as cat
 from ..families import FAMILIES, registry
-from ..families._spec import BRUSHNET, INSTANTID, IPADAPTER, IPADAPTER_FLUX, PHOTOMAKER, PULID, UPSCALER, Rule, _r
+from ..families._spec import (BRUSHNET, HYPERLORA, INSTANTID, IPADAPTER, IPADAPTER_FLUX, PHOTOMAKER, PULID, UPSCALER,
+                              Rule, _r)
 from ..families.stable_diffusion import P_SD15, P_SDXL
 from .llm_quant import AWQ_BITS, GGML_BLOCK, GGUF_FTYPES, NF4_BITS
 from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, VAE,
@@ -41,12 +42,13 @@ SVDQ_RANK = 32  # nunchaku's SVDQuant models keep a 16-bit low-rank branch of ra
 _ROLE_KIND = {"diffusion": DIFFUSION, "text_encoder": TEXT_ENCODER, "vae": VAE, "lora": LORA,
               "controlnet": CONTROLNET, "clip_vision": CLIP_VISION, "checkpoint": CHECKPOINT,
               "upscale_model": UPSCALER, "latent_upscale_model": UPSCALER, "audio_encoder": AUDIO_ENCODER,
-              "ipadapter": IPADAPTER, IPADAPTER_FLUX: IPADAPTER_FLUX, BRUSHNET: BRUSHNET}
+              "ipadapter": IPADAPTER, IPADAPTER_FLUX: IPADAPTER_FLUX, BRUSHNET: BRUSHNET,
+              HYPERLORA: HYPERLORA}
 _FOLDER_KIND = {"diffusion_models": DIFFUSION, "unet": DIFFUSION, "text_encoders": TEXT_ENCODER, "clip": TEXT_ENCODER,
                 "vae": VAE, "loras": LORA, "controlnet": CONTROLNET, "clip_vision": CLIP_VISION,
                 "checkpoints": CHECKPOINT, "upscale_models": UPSCALER, "latent_upscale_models": UPSCALER,
                 "ipadapter": IPADAPTER, "pulid": PULID, "instantid": INSTANTID, "ipadapter-flux": IPADAPTER_FLUX,
-                "photomaker": PHOTOMAKER,
+                "photomaker": PHOTOMAKER, "hyper_lora": HYPERLORA,
                 "audio_encoders": AUDIO_ENCODER,
                 # ComfyUI 0.33.0 folders of image-utility models its nodes load as a model of their own (the
                 # estimator prices them as a stage's model: families/birefnet.py, frame_interpolation.py)
@@ -70,7 +72,7 @@ _AUDIO = registry.name_rules(AUDIO_ENCODER)
 _RULES = {DIFFUSION: _DIFFUSION, CHECKPOINT: _DIFFUSION, LORA: _DIFFUSION + _LORA_ONLY, CONTROLNET: _DIFFUSION,
           TEXT_ENCODER: _TEXT, VAE: _VAE, CLIP_VISION: _VISION, UPSCALER: _UPSCALERS, AUDIO_ENCODER: _AUDIO,
           IPADAPTER: registry.name_rules(IPADAPTER), PULID: registry.name_rules(PULID),
-          **{kind: registry.name_rules(kind) for kind in (INSTANTID, IPADAPTER_FLUX, PHOTOMAKER, BRUSHNET)}}
+          **{kind: registry.name_rules(kind) for kind in (INSTANTID, IPADAPTER_FLUX, PHOTOMAKER, BRUSHNET, HYPERLORA)}}
 # catalogue entries that stand for a whole family (their params, e.g. VAE and upscaler sizes)
 _FAMILY_ENTRY = registry.FAMILY_ENTRY
 
