@@ -72,6 +72,9 @@ def ref_key(ref: ModelRef) -> str:
     return f"{ref.folder}/{ref.name}"
 
 
+DIFFUSERS = "diffusers"  # Stage.manager of a diffusers pipeline a node pack drives (runtime.run_diffusers)
+
+
 @dataclass(frozen=True)
 class Stage:
     kind: str  # TEXT_ENCODE, SAMPLE, VAE_DECODE, VAE_ENCODE, CLIP_VISION_ENCODE
@@ -91,9 +94,11 @@ class Stage:
     images: tuple[tuple[int, int], ...] = ()  # (width, height) of images a VL text encoder reads (image tokens)
     # Who places the weights on the GPU: None = ComfyUI's model management (partial loads, Dynamic
     # VRAM); "WanVideoWrapper" = the wrapper's own placement (whole model on the GPU but for
-    # `blocks_to_swap` transformer blocks kept in RAM; no partial load, no tiled retry).
+    # `blocks_to_swap` transformer blocks kept in RAM; no partial load, no tiled retry); "diffusers" = a diffusers
+    # pipeline a pack drives with its own `offload` mode (runtime.run_diffusers).
     manager: str | None = None
     blocks_to_swap: int | None = None
+    offload: str = ""  # manager "diffusers": "full" | "model" | "sequential" | "group" (runtime.OFFLOAD_MODES)
     # Why this stage's model skips Dynamic VRAM although it is on (the legacy path: partial load, process RAM),
     # e.g. "TorchCompileModel: model.clone(disable_dynamic=True), nodes_torch_compile.py:28"; "" = it does not
     legacy_path: str = ""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from ..model_info import CHECKPOINT, DIFFUSION, LORA, TEXT_ENCODER, VAE
 from ..units import GiB, MiB, fmt_gib
-from ..workload import SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE
+from ..workload import DIFFUSERS, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE
 from ..serial import JsonFields, Remedy
 
 FITS, SWAPPING, THRASHING, OOM, ASSUMED = "fits", "swapping", "thrashing", "oom", "assumed"
@@ -247,6 +247,7 @@ class _Model:
     file_key: str = ""
     params: int = 0
     uses: set = field(default_factory=set)  # indices of the stages that use it
+    pipeline: bool = False  # a component of a diffusers pipeline a pack drives: in RAM while the pipeline's node runs
 
 
 def _dynamic_for(stage, info, device, host: Host) -> bool:
@@ -309,6 +310,16 @@ def _models(stage_budgets, device, host: Host) -> list[_Model]:
         first_of[m.file_key] = min(first_of.get(m.file_key, m.first), m.first)
     for m in models.values():
         m.first = first_of[m.file_key]
+    # a diffusers pipeline a pack drives (Stage.manager "diffusers", runtime.run_diffusers) is one Python object
+    # holding every component in RAM for as long as the node that runs it: its models live across all its stages
+    spans: dict[str, list[int]] = {}
+    for i, sb in enumerate(stage_budgets):
+        if sb.stage.manager == DIFFUSERS:
+            spans.setdefault(sb.stage.node_id, []).append(i)
+    for idx in spans.values():
+        for m in models.values():
+            if m.uses & set(idx):
+                m.first, m.last, m.pipeline = min(m.first, min(idx)), max(m.last, max(idx)), True
     return list(models.values())
 
 
@@ -435,6 +446,10 @@ def simulate(stage_budgets, runs, device, host: Host | None = None, images: list
                 new_gpu[m.key] = m.loaded
                 continue
             anon_others += m.loaded
+            if m.pipeline:
+                items.append(HostItem(f"{m.label} (in the pipeline)", m.loaded, "cached",
+                                      "a diffusers pipeline keeps every component in RAM while its node runs"))
+                continue
             items.append(HostItem(f"{m.label} (cached)", m.loaded, "cached",
                                   "offloaded to RAM: the GPU needed the room" if on_gpu.get(m.key) or m.last < i
                                   else "kept by ComfyUI's cache"))

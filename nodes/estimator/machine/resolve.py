@@ -27,6 +27,7 @@ KEPT_QUANTIZED = ("scaled", "nvfp4", "int8", "int4", "nf4", "mxfp4", "fp4", "awq
 
 # UNETLoader weight_dtype options, and WanVideoWrapper's `quantization` options (1 byte/param too).
 PACK_FP32 = "fp32 (pack)"  # a ModelRef's weight_dtype where a node pack's loader keeps fp32 modules
+PACK_16BIT = "16-bit (pack)"  # ... where it casts every weight to its bf16 / fp16 precision widget, whatever the file
 FP8_WIDGETS = {"fp8_e4m3fn", "fp8_e4m3fn_fast", "fp8_e5m2", "fp8_e4m3fn_scaled", "fp8_e4m3fn_scaled_fast",
                "fp8_e5m2_scaled"}
 
@@ -174,6 +175,8 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
     if info.kind == DIFFUSION:
         if ref.weight_dtype == PACK_FP32 and params:
             return params * 4, "fp32: the node pack builds fp32 modules and copies the file into them"
+        if ref.weight_dtype == PACK_16BIT and params:
+            return params * 2, "16-bit: the node pack casts the weights to its precision widget, whatever the file"
         if ref.weight_dtype in FP8_WIDGETS:
             return params, f"weight_dtype {ref.weight_dtype}: 1 byte/param (widget overrides the file's {dtype})"
         if q.startswith("gguf"):
@@ -189,6 +192,8 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
             return params * 2, f"{q} file upcast to 16 bit: no fp8 compute on this GPU and the 16-bit copy fits"
         return params * 2, f"16-bit ({'bf16/fp16' if dtype in ('F32', 'F64') else dtype})"
     if info.kind == TEXT_ENCODER:
+        if ref.weight_dtype == PACK_16BIT and params:
+            return params * 2, "16-bit: the node pack casts the weights to its precision widget, whatever the file"
         if ref.weight_dtype in FP8_WIDGETS:  # WanVideoWrapper's T5 loader `quantization`
             return params, f"quantization {ref.weight_dtype} on the loader: 1 byte/param"
         if q.startswith("gguf"):

@@ -27,7 +27,7 @@ from ..physics.memory import latent_tokens, text_tokens_for, traced_constants, w
 from ..model_info import DIFFUSION, TEXT_ENCODER, VAE
 from .resolve import vae_dtype_bytes
 from ..units import GiB, MiB, fmt_gib
-from ..workload import SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape
+from ..workload import DIFFUSERS, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape
 
 FITS, RUNS_SLOWER, OOM, UNKNOWN = "fits", "runs_slower", "oom", "unknown"
 SEVERITY = {FITS: 0, RUNS_SLOWER: 1, OOM: 2, UNKNOWN: 3}
@@ -325,6 +325,85 @@ def run_wrapper(sb, ctx: _Ctx) -> StageRun:
     return StageRun(RUNS_SLOWER if swapped and slowdown_high >= 1.05 else FITS, resident, swapped, peak, k, forwards,
                     slowdown=slowdown, slowdown_high=slowdown_high, step_seconds=step_s,
                     minimum_bytes=ctx.context + work_single + per_block, explanation=tuple(notes), rules=rules)
+
+
+# ---------------------------------------------------------------------------------------------
+# Diffusers pipelines a node pack drives itself (aigc-apps VideoX-Fun / EasyAnimate, comfyui/*/nodes.py
+# GPU_memory_mode): ComfyUI's model management never sees the weights. Stage.offload says how they move:
+# - "full": pipeline.to(device): every component on the GPU for the whole run (stages.simulate keeps them there);
+# - "model": enable_model_cpu_offload: each component moves to the GPU whole when it runs and the previous one in
+#   model_cpu_offload_seq goes back (text encoder -> transformer(s) -> VAE); no partial load, so what does not fit
+#   is an OOM;
+# - "sequential": enable_sequential_cpu_offload: accelerate hooks on every leaf module copy its weights in just
+#   before it runs, one at a time, without overlap;
+# - "group": enable_group_offload(offload_type="leaf_level", use_stream=True): the same per leaf module, the next
+#   one prefetched on a second stream while this one computes.
+# The "_and_qfloat8" modes store the transformer's weights in float8 (convert_model_weight_to_float8): the pack
+# puts weight_dtype fp8 on the model's ref.
+OFFLOAD_MODES = ("full", "model", "sequential", "group")
+
+
+def run_diffusers(sb, ctx: _Ctx) -> StageRun:
+    mode = sb.stage.offload if sb.stage.offload in OFFLOAD_MODES else "model"
+    rules = ("diffusers offload (GPU_memory_mode): VideoX-Fun comfyui/*/nodes.py, diffusers DiffusionPipeline "
+             "enable_model_cpu_offload / enable_sequential_cpu_offload / enable_group_offload",)
+    weights = sb.weights_bytes
+    what = {SAMPLE: "the transformer", TEXT_ENCODE: "the text encoder", VAE_DECODE: "the VAE decode",
+            VAE_ENCODE: "the VAE encode"}.get(sb.stage.kind, "this stage")
+    model = _model(sb, {TEXT_ENCODE: TEXT_ENCODER, VAE_DECODE: VAE, VAE_ENCODE: VAE}.get(sb.stage.kind, DIFFUSION))
+    if not any(it.category == "working" for it in sb.items):
+        return StageRun(UNKNOWN, peak_bytes=sb.peak_bytes, explanation=(f"{what}: working memory unknown",))
+    k, work = 1, sb.working_bytes
+    latent = sb.stage.latent
+    if sb.stage.kind == SAMPLE:
+        if model is None or latent is None:
+            return StageRun(UNKNOWN, peak_bytes=sb.peak_bytes,
+                            explanation=("the diffusion model or the latent size is unknown: nothing to simulate",))
+        k = 2 if sb.batch_factor == 2 and sb.stage.cfg_batched else 1
+        if k == 1:
+            work = sb.working_bytes - (sb.peak_bytes - sb.min_peak_bytes)
+    leaf = largest_module_bytes(model, weights) if model is not None else weights
+    leaf = min(weights, leaf or weights)
+    streamed = weights if mode in ("sequential", "group") else 0
+    in_flight = (2 if mode == "group" else 1) * leaf if streamed else 0
+    resident = weights - streamed
+    peak = ctx.context + resident + in_flight + work
+    minimum = ctx.context + work + leaf
+    how = {"full": "keeps every component on the GPU", "model": f"moves {what} to the GPU whole",
+           "sequential": "copies each layer in just before it runs", "group": "streams each layer in, one ahead"}[mode]
+    if peak > ctx.capacity:
+        fix = ("GPU_memory_mode sequential_cpu_offload (or a _and_qfloat8 mode)" if not streamed
+               else "a smaller size or fewer frames")
+        return StageRun(OOM, resident, streamed, peak, k, shortfall_bytes=peak - ctx.capacity, minimum_bytes=minimum,
+                        explanation=(f"the pipeline {how} and does not load partially: {fmt_gib(peak)} needed, "
+                                     f"{fmt_gib(ctx.capacity)} on the card; {fix}",), rules=rules)
+    if not streamed:
+        return StageRun(FITS, resident, 0, peak, k, minimum_bytes=minimum, rules=rules,
+                        explanation=(f"the pipeline {how}",))
+    forwards = 1
+    if sb.stage.kind == SAMPLE:
+        cond = sb.batch_factor
+        forwards = 2 if cond == 2 and k == 1 else 1
+        compute_s = forward_flops(model, latent, max(1, latent.batch) * cond, sb.stage.text_tokens) / (
+            ctx.flops * MFU_TRANSFORMER)
+    else:
+        compute_s = 2.0 * (model.params if model is not None else weights / 2) * 512 / (ctx.flops * MFU_TRANSFORMER)
+    transfer_s = forwards * streamed / ctx.host_bps
+    overlap = mode == "group"
+    step_s = max(compute_s, transfer_s) if overlap else compute_s + transfer_s
+    slowdown = step_s / compute_s if compute_s > 0 else 1.0
+    slowdown_high = (compute_s + transfer_s) / compute_s if compute_s > 0 else 1.0
+    # streamed weights are a slower run by design (RUNS_SLOWER, as a partial load is), however small the cost
+    if sb.stage.kind != SAMPLE:
+        note = f"the pipeline {how}: {fmt_gib(streamed)} of {what} copied in once (≈ {transfer_s:.0f} s)"
+        return StageRun(RUNS_SLOWER, resident, streamed, peak, k, extra_seconds=transfer_s, minimum_bytes=minimum,
+                        explanation=(note,), rules=rules)
+    cost = (f"sampling ≈ {slowdown_high:.1f}× slower" if not overlap and slowdown_high >= 1.05 else
+            "sampling about as fast (the copies are small next to the compute)" if not overlap
+            else speed_words(slowdown, slowdown_high))
+    note = f"the pipeline {how}: {fmt_gib(streamed)} copied per forward, {cost}"
+    return StageRun(RUNS_SLOWER, resident, streamed, peak, k, forwards, slowdown=slowdown, slowdown_high=slowdown_high,
+                    step_seconds=step_s, minimum_bytes=minimum, explanation=(note,), rules=rules)
 
 
 def _model(sb, kind: str):

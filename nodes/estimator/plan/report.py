@@ -37,8 +37,9 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
         lines.append("Verdict: CAN'T TELL: nothing to estimate")
     lines.extend(_risk_lines(budget))
     lines.append(f"Assumes: {assumptions(budget)}")
-    if dev.memory_mode == "dynamic" and budget.stages:
-        need = max(s.working_bytes + s.overhead_bytes for s in budget.stages)
+    comfy = [s for s in budget.stages if s.stage.manager is None]  # stages ComfyUI's model management places
+    if dev.memory_mode == "dynamic" and comfy:
+        need = max(s.working_bytes + s.overhead_bytes for s in comfy)
         lines.append(
             f"Dynamic VRAM: weights stream from RAM on demand, so the verdict is on working memory: "
             f"{fmt_gib(need)} + {fmt_gib(dev.reserve_bytes)} headroom must fit; weights at peak "
@@ -355,9 +356,12 @@ def _verdict_tail(budget, peak_stage) -> str:
         if budget.offload_bytes:
             parts.append(f"keeps {fmt_gib(budget.offload_bytes)} of weights in RAM: "
                          f"{speed_words(budget.slowdown, getattr(budget, 'slowdown_high', budget.slowdown))}")
+        placed_by_pack = peak_stage.stage.manager is not None  # the pack's own offloading, not ComfyUI's
         if budget.extra_seconds >= 1:
-            parts.append(f"+{budget.extra_seconds:.0f} s once (fallbacks)")
-        return f"{need} ({fmt_gib(cap)} usable); ComfyUI " + "; ".join(parts or ["falls back"])
+            parts.append(f"+{budget.extra_seconds:.0f} s once ({'copies' if placed_by_pack else 'fallbacks'})")
+        who = f"{peak_stage.stage.manager if peak_stage.stage.manager != 'diffusers' else 'the pipeline'}" \
+            if placed_by_pack else "ComfyUI"
+        return f"{need} ({fmt_gib(cap)} usable); {who} " + "; ".join(parts or ["falls back"])
     short = max((r.shortfall_bytes for r in budget.runs if r.outcome == "oom"), default=0)
     stage = next((sb.title for sb, r in zip(budget.stages, budget.runs) if r.outcome == "oom"), peak_stage.title)
     return f"'{stage}' is short by {fmt_gib(short)} even with ComfyUI's offloading"

@@ -96,21 +96,24 @@ def simulate(stage_budgets, device) -> list:
     A stage its pack places itself (WanVideoWrapper) follows that pack's rule whatever its kind."""
     ctx = runtime.context_for(device)
     runs: list = []
-    stuck: dict[str, int] = {}  # models an earlier stage left on the card for good (--gpu-only / --highvram)
+    # models an earlier stage left on the card for good (--gpu-only / --highvram / a fully loaded diffusers pipeline)
+    stuck: dict[str, tuple[int, str]] = {}
     for sb in stage_budgets:
         own = {it.label for it in sb.items if it.category == "weights"}
-        held = sum(b for k, b in stuck.items() if k not in own)
+        held = sum(b for k, (b, _) in stuck.items() if k not in own)
         if sb.on_card:
             run = _simulate_one(sb, ctx if not held else replace(ctx, capacity=max(0, ctx.capacity - held)), runs)
             if held:
+                why = "; ".join(dict.fromkeys(_STUCK_WHY[w] for k, (_, w) in stuck.items() if k not in own))
                 short = max(run.shortfall_bytes, run.peak_bytes + held - ctx.capacity) if run.outcome == runtime.OOM \
                     else run.shortfall_bytes
                 run = replace(run, peak_bytes=run.peak_bytes + held, shortfall_bytes=short, explanation=run.explanation + (
-                    f"{held / 2**30:.2f} GiB of earlier models stay on the card: with {_STUCK_WHY[ctx.vram_state]} "
-                    "ComfyUI never moves them off (their offload device is the GPU)",))
+                    f"{held / 2**30:.2f} GiB of earlier models stay on the card: {why}",))
             runs.append(run)
-            stuck.update({it.label: it.bytes for it in sb.items if it.category == "weights" and it.model is not None
-                          and _stays(ctx.vram_state, it.model)})
+            why = _stuck_why(ctx, sb)
+            stuck.update({it.label: (it.bytes, why) for it in sb.items if it.category == "weights"
+                          and it.model is not None and why
+                          and (why == "full" or _stays(ctx.vram_state, it.model))})
             continue
         if not sb.on_card:  # a loader runs it on another device: only this card's CUDA context is here
             short = sb.peak_bytes - device.capacity_bytes  # only a DisTorch2 donor share can be here
@@ -125,7 +128,9 @@ def simulate(stage_budgets, device) -> list:
 # text_encoder_offload_device / vae_offload_device return get_torch_device() under args.gpu_only; 0.8.0 :765-778,
 # :869-873, :929-933), so free_memory's unload moves nothing off the card; --highvram does that for the diffusion
 # models only (unet_offload_device, VRAMState.HIGH_VRAM).
-_STUCK_WHY = {"gpu_only": "--gpu-only", "high": "--highvram (diffusion models)"}
+_NEVER_OFF = "ComfyUI never moves them off (their offload device is the GPU)"
+_STUCK_WHY = {"gpu_only": f"with --gpu-only {_NEVER_OFF}", "high": f"with --highvram (diffusion models) {_NEVER_OFF}",
+              "full": "a diffusers pipeline loaded with GPU_memory_mode model_full_load keeps every component there"}
 
 
 def _stays(vram_state: str, model) -> bool:
@@ -134,9 +139,18 @@ def _stays(vram_state: str, model) -> bool:
     return vram_state == "high" and getattr(model, "kind", "") == DIFFUSION
 
 
+def _stuck_why(ctx, sb) -> str:
+    """Why this stage's weights stay on the card for good ("" when they do not)."""
+    if sb.stage.manager == runtime.DIFFUSERS:
+        return "full" if sb.stage.offload == "full" else ""
+    return ctx.vram_state if ctx.vram_state in _STUCK_WHY else ""
+
+
 def _simulate_one(sb, ctx, runs):
     if sb.stage.manager == runtime.WRAPPER:
         return runtime.run_wrapper(sb, ctx)
+    if sb.stage.manager == runtime.DIFFUSERS:
+        return runtime.run_diffusers(sb, ctx)
     return KINDS[sb.stage.kind].run(sb, ctx, runs)
 
 
