@@ -12,7 +12,7 @@ from types import MappingProxyType
 
 from .catalogue import _FOLDER_ALIASES, _norm, entry_info
 from ..families import FAMILIES
-from ..model_info import LORA, ModelInfo
+from ..model_info import DIFFUSION, LORA, ModelInfo
 from .name_infer import family_of, infer_info, kind_of_folder, precision_of
 
 
@@ -74,6 +74,11 @@ def _sized(name: str, where: str | None, nbytes: int, evidence: str, cite: str) 
         params = inferred.params
         if inferred.kind == LORA:  # the rank was assumed; the published bytes say the count
             params = int(entry["bytes"]) * 8 // (16 if inferred.dtype in (None, "BF16", "F16") else 32)
+        elif inferred.kind == DIFFUSION and any("extra layers are not counted" in e for e in inferred.evidence) \
+                and not (inferred.quantization or "").startswith("gguf"):
+            # a variant with layers of its own (Wan VACE / Fun / S2V ...) priced at its base model's count: the
+            # published bytes at the name's precision count them too (the VACE 14B fp16 file holds 17.3B, not 14.3B)
+            params = max(params, int(entry["bytes"]) * 8 // precision_of(name)[0])
         return replace(inferred, weights_bytes=int(entry["bytes"]), params=params, source="catalogue",
                        label=inferred.label.replace(" (size from the name)", ""),
                        evidence=(evidence,) + tuple(inferred.evidence), notes=(cite,))
