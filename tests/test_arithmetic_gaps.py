@@ -118,3 +118,71 @@ def test_the_cheapest_card_runs_it_with_the_same_launch_flags():
     card = d["cheapest_card"]["name"]
     there = cli_json(WAN, "--gpu", card, "--vram-headroom", "8")
     assert there["outcome"] == "fits", (card, there["verdict"])
+
+
+def test_wrapper_block_swap_does_nothing_in_high_vram_mode():
+    """WanVideoWrapper swaps blocks, and offloads its T5 and VAE, to mm.unet_offload_device(), the GPU under
+    --highvram / --gpu-only (model_management.py:1076-1080): the blocks and the T5 stay on the card and the fix is the
+    launch flag, not more swap."""
+    import pytest
+    from vram_budget.nodes.estimator.graph import read_workflow
+    from vram_budget.nodes.estimator.plan.planning import estimate
+    from workflows.corpus import community_dir
+    path = community_dir() / "kijai__ComfyUI-WanVideoWrapper__wanvideo_2_1_14B_T2V_example_03.json"
+    if not path.exists():
+        pytest.skip(f"the community corpus is not here ({path.parent}): bench/fetch_corpus.py rebuilds it")
+    wf = json.loads(path.read_text(encoding="utf-8"))
+    card = find_card("RTX 3090")
+    runs = {}
+    for name, flags in (("normal", LaunchFlags()), ("high", LaunchFlags(highvram=True)),
+                        ("gpu_only", LaunchFlags(gpu_only=True))):
+        budget = estimate(read_workflow(wf), device_for_launch(card, flags))
+        runs[name] = next(r for sb, r in zip(budget.stages, budget.runs) if sb.stage.kind == "sample")
+        swap = next(sb.stage.blocks_to_swap for sb in budget.stages if sb.stage.kind == "sample")
+    assert swap and runs["normal"].streamed_bytes > 0
+    for name in ("high", "gpu_only"):
+        run = runs[name]
+        assert run.streamed_bytes == 0 and run.resident_bytes > runs["normal"].resident_bytes
+        assert any("does nothing" in e for e in run.explanation), name
+        # its T5 loader offloads to the same device: the text encoder is still on the card while it samples
+        assert any("GPU in high-VRAM mode" in e and "earlier models stay on the card" in e for e in run.explanation)
+        if run.outcome == "oom":
+            assert "without --highvram" in run.explanation[0]
+
+
+def test_a_wan_variant_file_counts_its_own_layers_from_its_published_size():
+    """wan2.1_vace_14B_fp16 holds the base model and its VACE blocks: 34.7 GB at 16 bit is 17.3B parameters, not the
+    base model's 14.3B the name alone gives (published.template_info)."""
+    from vram_budget.nodes.estimator.models.published import template_info
+    named, _ = infer_info("wan2.1_vace_14B_fp16.safetensors", None, "diffusion_models")
+    info = template_info("wan2.1_vace_14B_fp16.safetensors", "diffusion_models")
+    assert named.params < 14.5e9 and info.params == info.weights_bytes // 2 > 17e9
+    plain = template_info("wan2.1_t2v_1.3B_fp16.safetensors", "diffusion_models")  # no extra layers: the family count
+    if plain is not None:
+        assert plain.params == infer_info("wan2.1_t2v_1.3B_fp16.safetensors", None, "diffusion_models")[0].params
+
+
+def test_wrapper_base_precision_fp32_casts_a_16_bit_file_and_keeps_an_fp8_one():
+    """WanVideoModelLoader with quantization disabled keeps an fp8 file fp8 (it detects the dtype) and casts any
+    other to base_precision (nodes_model_loading.py: dtype = base_dtype)."""
+    import pytest
+    from vram_budget.nodes.estimator.graph import read_workflow
+    from vram_budget.nodes.estimator.plan.planning import estimate
+    from workflows.corpus import community_dir
+    path = community_dir() / "kijai__ComfyUI-WanVideoWrapper__wanvideo_2_1_14B_T2V_example_03.json"
+    if not path.exists():
+        pytest.skip(f"the community corpus is not here ({path.parent}): bench/fetch_corpus.py rebuilds it")
+    dev = device_for_launch(find_card("H100 80GB"), LaunchFlags())
+
+    def weights(model: str, base: str) -> int:
+        wf = json.loads(path.read_text(encoding="utf-8"))
+        for n in wf["nodes"]:
+            if n["type"] == "WanVideoModelLoader":
+                n["widgets_values"][:3] = [model, base, "disabled"]
+        budget = estimate(read_workflow(wf), dev)
+        sample = next(sb for sb in budget.stages if sb.stage.kind == "sample")
+        return next(it.bytes for it in sample.items if it.model is not None and it.model.kind == "diffusion")
+    bf16 = weights("wan2.1_t2v_14B_bf16.safetensors", "bf16")
+    assert weights("wan2.1_t2v_14B_bf16.safetensors", "fp32") == 2 * bf16
+    fp8 = weights("wan2.1_t2v_14B_fp8_e4m3fn.safetensors", "fp32")
+    assert fp8 < bf16

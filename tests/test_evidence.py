@@ -20,7 +20,9 @@ FLUX = str(REPO / "example_workflows" / "flux_dev_1024.json")
 
 # The scores of docs/accuracy.md, pinned: a change that moves them must say so here and regenerate the doc
 # (python3 bench/accuracy_table.py). (scored, OOMs, warned, runs, runs without a false alarm)
-PINNED = {"calibration": (80, 35, 10, 45, 40), "validation": (59, 26, 8, 33, 29)}
+# Calibration 10 -> 11 warned: WanVideoWrapper under --highvram keeps its blocks and its T5 on the card
+# (wrapper-wan21-i2v-3090-bs40-highvram-wvw137, its launch flag now recorded from the source's own note).
+PINNED = {"calibration": (80, 35, 11, 45, 40), "validation": (59, 26, 8, 33, 29)}
 
 
 @pytest.fixture(scope="module")

@@ -459,7 +459,12 @@ def build_wrapper_prompt(rec: Mapping, replay: Replay) -> dict | None:
     if swap:
         kw["block_swap_args"] = [g.add("WanVideoBlockSwap", blocks_to_swap=int(swap), offload_img_emb=False,
                                        offload_txt_emb=False), 0]
-    model = g.add("WanVideoModelLoader", model=name, base_precision="bf16", quantization=quant,
+    stated_precision = (rec.get("precision") or "").lower()
+    base = stated_precision if stated_precision in ("fp32", "fp16") else "bf16"
+    if base == "fp32" and not stated:  # a 16-bit file the loader casts to base_precision fp32
+        name, quant = recipe.diffusion["16"].format(e="high"), "disabled"
+        replay.assumed[-1] = f"the wrapper's usual 16-bit model file ({name}) at base_precision fp32"
+    model = g.add("WanVideoModelLoader", model=name, base_precision=base, quantization=quant,
                   load_device="offload_device", attention_mode=rec.get("attention") or "sdpa", **kw)
     t5 = g.add("LoadWanVideoT5TextEncoder", model_name="umt5-xxl-enc-bf16.safetensors", precision="bf16",
                load_device="offload_device")

@@ -288,6 +288,14 @@ def run_wrapper(sb, ctx: _Ctx) -> StageRun:
     num_layers = int(model.arch.get("depth", 0) or 0) if model.arch else 0
     per_block = block_bytes(sb, num_layers) if num_layers else 0
     swap = min(sb.stage.blocks_to_swap or 0, num_layers)
+    notes = []
+    if swap and ctx.vram_state in ("high", "gpu_only"):
+        # the wrapper swaps blocks to mm.unet_offload_device(), which is the GPU in high-VRAM mode (--highvram and
+        # --gpu-only set VRAMState.HIGH_VRAM: model_management.py:1076-1080 / :563 in 0.33.0): nothing leaves the card
+        notes.append(f"block swap ({swap} blocks) does nothing under --{ctx.vram_state.replace('_', '-')}"
+                     f"{'vram' if ctx.vram_state == 'high' else ''}: the wrapper swaps to ComfyUI's offload device, "
+                     "which is the GPU in high-VRAM mode")
+        swap = 0
     swapped = swap * per_block
     in_flight = per_block if swap else 0
     resident = weights - swapped
@@ -296,13 +304,14 @@ def run_wrapper(sb, ctx: _Ctx) -> StageRun:
     work_single = sb.working_bytes - (sb.peak_bytes - sb.min_peak_bytes)
     work = sb.working_bytes if k == 2 else work_single
     peak = ctx.context + resident + in_flight + work
-    notes = []
     if swap:
         notes.append(f"block swap: {swap} of {num_layers} blocks ({fmt_gib(swapped)}) stay in RAM")
     if peak > ctx.capacity:
         short = peak - ctx.capacity
         more = math.ceil(short / per_block) if per_block else None
-        if more is not None and swap + more + (0 if swap else 1) <= num_layers:
+        if sb.stage.blocks_to_swap and not swap:
+            fix = "start ComfyUI without --highvram / --gpu-only so that block swap can move blocks to RAM"
+        elif more is not None and swap + more + (0 if swap else 1) <= num_layers:
             fix = f"set blocks_to_swap to {swap + more + (0 if swap else 1)} (of {num_layers})"
         else:
             fix = "block swap alone cannot make room: fp8 weights, fewer frames or a smaller size"

@@ -113,7 +113,7 @@ def simulate(stage_budgets, device) -> list:
             why = _stuck_why(ctx, sb)
             stuck.update({it.label: (it.bytes, why) for it in sb.items if it.category == "weights"
                           and it.model is not None and why
-                          and (why == "full" or _stays(ctx.vram_state, it.model))})
+                          and (why in ("full", "wrapper_high") or _stays(ctx.vram_state, it.model))})
             continue
         if not sb.on_card:  # a loader runs it on another device: only this card's CUDA context is here
             short = sb.peak_bytes - device.capacity_bytes  # only a DisTorch2 donor share can be here
@@ -130,7 +130,10 @@ def simulate(stage_budgets, device) -> list:
 # models only (unet_offload_device, VRAMState.HIGH_VRAM).
 _NEVER_OFF = "ComfyUI never moves them off (their offload device is the GPU)"
 _STUCK_WHY = {"gpu_only": f"with --gpu-only {_NEVER_OFF}", "high": f"with --highvram (diffusion models) {_NEVER_OFF}",
-              "full": "a diffusers pipeline loaded with GPU_memory_mode model_full_load keeps every component there"}
+              "full": "a diffusers pipeline loaded with GPU_memory_mode model_full_load keeps every component there",
+              # the wrapper's loaders offload to mm.unet_offload_device() (T5, VAE and DiT alike), the GPU in
+              # high-VRAM mode (model_management.py:1076-1080 in 0.33.0)
+              "wrapper_high": "WanVideoWrapper offloads to ComfyUI's offload device, the GPU in high-VRAM mode"}
 
 
 def _stays(vram_state: str, model) -> bool:
@@ -143,6 +146,8 @@ def _stuck_why(ctx, sb) -> str:
     """Why this stage's weights stay on the card for good ("" when they do not)."""
     if sb.stage.manager == runtime.DIFFUSERS:
         return "full" if sb.stage.offload == "full" else ""
+    if sb.stage.manager == runtime.WRAPPER and ctx.vram_state in ("high", "gpu_only"):
+        return "wrapper_high"
     return ctx.vram_state if ctx.vram_state in _STUCK_WHY else ""
 
 

@@ -16,6 +16,7 @@ runtime simulator applies those rules instead of ComfyUI's.
 from __future__ import annotations
 
 from ...workload import AUDIO_ENCODE, CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape, ModelRef, Stage
+from ...machine.resolve import PACK_FP32
 from ..base import MAX_CHAIN, _Link, _replace
 from . import Pack, loader, upstream_chain
 
@@ -177,9 +178,15 @@ def _model_loader(a, node, slot, type_, visiting):
         return []
     quant = _str(a.value(node, "quantization"))
     device = _str(a.value(node, "load_device"))
+    name = str(a.value(node, "model") or "")
+    dtype = quant if quant in FP8 else None
+    if dtype is None and a.value(node, "base_precision") == "fp32" and "fp8" not in name.lower() \
+            and not name.endswith(".gguf"):
+        # quantization "disabled" keeps an fp8 file fp8 (it detects the dtype) and casts any other to base_precision
+        # (nodes_model_loading.py: dtype = base_dtype, set_module_tensor_to_device(..., dtype=dtype_to_use))
+        dtype = PACK_FP32
     ref = a.loader_ref(node, "model", role="diffusion", folder="diffusion_models",
-                        weight_dtype=quant if quant in FP8 else None, gguf=str(a.value(node, "model")).endswith(".gguf"),
-                        device=device)
+                       weight_dtype=dtype, gguf=name.endswith(".gguf"), device=device)
     out = [ref] if ref else []
     out += a.refs(a.link(node, "lora"), "WANVIDLORA", visiting)
     out += a.refs(a.link(node, "vace_model"), "VACEPATH", visiting)
