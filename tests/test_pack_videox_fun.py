@@ -119,3 +119,30 @@ def test_what_it_does_not_price_is_named():
 def test_high_noise_steps_follow_the_shifted_schedule():
     assert _high_noise_steps(40, 0.875, 1.0) == 6  # unshifted: sigma = 1 - i / 40 >= 0.875 for i <= 5
     assert _high_noise_steps(40, 0.875, 5.0) > 6  # the shift keeps sigma high for longer
+
+
+def _easy(name: str) -> dict:
+    return json.loads((CORPUS / f"aigc-apps__EasyAnimate__{name}.json").read_text(encoding="utf-8"))
+
+
+def test_easyanimate_v51_is_priced_and_the_packs_own_advice_holds():
+    """The example's note: a 12B model on a card of 24 GB or less needs model_cpu_offload_and_qfloat8, 'otherwise
+    you may receive an out-of-memory error'."""
+    from vram_budget.nodes.estimator.families.easyanimate import P_EASYANIMATE_V51_12B
+    for name in ("easyanimatev5.1_workflow_t2v", "easyanimatev5.1_workflow_v2v_control",
+                 "easyanimatev5.1_workflow_control_camera"):
+        budget = _est(_easy(name))
+        assert budget.complete, (name, budget.incomplete)
+        (sb, run), = _sample(budget)
+        item = next(it for it in sb.items if it.model is not None and it.model.kind == "diffusion")
+        assert item.model.family == "easyanimate-v5.1-12b" and item.bytes == P_EASYANIMATE_V51_12B  # float8
+        assert run.outcome == "fits"
+    bf16 = _est(_set(_easy("easyanimatev5.1_workflow_t2v"), "LoadEasyAnimateModel", 1, "model_cpu_offload"))
+    (_, run), = _sample(bf16)
+    assert bf16.verdict == "oom" and run.outcome == "oom"
+
+
+def test_easyanimate_before_v51_is_named_not_priced():
+    for name in ("easyanimatev3_workflow_i2v", "easyanimatev4_workflow_t2v", "easyanimatev5_workflow_t2v"):
+        budget = _est(_easy(name))
+        assert not budget.complete and any("EasyAnimate before V5.1" in i for i in budget.incomplete), name

@@ -1,5 +1,6 @@
 """aigc-apps/VideoX-Fun (comfyui/*/nodes.py at HEAD): Wan 2.1 / 2.2 (Fun, VACE Fun), Qwen-Image, FLUX.2 and Z-Image
-run as diffusers pipelines the pack drives itself, outside ComfyUI's model management.
+run as diffusers pipelines the pack drives itself, outside ComfyUI's model management; and its predecessor
+aigc-apps/EasyAnimate (comfyui/comfyui_nodes.py at c2a70d17), the same nodes and pipelines for EasyAnimate V3-V5.1.
 
 - Load<Family>Model (LoadWanModel, LoadWanFunModel, LoadWan2_2Model, LoadWan2_2FunModel, LoadQwenImageModel,
   LoadFlux2Model, LoadZImageModel) pick a diffusers folder of models/Fun_Models by name -> FunModels. The folders
@@ -17,9 +18,15 @@ run as diffusers pipelines the pack drives itself, outside ComfyUI's model manag
   that area: priced square, the largest), ``video_length`` frames. CFG runs cond and uncond batched (Wan, Qwen,
   Z-Image: torch.cat([latents] * 2)); FLUX.2 has no negative prompt (guidance is embedded).
 
-Not priced, and said: CogVideoX-Fun (no family here), Wan 2.2 VACE Fun (its VACE blocks), the CLIP vision encode of
-Wan image-to-video (a ViT-H pass, smaller than the sampling), a ControlNet loaded into the transformer from
-model_patches (unknown files are named missing).
+EasyAnimate V5.1 12B (families/easyanimate.py): its Qwen2-VL-7B text encoder is priced as Qwen2.5-VL 7B's file (the
+same 8.29B layout) at 16 bit, an upper bound (the qfloat8 / sequential modes drop its vision tower or store it in
+fp8); its MagViT VAE (246.5M parameters, the HunyuanVideo VAE's count) with the HunyuanVideo VAE's rule, which decodes
+several latent frames at once: an upper bound too (EasyAnimate decodes one latent frame at a time).
+
+Not priced, and said: CogVideoX-Fun and EasyAnimate V3 / V4 / V5 (no family here: V5's Bert + mT5 encoders, V3 / V4's
+transformers), Wan 2.2 VACE Fun (its VACE blocks), the CLIP vision encode of Wan image-to-video (a ViT-H pass,
+smaller than the sampling), a ControlNet loaded into the transformer from model_patches (unknown files are named
+missing).
 """
 from __future__ import annotations
 
@@ -32,6 +39,7 @@ from . import Pack, loader, upstream_chain
 
 FUN, TRANSFORMER, TEXT, VAEM = "FunModels", "TransformerModel", "TextEncoderModel", "VAEModel"
 CLIPENC = "ClipEncoderModel"
+EASY = "EASYANIMATESMODEL"  # EasyAnimate's pipeline socket: read as FunModels
 FUN_TEXT, FUN_VAE = "FunModels:text_encoder", "FunModels:vae"  # the pipeline's other components, asked by the samplers
 MODES = {"model_full_load": ("full", False), "model_full_load_and_qfloat8": ("full", True),
          "model_cpu_offload": ("model", False), "model_cpu_offload_and_qfloat8": ("model", True),
@@ -77,16 +85,21 @@ MODELS = {
                    FLUX2),
     "Z-Image-Turbo": (("z_image_turbo_bf16.safetensors",), "qwen_3_4b.safetensors", "ae.safetensors", IMAGE16),
     "Z-Image": (("z_image_bf16.safetensors",), "qwen_3_4b.safetensors", "ae.safetensors", IMAGE16),
+    **{f"EasyAnimateV5.1-12b-zh{kind}": ((f"EasyAnimateV5.1-12b-zh{kind}",), "qwen_2.5_vl_7b.safetensors",
+                                         "hunyuan_video_vae_bf16.safetensors", WAN21)
+       for kind in ("", "-InP", "-Control", "-Control-Camera")},
 }
 FOLDER_LOADERS = {"LoadWanModel", "LoadWanFunModel", "LoadWan2_2Model", "LoadWan2_2FunModel", "LoadQwenImageModel",
-                  "LoadFlux2Model", "LoadZImageModel"}
+                  "LoadFlux2Model", "LoadZImageModel", "LoadEasyAnimateModel"}
 UNPRICED_LOADERS = {"LoadCogVideoXFunModel": "CogVideoX-Fun (no CogVideoX family in this estimator)",
+                    "LoadEasyAnimateModel": "EasyAnimate before V5.1 (no family in this estimator for its transformer "
+                                            "or text encoders)",
                     "LoadWan2_2VaceFunModel": "Wan 2.2 VACE Fun (its VACE blocks are not counted)",
                     "CombineWan2_2VaceFunPipeline": "Wan 2.2 VACE Fun (its VACE blocks are not counted)"}
 COMBINE = {"CombineWanPipeline", "CombineWan2_2Pipeline", "CombineQwenImagePipeline", "CombineFlux2Pipeline",
            "CombineZImagePipeline"}
 LORAS = {"LoadWanLora", "LoadWanFunLora", "LoadWan2_2Lora", "LoadWan2_2FunLora", "LoadQwenImageLora", "LoadFlux2Lora",
-         "LoadZImageLora", "LoadCogVideoXFunLora"}
+         "LoadZImageLora", "LoadCogVideoXFunLora", "LoadEasyAnimateLora"}
 CONTROLNET_IN_PIPELINE = {"LoadQwenImageControlNetInPipeline", "LoadFlux2ControlNetInPipeline",
                           "LoadZImageControlNetInPipeline"}
 CONTROLNET_IN_MODEL = {"LoadQwenImageControlNetInModel", "LoadFlux2ControlNetInModel", "LoadZImageControlNetInModel"}
@@ -114,12 +127,18 @@ SAMPLER_WIDGETS = {
     "QwenImageControlSampler": _IMAGE, "ZImageT2ISampler": _IMAGE, "ZImageControlSampler": _IMAGE,
     "Flux2T2ISampler": _IMAGE, "Flux2ControlSampler": _IMAGE,
     "CogVideoXFunT2VSampler": ["video_length", "width", "height", "is_image", "seed", "steps", "cfg", "scheduler"],
+    "EasyAnimateT2VSampler": ["video_length", "width", "height", "is_image", "seed", "steps", "cfg", "scheduler"],
+    "EasyAnimateV5_T2VSampler": ["video_length", "width", "height", "is_image", "seed", "steps", "cfg", "scheduler"],
+    **{t: ["video_length", "base_resolution", "seed", "steps", "cfg", "scheduler"]
+       for t in ("EasyAnimateI2VSampler", "EasyAnimateV5_I2VSampler")},
+    **{t: ["video_length", "base_resolution", "seed", "steps", "cfg", "denoise_strength", "scheduler"]
+       for t in ("EasyAnimateV2VSampler", "EasyAnimateV5_V2VSampler")},
     "CogVideoXFunInpaintSampler": ["video_length", "base_resolution", "seed", "steps", "cfg", "scheduler"],
     "CogVideoXFunV2VSampler": ["video_length", "base_resolution", "seed", "steps", "cfg", "denoise_strength",
                                "scheduler"],
 }
 SAMPLERS = set(SAMPLER_WIDGETS)
-_MODEL_INPUT = ("funmodels", "cogvideoxfun_model")
+_MODEL_INPUT = ("funmodels", "cogvideoxfun_model", "easyanimate_model")
 # image / video inputs a sampler VAE-encodes before sampling
 _ENCODED = ("start_img", "end_img", "validation_video", "control_video", "start_image", "end_image", "ref_image",
             "image", "control_image", "inpaint_image", "subject_ref_images")
@@ -145,7 +164,7 @@ def _folder_loader(a, node, slot, type_, visiting):
     if entry is None:
         return []
     diffusion, te, vae, _ = entry
-    if type_ == FUN:
+    if type_ in (FUN, EASY):
         return _fp8([_ref(node, name, "diffusion", "diffusion_models") for name in diffusion], _mode(a, node)[1])
     if type_ == FUN_TEXT:
         return [_ref(node, te, "text_encoder", "text_encoders")]
@@ -264,7 +283,7 @@ def _sample(a, node):
     src, link = _source(a, node)
     if src is None:
         return None
-    if src.type in UNPRICED_LOADERS:
+    if src.type in UNPRICED_LOADERS and not (src.type in FOLDER_LOADERS and str(a.value(src, "model")) in MODELS):
         a.unpriced(f"{node.type} runs {UNPRICED_LOADERS[src.type]}")
         return Stage(kind=SAMPLE, node_id=node.id, node_type=node.type, manager=DIFFUSERS)
     mode, qfloat8 = _mode(a, src)
@@ -314,6 +333,7 @@ def _widgets() -> dict:
     out.update({t: ["model", "GPU_memory_mode", "precision"]
                 for t in ("LoadQwenImageModel", "LoadFlux2Model", "LoadZImageModel")})
     out["LoadCogVideoXFunModel"] = ["model", "model_type", "GPU_memory_mode", "precision"]
+    out["LoadEasyAnimateModel"] = ["model", "GPU_memory_mode", "model_type", "config", "precision"]
     out["LoadWan2_2VaceFunModel"] = ["model", "GPU_memory_mode", "config", "precision"]
     out.update({t: ["model_name", "precision"] for t in FILE_LOADERS})
     out["LoadQwenImageTransformerModel"] = ["model_name", "zero_cond_t", "precision"]
@@ -323,7 +343,7 @@ def _widgets() -> dict:
                 for t in ("LoadWan2_2Lora", "LoadWan2_2FunLora")})
     out.update({t: ["config", "model_name"] for t in CONTROLNET_IN_PIPELINE | CONTROLNET_IN_MODEL})
     out.update(SAMPLER_WIDGETS)
-    out["FunTextBox"] = ["prompt"]
+    out["FunTextBox"] = out["EasyAnimate_TextBox"] = ["prompt"]
     return out
 
 
@@ -333,10 +353,13 @@ def _input_types() -> dict:
            for t in COMBINE | {"CombineWan2_2VaceFunPipeline"}}
     out.update({t: {"funmodels": FUN} for t in LORAS - {"LoadCogVideoXFunLora"} | CONTROLNET_IN_PIPELINE})
     out["LoadCogVideoXFunLora"] = {"cogvideoxfun_model": FUN}
+    out["LoadEasyAnimateLora"] = {"easyanimate_model": EASY}
     out.update({t: {"transformer": TRANSFORMER} for t in CONTROLNET_IN_MODEL})
     images = {n: "IMAGE" for n in _ENCODED}
     out.update({t: {"funmodels": FUN, "prompt": "STRING", "negative_prompt": "STRING", **images}
-                for t in SAMPLERS if not t.startswith("CogVideoX")})
+                for t in SAMPLERS if not t.startswith(("CogVideoX", "EasyAnimate"))})
+    out.update({t: {"easyanimate_model": EASY, "prompt": "STRING_PROMPT", "negative_prompt": "STRING_PROMPT",
+                    "camera_conditions": "STRING", **images} for t in SAMPLERS if t.startswith("EasyAnimate")})
     out.update({t: {"cogvideoxfun_model": FUN, "prompt": "STRING", "negative_prompt": "STRING", **images}
                 for t in SAMPLERS if t.startswith("CogVideoX")})
     return out
@@ -344,6 +367,7 @@ def _input_types() -> dict:
 
 def _output_types() -> dict:
     out = {t: [FUN] for t in FOLDER_LOADERS | COMBINE | LORAS | CONTROLNET_IN_PIPELINE | set(UNPRICED_LOADERS)}
+    out.update({"LoadEasyAnimateModel": [EASY], "LoadEasyAnimateLora": [EASY], "EasyAnimate_TextBox": ["STRING_PROMPT"]})
     out.update({t: [TRANSFORMER, "STRING"] for t, v in FILE_LOADERS.items() if v[2] == TRANSFORMER})
     out.update({t: [TEXT, "Tokenizer"] for t, v in FILE_LOADERS.items() if v[2] == TEXT})
     out.update({t: [VAEM] for t, v in FILE_LOADERS.items() if v[2] == VAEM})
@@ -362,10 +386,11 @@ PACK = Pack(
     refs={**{t: _folder_loader for t in FOLDER_LOADERS}, **{t: _file_loader for t in FILE_LOADERS},
           **{t: _combine for t in COMBINE}, **{t: _passthrough for t in LORAS | CONTROLNET_IN_PIPELINE},
           **{t: _controlnet_in_model for t in CONTROLNET_IN_MODEL}},
-    handled={"FunTextBox", "FunRiflex", "FunCompile", "FunAttention", "LoadQwenImageProcessor", *UNPRICED_LOADERS},
+    handled={"FunTextBox", "FunRiflex", "FunCompile", "FunAttention", "LoadQwenImageProcessor", "EasyAnimate_TextBox",
+             *(set(UNPRICED_LOADERS) - FOLDER_LOADERS)},
     widgets=_widgets(),
     input_types=_input_types(),
     output_types=_output_types(),
-    relevant_types={FUN, TRANSFORMER, TEXT, VAEM, CLIPENC},
+    relevant_types={FUN, EASY, TRANSFORMER, TEXT, VAEM, CLIPENC},
     value_primitives=set(),
 )
