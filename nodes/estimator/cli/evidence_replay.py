@@ -43,6 +43,7 @@ class Recipe:
     clip_vision: str = ""
     gguf: str = ""  # GGUF name pattern with {q}
     note: str = ""
+    edit: str = ""  # an edit model's reference image, as its template adds it: "kontext" | "qwen"
 
 
 WAN21_14B = dict(clip=("CLIPLoader", "wan", (_UMT5[0],), (_UMT5[1],)), vae="wan_2.1_vae.safetensors",
@@ -70,7 +71,7 @@ RECIPES: dict[str, Recipe] = {
                                                           "fp8": "flux1-dev-kontext_fp8_scaled.safetensors"},
                             clip=("DualCLIPLoader", "flux", (_T5[0], "clip_l.safetensors"),
                                   (_T5[1], "clip_l.safetensors")), vae="ae.safetensors",
-                            gguf="flux1-kontext-dev-{q}.gguf", note="the reference image's tokens are not added"),
+                            gguf="flux1-kontext-dev-{q}.gguf", edit="kontext"),
     "flux1-fill": Recipe(IMAGE, (1024, 1024, 0), 1.0, {"16": "flux1-fill-dev.safetensors"},
                          clip=("DualCLIPLoader", "flux", (_T5[0], "clip_l.safetensors"), (_T5[1], "clip_l.safetensors")),
                          vae="ae.safetensors", gguf="flux1-fill-dev-{q}.gguf"),
@@ -97,7 +98,7 @@ RECIPES: dict[str, Recipe] = {
                                                             "fp8": "qwen_image_edit_2509_fp8_e4m3fn.safetensors"},
                               clip=("CLIPLoader", "qwen_image", ("qwen_2.5_vl_7b.safetensors",),
                                     ("qwen_2.5_vl_7b_fp8_scaled.safetensors",)), vae="qwen_image_vae.safetensors",
-                              gguf="qwen-image-edit-2509-{q}.gguf", note="the reference image's tokens are not added"),
+                              gguf="qwen-image-edit-2509-{q}.gguf", edit="qwen"),
     "z-image": Recipe(IMAGE, (1024, 1024, 0), 1.0, {"16": "z_image_turbo_bf16.safetensors"},
                       clip=("CLIPLoader", "lumina2", ("qwen_3_4b.safetensors",), ("qwen_3_4b.safetensors",)),
                       vae="ae.safetensors"),
@@ -388,8 +389,20 @@ def build_prompt(rec: Mapping, replay: Replay) -> dict | None:
     for i in range(min(int(loras), 8) if isinstance(loras, int) and not isinstance(loras, bool) else 0):
         experts = [[g.add("LoraLoaderModelOnly", model=m, lora_name=f"lora_{i}.safetensors", strength_model=1.0), 0]
                    for m in experts]
-    pos = g.add("CLIPTextEncode", text="a photo", clip=clip_out)
-    neg = g.add("CLIPTextEncode", text="", clip=clip_out)
+    if recipe.edit == "qwen":  # the template's TextEncodeQwenImageEditPlus: the image at 1 MP as a reference latent
+        ref = g.add("EmptyImage", width=w, height=h, batch_size=1, color=0)
+        pos = g.add("TextEncodeQwenImageEditPlus", clip=clip_out, prompt="a photo", vae=vae_out, image1=[ref, 0])
+        neg = g.add("TextEncodeQwenImageEditPlus", clip=clip_out, prompt="", vae=vae_out, image1=[ref, 0])
+    else:
+        pos = g.add("CLIPTextEncode", text="a photo", clip=clip_out)
+        neg = g.add("CLIPTextEncode", text="", clip=clip_out)
+    if recipe.edit == "kontext":  # the template's FluxKontextImageScale -> VAEEncode -> ReferenceLatent
+        ref = g.add("EmptyImage", width=w, height=h, batch_size=1, color=0)
+        scaled = g.add("FluxKontextImageScale", image=[ref, 0])
+        encoded = g.add("VAEEncode", pixels=[scaled, 0], vae=vae_out)
+        pos = g.add("ReferenceLatent", conditioning=[pos, 0], latent=[encoded, 0])
+    if recipe.edit:
+        replay.assumed.append(f"the reference image at the output's size ({w}x{h}), scaled as the template scales it")
     positive, negative = [pos, 0], [neg, 0]
     for name in _files(rec, "controlnet")[:4]:  # a named ControlNet / control-LoRA, applied as the templates do
         cn = g.add("ControlNetLoader", control_net_name=name)

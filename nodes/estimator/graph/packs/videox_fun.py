@@ -197,7 +197,7 @@ def _combine(a, node, slot, type_, visiting):
 
 def _passthrough(a, node, slot, type_, visiting):
     """A LoRA or ControlNet-in-pipeline node: the pipeline it is given (+ its LoRA / ControlNet on the transformer)."""
-    src = next((a.link(node, n) for n in _MODEL_INPUT + ("funmodels",) if a.link(node, n) is not None), None)
+    src = next((a.link(node, n) for n in _MODEL_INPUT if a.link(node, n) is not None), None)
     refs = list(a.refs(src, type_, visiting))
     if type_ == FUN and node.type in LORAS:
         for widget in ("lora_name", "lora_high_name"):
