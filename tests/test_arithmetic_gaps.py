@@ -186,3 +186,27 @@ def test_wrapper_base_precision_fp32_casts_a_16_bit_file_and_keeps_an_fp8_one():
     assert weights("wan2.1_t2v_14B_bf16.safetensors", "fp32") == 2 * bf16
     fp8 = weights("wan2.1_t2v_14B_fp8_e4m3fn.safetensors", "fp32")
     assert fp8 < bf16
+
+
+def test_wrapper_windows_price_one_window_of_activations():
+    """Wan-Animate's frame_window_size loop and WanVideoContextOptions: the model sees one window at a time, so the
+    sampling activations are one window's, not the whole clip's (the wrapper's own 501-frame Animate example)."""
+    import pytest
+    from vram_budget.nodes.estimator.graph import read_workflow
+    from vram_budget.nodes.estimator.plan.planning import estimate
+    from workflows.corpus import community_dir
+    path = community_dir() / "kijai__ComfyUI-WanVideoWrapper__wanvideo_WanAnimate_example_01.json"
+    if not path.exists():
+        pytest.skip(f"the community corpus is not here ({path.parent}): bench/fetch_corpus.py rebuilds it")
+    dev = device_for_launch(find_card("H100 80GB"), LaunchFlags())
+
+    def working(window: int):
+        wf = json.loads(path.read_text(encoding="utf-8"))
+        for n in wf["nodes"]:
+            if n["type"] == "WanVideoAnimateEmbeds":
+                n["widgets_values"][4] = window  # [width, height, num_frames 501, force_offload, frame_window_size]
+        sample = next(sb for sb in estimate(read_workflow(wf), dev).stages if sb.stage.node_type == "WanVideoSampler")
+        return sample.working_bytes, sample
+    looped, sb = working(77)
+    whole, _ = working(1001)  # a window longer than the clip: no loop
+    assert looped < whole / 3 and any("windows of 21 of the" in n for n in sb.notes)

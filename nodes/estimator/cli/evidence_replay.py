@@ -483,7 +483,13 @@ def build_wrapper_prompt(rec: Mapping, replay: Replay) -> dict | None:
                load_device="offload_device")
     text = g.add("WanVideoTextEncode", t5=[t5, 0], positive_prompt="a", negative_prompt="", force_offload=True)
     vae = g.add("WanVideoVAELoader", model_name="Wan2_1_VAE_bf16.safetensors", precision="bf16")
-    if recipe.i2v:
+    if pipe == "wan22-animate-14b":  # the wrapper's Animate examples: WanVideoAnimateEmbeds, its default window of 77
+        image = g.add("LoadImage", image="ref.png")
+        embeds = g.add("WanVideoAnimateEmbeds", vae=[vae, 0], width=w, height=h, num_frames=frames,
+                       force_offload=True, frame_window_size=77, ref_images=[image, 0])
+        if frames > 77:
+            replay.assumed.append("frame_window_size not stated: 77, WanVideoAnimateEmbeds' default")
+    elif recipe.i2v:
         image = g.add("LoadImage", image="start.png")
         embeds = g.add("WanVideoImageToVideoEncode", vae=[vae, 0], width=w, height=h, num_frames=frames,
                        start_image=[image, 0])

@@ -26,6 +26,18 @@ def math_attention_bytes(device: Device, arch, tokens: int, batch: int) -> int:
     return 2 * batch * heads * tokens * tokens * 4
 
 
+def _window(latent, context_frames: int | None, notes: list):
+    """The latent one forward sees when the sampler runs it in windows of ``context_frames`` pixel frames
+    (WanVideoWrapper's context options, Wan-Animate's frame_window_size loop): its working memory is one window's."""
+    if not context_frames or not latent.frames:
+        return latent
+    frames = (max(1, context_frames) - 1) // (latent.temporal_compression or 4) + 1
+    if frames >= latent.frames:
+        return latent
+    notes.append(f"windows of {frames} of the {latent.frames} latent frames: working memory of one window")
+    return replace(latent, frames=frames, pixel_frames=context_frames)
+
+
 def build(stage: Stage, device: Device, info_for) -> StageBudget:
     items, infos, notes = weights_items(stage, device, info_for, ("diffusion", "lora", "controlnet", *HELD_BY_PACK))
     # an IP-Adapter, PuLID or InstantID sits on the GPU outside ComfyUI's model management (graph/packs/
@@ -50,9 +62,10 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     batch = max(1, latent.batch)
     refs = stage.reference_latents
     compiled = "TorchCompile" in (stage.legacy_path or "")
-    full = memory.diffusion_working(model.family, model.arch, latent, batch * cond_batch, stage.text_tokens,
+    seen = _window(latent, stage.context_frames, notes)
+    full = memory.diffusion_working(model.family, model.arch, seen, batch * cond_batch, stage.text_tokens,
                                     path=model.path, references=refs, compiled=compiled)
-    single = memory.diffusion_working(model.family, model.arch, latent, batch, stage.text_tokens, path=model.path,
+    single = memory.diffusion_working(model.family, model.arch, seen, batch, stage.text_tokens, path=model.path,
                                       references=refs, compiled=compiled)
     if full is None or single is None:
         newer = next((n for n in stage.notes if n.startswith(NEWER_COMFYUI)), None)

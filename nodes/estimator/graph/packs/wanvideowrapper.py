@@ -151,7 +151,7 @@ WIDGETS = {
     "WanVideoEmptyEmbeds": ["width", "height", "num_frames"],
     "WanVideoImageToVideoEncode": ["width", "height", "num_frames"],
     "WanVideoVACEEncode": ["width", "height", "num_frames"],
-    "WanVideoAnimateEmbeds": ["width", "height", "num_frames"],
+    "WanVideoAnimateEmbeds": ["width", "height", "num_frames", "force_offload", "frame_window_size"],
     "WanVideoImageToVideoMultiTalk": ["width", "height", "num_frames"],
     "WanVideoPhantomEmbeds": ["num_frames", "phantom_cfg_scale", "phantom_start_percent", "phantom_end_percent"],
     "HuMoEmbeds": ["num_frames", "width", "height", "audio_scale", "audio_cfg_scale", "audio_start_percent",
@@ -393,11 +393,26 @@ def _sample(a, node):
     blocks = _blocks_to_swap(a, model_link)
     if blocks:
         a.stage_note(f"block swap: {blocks} transformer blocks kept in RAM and brought in one at a time")
-    context = _context_frames(a, src)
+    context = _context_frames(a, src) or _animate_window(a, a.link(src, "image_embeds"))
     return a.sample_stage(node, model_links=[model_link], cond_links=[], cfg=cfg,
                           uses_negative=cfg is not None and cfg != 1, steps=steps, notes=notes,
                           model_type="WANVIDEOMODEL", latent=shape, manager=MANAGER, blocks_to_swap=blocks or 0,
                           cfg_batched=bool(batched) if isinstance(batched, bool) else False, context_frames=context)
+
+
+def _animate_window(a, link) -> int | None:
+    """WanVideoAnimateEmbeds: more frames than frame_window_size and the sampler loops over windows of that many
+    frames plus the reference latent (nodes.py WanVideoAnimateEmbeds: looping = num_frames > frame_window_size,
+    latent_window_size + 1): the pixel frames one window holds, or None."""
+    node = a.nodes.get(getattr(link, "node", None))
+    if node is None or node.type != "WanVideoAnimateEmbeds":
+        return None
+    frames, window = a.number(node, "num_frames"), a.number(node, "frame_window_size") or 77
+    if not frames or ((frames - 1) // 4) * 4 + 1 <= window:
+        return None
+    a.stage_note(f"Wan-Animate loops over windows of {window} frames ({node.type} frame_window_size): the model sees "
+                 "one window and the reference at a time")
+    return window + 4  # the window's latent frames and the reference latent frame
 
 
 def _is_wan22_5b(name: str) -> bool:
