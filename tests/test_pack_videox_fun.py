@@ -119,6 +119,8 @@ def test_what_it_does_not_price_is_named():
 def test_high_noise_steps_follow_the_shifted_schedule():
     assert _high_noise_steps(40, 0.875, 1.0) == 6  # unshifted: sigma = 1 - i / 40 >= 0.875 for i <= 5
     assert _high_noise_steps(40, 0.875, 5.0) > 6  # the shift keeps sigma high for longer
+    assert _high_noise_steps(10**12, 0.9, 5.0) < 10**12  # a user's absurd step count: closed form, no loop
+    assert _high_noise_steps(20, 0.875, -1) == _high_noise_steps(20, 0.875, 1.0)  # a nonsense shift reads as none
 
 
 def _easy(name: str) -> dict:

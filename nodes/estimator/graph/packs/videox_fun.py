@@ -30,6 +30,7 @@ missing).
 """
 from __future__ import annotations
 
+import math
 import re
 
 from ...machine.resolve import PACK_16BIT
@@ -270,13 +271,15 @@ def _shape(a, node, geometry) -> LatentShape | None:
 
 def _high_noise_steps(steps: int, boundary: float, shift: float) -> int:
     """Steps whose shifted flow sigma is at or above ``boundary`` (the high-noise expert's share): sigma = 1 - i / steps
-    shifted as shift·s / (1 + (shift - 1)·s), the pipelines' FlowMatch schedule."""
-    count = 0
-    for i in range(steps):
-        s = 1 - i / steps
-        if shift * s / (1 + (shift - 1) * s) >= boundary:
-            count += 1
-    return count
+    shifted as shift·s / (1 + (shift - 1)·s), the pipelines' FlowMatch schedule, increasing in s; so the steps with
+    s >= boundary / (shift - (shift - 1)·boundary), counted in closed form (steps is the user's number: no loop)."""
+    shift = shift if shift and shift > 0 else 1.0
+    if steps <= 0 or boundary <= 0:
+        return max(0, steps)
+    if boundary > 1:
+        return 0
+    s0 = boundary / (shift - (shift - 1) * boundary)
+    return min(steps, int(math.floor(steps * (1 - s0) + 1e-9)) + 1)
 
 
 def _sample(a, node):
