@@ -317,8 +317,9 @@ def _models(stage_budgets, device, host: Host) -> list[_Model]:
         if sb.stage.manager == DIFFUSERS:
             spans.setdefault(sb.stage.node_id, []).append(i)
     for idx in spans.values():
+        span = set(idx)
         for m in models.values():
-            if m.uses & set(idx):
+            if m.uses & span:
                 m.first, m.last, m.pipeline = min(m.first, min(idx)), max(m.last, max(idx)), True
     return list(models.values())
 

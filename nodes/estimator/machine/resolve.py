@@ -172,11 +172,11 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
     dtype = info.dtype or "?"
     if info.source in ("missing", "unset"):
         return 0, "size unknown: not counted (the estimate is a lower bound)"
+    if ref.weight_dtype == PACK_16BIT and params and info.kind in (DIFFUSION, TEXT_ENCODER):
+        return params * 2, "16-bit: the node pack casts the weights to its precision widget, whatever the file"
     if info.kind == DIFFUSION:
         if ref.weight_dtype == PACK_FP32 and params:
             return params * 4, "fp32: the node pack builds fp32 modules and copies the file into them"
-        if ref.weight_dtype == PACK_16BIT and params:
-            return params * 2, "16-bit: the node pack casts the weights to its precision widget, whatever the file"
         if ref.weight_dtype in FP8_WIDGETS:
             return params, f"weight_dtype {ref.weight_dtype}: 1 byte/param (widget overrides the file's {dtype})"
         if q.startswith("gguf"):
@@ -192,8 +192,6 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
             return params * 2, f"{q} file upcast to 16 bit: no fp8 compute on this GPU and the 16-bit copy fits"
         return params * 2, f"16-bit ({'bf16/fp16' if dtype in ('F32', 'F64') else dtype})"
     if info.kind == TEXT_ENCODER:
-        if ref.weight_dtype == PACK_16BIT and params:
-            return params * 2, "16-bit: the node pack casts the weights to its precision widget, whatever the file"
         if ref.weight_dtype in FP8_WIDGETS:  # WanVideoWrapper's T5 loader `quantization`
             return params, f"quantization {ref.weight_dtype} on the loader: 1 byte/param"
         if q.startswith("gguf"):

@@ -292,16 +292,16 @@ def run_wrapper(sb, ctx: _Ctx) -> StageRun:
     if swap and ctx.vram_state in ("high", "gpu_only"):
         # the wrapper swaps blocks to mm.unet_offload_device(), which is the GPU in high-VRAM mode (--highvram and
         # --gpu-only set VRAMState.HIGH_VRAM: model_management.py:1076-1080 / :563 in 0.33.0): nothing leaves the card
-        notes.append(f"block swap ({swap} blocks) does nothing under --{ctx.vram_state.replace('_', '-')}"
-                     f"{'vram' if ctx.vram_state == 'high' else ''}: the wrapper swaps to ComfyUI's offload device, "
-                     "which is the GPU in high-VRAM mode")
+        flag = {"high": "--highvram", "gpu_only": "--gpu-only"}[ctx.vram_state]
+        notes.append(f"block swap ({swap} blocks) does nothing under {flag}: the wrapper swaps to ComfyUI's offload "
+                     "device, which is the GPU in high-VRAM mode")
         swap = 0
     swapped = swap * per_block
     in_flight = per_block if swap else 0
     resident = weights - swapped
     cond_needed = sb.batch_factor
     k = 2 if cond_needed == 2 and sb.stage.cfg_batched else 1
-    work_single = sb.working_bytes - (sb.peak_bytes - sb.min_peak_bytes)
+    work_single = _one_cond_working(sb)
     work = sb.working_bytes if k == 2 else work_single
     peak = ctx.context + resident + in_flight + work
     if swap:
@@ -370,7 +370,7 @@ def run_diffusers(sb, ctx: _Ctx) -> StageRun:
                             explanation=("the diffusion model or the latent size is unknown: nothing to simulate",))
         k = 2 if sb.batch_factor == 2 and sb.stage.cfg_batched else 1
         if k == 1:
-            work = sb.working_bytes - (sb.peak_bytes - sb.min_peak_bytes)
+            work = _one_cond_working(sb)
     leaf = largest_module_bytes(model, weights) if model is not None else weights
     leaf = min(weights, leaf or weights)
     streamed = weights if mode in ("sequential", "group") else 0
@@ -389,30 +389,33 @@ def run_diffusers(sb, ctx: _Ctx) -> StageRun:
     if not streamed:
         return StageRun(FITS, resident, 0, peak, k, minimum_bytes=minimum, rules=rules,
                         explanation=(f"the pipeline {how}",))
-    forwards = 1
-    if sb.stage.kind == SAMPLE:
-        cond = sb.batch_factor
-        forwards = 2 if cond == 2 and k == 1 else 1
-        compute_s = forward_flops(model, latent, max(1, latent.batch) * cond, sb.stage.text_tokens) / (
-            ctx.flops * MFU_TRANSFORMER)
-    else:
-        compute_s = 2.0 * (model.params if model is not None else weights / 2) * 512 / (ctx.flops * MFU_TRANSFORMER)
+    # streamed weights are a slower run by design (RUNS_SLOWER, as a partial load is), however small the cost
+    if sb.stage.kind != SAMPLE:  # one pass: its weights copied in once
+        transfer_s = streamed / ctx.host_bps
+        note = f"the pipeline {how}: {fmt_gib(streamed)} of {what} copied in once (≈ {transfer_s:.0f} s)"
+        return StageRun(RUNS_SLOWER, resident, streamed, peak, k, extra_seconds=transfer_s, minimum_bytes=minimum,
+                        explanation=(note,), rules=rules)
+    cond = sb.batch_factor
+    forwards = 2 if cond == 2 and k == 1 else 1
+    compute_s = forward_flops(model, latent, max(1, latent.batch) * cond, sb.stage.text_tokens) / (
+        ctx.flops * MFU_TRANSFORMER)
     transfer_s = forwards * streamed / ctx.host_bps
     overlap = mode == "group"
     step_s = max(compute_s, transfer_s) if overlap else compute_s + transfer_s
     slowdown = step_s / compute_s if compute_s > 0 else 1.0
     slowdown_high = (compute_s + transfer_s) / compute_s if compute_s > 0 else 1.0
-    # streamed weights are a slower run by design (RUNS_SLOWER, as a partial load is), however small the cost
-    if sb.stage.kind != SAMPLE:
-        note = f"the pipeline {how}: {fmt_gib(streamed)} of {what} copied in once (≈ {transfer_s:.0f} s)"
-        return StageRun(RUNS_SLOWER, resident, streamed, peak, k, extra_seconds=transfer_s, minimum_bytes=minimum,
-                        explanation=(note,), rules=rules)
     cost = (f"sampling ≈ {slowdown_high:.1f}× slower" if not overlap and slowdown_high >= 1.05 else
             "sampling about as fast (the copies are small next to the compute)" if not overlap
             else speed_words(slowdown, slowdown_high))
     note = f"the pipeline {how}: {fmt_gib(streamed)} copied per forward, {cost}"
     return StageRun(RUNS_SLOWER, resident, streamed, peak, k, forwards, slowdown=slowdown, slowdown_high=slowdown_high,
                     step_seconds=step_s, minimum_bytes=minimum, explanation=(note,), rules=rules)
+
+
+def _one_cond_working(sb) -> int:
+    """A sampling stage's working memory with cond and uncond run one after another (its peak minus the batched
+    extra): what a pack that does not batch CFG needs."""
+    return sb.working_bytes - (sb.peak_bytes - sb.min_peak_bytes)
 
 
 def _model(sb, kind: str):
@@ -471,7 +474,7 @@ def run_sample(sb, ctx: _Ctx) -> StageRun:
                         explanation=("the diffusion model or the latent size is unknown: nothing to simulate",))
     cond_needed = sb.batch_factor
     work_batched = sb.working_bytes
-    work_single = sb.working_bytes - (sb.peak_bytes - sb.min_peak_bytes)
+    work_single = _one_cond_working(sb)
     batch = max(1, latent.batch)
     est_full = comfy_memory_required(model, latent, 2 * batch)  # always cond+uncond (sampler_helpers.py:121-122 / :133-134)
     est_min = comfy_memory_required(model, latent, batch)

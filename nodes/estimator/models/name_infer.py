@@ -372,13 +372,27 @@ def _model(name, path, base, kind, kind_why, prec: Precision, rule: Rule | None 
         if kind == CONTROLNET and rule:
             return None, f"a {rule.label} ControlNet: its size is not its base model's, and the name gives none"
         return None, f"{what}: no parameter count in the name and no known family to take it from"
-    if rule and rule.family.startswith("wan") and re.search(_WAN_EXTRAS, path) and of_family:
+    if of_family and _wan_extra(rule, path):
         pwhy += " (the base model's count: this variant's extra layers are not counted)"
     if kind == CHECKPOINT and rule and rule.family not in ("sd15", "sdxl"):
         pwhy += " (the diffusion model only: bundled encoders and VAE not counted)"
     nbytes, extra = _stored_bytes(params, prec, rule, of_family)
     said = f"inferred from the name: {what}, {pwhy}; {prec.said}{extra}"
     return _info(name, kind, rule, what, params, nbytes, prec, said, kind_why, variant), said
+
+
+def _wan_extra(rule: Rule | None, path: str) -> bool:
+    """A Wan variant with layers of its own (VACE, Fun, S2V, Animate ...)."""
+    return bool(rule and rule.family.startswith("wan") and re.search(_WAN_EXTRAS, path))
+
+
+def base_count_only(name: str, folder: str | None = None) -> bool:
+    """A diffusion model priced at its base model's count although it has layers of its own: a Wan variant whose
+    count is the family's, not its name's (a published size then says more: models/published.py)."""
+    path, base, _ = _split(name)
+    where = f"{(folder or '').lower()}/{path}"
+    rule = _family(DIFFUSION, where)
+    return _wan_extra(rule, where) and _params(rule, base, DIFFUSION, where)[2]
 
 
 def _stored_bytes(params: int, prec: Precision, rule: Rule | None, of_family: bool) -> tuple[int, str]:

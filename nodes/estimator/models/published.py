@@ -13,7 +13,7 @@ from types import MappingProxyType
 from .catalogue import _FOLDER_ALIASES, _norm, entry_info
 from ..families import FAMILIES
 from ..model_info import DIFFUSION, LORA, ModelInfo
-from .name_infer import family_of, infer_info, kind_of_folder, precision_of
+from .name_infer import base_count_only, family_of, infer_info, kind_of_folder, precision_of
 
 
 def catalogue_info(name: str, folder: str | None = None) -> ModelInfo | None:
@@ -74,7 +74,7 @@ def _sized(name: str, where: str | None, nbytes: int, evidence: str, cite: str) 
         params = inferred.params
         if inferred.kind == LORA:  # the rank was assumed; the published bytes say the count
             params = int(entry["bytes"]) * 8 // (16 if inferred.dtype in (None, "BF16", "F16") else 32)
-        elif inferred.kind == DIFFUSION and any("extra layers are not counted" in e for e in inferred.evidence) \
+        elif inferred.kind == DIFFUSION and base_count_only(name, where) \
                 and not (inferred.quantization or "").startswith("gguf"):
             # a variant with layers of its own (Wan VACE / Fun / S2V ...) priced at its base model's count: the
             # published bytes at the name's precision count them too (the VACE 14B fp16 file holds 17.3B, not 14.3B)

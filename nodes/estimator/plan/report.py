@@ -356,11 +356,10 @@ def _verdict_tail(budget, peak_stage) -> str:
         if budget.offload_bytes:
             parts.append(f"keeps {fmt_gib(budget.offload_bytes)} of weights in RAM: "
                          f"{speed_words(budget.slowdown, getattr(budget, 'slowdown_high', budget.slowdown))}")
-        placed_by_pack = peak_stage.stage.manager is not None  # the pack's own offloading, not ComfyUI's
+        manager = peak_stage.stage.manager  # a pack's own offloading, not ComfyUI's
         if budget.extra_seconds >= 1:
-            parts.append(f"+{budget.extra_seconds:.0f} s once ({'copies' if placed_by_pack else 'fallbacks'})")
-        who = f"{peak_stage.stage.manager if peak_stage.stage.manager != 'diffusers' else 'the pipeline'}" \
-            if placed_by_pack else "ComfyUI"
+            parts.append(f"+{budget.extra_seconds:.0f} s once ({'copies' if manager else 'fallbacks'})")
+        who = {None: "ComfyUI", "diffusers": "the pipeline"}.get(manager, manager)
         return f"{need} ({fmt_gib(cap)} usable); {who} " + "; ".join(parts or ["falls back"])
     short = max((r.shortfall_bytes for r in budget.runs if r.outcome == "oom"), default=0)
     stage = next((sb.title for sb, r in zip(budget.stages, budget.runs) if r.outcome == "oom"), peak_stage.title)

@@ -110,10 +110,8 @@ def simulate(stage_budgets, device) -> list:
                 run = replace(run, peak_bytes=run.peak_bytes + held, shortfall_bytes=short, explanation=run.explanation + (
                     f"{held / 2**30:.2f} GiB of earlier models stay on the card: {why}",))
             runs.append(run)
-            why = _stuck_why(ctx, sb)
             stuck.update({it.label: (it.bytes, why) for it in sb.items if it.category == "weights"
-                          and it.model is not None and why
-                          and (why in ("full", "wrapper_high") or _stays(ctx.vram_state, it.model))})
+                          and it.model is not None and (why := _stuck_why(ctx, sb, it.model))})
             continue
         if not sb.on_card:  # a loader runs it on another device: only this card's CUDA context is here
             short = sb.peak_bytes - device.capacity_bytes  # only a DisTorch2 donor share can be here
@@ -136,19 +134,15 @@ _STUCK_WHY = {"gpu_only": f"with --gpu-only {_NEVER_OFF}", "high": f"with --high
               "wrapper_high": "WanVideoWrapper offloads to ComfyUI's offload device, the GPU in high-VRAM mode"}
 
 
-def _stays(vram_state: str, model) -> bool:
-    if vram_state == "gpu_only":
-        return True
-    return vram_state == "high" and getattr(model, "kind", "") == DIFFUSION
-
-
-def _stuck_why(ctx, sb) -> str:
-    """Why this stage's weights stay on the card for good ("" when they do not)."""
+def _stuck_why(ctx, sb, model) -> str:
+    """Why this model of this stage stays on the card for good (a key of _STUCK_WHY), or "" when it does not."""
     if sb.stage.manager == runtime.DIFFUSERS:
         return "full" if sb.stage.offload == "full" else ""
     if sb.stage.manager == runtime.WRAPPER and ctx.vram_state in ("high", "gpu_only"):
         return "wrapper_high"
-    return ctx.vram_state if ctx.vram_state in _STUCK_WHY else ""
+    if ctx.vram_state == "gpu_only" or (ctx.vram_state == "high" and getattr(model, "kind", "") == DIFFUSION):
+        return ctx.vram_state
+    return ""
 
 
 def _simulate_one(sb, ctx, runs):

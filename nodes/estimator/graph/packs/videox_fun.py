@@ -359,12 +359,13 @@ def _input_types() -> dict:
     out["LoadEasyAnimateLora"] = {"easyanimate_model": EASY}
     out.update({t: {"transformer": TRANSFORMER} for t in CONTROLNET_IN_MODEL})
     images = {n: "IMAGE" for n in _ENCODED}
-    out.update({t: {"funmodels": FUN, "prompt": "STRING", "negative_prompt": "STRING", **images}
-                for t in SAMPLERS if not t.startswith(("CogVideoX", "EasyAnimate"))})
-    out.update({t: {"easyanimate_model": EASY, "prompt": "STRING_PROMPT", "negative_prompt": "STRING_PROMPT",
-                    "camera_conditions": "STRING", **images} for t in SAMPLERS if t.startswith("EasyAnimate")})
-    out.update({t: {"cogvideoxfun_model": FUN, "prompt": "STRING", "negative_prompt": "STRING", **images}
-                for t in SAMPLERS if t.startswith("CogVideoX")})
+    for t in SAMPLERS:
+        if t.startswith("EasyAnimate"):
+            out[t] = {"easyanimate_model": EASY, "prompt": "STRING_PROMPT", "negative_prompt": "STRING_PROMPT",
+                      "camera_conditions": "STRING", **images}
+        else:
+            model = "cogvideoxfun_model" if t.startswith("CogVideoX") else "funmodels"
+            out[t] = {model: FUN, "prompt": "STRING", "negative_prompt": "STRING", **images}
     return out
 
 
