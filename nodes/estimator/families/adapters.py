@@ -12,6 +12,12 @@ _C = "catalogue"
 # which load_sd(strict=False) leaves out (audio_encoders.py load_audio_encoder_from_sd)
 P_WHISPER_V3_ENCODER = 636_968_960
 P_CLIP_VISION_H = 632_076_800  # OpenCLIP ViT-H/14 vision tower, HF layout
+# wav2vec2 base as transformers' Wav2Vec2Model builds it (no CTC head), computed: the feature extractor (7 convs of 512,
+# the first with its GroupNorm) 4,200,448 + the projection 395,008 + masked_spec_embed 768 + the grouped positional
+# conv (768 x 48 x 128, weight-normed, + bias) 4,719,488 + the encoder norm 1,536 + 12 layers of 768 (attention
+# 4 x 590,592, FFN 768 -> 3072 -> 768, two norms: 7,087,872 each). facebook/wav2vec2-base-960h adds a 24,608-parameter
+# CTC head that Wav2Vec2Model.from_pretrained leaves out; TencentGameMate/chinese-wav2vec2-base has the same layout.
+P_WAV2VEC2_BASE = 94_371_712
 
 
 # Full-size architecture numbers (families.Family): ComfyUI's configs / the models' config.json
@@ -23,6 +29,7 @@ FAMILIES = {
                                                            image_size=224)),
     # audio encoders (comfy/audio_encoders, loaded like a text encoder: text_encoder_device / _dtype)
     "wav2vec2": Family(AUDIO_ENCODER, "wav2vec2 audio encoder", dict(hidden_size=1024, layers=24)),
+    "wav2vec2-base": Family(AUDIO_ENCODER, "wav2vec2 base audio encoder", dict(hidden_size=768, layers=12)),
     "whisper-encoder": Family(AUDIO_ENCODER, "Whisper large v3 encoder", dict(hidden_size=1280, layers=32)),
     "unknown": Family(UNKNOWN, "unknown model", {}),
 }
@@ -44,6 +51,9 @@ NAME_RULES = {
         # comfy/audio_encoders/whisper.py WhisperLargeV3: the encoder only (a full Whisper file's decoder is not loaded)
         _r(r"whisper", "whisper-encoder", "Whisper large v3 encoder", P_WHISPER_V3_ENCODER,
            f"{_C} P_WHISPER_V3_ENCODER (computed)"),
+        # WanVideoWrapper's (Down)load Wav2Vec Model names a Hugging Face repository; its files say "base" too
+        _r(r"wav2vec2?[_-]?(base|chinese)|chinese[_-]?wav2vec", "wav2vec2-base", "wav2vec2 base audio encoder",
+           P_WAV2VEC2_BASE, f"{_C} P_WAV2VEC2_BASE (computed)"),
         _r(r"wav2vec", "wav2vec2", "wav2vec2 audio encoder"),
     ),
 }
@@ -80,7 +90,7 @@ def _wav2vec2(v) -> Found | None:
                                                           or v.startswith(prefix + "feature_projection.")):
             width = v.dim(prefix + "encoder.layer_norm.bias", 0)
             layers = v.count_blocks(prefix + "encoder.layers.")
-            return Found("wav2vec2", dict(hidden_size=width, layers=layers),
+            return Found("wav2vec2-base" if width == 768 else "wav2vec2", dict(hidden_size=width, layers=layers),
                          (f"keys {prefix}encoder.layer_norm.bias ({width}) + feature extractor (wav2vec2, "
                           "audio_encoders.py load_audio_encoder_from_sd)",))
     return None

@@ -214,6 +214,8 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
         return params * 4, "fp32: no bf16 on this GPU (ComfyUI's vae_dtype for this VAE)"
     if info.kind in (VAE, CONTROLNET, CLIP_VISION):
         return params * 2, "16-bit"
+    if info.kind == AUDIO_ENCODER and ref.weight_dtype == PACK_FP32 and params:
+        return params * 4, "fp32: the node pack's precision widget"
     if info.kind == AUDIO_ENCODER:  # audio_encoders.py:11-13: the text encoder's device and dtype
         if info.family == "whisper-encoder" and params and stored > params * 2 * 1.05:
             return params * 2, ("fp16 (ComfyUI's text-encoder dtype); the encoder only: the file's Whisper decoder is "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..machine.device import Device
 from ..workload import Stage
-from .base import StageBudget, finish, overhead_items, weights_items
+from .base import Item, StageBudget, finish, overhead_items, weights_items
 
 
 def simple(stage: Stage, device: Device, info_for, title: str, roles=("clip_vision",),
@@ -21,7 +21,11 @@ def audio(stage: Stage, device: Device, info_for) -> StageBudget:
     per second (2.6 MB/s); Whisper works on fixed 30 s windows. Not counted: small next to the weights for
     clips of seconds."""
     model = next((info_for(ref) for ref in stage.models if ref.role == "audio_encoder"), None)
-    return simple(stage, device, info_for, f"Audio encode: {model.label}" if model else "Audio encode",
-                         roles=("audio_encoder",),
-                         extra_notes=("audio activations not counted: they grow with the clip's length "
-                                      "(wav2vec2-large ≈ 6 MB per second of audio), unknown before it loads",))
+    title = f"Audio encode: {model.label}" if model else "Audio encode"
+    if stage.working:  # a node pack that bounds the clip (WanVideoWrapper: num_frames / fps seconds) priced it
+        items, _infos, notes = weights_items(stage, device, info_for, ("audio_encoder",))
+        items += [Item(label, int(n), "working", why) for label, n, why in stage.working]
+        return finish(stage, title, items + overhead_items(device), notes)
+    return simple(stage, device, info_for, title, roles=("audio_encoder",),
+                  extra_notes=("audio activations not counted: they grow with the clip's length "
+                               "(wav2vec2-large ≈ 6 MB per second of audio), unknown before it loads",))

@@ -60,6 +60,10 @@ INPUT_TYPES = {
     "WanVideoImageToVideoEncode": {"vae": "WANVAE", "clip_embeds": "WANVIDIMAGE_CLIPEMBEDS", "start_image": "IMAGE", "end_image": "IMAGE", "control_embeds": "WANVIDIMAGE_EMBEDS", "temporal_mask": "MASK", "extra_latents": "LATENT", "add_cond_latents": "ADD_COND_LATENTS"},
     "WanVideoImageToVideoMultiTalk": {"vae": "WANVAE", "start_image": "IMAGE", "clip_embeds": "WANVIDIMAGE_CLIPEMBEDS"},
     "HuMoEmbeds": {"whisper_model": "WHISPERMODEL", "vae": "WANVAE", "reference_images": "IMAGE", "audio": "AUDIO"},
+    "MultiTalkWav2VecEmbeds": {"wav2vec_model": "WAV2VECMODEL", "audio": "AUDIO", "audio_1": "AUDIO", "audio_2": "AUDIO",
+                               "audio_3": "AUDIO", "audio_4": "AUDIO", "ref_target_masks": "MASK"},
+    "FantasyTalkingWav2VecEmbeds": {"wav2vec_model": "WAV2VECMODEL", "fantasytalking_model": "FANTASYTALKINGMODEL",
+                                    "audio": "AUDIO"},
     "WanVideoLoraSelect": {"prev_lora": "WANVIDLORA", "blocks": "SELECTEDBLOCKS"},
     "WanVideoLoraSelectMulti": {"prev_lora": "WANVIDLORA", "blocks": "SELECTEDBLOCKS"},
     "WanVideoModelLoader": {"compile_args": "WANCOMPILEARGS", "block_swap_args": "BLOCKSWAPARGS", "lora": "WANVIDLORA", "vram_management_args": "VRAM_MANAGEMENTARGS", "vace_model": "VACEPATH", "fantasytalking_model": "FANTASYTALKINGMODEL", "extra_model": "VACEPATH", "multitalk_model": "MULTITALKMODEL", "fantasyportrait_model": "FANTASYPORTRAITMODEL"},
@@ -106,6 +110,10 @@ OUTPUT_TYPES = {
     "WanVideoImageToVideoEncode": ["WANVIDIMAGE_EMBEDS"],
     "WanVideoImageToVideoMultiTalk": ["WANVIDIMAGE_EMBEDS", "STRING"],
     "WhisperModelLoader": ["WHISPERMODEL"],
+    "DownloadAndLoadWav2VecModel": ["WAV2VECMODEL"],
+    "Wav2VecModelLoader": ["WAV2VECMODEL"],
+    "MultiTalkWav2VecEmbeds": ["MULTITALK_EMBEDS", "AUDIO", "INT"],
+    "FantasyTalkingWav2VecEmbeds": ["FANTASYTALKING_EMBEDS"],
     "HuMoEmbeds": ["WANVIDIMAGE_EMBEDS"],
     "WanVideoLoraSelect": ["WANVIDLORA"],
     "WanVideoLoraSelectMulti": ["WANVIDLORA"],
@@ -144,6 +152,10 @@ WIDGETS = {
     "LoadWanVideoT5TextEncoder": ["model_name", "precision", "load_device", "quantization"],
     "WanVideoVAELoader": ["model_name", "precision"],
     "WhisperModelLoader": ["model", "base_precision", "load_device"],
+    "DownloadAndLoadWav2VecModel": ["model", "base_precision", "load_device"],
+    "Wav2VecModelLoader": ["model", "base_precision", "load_device"],
+    "MultiTalkWav2VecEmbeds": ["normalize_loudness", "num_frames", "fps", "audio_scale", "audio_cfg_scale"],
+    "FantasyTalkingWav2VecEmbeds": ["num_frames", "fps", "audio_scale", "audio_cfg_scale"],
     "LoadWanVideoClipTextEncoder": ["model_name", "precision", "load_device"],
     "WanVideoBlockSwap": ["blocks_to_swap", "offload_img_emb", "offload_txt_emb"],
     "WanVideoSampler": _SAMPLER_WIDGETS,
@@ -453,6 +465,57 @@ def _encode(a, node):
     return a.encode_stage(node, vae_type="WANVAE", pixels="image", manager=MANAGER)
 
 
+@loader
+def _wav2vec_loader(a, node, slot, type_, visiting):
+    """(Down)load Wav2Vec Model names a Hugging Face repository (models/transformers/<repo>), Wav2VecModelLoader a
+    file from models/wav2vec2; both cast every weight to base_precision (multitalk/nodes.py, fantasytalking/nodes.py:
+    .to(base_dtype), set_module_tensor_to_device(..., dtype=base_dtype))."""
+    if type_ != "WAV2VECMODEL":
+        return []
+    folder = "transformers" if node.type == "DownloadAndLoadWav2VecModel" else "wav2vec2"
+    fp32 = a.value(node, "base_precision") == "fp32"
+    ref = a.loader_ref(node, "model", role="audio_encoder", folder=folder, weight_dtype=PACK_FP32 if fp32 else None)
+    return [ref] if ref else []
+
+
+# wav2vec2 base at 16 kHz: the first conv (kernel 10, stride 5) keeps 512 channels at 3,200 steps per second, with its
+# GroupNorm and GELU copies; the encoder has 12 layers of 768 at 50 frames per second
+_W2V_RATE, _W2V_CONV, _W2V_FRAMES = 16_000, 512, 50
+
+
+def wav2vec_working(seconds: float, nbytes: int, hidden_states: int, width: int = 768) -> list[tuple[str, int, str]]:
+    """The activations of one wav2vec2 forward over `seconds` of audio (first-principles formula, uncalibrated)."""
+    samples = int(seconds * _W2V_RATE)
+    conv = 3 * _W2V_CONV * (samples // 5) * nbytes
+    states = hidden_states * int(seconds * _W2V_FRAMES) * width * nbytes
+    return [("wav2vec2 feature extractor (formula)", conv,
+             f"first-principles formula, uncalibrated: {seconds:.1f} s at 16 kHz -> the first conv's 512 channels x "
+             f"{samples // 5:,} steps, with its norm and GELU copies, {nbytes} bytes each"),
+            ("wav2vec2 hidden states (formula)", states + samples * 4,
+             f"{hidden_states} hidden state(s) x {int(seconds * _W2V_FRAMES)} frames x {width}, and the fp32 input")]
+
+
+def _wav2vec_embeds(a, node):
+    """MultiTalkWav2VecEmbeds / FantasyTalkingWav2VecEmbeds: wav2vec2.to(device), one forward over the first
+    num_frames / fps seconds of each speaker's audio (the node crops it), then wav2vec2.to(offload_device). MultiTalk
+    keeps every hidden state (output_hidden_states=True), FantasyTalking the last."""
+    link = a.link(node, "wav2vec_model")
+    if link is None:
+        return []
+    refs = tuple(a.refs(link, "WAV2VECMODEL"))
+    frames = a.number(node, "num_frames", 81) or 81
+    fps = a.number(node, "fps", 25.0) or 25.0
+    seconds = min(max(frames, 1) / max(fps, 1.0), 3600.0)
+    loader_node = a.nodes.get(refs[0].loader_node) if refs else None
+    precision = str(a.value(loader_node, "base_precision") or "fp16") if loader_node is not None else "fp16"
+    nbytes = 4 if precision == "fp32" else 2
+    states = 13 if node.type == "MultiTalkWav2VecEmbeds" else 1
+    a.stage_note(f"{a.label(node)}: wav2vec2 reads the first {seconds:.1f} s of the audio (num_frames / fps); "
+                 "a shorter clip uses less")
+    return [Stage(kind=AUDIO_ENCODE, node_id=node.id, node_type=node.type, models=refs, manager=MANAGER,
+                  working=tuple(wav2vec_working(seconds, nbytes, states)))]
+
+
 def _humo_embeds(a, node):
     """HuMoEmbeds: Whisper encodes the audio on the GPU (HuMo/nodes.py:150-190: model.to(device), then back to the
     offload device), then the VAE encode of the whole video's zero frames and the references."""
@@ -489,6 +552,7 @@ PACK = Pack(
                  "WanVideoClipVisionEncode": CLIP_VISION_ENCODE, "WanVideoImageToVideoEncode": VAE_ENCODE,
                  "WanVideoVACEEncode": VAE_ENCODE, "WanVideoAnimateEmbeds": VAE_ENCODE,
                  "WanVideoImageToVideoMultiTalk": VAE_ENCODE, "HuMoEmbeds": VAE_ENCODE, **{t: SAMPLE for t in SAMPLERS},
+                 "MultiTalkWav2VecEmbeds": AUDIO_ENCODE, "FantasyTalkingWav2VecEmbeds": AUDIO_ENCODE,
                  "WanVideoDecode": VAE_DECODE, "WanVideoEncode": VAE_ENCODE},
     handled=SETTINGS | EMBED_CREATORS | {"WanVideoSetBlockSwap", "WanVideoControlnet", "WanVideoAddControlEmbeds",
                                          "WanVideoAddFantasyPortrait", "WanVideoAddTTMLatents",
@@ -497,7 +561,7 @@ PACK = Pack(
     widgets=WIDGETS,
     input_types=INPUT_TYPES,
     output_types=OUTPUT_TYPES,
-    relevant_types={"WHISPERMODEL", "WANVIDEOMODEL", "WANTEXTENCODER", "WANVAE", "WANVIDIMAGE_EMBEDS", "WANVIDEOTEXTEMBEDS",
+    relevant_types={"WHISPERMODEL", "WAV2VECMODEL", "WANVIDEOMODEL", "WANTEXTENCODER", "WANVAE", "WANVIDIMAGE_EMBEDS", "WANVIDEOTEXTEMBEDS",
                     "WANVIDLORA", "VACEPATH", "WANVIDIMAGE_CLIPEMBEDS", "WANVIDEOCONTROLNET"},
     # one file widget each (HuMo/nodes.py WhisperModelLoader: Whisper's encoder, decoder dropped)
     simple_loaders={"WanVideoVAELoader": ("model_name", "vae", "vae", "WANVAE"),
@@ -505,12 +569,14 @@ PACK = Pack(
                     "WhisperModelLoader": ("model", "audio_encoder", "audio_encoders", "WHISPERMODEL")},
     refs={"WanVideoModelLoader": _model_loader, "LoadWanVideoT5TextEncoder": _t5_loader,
           "WanVideoLoraSelect": _lora_select, "WanVideoLoraSelectMulti": _lora_select,
-          "WanVideoVACEModelSelect": _vace_select, "WanVideoSetLoRAs": _set_loras},
+          "WanVideoVACEModelSelect": _vace_select, "WanVideoSetLoRAs": _set_loras,
+          "DownloadAndLoadWav2VecModel": _wav2vec_loader, "Wav2VecModelLoader": _wav2vec_loader},
     latents={**{t: _sampler_latent for t in SAMPLERS}, "WanVideoEncode": _encode_latent},
     stages={**{t: _sample for t in SAMPLERS}, "WanVideoTextEncode": _text_encode,
             "WanVideoTextEncodeCached": _text_encode_cached, "WanVideoClipVisionEncode": _clip_vision_encode,
             "WanVideoDecode": _decode, "WanVideoEncode": _encode,
             "WanVideoImageToVideoEncode": _image_to_video_encode, "WanVideoVACEEncode": _image_to_video_encode,
             "WanVideoAnimateEmbeds": _image_to_video_encode, "WanVideoImageToVideoMultiTalk": _image_to_video_encode,
-            "HuMoEmbeds": _humo_embeds},
+            "HuMoEmbeds": _humo_embeds, "MultiTalkWav2VecEmbeds": _wav2vec_embeds,
+            "FantasyTalkingWav2VecEmbeds": _wav2vec_embeds},
 )
