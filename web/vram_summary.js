@@ -67,8 +67,10 @@ export function summarize(b) {
   } else if (card === "unknown") {
     const names = (Array.isArray(b.missing) ? b.missing : []).map((m) => str(m?.name)).filter(Boolean);
     detail = names.length ? `can't price ${names.slice(0, 2).join(", ")}` : "part of the workflow can't be priced";
-  } else if (num(b.headroom_bytes) != null) {
-    detail = b.headroom_bytes >= 0 ? `${gib(b.headroom_bytes)} to spare` : `short by ${gib(-b.headroom_bytes)}`;
+  } else if ((num(b.spare_bytes) ?? num(b.headroom_bytes)) != null) {
+    // spare_bytes: free as ComfyUI runs the peak stage (cond / uncond in turn...); an older server sends headroom only
+    const spare = num(b.spare_bytes) ?? num(b.headroom_bytes);
+    detail = spare >= 0 ? `${gib(spare)} to spare` : `short by ${gib(-spare)}`;
   }
   const remedies = (Array.isArray(b.remedies) ? b.remedies : []).filter((r) => r && str(r.title));
   const ramRemedies = (Array.isArray(b.host?.remedies) ? b.host.remedies : []).filter((r) => r && str(r.title));

@@ -101,6 +101,15 @@ class Budget:
         return speed.run_time(self.stages, self.runs, self.device, self.host)
 
     @property
+    def spare_bytes(self) -> int:
+        """What the card keeps free at the peak as ComfyUI runs it: the verdict's figure. When the runtime splits the
+        peak stage (cond / uncond in turn, VAE batches, weights streamed), its run peak; else capacity - peak."""
+        run_peak = max((r.peak_bytes for r in self.runs), default=0)
+        if 0 < run_peak < self.peak_bytes:
+            return self.device.capacity_bytes - run_peak
+        return self.headroom_bytes
+
+    @property
     def complete(self) -> bool:
         return not self.missing and not self.incomplete and bool(self.stages)
 
@@ -144,6 +153,7 @@ class Budget:
             "peak_gib": round(self.peak_bytes / GiB, 2),
             "peak_stage": self.peak_stage,
             "headroom_bytes": self.headroom_bytes,
+            "spare_bytes": self.spare_bytes,  # the verdict's "to spare": headroom as ComfyUI runs the peak stage
             "offload_bytes": self.offload_bytes,
             "memory_mode": self.memory_mode,
             "device": {

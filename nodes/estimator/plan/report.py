@@ -346,7 +346,7 @@ def _verdict_tail(budget, peak_stage) -> str:
         run_peak = max((r.peak_bytes for r in budget.runs), default=budget.peak_bytes)
         if 0 < run_peak < budget.peak_bytes:  # ComfyUI splits the work (cond / uncond in turn, VAE batches: runtime.py)
             return (f"needs {fmt_gib(run_peak)} as ComfyUI runs it ({fmt_gib(budget.peak_bytes)} if '{peak_stage.title}' "
-                    f"ran in one go), {fmt_gib(cap - run_peak)} to spare")
+                    f"ran in one go), {fmt_gib(budget.spare_bytes)} to spare")
         spare = f"{fmt_gib(budget.headroom_bytes)} to spare"
         if budget.peak_high_bytes > budget.peak_bytes:
             spare += f"; peak {fmt_gib(budget.peak_bytes)}–{fmt_gib(budget.peak_high_bytes)}"

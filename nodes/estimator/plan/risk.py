@@ -138,6 +138,6 @@ def assess(budget, video: bool = False, regressions=(), path: Path | None = None
     if hb is None or not hb.host.known:
         basis.append("system RAM not given: the risk leaves RAM out")
     if not hits:
-        basis.insert(0, f"the card keeps {fmt_gib(max(0, budget.headroom_bytes))} free at the peak"
+        basis.insert(0, f"the card keeps {fmt_gib(max(0, budget.spare_bytes))} free at the peak"
                      if budget.verdict in ("fits", "tight") else "no edge is near")
     return OomRisk(LEVELS[level], (0.2, 0.6, 0.9)[level], tuple(basis), feats)

@@ -1,0 +1,61 @@
+"""One figure for what the card keeps free (one clear answer): when ComfyUI splits the peak stage (cond and uncond in
+turn, weights streamed), the verdict line, the risk's basis, --json `spare_bytes` and the panel's summary all give the
+room left as it runs, never the all-at-once headroom (which can be negative on a run that fits)."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workflows.corpus import community_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOW = "kijai__ComfyUI-WanVideoWrapper__wanvideo_2_1_14B_I2V_InfiniteTalk_example_03.json"
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "vram_budget.nodes.estimator.cli", "estimate", *args],
+                          capture_output=True, text=True, timeout=300, check=True)
+
+
+@pytest.fixture(scope="module")
+def estimate():
+    path = community_dir() / WORKFLOW
+    if not path.is_file():
+        pytest.skip(f"{path} is not in this checkout's corpus")
+    data = json.loads(_cli(str(path), "--gpu", "RTX 4090", "--json").stdout)
+    text = _cli(str(path), "--gpu", "RTX 4090").stdout
+    return data, text
+
+
+def test_a_split_peak_stage_has_one_spare_figure(estimate):
+    data, text = estimate
+    assert data["verdict"] in ("fits", "tight")
+    run_peak = max(s["run"]["peak_bytes"] for s in data["stages"] if s.get("run"))
+    assert data["headroom_bytes"] < 0 < data["spare_bytes"]  # all at once it would not fit; as it runs it does
+    assert data["spare_bytes"] == data["device"]["capacity_bytes"] - run_peak
+    gib = f"{data['spare_bytes'] / 2 ** 30:.2f} GiB"
+    assert f"{gib} to spare" in text.splitlines()[1]
+    assert f"the card keeps {gib} free at the peak" in data["oom_risk"]["basis"][0]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed: the panel's summary is checked in "
+                                                         "the browser tests instead")
+def test_the_panel_summary_says_the_same_spare(estimate, tmp_path):
+    data, _text = estimate
+    (tmp_path / "b.json").write_text(json.dumps(data))
+    script = (f"import {{ summarize }} from {json.dumps((ROOT / 'web' / 'vram_summary.js').as_uri())};\n"
+              "import { readFileSync } from 'node:fs';\n"
+              f"const s = summarize(JSON.parse(readFileSync({json.dumps(str(tmp_path / 'b.json'))}, 'utf8')));\n"
+              "console.log(JSON.stringify(s));\n")
+    (tmp_path / "run.mjs").write_text(script)
+    out = subprocess.run(["node", str(tmp_path / "run.mjs")], capture_output=True, text=True, timeout=60, check=True)
+    summary = json.loads(out.stdout)
+    blob = json.dumps(summary)
+    assert f"{data['spare_bytes'] / 2 ** 30:.2f} GiB to spare" in blob
+    assert not re.search(r"short by", blob)
