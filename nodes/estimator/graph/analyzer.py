@@ -361,6 +361,12 @@ class _Analyzer:
         out: list[ModelRef] = []
         for _, upstream in ins:
             out.extend(self.refs(upstream, type_, visiting))
+        if type_ == "MODEL":
+            # a MODEL -> MODEL node that also takes a MODEL_PATCH (QwenImageDiffsynthControlnet, WanInfiniteTalkToVideo,
+            # USOStyleReference, AnimaLLLiteApply ...) sets a patch whose models() returns it: ComfyUI loads the patch
+            # with the model it samples (comfy_extras/nodes_model_patch.py; comfy/ldm/wan/model_multitalk.py:456)
+            for _, patch in self.linked_inputs_of_type(node, "MODEL_PATCH"):
+                out.extend(self.refs(patch, "MODEL_PATCH", visiting))
         return out
 
     def controlnets(self, cond_links: Iterable[_Link | None]) -> list[ModelRef]:

@@ -4,6 +4,7 @@ on the GPU for each (the dtype it loads at)."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from typing import Callable
 
@@ -172,6 +173,8 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
     dtype = info.dtype or "?"
     if info.source in ("missing", "unset"):
         return 0, "size unknown: not counted (the estimate is a lower bound)"
+    if ref.role == "model_patch":
+        return _model_patch_bytes(info, ref, device)
     if ref.weight_dtype == PACK_16BIT and params and info.kind in (DIFFUSION, TEXT_ENCODER):
         return params * 2, "16-bit: the node pack casts the weights to its precision widget, whatever the file"
     if info.kind == DIFFUSION:
@@ -212,6 +215,10 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
         if FAMILIES[info.family].arch.get("vae_dtype_bytes") if info.family in FAMILIES else None:
             return params * 4, "fp32: the VAE's only working dtype in ComfyUI"
         return params * 4, "fp32: no bf16 on this GPU (ComfyUI's vae_dtype for this VAE)"
+    if info.kind == CONTROLNET and q.startswith("gguf"):
+        return stored, f"GGUF {dtype} kept quantized"
+    if info.kind == CONTROLNET and ref.weight_dtype in FP8_WIDGETS and params:  # an add-on cast with its model
+        return params, f"{ref.weight_dtype} with the model it joins: 1 byte/param"
     if info.kind in (VAE, CONTROLNET, CLIP_VISION):
         return params * 2, "16-bit"
     if info.kind == AUDIO_ENCODER and ref.weight_dtype == PACK_FP32 and params:
@@ -229,6 +236,22 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
         return params * per, (f"{held_by}{f' ({ref.weight_dtype})' if per != 2 else ''} keeps it on the GPU, outside "
                               "ComfyUI's model management, while the patched model samples")
     return stored, "unknown architecture: bytes from the file"
+
+
+_MULTITALK = re.compile(r"infinite[_-]?talk|multi[_-]?talk")
+
+
+def _model_patch_bytes(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int, str]:
+    """ModelPatchLoader (comfy_extras/nodes_model_patch.py load_model_patch, 0.18.2 / 0.33.0): each patch model is
+    built with dtype = comfy.utils.weight_dtype(sd), the file's, and manual_cast ops, so it keeps the file's bytes;
+    but MultiTalkModelPatch (InfiniteTalk / MultiTalk) is built with no dtype, fp32, and load_state_dict(sd,
+    assign=model_patcher.is_dynamic()) copies a 16-bit file into those fp32 modules unless Dynamic VRAM assigns the
+    file's own tensors (0.18.2 :262-271, :536-548)."""
+    stored, params = info.weights_bytes, info.params
+    if _MULTITALK.search(ref.name.lower()) and params and stored < params * 3 and device.memory_mode != "dynamic":
+        return params * 4, ("fp32: ModelPatchLoader builds the InfiniteTalk / MultiTalk patch with no dtype and copies "
+                            "the file into it (Dynamic VRAM would keep the file's dtype)")
+    return stored, "the file's dtype: ModelPatchLoader builds the patch in it (manual_cast)"
 
 
 def folder_resolver(models_dir: str | os.PathLike) -> Resolver:

@@ -50,6 +50,9 @@ _FOLDER_KIND = {"diffusion_models": DIFFUSION, "unet": DIFFUSION, "text_encoders
                 "ipadapter": IPADAPTER, "pulid": PULID, "instantid": INSTANTID, "ipadapter-flux": IPADAPTER_FLUX,
                 "photomaker": PHOTOMAKER, "hyper_lora": HYPERLORA,
                 "audio_encoders": AUDIO_ENCODER,
+                # ModelPatchLoader's files (comfy_extras/nodes_model_patch.py): add-ons a node attaches to the MODEL
+                # whose patch object lists them in models(), so ComfyUI loads them with it, as a ControlNet's
+                "model_patches": CONTROLNET,
                 # ComfyUI 0.33.0 folders of image-utility models its nodes load as a model of their own (the
                 # estimator prices them as a stage's model: families/birefnet.py, frame_interpolation.py)
                 "background_removal": DIFFUSION, "frame_interpolation": DIFFUSION}
@@ -69,7 +72,9 @@ _UPSCALERS = registry.name_rules(UPSCALER)
 # a LoRA named after Qwen alone ("gummycandy_qwen", "QWEN_EDIT_ACTION") adapts Qwen-Image
 _LORA_ONLY = registry.name_rules(LORA)
 _AUDIO = registry.name_rules(AUDIO_ENCODER)
-_RULES = {DIFFUSION: _DIFFUSION, CHECKPOINT: _DIFFUSION, LORA: _DIFFUSION + _LORA_ONLY, CONTROLNET: _DIFFUSION,
+# a ControlNet-like add-on with a family of its own (families/wan_talking.py) first, then the base model its name says
+_RULES = {DIFFUSION: _DIFFUSION, CHECKPOINT: _DIFFUSION, LORA: _DIFFUSION + _LORA_ONLY,
+          CONTROLNET: registry.name_rules(CONTROLNET) + _DIFFUSION,
           TEXT_ENCODER: _TEXT, VAE: _VAE, CLIP_VISION: _VISION, UPSCALER: _UPSCALERS, AUDIO_ENCODER: _AUDIO,
           IPADAPTER: registry.name_rules(IPADAPTER), PULID: registry.name_rules(PULID),
           **{kind: registry.name_rules(kind) for kind in (INSTANTID, IPADAPTER_FLUX, PHOTOMAKER, BRUSHNET, HYPERLORA)}}
@@ -102,6 +107,10 @@ _GGUF_GLUED = re.compile(r"(?<![0-9])q([2-8])(?:_?k_?([sml])|_([01]))(?![0-9])")
 def precision(base: str, ext: str) -> Precision | None:
     """Bits per weight from a lower-cased file name (no folders, no extension)."""
     q = _GGUF.search(base)
+    if q and ext == "gguf" and q.group(1) == "q8":
+        # a bare "Q8" (kijai's "..._Single_Q8.gguf"): Q8_0, GGUF's one 8-bit weight type (Q8_1 / Q8_K hold activations
+        # and dot products in llama.cpp, never a model file's weights)
+        return _gguf_precision("Q8_0")
     if q and (ext == "gguf" or "_k" in q.group(1) or q.group(1).startswith(("q8_0", "q4_0", "q5_0"))):
         return _gguf_precision(q.group(1).upper())
     glued = _GGUF_GLUED.search(base) if ext == "gguf" else None
@@ -336,8 +345,8 @@ def _params(rule: Rule | None, base: str, kind: str, path: str) -> tuple[int | N
 
 
 def _canonical(rule: Rule | None, kind: str, path: str) -> tuple[int | None, str]:
-    if rule is None or kind == CONTROLNET:  # a ControlNet is not the size of its base model
-        return None, ""
+    if rule is None or (kind == CONTROLNET and FAMILIES[rule.family].kind != CONTROLNET):
+        return None, ""  # a ControlNet is not the size of its base model (an add-on family has its own count)
     if kind == CHECKPOINT and rule.family in ("sd15", "sdxl"):
         p = P_SD15 if rule.family == "sd15" else P_SDXL
         return p, f"{_C} P_{rule.family.upper()} (UNet + text encoders + VAE)"

@@ -89,6 +89,7 @@ def _sized(name: str, where: str | None, nbytes: int, evidence: str, cite: str) 
     family, label = family_of(name, kind) or ("unknown", name.replace("\\", "/").rsplit("/", 1)[-1])
     if family != "unknown" and FAMILIES.get(family, FAMILIES["unknown"]).kind != kind:
         family = "unknown"  # a LoRA / ControlNet named after its base model is not that model
+        label = f"{label} {kind}"  # "Qwen-Image (20B) controlnet": made for that model, not that model
     if family != "unknown":
         evidence += f"; family {label} from the name"
     return ModelInfo(kind=kind, family=family, label=label, arch=MappingProxyType(dict(FAMILIES[family].arch)),

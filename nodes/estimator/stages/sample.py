@@ -39,7 +39,8 @@ def _window(latent, context_frames: int | None, notes: list):
 
 
 def build(stage: Stage, device: Device, info_for) -> StageBudget:
-    items, infos, notes = weights_items(stage, device, info_for, ("diffusion", "lora", "controlnet", *HELD_BY_PACK))
+    items, infos, notes = weights_items(stage, device, info_for, ("diffusion", "lora", "controlnet", "model_patch",
+                                                                *HELD_BY_PACK))
     # an IP-Adapter, PuLID or InstantID sits on the GPU outside ComfyUI's model management (graph/packs/
     # ipadapter_plus.py, pulid_flux.py, instantid.py): it cannot stream or be offloaded, so it is working memory
     items = [replace(i, category="working", model=None) if i.model is not None and i.model.kind in HELD_BY_PACK else i

@@ -110,6 +110,8 @@ OUTPUT_TYPES = {
     "WanVideoImageToVideoEncode": ["WANVIDIMAGE_EMBEDS"],
     "WanVideoImageToVideoMultiTalk": ["WANVIDIMAGE_EMBEDS", "STRING"],
     "WhisperModelLoader": ["WHISPERMODEL"],
+    "MultiTalkModelLoader": ["MULTITALKMODEL"],
+    "FantasyTalkingModelLoader": ["FANTASYTALKINGMODEL"],
     "DownloadAndLoadWav2VecModel": ["WAV2VECMODEL"],
     "Wav2VecModelLoader": ["WAV2VECMODEL"],
     "MultiTalkWav2VecEmbeds": ["MULTITALK_EMBEDS", "AUDIO", "INT"],
@@ -153,6 +155,8 @@ WIDGETS = {
     "WanVideoVAELoader": ["model_name", "precision"],
     "WhisperModelLoader": ["model", "base_precision", "load_device"],
     "DownloadAndLoadWav2VecModel": ["model", "base_precision", "load_device"],
+    "MultiTalkModelLoader": ["model"],
+    "FantasyTalkingModelLoader": ["model", "base_precision"],
     "Wav2VecModelLoader": ["model", "base_precision", "load_device"],
     "MultiTalkWav2VecEmbeds": ["normalize_loudness", "num_frames", "fps", "audio_scale", "audio_cfg_scale"],
     "FantasyTalkingWav2VecEmbeds": ["num_frames", "fps", "audio_scale", "audio_cfg_scale"],
@@ -202,7 +206,23 @@ def _model_loader(a, node, slot, type_, visiting):
     out = [ref] if ref else []
     out += a.refs(a.link(node, "lora"), "WANVIDLORA", visiting)
     out += a.refs(a.link(node, "vace_model"), "VACEPATH", visiting)
+    # the talking-video add-ons: their state dicts join the DiT's before it is cast (nodes_model_loading.py: the
+    # MultiTalk / FantasyTalking layers are added to the transformer), so the loader's fp8 quantization reaches them
+    for link_name, talk_type in (("multitalk_model", "MULTITALKMODEL"), ("fantasytalking_model", "FANTASYTALKINGMODEL")):
+        out += [_replace(r, weight_dtype=dtype) if dtype in FP8 and not r.gguf else r
+                for r in a.refs(a.link(node, link_name), talk_type, visiting)]
     return out
+
+
+@loader
+def _talk_loader(a, node, slot, type_, visiting):
+    """MultiTalkModelLoader / FantasyTalkingModelLoader: the add-on's file (families/wan_talking.py), from
+    models/diffusion_models (MultiTalk: or unet_gguf); its layers live inside the DiT once loaded."""
+    if type_ not in ("MULTITALKMODEL", "FANTASYTALKINGMODEL"):
+        return []
+    name = str(a.value(node, "model") or "")
+    ref = a.loader_ref(node, "model", role="controlnet", folder="diffusion_models", gguf=name.endswith(".gguf"))
+    return [ref] if ref else []
 
 
 @loader
@@ -561,7 +581,7 @@ PACK = Pack(
     widgets=WIDGETS,
     input_types=INPUT_TYPES,
     output_types=OUTPUT_TYPES,
-    relevant_types={"WHISPERMODEL", "WAV2VECMODEL", "WANVIDEOMODEL", "WANTEXTENCODER", "WANVAE", "WANVIDIMAGE_EMBEDS", "WANVIDEOTEXTEMBEDS",
+    relevant_types={"WHISPERMODEL", "WAV2VECMODEL", "MULTITALKMODEL", "FANTASYTALKINGMODEL", "WANVIDEOMODEL", "WANTEXTENCODER", "WANVAE", "WANVIDIMAGE_EMBEDS", "WANVIDEOTEXTEMBEDS",
                     "WANVIDLORA", "VACEPATH", "WANVIDIMAGE_CLIPEMBEDS", "WANVIDEOCONTROLNET"},
     # one file widget each (HuMo/nodes.py WhisperModelLoader: Whisper's encoder, decoder dropped)
     simple_loaders={"WanVideoVAELoader": ("model_name", "vae", "vae", "WANVAE"),
@@ -570,7 +590,8 @@ PACK = Pack(
     refs={"WanVideoModelLoader": _model_loader, "LoadWanVideoT5TextEncoder": _t5_loader,
           "WanVideoLoraSelect": _lora_select, "WanVideoLoraSelectMulti": _lora_select,
           "WanVideoVACEModelSelect": _vace_select, "WanVideoSetLoRAs": _set_loras,
-          "DownloadAndLoadWav2VecModel": _wav2vec_loader, "Wav2VecModelLoader": _wav2vec_loader},
+          "DownloadAndLoadWav2VecModel": _wav2vec_loader, "Wav2VecModelLoader": _wav2vec_loader,
+          "MultiTalkModelLoader": _talk_loader, "FantasyTalkingModelLoader": _talk_loader},
     latents={**{t: _sampler_latent for t in SAMPLERS}, "WanVideoEncode": _encode_latent},
     stages={**{t: _sample for t in SAMPLERS}, "WanVideoTextEncode": _text_encode,
             "WanVideoTextEncodeCached": _text_encode_cached, "WanVideoClipVisionEncode": _clip_vision_encode,
