@@ -53,7 +53,7 @@ def test_melband_weights_are_fp32_whatever_the_file_and_one_chunk_works():
         assert stage.working_bytes == sum(n for _, n, _ in MBP.chunk_working())
     # 801 frames x 60 bands x 384 x 4 bytes x 11: the feed-forward's widths of one 8 s chunk
     assert MBP.chunk_working()[0][1] == 11 * 801 * 60 * 384 * 4
-    notes = _stage(_melband_prompt("MelBandRoformer_fp16.safetensors"), "sample").stage.notes
+    notes = estimate(read_workflow(_melband_prompt("MelBandRoformer_fp16.safetensors")), DEV).notes
     assert any("1 MB per second of audio" in n for n in notes), notes
 
 
@@ -118,3 +118,53 @@ def test_the_talking_examples_are_complete():
             pytest.skip(f"{path} is not in this checkout's corpus")
         budget = estimate(read_workflow(json.loads(path.read_text())), DEV)
         assert budget.complete, (name, budget.incomplete)
+
+
+def _long_video_prompt(frames: int, window: int = 81) -> dict:
+    return {
+        "1": {"class_type": "WanVideoModelLoader", "inputs": {"model": "Wan2_1-I2V-14B-480P_fp8_e4m3fn.safetensors",
+                                                             "base_precision": "bf16", "quantization": "fp8_e4m3fn",
+                                                             "load_device": "offload_device", "attention_mode": "sdpa",
+                                                             "multitalk_model": ["9", 0]}},
+        "2": {"class_type": "LoadWanVideoT5TextEncoder", "inputs": {"model_name": "umt5-xxl-enc-bf16.safetensors",
+                                                                    "precision": "bf16", "load_device": "offload_device"}},
+        "3": {"class_type": "WanVideoTextEncode", "inputs": {"t5": ["2", 0], "positive_prompt": "a",
+                                                             "negative_prompt": "", "force_offload": True}},
+        "4": {"class_type": "WanVideoVAELoader", "inputs": {"model_name": "Wan2_1_VAE_bf16.safetensors",
+                                                            "precision": "bf16"}},
+        "5": {"class_type": "LoadImage", "inputs": {"image": "face.png"}},
+        "6": {"class_type": "WanVideoImageToVideoMultiTalk", "inputs": {
+            "vae": ["4", 0], "width": 832, "height": 480, "frame_window_size": window, "motion_frame": 25,
+            "force_offload": False, "colormatch": "disabled", "start_image": ["5", 0]}},
+        "7": {"class_type": "LoadAudio", "inputs": {"audio": "voice.wav"}},
+        "8": {"class_type": "DownloadAndLoadWav2VecModel", "inputs": {
+            "model": "TencentGameMate/chinese-wav2vec2-base", "base_precision": "fp16", "load_device": "main_device"}},
+        "9": {"class_type": "MultiTalkModelLoader", "inputs": {"model": "Wan2_1-InfiniteTalk_Single_fp16.safetensors"}},
+        "10": {"class_type": "MultiTalkWav2VecEmbeds", "inputs": {
+            "wav2vec_model": ["8", 0], "audio_1": ["7", 0], "normalize_loudness": True, "num_frames": frames,
+            "fps": 25.0, "audio_scale": 1.0, "audio_cfg_scale": 1.0, "multi_audio_type": "para"}},
+        "11": {"class_type": "WanVideoSampler", "inputs": {
+            "model": ["1", 0], "text_embeds": ["3", 0], "image_embeds": ["6", 0], "multitalk_embeds": ["10", 0],
+            "steps": 6, "cfg": 1.0, "shift": 5.0, "seed": 0, "force_offload": True, "scheduler": "unipc"}},
+        "12": {"class_type": "WanVideoDecode", "inputs": {"vae": ["4", 0], "samples": ["11", 0],
+                                                          "enable_vae_tiling": False}},
+        "13": {"class_type": "SaveImage", "inputs": {"images": ["12", 0], "filename_prefix": "talk"}},
+    }
+
+
+def test_a_long_infinitetalk_video_samples_one_window_and_keeps_every_frame_in_ram():
+    short = estimate(read_workflow(_long_video_prompt(81)), DEV)
+    long = estimate(read_workflow(_long_video_prompt(1000)), DEV)
+    assert short.complete and long.complete, long.incomplete
+    sample = [s for s in long.stages if s.stage.kind == "sample" and s.stage.manager == "WanVideoWrapper"][0]
+    assert sample.stage.latent.pixel_frames == 81  # the window, whatever the video's length
+    assert sample.peak_bytes == [s for s in short.stages if s.stage.kind == "sample"
+                                 and s.stage.manager == "WanVideoWrapper"][0].peak_bytes
+    decode = next(s for s in long.stages if s.stage.kind == "vae_decode")
+    assert decode.stage.host_output_bytes == 1000 * 832 * 480 * 3 * 4  # WanVideoDecode's float32 frames
+    assert sample.stage.host_output_bytes == 1000 * 832 * 480 * 3 * 4  # the loop's bf16 windows and their concat
+    assert long.host.peak_bytes > short.host.peak_bytes
+    assert any("windows of 81 frames" in n for n in long.notes)
+    window = estimate(read_workflow(_long_video_prompt(1000, window=49)), DEV)
+    assert [s for s in window.stages if s.stage.kind == "sample" and s.stage.manager == "WanVideoWrapper"][0] \
+        .stage.latent.pixel_frames == 49

@@ -472,6 +472,7 @@ def build_wrapper_prompt(rec: Mapping, replay: Replay) -> dict | None:
     if swap:
         kw["block_swap_args"] = [g.add("WanVideoBlockSwap", blocks_to_swap=int(swap), offload_img_emb=False,
                                        offload_txt_emb=False), 0]
+    extra: dict = {}
     stated_precision = (rec.get("precision") or "").lower()
     base = stated_precision if stated_precision in ("fp32", "fp16") else "bf16"
     if base == "fp32" and not stated:  # a 16-bit file the loader casts to base_precision fp32
@@ -489,6 +490,23 @@ def build_wrapper_prompt(rec: Mapping, replay: Replay) -> dict | None:
                        force_offload=True, frame_window_size=77, ref_images=[image, 0])
         if frames > 77:
             replay.assumed.append("frame_window_size not stated: 77, WanVideoAnimateEmbeds' default")
+    elif rec.get("long_video") in ("infinitetalk", "multitalk"):
+        # the wrapper's InfiniteTalk / MultiTalk examples: WanVideoImageToVideoMultiTalk windows (its default of 81
+        # frames) over the whole video, whose length is MultiTalkWav2VecEmbeds' num_frames
+        image = g.add("LoadImage", image="start.png")
+        wav = g.add("DownloadAndLoadWav2VecModel", model="TencentGameMate/chinese-wav2vec2-base", base_precision="fp16",
+                    load_device="main_device")
+        audio = g.add("LoadAudio", audio="speech.wav")
+        talk_embeds = g.add("MultiTalkWav2VecEmbeds", wav2vec_model=[wav, 0], audio_1=[audio, 0], normalize_loudness=True,
+                            num_frames=frames, fps=25.0, audio_scale=1.0, audio_cfg_scale=1.0, multi_audio_type="para")
+        embeds = g.add("WanVideoImageToVideoMultiTalk", vae=[vae, 0], width=w, height=h, frame_window_size=81,
+                       motion_frame=25, force_offload=False, colormatch="disabled", start_image=[image, 0],
+                       mode=rec["long_video"])
+        replay.assumed.append("frame_window_size not stated: 81, WanVideoImageToVideoMultiTalk's default; the "
+                              "InfiniteTalk fp16 add-on (Wan2_1-InfiniteTalk_Single_fp16.safetensors)")
+        talk = g.add("MultiTalkModelLoader", model="Wan2_1-InfiniteTalk_Single_fp16.safetensors")
+        g.nodes[model]["inputs"]["multitalk_model"] = [talk, 0]
+        extra = {"multitalk_embeds": [talk_embeds, 0]}
     elif recipe.i2v:
         image = g.add("LoadImage", image="start.png")
         embeds = g.add("WanVideoImageToVideoEncode", vae=[vae, 0], width=w, height=h, num_frames=frames,
@@ -497,7 +515,8 @@ def build_wrapper_prompt(rec: Mapping, replay: Replay) -> dict | None:
         embeds = g.add("WanVideoEmptyEmbeds", width=w, height=h, num_frames=frames)
     cfg = rec.get("cfg") if rec.get("cfg") is not None else recipe.cfg
     sampler = g.add("WanVideoSampler", model=[model, 0], text_embeds=[text, 0], image_embeds=[embeds, 0],
-                    steps=rec.get("steps") or 20, cfg=cfg, shift=5.0, seed=0, force_offload=True, scheduler="unipc")
+                    steps=rec.get("steps") or 20, cfg=cfg, shift=5.0, seed=0, force_offload=True, scheduler="unipc",
+                    **extra)
     decoded = g.add("WanVideoDecode", vae=[vae, 0], samples=[sampler, 0], enable_vae_tiling=False)
     g.add("SaveImage", images=[decoded, 0], filename_prefix="out")
     return g.nodes

@@ -57,6 +57,8 @@ FIELDS: dict[str, tuple] = {
     # issue 32: the run-time state of 0.35+ ComfyUI that moves memory, when the source states it
     "comfy_compiler": (_STR, False, ON_OFF, 4), "cuda_graphs": (_STR, False, ON_OFF, 4),
     "fast_disk": (_STR, False, ON_OFF, 4), "container_ram_gib": (_NUM, False, None, 65536),
+    # WanVideoWrapper's Multi/InfiniteTalk long-video loop (windows of frame_window_size), when the source names it
+    "long_video": (_STR, False, ("infinitetalk", "multitalk"), 16),
 }
 _ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
 _DATE = re.compile(r"\d{4}-\d{2}(-\d{2})?")

@@ -55,8 +55,9 @@ def _run(a, node):
                            steps=1, latent=None, model_type=MODEL)
     working = tuple(chunk_working())
     a.stage_note(f"Mel-Band RoFormer working memory ~{fmt_mib(sum(n for _, n, _ in working))} for one 8 s chunk "
-                 "(first-principles formula, uncalibrated); not counted: the clip and two accumulators kept on the "
-                 "GPU as stereo fp32, about 1 MB per second of audio, unknown before the audio loads")
+                 "(first-principles formula, uncalibrated)")
+    a.note(f"{a.label(node)}: not counted: the audio clip and two accumulators it keeps on the GPU, about 1 MB per "
+           "second of audio, unknown before the audio loads")
     return _replace(stage, working=working)
 
 

@@ -168,7 +168,9 @@ WIDGETS = {
     "WanVideoImageToVideoEncode": ["width", "height", "num_frames"],
     "WanVideoVACEEncode": ["width", "height", "num_frames"],
     "WanVideoAnimateEmbeds": ["width", "height", "num_frames", "force_offload", "frame_window_size"],
-    "WanVideoImageToVideoMultiTalk": ["width", "height", "num_frames"],
+    # multitalk/nodes.py WanVideoImageToVideoMultiTalk: the window, not the video's length (MultiTalkWav2VecEmbeds')
+    "WanVideoImageToVideoMultiTalk": ["width", "height", "frame_window_size", "motion_frame", "force_offload",
+                                      "colormatch"],
     "WanVideoPhantomEmbeds": ["num_frames", "phantom_cfg_scale", "phantom_start_percent", "phantom_end_percent"],
     "HuMoEmbeds": ["num_frames", "width", "height", "audio_scale", "audio_cfg_scale", "audio_start_percent",
                    "audio_end_percent", "tiled_vae"],
@@ -275,7 +277,8 @@ def embeds_shape(a, link, depth: int = 0) -> LatentShape | None:
         node = a.nodes.get(link.node) if link else None
         if node is None:
             return None
-        if all(k in node.inputs for k in ("width", "height", "num_frames")) or node.type == "WanVideoPhantomEmbeds":
+        if all(k in node.inputs for k in ("width", "height", "num_frames")) or node.type in (
+                "WanVideoPhantomEmbeds", MULTITALK):
             return _embeds_creator(a, node)
         if node.type == "WanVideoControlEmbeds":
             return a.latent(a.link(node, "latents"), depth + 1)
@@ -319,6 +322,9 @@ def _embeds_creator(a, node) -> LatentShape | None:
     for name in ("width", "height"):
         a.check_widget_range(node, name)
     width, height, frames = a.number(node, "width"), a.number(node, "height"), a.number(node, "num_frames")
+    if node.type == MULTITALK:  # the model and the VAE see one window: ((frame_window_size - 1) // 4) * 4 + 1 frames
+        window = a.number(node, "frame_window_size", 81) or 81
+        frames = ((max(window, 1) - 1) // 4) * 4 + 1
     if None in (width, height, frames):
         return None
     channels, spatial, temporal = geometry
@@ -426,10 +432,46 @@ def _sample(a, node):
     if blocks:
         a.stage_note(f"block swap: {blocks} transformer blocks kept in RAM and brought in one at a time")
     context = _context_frames(a, src) or _animate_window(a, a.link(src, "image_embeds"))
-    return a.sample_stage(node, model_links=[model_link], cond_links=[], cfg=cfg,
-                          uses_negative=cfg is not None and cfg != 1, steps=steps, notes=notes,
-                          model_type="WANVIDEOMODEL", latent=shape, manager=MANAGER, blocks_to_swap=blocks or 0,
-                          cfg_batched=bool(batched) if isinstance(batched, bool) else False, context_frames=context)
+    stage = a.sample_stage(node, model_links=[model_link], cond_links=[], cfg=cfg,
+                           uses_negative=cfg is not None and cfg != 1, steps=steps, notes=notes,
+                           model_type="WANVIDEOMODEL", latent=shape, manager=MANAGER, blocks_to_swap=blocks or 0,
+                           cfg_batched=bool(batched) if isinstance(batched, bool) else False, context_frames=context)
+    held = _multitalk_output(a, node)
+    return _replace(stage, host_output_bytes=held) if held and stage is not None else stage
+
+
+MULTITALK = "WanVideoImageToVideoMultiTalk"
+
+
+def multitalk_video(a, sampler) -> tuple[int, int, int, int] | None:
+    """(frames in all, window, width, height) of a Multi/InfiniteTalk long video: the sampler's image_embeds from
+    WanVideoImageToVideoMultiTalk loop over windows of frame_window_size frames (multitalk/multitalk_loop.py) until
+    the audio MultiTalkWav2VecEmbeds cropped to num_frames / fps runs out; None for any other sampler."""
+    src = _sampler_source(a, sampler)
+    embeds = a.nodes.get(getattr(a.link(src, "image_embeds"), "node", None))
+    if embeds is None or embeds.type != MULTITALK:
+        return None
+    width, height = a.number(embeds, "width"), a.number(embeds, "height")
+    window = ((max(a.number(embeds, "frame_window_size", 81) or 81, 1) - 1) // 4) * 4 + 1
+    audio = a.nodes.get(getattr(a.link(src, "multitalk_embeds"), "node", None))
+    total = a.number(audio, "num_frames") if audio is not None and audio.type == "MultiTalkWav2VecEmbeds" else None
+    if not (width and height):
+        return None
+    return max(total or window, window), window, width, height
+
+
+def _multitalk_output(a, sampler) -> int:
+    """Bytes the long video keeps on the CPU: each window is decoded inside the loop and kept in the VAE's bf16
+    (multitalk_loop.py: vae.decode(...).cpu(), gen_video_list), then concatenated (a second copy) and returned;
+    said as a stage note. 0 when the sampler is not a Multi/InfiniteTalk loop."""
+    video = multitalk_video(a, sampler)
+    if video is None:
+        return 0
+    total, window, width, height = video
+    a.note(f"{a.label(sampler)}: Multi/InfiniteTalk long video: the model samples windows of {window} frames (frame_window_size) "
+                 f"and decodes each in the loop; the {total} frames (MultiTalkWav2VecEmbeds num_frames, at most) "
+                 "collect in RAM")
+    return total * width * height * 3 * 2 * 2
 
 
 def _animate_window(a, link) -> int | None:
@@ -478,7 +520,14 @@ def _decode(a, node):
         tile = a.number(node, "tile_x", 272) or 272
         stride = a.number(node, "tile_stride_x", 144) or 144
         tiled = {"tile_size": tile, "overlap": max(0, tile - stride), "temporal_size": 10_000, "temporal_overlap": 0}
-    return a.decode_stage(node, vae_type="WANVAE", manager=MANAGER, tiled=tiled)
+    stage = a.decode_stage(node, vae_type="WANVAE", manager=MANAGER, tiled=tiled)
+    sampler = a.nodes.get(getattr(a.link(node, "samples"), "node", None))
+    video = multitalk_video(a, sampler) if sampler is not None and sampler.type in SAMPLERS else None
+    if video is not None and stage is not None:
+        # the sampler hands over the decoded video and WanVideoDecode only converts it: float32 frames in RAM
+        total, _window, width, height = video
+        return _replace(stage, host_output_bytes=total * width * height * 3 * 4)
+    return stage
 
 
 def _encode(a, node):
