@@ -111,7 +111,7 @@ SEEDVR2_VAE_DECODE_BYTES_PER_PIXEL = 160  # vae.py:1582
 SEEDVR2_VAE_ENCODE_ELEMENTS = 64  # sd.py:595
 
 
-def _seedvr2_vae_bytes(op: str, latent, dtype_bytes: int, tiled=None):
+def _seedvr2_vae_bytes(op: str, latent, dtype_bytes: int, tiled=None, options=None):
     """sd.py:594 / vae.py:1581-1604 decode: ((T - 1) x 4 + 1) x 8h x 8w x 160 bytes (per batch item; at one tile for
     VAEDecodeTiled, sd.py:1328); sd.py:595 encode: max(F, 5) x H x W x 64 x dtype (the whole input, tiled or not)."""
     if latent.media:
@@ -133,9 +133,13 @@ def _seedvr2_vae_bytes(op: str, latent, dtype_bytes: int, tiled=None):
     h = int(latent.pixel_height or latent.height * 8)
     w = int(latent.pixel_width or latent.width * 8)
     frames = int(latent.pixel_frames or max(1, int(latent.batch)))
-    value = max(frames, 5) * h * w * SEEDVR2_VAE_ENCODE_ELEMENTS * dtype_bytes
     where = "sd.py:595, " + ("1427: memory_used_encode, for the whole input although the node tiles" if tiled
                              else "1371: memory_used_encode")
+    if tiled and (options or {}).get("encode_per_tile"):  # a node that tiles the encode itself (the SeedVR2 pack)
+        size = int(tiled.get("tile_size", 1024) or 1024)
+        h, w = min(h, size), min(w, size)
+        where = "sd.py:595 memory_used_encode at one tile: the node encodes tile by tile"
+    value = max(frames, 5) * h * w * SEEDVR2_VAE_ENCODE_ELEMENTS * dtype_bytes
     return math.ceil(value), (f"{w}×{h}×{frames} frame(s) (max(F, 5)): ComfyUI 0.33's own estimate for the SeedVR2 "
                               f"VAE (VideoAutoencoderKLWrapper, {where}), not traced; {dtype_bytes}-byte working dtype")
 

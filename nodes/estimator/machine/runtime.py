@@ -241,6 +241,13 @@ def prefetch_block_bytes(model, loaded_bytes: int) -> int:
 # there is no partial load and no tiled retry, so what does not fit is an OOM. Text encoder and
 # VAE go to the GPU whole for their pass and are offloaded after it (force_offload defaults on).
 WRAPPER = "WanVideoWrapper"
+SEEDVR2 = "SeedVR2"  # numz/ComfyUI-SeedVR2_VideoUpscaler: its own placement, block swap and phases
+# the packs that place a whole model themselves with block swap (run_wrapper), and the rule each follows
+BLOCK_SWAP_RULES = {
+    WRAPPER: "ComfyUI-WanVideoWrapper nodes_model_loading.py / nodes_sampler.py (block swap, no partial load)",
+    SEEDVR2: "ComfyUI-SeedVR2_VideoUpscaler src/core/generation_phases.py, src/optimization/blockswap.py (one model "
+             "per phase, block swap, no partial load)",
+}
 
 
 def block_bytes(stage, num_layers: int) -> int:
@@ -266,7 +273,8 @@ def block_bytes(stage, num_layers: int) -> int:
 
 def run_wrapper(sb, ctx: _Ctx) -> StageRun:
     weights, work = sb.weights_bytes, sb.working_bytes
-    rules = ("ComfyUI-WanVideoWrapper nodes_model_loading.py / nodes_sampler.py (block swap, no partial load)",)
+    rules = (BLOCK_SWAP_RULES.get(sb.stage.manager, BLOCK_SWAP_RULES[WRAPPER]),)
+    who = "the wrapper" if sb.stage.manager == WRAPPER else sb.stage.manager
     if sb.stage.kind != SAMPLE:
         if any(it.category == "working" for it in sb.items) is False and sb.stage.kind in (VAE_DECODE, VAE_ENCODE):
             return StageRun(UNKNOWN, peak_bytes=sb.peak_bytes, explanation=("VAE working memory unknown",))
@@ -277,7 +285,7 @@ def run_wrapper(sb, ctx: _Ctx) -> StageRun:
             fix = ("enable_vae_tiling on the node" if sb.stage.kind in (VAE_DECODE, VAE_ENCODE) and not sb.stage.tiled
                    else "device = cpu on the text-encode node" if sb.stage.kind == TEXT_ENCODE else "smaller tiles")
             return StageRun(OOM, weights, 0, peak, shortfall_bytes=peak - ctx.capacity, minimum_bytes=peak,
-                            explanation=(f"the wrapper loads {what} whole and does not retry: {fmt_gib(peak)} needed, "
+                            explanation=(f"{who} loads {what} whole and does not retry: {fmt_gib(peak)} needed, "
                                          f"{fmt_gib(ctx.capacity)} on the card; {fix}",), rules=rules)
         return StageRun(FITS, weights, 0, peak, rules=rules)
     model = _model(sb, DIFFUSION)
@@ -289,7 +297,7 @@ def run_wrapper(sb, ctx: _Ctx) -> StageRun:
     per_block = block_bytes(sb, num_layers) if num_layers else 0
     swap = min(sb.stage.blocks_to_swap or 0, num_layers)
     notes = []
-    if swap and ctx.vram_state in ("high", "gpu_only"):
+    if swap and ctx.vram_state in ("high", "gpu_only") and sb.stage.manager == WRAPPER:
         # the wrapper swaps blocks to mm.unet_offload_device(), which is the GPU in high-VRAM mode (--highvram and
         # --gpu-only set VRAMState.HIGH_VRAM: model_management.py:1076-1080 / :563 in 0.33.0): nothing leaves the card
         flag = {"high": "--highvram", "gpu_only": "--gpu-only"}[ctx.vram_state]
@@ -317,7 +325,7 @@ def run_wrapper(sb, ctx: _Ctx) -> StageRun:
             fix = "block swap alone cannot make room: fp8 weights, fewer frames or a smaller size"
         return StageRun(OOM, resident, swapped, peak, k, shortfall_bytes=short,
                         minimum_bytes=ctx.context + work_single + per_block,
-                        explanation=tuple([f"the wrapper puts {fmt_gib(resident + in_flight)} of weights on the GPU "
+                        explanation=tuple([f"{who} puts {fmt_gib(resident + in_flight)} of weights on the GPU "
                                            f"and does not load partially: {fmt_gib(short)} short; {fix}"] + notes),
                         rules=rules)
     forwards = 2 if (cond_needed == 2 and k == 1) else 1

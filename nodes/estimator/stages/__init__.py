@@ -131,13 +131,16 @@ _STUCK_WHY = {"gpu_only": f"with --gpu-only {_NEVER_OFF}", "high": f"with --high
               "full": "a diffusers pipeline loaded with GPU_memory_mode model_full_load keeps every component there",
               # the wrapper's loaders offload to mm.unet_offload_device() (T5, VAE and DiT alike), the GPU in
               # high-VRAM mode (model_management.py:1076-1080 in 0.33.0)
-              "wrapper_high": "WanVideoWrapper offloads to ComfyUI's offload device, the GPU in high-VRAM mode"}
+              "wrapper_high": "WanVideoWrapper offloads to ComfyUI's offload device, the GPU in high-VRAM mode",
+              "seedvr2_kept": "offload_device 'none' on the SeedVR2 VAE loader keeps the VAE there"}
 
 
 def _stuck_why(ctx, sb, model) -> str:
     """Why this model of this stage stays on the card for good (a key of _STUCK_WHY), or "" when it does not."""
     if sb.stage.manager == runtime.DIFFUSERS:
         return "full" if sb.stage.offload == "full" else ""
+    if sb.stage.manager == runtime.SEEDVR2:
+        return "seedvr2_kept" if sb.stage.offload == "full" else ""
     if sb.stage.manager == runtime.WRAPPER and ctx.vram_state in ("high", "gpu_only"):
         return "wrapper_high"
     if ctx.vram_state == "gpu_only" or (ctx.vram_state == "high" and getattr(model, "kind", "") == DIFFUSION):
@@ -146,7 +149,7 @@ def _stuck_why(ctx, sb, model) -> str:
 
 
 def _simulate_one(sb, ctx, runs):
-    if sb.stage.manager == runtime.WRAPPER:
+    if sb.stage.manager in runtime.BLOCK_SWAP_RULES:
         return runtime.run_wrapper(sb, ctx)
     if sb.stage.manager == runtime.DIFFUSERS:
         return runtime.run_diffusers(sb, ctx)
