@@ -58,7 +58,8 @@ def test_the_multitalk_patch_is_fp32_under_classic_loading(tmp_path):
     its header."""
     folder = tmp_path / "model_patches"
     folder.mkdir()
-    spec = {"audio_proj.proj1.weight": ("F16", (512, 3840)), "blocks.0.audio_cross_attn.proj.weight": ("F16", (5120, 5120))}
+    spec = {"audio_proj.proj1.weight": ("F16", (512, 3840)),
+            "blocks.0.audio_cross_attn.proj.weight": ("F16", (5120, 5120))}
     hm.write_safetensors(folder / "my_infinitetalk_patch.safetensors", spec)
     ref = ModelRef(role="model_patch", name="my_infinitetalk_patch.safetensors", folder="model_patches")
     info, _ = resolve_model(ref, folder_resolver(tmp_path))

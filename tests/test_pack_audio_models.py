@@ -126,8 +126,8 @@ def _long_video_prompt(frames: int, window: int = 81) -> dict:
                                                              "base_precision": "bf16", "quantization": "fp8_e4m3fn",
                                                              "load_device": "offload_device", "attention_mode": "sdpa",
                                                              "multitalk_model": ["9", 0]}},
-        "2": {"class_type": "LoadWanVideoT5TextEncoder", "inputs": {"model_name": "umt5-xxl-enc-bf16.safetensors",
-                                                                    "precision": "bf16", "load_device": "offload_device"}},
+        "2": {"class_type": "LoadWanVideoT5TextEncoder", "inputs": {
+            "model_name": "umt5-xxl-enc-bf16.safetensors", "precision": "bf16", "load_device": "offload_device"}},
         "3": {"class_type": "WanVideoTextEncode", "inputs": {"t5": ["2", 0], "positive_prompt": "a",
                                                              "negative_prompt": "", "force_offload": True}},
         "4": {"class_type": "WanVideoVAELoader", "inputs": {"model_name": "Wan2_1_VAE_bf16.safetensors",

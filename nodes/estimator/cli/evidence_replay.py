@@ -497,8 +497,9 @@ def build_wrapper_prompt(rec: Mapping, replay: Replay) -> dict | None:
         wav = g.add("DownloadAndLoadWav2VecModel", model="TencentGameMate/chinese-wav2vec2-base", base_precision="fp16",
                     load_device="main_device")
         audio = g.add("LoadAudio", audio="speech.wav")
-        talk_embeds = g.add("MultiTalkWav2VecEmbeds", wav2vec_model=[wav, 0], audio_1=[audio, 0], normalize_loudness=True,
-                            num_frames=frames, fps=25.0, audio_scale=1.0, audio_cfg_scale=1.0, multi_audio_type="para")
+        talk_embeds = g.add("MultiTalkWav2VecEmbeds", wav2vec_model=[wav, 0], audio_1=[audio, 0],
+                            normalize_loudness=True, num_frames=frames, fps=25.0, audio_scale=1.0,
+                            audio_cfg_scale=1.0, multi_audio_type="para")
         embeds = g.add("WanVideoImageToVideoMultiTalk", vae=[vae, 0], width=w, height=h, frame_window_size=81,
                        motion_frame=25, force_offload=False, colormatch="disabled", start_image=[image, 0],
                        mode=rec["long_video"])

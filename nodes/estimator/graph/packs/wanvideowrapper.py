@@ -468,9 +468,9 @@ def _multitalk_output(a, sampler) -> int:
     if video is None:
         return 0
     total, window, width, height = video
-    a.note(f"{a.label(sampler)}: Multi/InfiniteTalk long video: the model samples windows of {window} frames (frame_window_size) "
-                 f"and decodes each in the loop; the {total} frames (MultiTalkWav2VecEmbeds num_frames, at most) "
-                 "collect in RAM")
+    a.note(f"{a.label(sampler)}: Multi/InfiniteTalk long video: the model samples windows of {window} frames "
+           f"(frame_window_size) and decodes each in the loop; the {total} frames (MultiTalkWav2VecEmbeds num_frames, "
+           "at most) collect in RAM")
     return total * width * height * 3 * 2 * 2
 
 
@@ -630,7 +630,8 @@ PACK = Pack(
     widgets=WIDGETS,
     input_types=INPUT_TYPES,
     output_types=OUTPUT_TYPES,
-    relevant_types={"WHISPERMODEL", "WAV2VECMODEL", "MULTITALKMODEL", "FANTASYTALKINGMODEL", "WANVIDEOMODEL", "WANTEXTENCODER", "WANVAE", "WANVIDIMAGE_EMBEDS", "WANVIDEOTEXTEMBEDS",
+    relevant_types={"WHISPERMODEL", "WAV2VECMODEL", "MULTITALKMODEL", "FANTASYTALKINGMODEL",
+                    "WANVIDEOMODEL", "WANTEXTENCODER", "WANVAE", "WANVIDIMAGE_EMBEDS", "WANVIDEOTEXTEMBEDS",
                     "WANVIDLORA", "VACEPATH", "WANVIDIMAGE_CLIPEMBEDS", "WANVIDEOCONTROLNET"},
     # one file widget each (HuMo/nodes.py WhisperModelLoader: Whisper's encoder, decoder dropped)
     simple_loaders={"WanVideoVAELoader": ("model_name", "vae", "vae", "WANVAE"),
