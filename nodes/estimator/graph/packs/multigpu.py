@@ -33,7 +33,7 @@ from dataclasses import replace
 
 from ..node_specs import load_specs
 from ..base import _replace
-from . import Pack, core, gguf, wanvideowrapper
+from . import Pack, core, florence2, gguf, wanvideowrapper
 
 SUFFIXES = ("MultiGPU", "DisTorchMultiGPU", "DisTorch2MultiGPU")
 GIB = 1024**3  # DisTorch: virtual_vram_bytes = virtual_vram_gb * (1024**3); the model's GPU share is
@@ -51,6 +51,10 @@ WANVIDEO = {
     "LoadWanVideoClipTextEncoderMultiGPU": (["model_name", "precision", "device"], "device"),
     "WanVideoVAELoaderMultiGPU": (["model_name", "load_device", "precision"], "load_device"),
     "WanVideoTinyVAELoaderMultiGPU": (["model_name", "load_device", "precision", "parallel"], "load_device"),
+    # its Florence2 loaders (nodes.py Florence2ModelLoader / DownloadAndLoadFlorence2Model, override_class): the base's
+    # three widgets, then the device (the corpus workflow at 0d6dfc7 saves model, precision, attention, device, ...)
+    "DownloadAndLoadFlorence2ModelMultiGPU": (["model", "precision", "attention", "device"], "device"),
+    "Florence2ModelLoaderMultiGPU": (["model", "precision", "attention", "device"], "device"),
 }
 
 
@@ -143,7 +147,7 @@ def _alias_latent(handler):
 
 def _build() -> Pack:
     bases = Pack(name="bases")
-    for pack in (core.PACK, gguf.PACK, wanvideowrapper.PACK):
+    for pack in (core.PACK, gguf.PACK, wanvideowrapper.PACK, florence2.PACK):
         bases = bases.merged_with(pack)
     specs = load_specs().get("nodes", {})
     out = Pack(name="ComfyUI-MultiGPU")
