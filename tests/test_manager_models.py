@@ -56,3 +56,17 @@ def test_a_manager_file_is_priced_by_its_published_size():
     assert manager_info("no-such-model.safetensors", "controlnet") is None
     # the hand catalogue and the templates come first (Manager's list sizes qwen_image_bf16 at 9.78 GB)
     assert catalogue_info("qwen_image_bf16.safetensors", "diffusion_models").weights_bytes > 40 * 10 ** 9
+
+
+def test_a_control_lora_the_list_does_not_name_is_sized_by_its_siblings_of_the_same_rank():
+    """A Control-LoRA's layout is the SDXL ControlNet's factored at its rank, whatever it controls: Stability's four
+    rank-256 files agree to 0.1 MB, so thibaud's openposeXL2 rank-256 file is priced at their median; a name with no
+    rank, or a rank no listed sibling has, is not priced."""
+    from vram_budget.nodes.estimator.models.published import catalogue_info, control_lora_sibling
+    info = catalogue_info("control-lora-openposeXL2-rank256.safetensors", "controlnet")
+    assert info is not None and info.kind == "controlnet" and 774_400_000 <= info.weights_bytes <= 774_500_000
+    assert "rank-256" in info.notes[0]
+    small = control_lora_sibling("thibaud/control-lora-openposeXL2-rank128.safetensors")
+    assert small is not None and small.weights_bytes == 395_700_000
+    assert control_lora_sibling("control-lora-openposeXL2.safetensors") is None
+    assert control_lora_sibling("control-lora-x-rank64.safetensors") is None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import replace
 from functools import lru_cache
 from types import MappingProxyType
@@ -125,6 +126,8 @@ def manager_info(name: str, folder: str | None = None) -> ModelInfo | None:
     if len(found) > 1 and parts:  # the workflow's sub-folder picks among same-named files
         found = [f for f in found if f["path"].lower().rsplit("/", 1)[0].rsplit("/", 1)[-1] == parts[-1]] or []
     sizes = {f["bytes"] for f in found}
+    if not found and where == "controlnet":
+        return control_lora_sibling(name)
     if len(sizes) != 1:
         return None
     f = found[0]
@@ -132,3 +135,28 @@ def manager_info(name: str, folder: str | None = None) -> ModelInfo | None:
     cite = f"{commit}: {f['name']!r} ({f['type']}, base {f['base']}), {f['size']} (decimal units) at {f['url']}"
     evidence = f"file name {name!r}: size published by ComfyUI-Manager's model list ({f['base']} {f['type']})"
     return _sized(name, where, int(f["bytes"]), evidence, cite)
+
+
+_CONTROL_LORA = re.compile(r"control[_-]?lora.*?rank[_-]?(\d+)")
+
+
+def control_lora_sibling(name: str) -> ModelInfo | None:
+    """A Control-LoRA the list does not name, by the ones it does of the same rank: a Control-LoRA's tensors are
+    the SDXL ControlNet's layout factored at its rank (comfy/controlnet.py ControlLora: the LoRA up / down pairs and
+    the hint block, the UNet's own weights shared), whatever it controls, so Stability's canny / depth / recolor /
+    sketch files of one rank agree to 0.1 MB (rank 128: 395.7 MB each, rank 256: 774.4-774.5 MB). Their median,
+    said; None when the name gives no rank or no sibling of that rank is listed."""
+    m = _CONTROL_LORA.search(name.lower().replace("\\", "/"))
+    if not m:
+        return None
+    rank = m.group(1)
+    table = manager_models()
+    same = sorted(f["bytes"] for (folder, key), entries in table["by_name"].items() if folder == "controlnet"
+                  for f in entries if (s := _CONTROL_LORA.search(key)) and s.group(1) == rank)
+    if not same:
+        return None
+    nbytes = int(same[len(same) // 2])
+    cite = (f"{table['source']}: the median of the {len(same)} rank-{rank} Control-LoRAs ComfyUI-Manager's list "
+            f"publishes ({same[0] / 1e6:.1f}-{same[-1] / 1e6:.1f} MB): one layout per rank")
+    evidence = f"file name {name!r}: a rank-{rank} Control-LoRA, sized by its published siblings of that rank"
+    return _sized(name, "controlnet", nbytes, evidence, cite)
