@@ -54,6 +54,9 @@ def add_estimate_parser(subparsers) -> None:
     vram.add_argument("--novram", action="store_true", help="as ComfyUI's --novram (every model streamed)")
     vram.add_argument("--highvram", action="store_true", help="as ComfyUI's --highvram (models always loaded fully)")
     vram.add_argument("--gpu-only", action="store_true", help="as ComfyUI's --gpu-only (everything on the GPU)")
+    p.add_argument("--directml", nargs="?", type=int, const=-1, default=None, metavar="N",
+                   help="as ComfyUI's --directml (torch-directml on Windows: no Dynamic VRAM, no partial load "
+                        "unless --lowvram)")
     p.add_argument("--reserve-vram", type=float, metavar="GB", help="as ComfyUI's --reserve-vram (in 0.33 also Dynamic "
                    "VRAM's headroom)")
     p.add_argument("--vram-headroom", type=float, metavar="GB", default=0.0,

@@ -255,7 +255,7 @@ def device_args(rec: Mapping, replay: Replay) -> list[str]:
 
 # ComfyUI launch flags the command line takes as they are (with their value where they have one)
 _FLAGS_PLAIN = {"--lowvram", "--novram", "--highvram", "--gpu-only", "--cpu-vae", "--disable-smart-memory",
-                "--cache-none", "--high-ram", "--disable-pinned-memory"}
+                "--cache-none", "--high-ram", "--disable-pinned-memory", "--directml"}
 _FLAGS_VALUE = {"--reserve-vram", "--vram-headroom", "--cache-lru"}
 
 

@@ -36,6 +36,9 @@ class Device:
     fp8_compute: bool = True
     memory_mode: str = "classic"  # "classic" | "dynamic"
     lowvram: bool = False  # --lowvram / --novram: text encoders stay on the CPU
+    # --directml: torch-directml has no free-memory query, so ComfyUI reports 1 GiB total and free and turns partial
+    # loading off unless --lowvram (model_management.py:110-122, :324-326, :1757-1759, :557-559 in 0.33.0)
+    directml: bool = False
     te_cpu_reason: str = ""  # text encoders run on the CPU for another reason (ComfyUI's text_encoder_device)
     bf16: bool = True  # the card computes in bf16 (Ampere+); else ComfyUI runs KL VAEs in fp32
     reserve_bytes: int = COMFY_RESERVE_BYTES  # --reserve-vram
@@ -140,6 +143,7 @@ class LaunchFlags:
     fast_disk: bool = False  # --fast-disk: disk-backed loading forced (cli_args.py:184)
     disable_fast_disk: bool = False  # --disable-fast-disk (cli_args.py:185; overrides --fast-disk)
     disk: str = ""  # the models' disk: a host_memory.DISKS kind or "" (not known)
+    directml: bool = False  # --directml [N]: torch-directml (AMD / Intel on Windows); no Dynamic VRAM, no partial load
 
     def has(self, feature: str) -> bool:
         """Whether this ComfyUI has a 0.35+ feature (FEATURES: the release it came in): the 0.38 rules, and a
@@ -171,7 +175,9 @@ class LaunchFlags:
             release=str(getattr(getattr(args, "comfyui_version", None), "release", "") or ""),
             disable_comfy_compiler=flag("disable_comfy_compiler"), disable_cuda_graphs=flag("disable_cuda_graphs"),
             fast_disk=flag("fast_disk"), disable_fast_disk=flag("disable_fast_disk"),
-            disk=getattr(args, "disk", None) if isinstance(getattr(args, "disk", None), str) else "")
+            disk=getattr(args, "disk", None) if isinstance(getattr(args, "disk", None), str) else "",
+            # comfy's args.directml is the device index (-1 for the flag alone, 0 is a device): None when not given
+            directml=getattr(args, "directml", None) is not None and getattr(args, "directml") is not False)
 
     @property
     def vram_state(self) -> str:
@@ -195,7 +201,7 @@ class LaunchFlags:
             return chosen
         if self.enable_dynamic_vram:
             return "dynamic"
-        if self.cpu or self.disable_dynamic_vram:
+        if self.cpu or self.disable_dynamic_vram or self.directml:  # comfy-aimdo is CUDA only
             return "classic"
         return "dynamic" if self.rules != "0.8" and card.vendor == "NVIDIA" else "classic"
 
@@ -273,6 +279,7 @@ def device_for_launch(card: Card | None, flags: LaunchFlags = LaunchFlags(), *, 
               vendor=card.vendor, arch=card.arch, os=flags.os, attention=flags.attention(card),
               flops=card.flops or 165.2e12, host_bytes_per_s=card.host_bytes_per_s,
               memory_mode=flags.memory_mode(card, memory_mode), lowvram=state in ("low", "no"), vram_state=state,
+              directml=flags.directml,
               cpu_vae=flags.cpu_vae, smart_memory=not flags.disable_smart_memory,
               reserve_bytes=flags.reserve_bytes(total),
               other_processes_bytes=windows_desktop_bytes(card) if flags.os == "windows" else 0, source="catalogue")

@@ -133,6 +133,9 @@ class _Ctx:
     device: object = None
     headroom: int = AIMDO_HEADROOM  # what Dynamic VRAM keeps free: aimdo's headroom + --vram-headroom (0.33)
     prefetch: bool = False  # ComfyUI 0.33's block prefetch under Dynamic VRAM (Device.model_prefetch)
+    # DirectML without --lowvram: no partial load (lowvram_available False, model_management.py:122 / :991), and
+    # ComfyUI sees 1 GiB free whatever the card (:1757-1759), so it never batches cond and uncond beside a model
+    no_partial: bool = False
 
     def __post_init__(self):
         self.mim = MIM_BASE + self.reserve
@@ -148,7 +151,13 @@ def context_for(device) -> _Ctx:
         host_bps=getattr(device, "host_bytes_per_s", 0.0) or 25.2e9,
         cpu_vae=getattr(device, "cpu_vae", False), smart_memory=getattr(device, "smart_memory", True),
         device=device, headroom=dynamic_headroom(device), prefetch=bool(getattr(device, "model_prefetch", False)),
+        no_partial=bool(getattr(device, "directml", False)) and getattr(device, "vram_state", "normal") != "low",
     )
+
+
+DIRECTML_FREE = 1024**3  # model_management.py:1757-1759 (0.33.0): what ComfyUI reports free on DirectML
+DIRECTML_RULE = "model_management.py:110-122, :991 (DirectML: lowvram_available False, no partial load)"
+
 
 
 def dynamic_headroom(device) -> int:
@@ -523,8 +532,8 @@ def run_sample(sb, ctx: _Ctx) -> StageRun:
     else:
         min_req = max(ctx.mim, est_min + ctx.reserve)  # load_models_gpu :625-630 / :798-803
         budget = _load_budget(ctx, ctx.free_empty, min_req)
-        resident, streamed = _partial(weights, budget, largest)
-        free_after = ctx.free_empty - resident
+        resident, streamed = (weights, 0) if ctx.no_partial else _partial(weights, budget, largest)
+        free_after = (DIRECTML_FREE - resident) if ctx.no_partial else ctx.free_empty - resident
         k = 2 if cond_needed == 2 and COND_BATCH_FACTOR * est_full < free_after else 1
         work = work_batched if k == 2 else work_single
         transient = NUM_STREAMS * largest if streamed else 0  # casts in flight (ops.py cast_bias_weight)
@@ -532,7 +541,12 @@ def run_sample(sb, ctx: _Ctx) -> StageRun:
         minimum = ctx.context + work_single + (NUM_STREAMS * largest)
         rules += ["model_management.py:621-706 / :794-898 (load_models_gpu budget)",
                   "model_patcher.py:687-812 / :769-896 (partial load)"]
+        if ctx.no_partial:
+            rules.append(DIRECTML_RULE)
+            minimum = peak
         if peak > ctx.capacity:
+            if ctx.no_partial:
+                return _oom_no_partial(sb, ctx, peak, weights, rules, k)
             return _oom_sample(sb, ctx, minimum, work, rules, notes, k, weights, resident=resident, peak=peak)
     if cond_needed == 2:
         rules.append("samplers.py:260-275 / :259-274 (cond batching by free memory)")
@@ -586,6 +600,16 @@ def _oom_sample(sb, ctx, minimum, work, rules, notes, k, weights, resident=0, pe
                     explanation=tuple([why] + notes), rules=tuple(rules))
 
 
+def _oom_no_partial(sb, ctx, peak, weights, rules, k=1) -> StageRun:
+    """DirectML: ComfyUI loads every model whole (no partial load without --lowvram), so what does not fit is an
+    OOM where a CUDA card would stream."""
+    return StageRun(OOM, weights, 0, peak, k, shortfall_bytes=peak - ctx.capacity, minimum_bytes=peak,
+                    explanation=(f"DirectML: ComfyUI cannot load partially there, so the whole {fmt_gib(weights)} of "
+                                 f"weights must fit beside the working memory ({fmt_gib(peak)} needed, "
+                                 f"{fmt_gib(ctx.capacity)} on the card); --lowvram turns partial loading on",),
+                    rules=tuple(rules) + (DIRECTML_RULE,))
+
+
 def run_single_pass(sb, ctx: _Ctx, what: str) -> StageRun:
     """Text encoders, CLIP vision: load_models_gpu with memory_required 0 → min_req = MIM
     (sd.py:302-303); one forward per prompt, so streaming costs one copy of the streamed bytes."""
@@ -599,9 +623,11 @@ def run_single_pass(sb, ctx: _Ctx, what: str) -> StageRun:
         minimum = ctx.context + work + casts + ctx.headroom
     else:
         budget = _load_budget(ctx, ctx.free_empty, ctx.mim)
-        resident, streamed = _partial(weights, budget, largest)
-        minimum = ctx.context + work + NUM_STREAMS * largest
+        resident, streamed = (weights, 0) if ctx.no_partial else _partial(weights, budget, largest)
+        minimum = ctx.context + work + (weights if ctx.no_partial else NUM_STREAMS * largest)
     peak = ctx.context + resident + work + (NUM_STREAMS * largest if streamed else 0)
+    if ctx.no_partial and peak > ctx.capacity:
+        return _oom_no_partial(sb, ctx, peak, weights, ["sd.py:302-303 (memory_required 0)"])
     if minimum > ctx.capacity:
         return StageRun(OOM, resident, streamed, peak, shortfall_bytes=minimum - ctx.capacity, minimum_bytes=minimum,
                         explanation=(f"the {what} needs {fmt_gib(minimum)} even with its weights streamed",))

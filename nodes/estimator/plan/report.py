@@ -158,6 +158,9 @@ def assumptions(budget) -> str:
     """What the answer assumes, in one line: 'RTX 4090 · Dynamic VRAM · ComfyUI 0.33 rules · 64.00 GiB RAM (given)'."""
     dev = budget.device
     parts = [dev.name, "Dynamic VRAM" if dev.memory_mode == "dynamic" else "classic memory management"]
+    if getattr(dev, "directml", False):
+        parts.append("DirectML" + (" with --lowvram (partial loads)" if dev.vram_state == "low" else
+                                   " (no partial loads)"))
     release = dict(getattr(dev, "versions", ()) or ()).get("ComfyUI")
     host = getattr(budget, "host", None)
     rules = host.host.rules if host is not None else None
@@ -362,8 +365,13 @@ def _verdict_tail(budget, peak_stage) -> str:
         who = {None: "ComfyUI", "diffusers": "the pipeline"}.get(manager, manager)
         return f"{need} ({fmt_gib(cap)} usable); {who} " + "; ".join(parts or ["falls back"])
     short = max((r.shortfall_bytes for r in budget.runs if r.outcome == "oom"), default=0)
-    stage = next((sb.title for sb, r in zip(budget.stages, budget.runs) if r.outcome == "oom"), peak_stage.title)
-    return f"'{stage}' is short by {fmt_gib(short)} even with ComfyUI's offloading"
+    failing = next((sb for sb, r in zip(budget.stages, budget.runs) if r.outcome == "oom"), peak_stage)
+    manager = failing.stage.manager
+    how = ("even with ComfyUI's offloading" if manager is None else "with the pipeline's offload mode as set"
+           if manager == "diffusers" else f"with {manager}'s block swap as set")
+    if manager is None and getattr(budget.device, "directml", False) and budget.device.vram_state != "low":
+        how = "(DirectML: ComfyUI cannot load a model partially there; --lowvram can)"
+    return f"'{failing.title}' is short by {fmt_gib(short)} {how}"
 
 
 def _run_text(run) -> str:
