@@ -486,9 +486,10 @@ def build_wrapper_prompt(rec: Mapping, replay: Replay) -> dict | None:
     vae = g.add("WanVideoVAELoader", model_name="Wan2_1_VAE_bf16.safetensors", precision="bf16")
     if pipe == "wan22-animate-14b":  # the wrapper's Animate examples: WanVideoAnimateEmbeds, its default window of 77
         image = g.add("LoadImage", image="ref.png")
+        window = rec.get("frame_window") or 77
         embeds = g.add("WanVideoAnimateEmbeds", vae=[vae, 0], width=w, height=h, num_frames=frames,
-                       force_offload=True, frame_window_size=77, ref_images=[image, 0])
-        if frames > 77:
+                       force_offload=True, frame_window_size=window, ref_images=[image, 0])
+        if frames > window and not rec.get("frame_window"):
             replay.assumed.append("frame_window_size not stated: 77, WanVideoAnimateEmbeds' default")
     elif rec.get("long_video") in ("infinitetalk", "multitalk"):
         # the wrapper's InfiniteTalk / MultiTalk examples: WanVideoImageToVideoMultiTalk windows (its default of 81
@@ -500,11 +501,13 @@ def build_wrapper_prompt(rec: Mapping, replay: Replay) -> dict | None:
         talk_embeds = g.add("MultiTalkWav2VecEmbeds", wav2vec_model=[wav, 0], audio_1=[audio, 0],
                             normalize_loudness=True, num_frames=frames, fps=25.0, audio_scale=1.0,
                             audio_cfg_scale=1.0, multi_audio_type="para")
-        embeds = g.add("WanVideoImageToVideoMultiTalk", vae=[vae, 0], width=w, height=h, frame_window_size=81,
+        embeds = g.add("WanVideoImageToVideoMultiTalk", vae=[vae, 0], width=w, height=h,
+                       frame_window_size=rec.get("frame_window") or 81,
                        motion_frame=25, force_offload=False, colormatch="disabled", start_image=[image, 0],
                        mode=rec["long_video"])
-        replay.assumed.append("frame_window_size not stated: 81, WanVideoImageToVideoMultiTalk's default; the "
-                              "InfiniteTalk fp16 add-on (Wan2_1-InfiniteTalk_Single_fp16.safetensors)")
+        replay.assumed.append(("" if rec.get("frame_window") else "frame_window_size not stated: 81, "
+                               "WanVideoImageToVideoMultiTalk's default; ")
+                              + "the InfiniteTalk fp16 add-on (Wan2_1-InfiniteTalk_Single_fp16.safetensors)")
         talk = g.add("MultiTalkModelLoader", model="Wan2_1-InfiniteTalk_Single_fp16.safetensors")
         g.nodes[model]["inputs"]["multitalk_model"] = [talk, 0]
         extra = {"multitalk_embeds": [talk_embeds, 0]}

@@ -59,6 +59,8 @@ FIELDS: dict[str, tuple] = {
     "fast_disk": (_STR, False, ON_OFF, 4), "container_ram_gib": (_NUM, False, None, 65536),
     # WanVideoWrapper's Multi/InfiniteTalk long-video loop (windows of frame_window_size), when the source names it
     "long_video": (_STR, False, ("infinitetalk", "multitalk"), 16),
+    # WanVideoWrapper's frame_window_size (Wan-Animate, Multi/InfiniteTalk windows) when the source states it
+    "frame_window": (_INT, False, None, 10000),
 }
 _ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
 _DATE = re.compile(r"\d{4}-\d{2}(-\d{2})?")
