@@ -363,7 +363,9 @@ def test_family_table_vocabulary_and_full_size_numbers():
                "version",
                # image-utility models (families/birefnet.py, frame_interpolation.py): the loader picks the dtype
                # itself (no precision advice), and RIFE's pad to 64
-               "fixed_precision", "pad_align"}
+               "fixed_precision", "pad_align",
+               # Florence-2's DaViT first-stage width (families/florence2.py generate_working)
+               "vision_width"}
     for fid, fam in FAMILIES.items():
         assert set(fam.arch) <= allowed, (fid, set(fam.arch) - allowed)
         if "patch_size" in fam.arch:

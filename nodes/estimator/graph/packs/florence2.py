@@ -52,6 +52,10 @@ PACK = Pack(
     stages={RUN: _run},
     refs={t: _loader_refs for t in LOADERS},
     relevant_types={MODEL},
+    # INPUT_TYPES order (nodes.py); older workflows record no widget names
+    widgets={**{t: ["model", "precision", "attention", "convert_to_safetensors"] for t in LOADERS},
+             RUN: ["text_input", "task", "fill_mask", "keep_model_loaded", "max_new_tokens", "num_beams", "do_sample",
+                   "output_mask_select", "seed"]},
     output_types={**{t: [MODEL] for t in LOADERS}, RUN: ["IMAGE", "MASK", "STRING", "JSON"]},
     input_types={RUN: {"florence2_model": MODEL, "image": "IMAGE"}, **{t: {"lora": "PEFTLORA"} for t in LOADERS}},
 )

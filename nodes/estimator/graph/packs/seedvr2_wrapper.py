@@ -102,6 +102,14 @@ PACK = Pack(
     refs={DIT_LOADER: _loader_refs, VAE_LOADER: _loader_refs},
     relevant_types={DIT, VAE},
     handled={"SeedVR2TorchCompileSettings"},
+    # the nodes' schema order (src/interfaces/*.py); a workflow saved without widget names reads by position
+    widgets={DIT_LOADER: ["model", "device", "blocks_to_swap", "swap_io_components", "offload_device", "cache_model",
+                          "attention_mode"],
+             VAE_LOADER: ["model", "device", "encode_tiled", "encode_tile_size", "encode_tile_overlap", "decode_tiled",
+                          "decode_tile_size", "decode_tile_overlap", "tile_debug", "offload_device", "cache_model"],
+             RUN: ["seed", "resolution", "max_resolution", "batch_size", "uniform_batch_size", "color_correction",
+                   "temporal_overlap", "prepend_frames", "input_noise_scale", "latent_noise_scale", "offload_device",
+                   "enable_debug"]},
     output_types={DIT_LOADER: [DIT], VAE_LOADER: [VAE], RUN: ["IMAGE"]},
     input_types={RUN: {"image": "IMAGE", "dit": DIT, "vae": VAE}},
 )
