@@ -21,8 +21,8 @@ _spec.loader.exec_module(coverage)
 # model nothing priced (Florence2, MelBandRoFormer, a pose detector and Depth Anything run by a pack's own nodes;
 # x-flux's Flux IP-Adapter and nunchaku's PuLID, which their modules had read as free); 0.82 once kijai's Depth Anything
 # V2 was priced (82 of 99); 0.86 once MelBandRoFormer and the wrapper's wav2vec2 were priced (86 of 99); 0.87 with
-# kijai's Florence2 (87 of 99)
-FLOORS = {"templates in the newest ComfyUI": 0.80, "community": 0.87}
+# kijai's Florence2 (87 of 99); 0.88 with XLabs' Flux IP-Adapter (88 of 99)
+FLOORS = {"templates in the newest ComfyUI": 0.80, "community": 0.88}
 # issue 21's target, measured on the templates package it was measured on (210 of 225 with
 # comfyui-workflow-templates-json 0.1.123); another package version has other templates: the floor above
 MEASURED_TEMPLATES = ("comfyui-workflow-templates-json", "0.1.123")

@@ -53,3 +53,24 @@ def test_the_cpu_provider_holds_nothing_on_the_card():
     gpu_sample = next(s for s in on_gpu.stages if s.stage.kind == "sample")
     cpu_sample = next(s for s in on_cpu.stages if s.stage.kind == "sample")
     assert gpu_sample.working_bytes - cpu_sample.working_bytes >= 2 * P_IPA_FLUX_INSTANTX
+
+
+def test_xlabs_flux_ip_adapter_holds_its_block_processors_in_bf16():
+    """x-flux-comfyui: ApplyFluxIPAdapter moves the 19 double-block processors (k / v Linear(4096 -> 3072) with bias)
+    to the GPU in bf16; the image projection and the CLIP vision tower stay on the CPU. With the 4-token projection
+    the file's count is the 982 MB XLabs-AI/flux-ip-adapter publishes at 16 bit."""
+    import pytest  # noqa: PLC0415
+
+    from vram_budget.nodes.estimator.families.ip_adapter_flux import P_IPA_FLUX_XLABS_HELD  # noqa: PLC0415
+    from workflows.corpus import community_dir  # noqa: PLC0415
+
+    assert P_IPA_FLUX_XLABS_HELD == 19 * 2 * (4096 * 3072 + 3072) == 478_267_392
+    assert round((P_IPA_FLUX_XLABS_HELD + 768 * 4 * 4096 + 4 * 4096 + 2 * 4096) * 2 / 1e6) == 982
+    path = community_dir() / "XLabs-AI__x-flux-comfyui__ip_adapter_workflow.json"
+    if not path.is_file():
+        pytest.skip(f"{path} is not in this checkout's corpus")
+    budget = _estimate(json.loads(path.read_text()))
+    assert budget.complete, budget.incomplete
+    sample = next(s for s in budget.stages if s.stage.kind == "sample")
+    held = [i for i in sample.items if "XLabs Flux IP-Adapter" in i.label]
+    assert held and held[0].bytes == 2 * P_IPA_FLUX_XLABS_HELD and held[0].category == "working"

@@ -43,16 +43,31 @@ def siglip_vision(width: int = 1152, layers: int = 27, mlp: int = 4304, patch: i
     return embed + layers * block + 2 * width + head
 
 
+def xlabs_flux_held(context: int = 4096, hidden: int = 3072, blocks: int = 19) -> int:
+    """XLabs' Flux IP-Adapter as ApplyFluxIPAdapter holds it on the GPU (x-flux-comfyui nodes.py, xflux/src/flux/
+    layers.py IPProcessor): per double block, ip_adapter_double_stream_k_proj and _v_proj, Linear(4096 -> 3072) with
+    bias, moved to the GPU in bf16. Its ImageProjModel (768 -> tokens x 4096) runs where the loader left it, on the
+    CPU, as does its CLIP ViT-L vision tower (FluxClipViT: from_pretrained with no device): not on the card. The file
+    holds both: with 4 image tokens, 478,267,392 + 12,607,488 = 490,874,880 parameters, the 982 MB
+    XLabs-AI/flux-ip-adapter publishes at 16 bit."""
+    return blocks * 2 * linear(context, hidden)
+
+
 P_IPA_FLUX_INSTANTX = instantx_flux()
+P_IPA_FLUX_XLABS_HELD = xlabs_flux_held()
 P_SIGLIP_SO400M_VISION = siglip_vision()
 SIGLIP_NAME = "google/siglip-so400m-patch14-384 (transformers, fp16)"
 
 FAMILIES = {"ip-adapter-flux-instantx": Family(IPADAPTER_FLUX, "InstantX Flux IP-Adapter", {}),
+            "ip-adapter-flux-xlabs": Family(IPADAPTER_FLUX, "XLabs Flux IP-Adapter (its 19 block processors)", {}),
             "siglip-so400m-vision": Family(IPADAPTER_FLUX, "SigLIP so400m/14 384px vision", {})}
 NAME_RULES = {  # tested on the path with its folder ("ipadapter-flux/..."): every file there is the adapter
     IPADAPTER_FLUX: (
         _r(r"siglip", "siglip-so400m-vision", "SigLIP so400m/14 384px vision", P_SIGLIP_SO400M_VISION,
            "families/ip_adapter_flux.py P_SIGLIP_SO400M_VISION (computed from its config)"),
+        # x-flux-comfyui's folder (models/xlabs/ipadapters): the count is what ApplyFluxIPAdapter holds on the GPU
+        _r(r"xlabs", "ip-adapter-flux-xlabs", "XLabs Flux IP-Adapter (its 19 block processors)", P_IPA_FLUX_XLABS_HELD,
+           "families/ip_adapter_flux.py P_IPA_FLUX_XLABS_HELD (the processors ApplyFluxIPAdapter moves to the GPU)"),
         _r(r".", "ip-adapter-flux-instantx", "InstantX Flux IP-Adapter", P_IPA_FLUX_INSTANTX,
            "families/ip_adapter_flux.py P_IPA_FLUX_INSTANTX (computed from the pack's layout)"),
     ),

@@ -231,12 +231,15 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
     if info.kind == LORA:
         return stored, f"LoRA patch tensors ({dtype}) on the GPU while they are merged"
     if info.kind in _HELD and params:  # the apply node moves it to the GPU in the model's dtype (see _HELD)
-        held_by = _HELD[info.kind][2]
+        held_by = _HELD_FAMILY.get(info.family) or _HELD[info.kind][2]
         per = _HELD_BYTES.get(ref.weight_dtype or "", 2)
         return params * per, (f"{held_by}{f' ({ref.weight_dtype})' if per != 2 else ''} keeps it on the GPU, outside "
                               "ComfyUI's model management, while the patched model samples")
     return stored, "unknown architecture: bytes from the file"
 
+
+# a held family whose pack is not its kind's usual one: who holds it, at what dtype
+_HELD_FAMILY = {"ip-adapter-flux-xlabs": "bf16 (ApplyFluxIPAdapter's processor.to(device, bfloat16)): x-flux-comfyui"}
 
 _MULTITALK = re.compile(r"infinite[_-]?talk|multi[_-]?talk")
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ...families._spec import IPADAPTER_FLUX
 from . import Pack, loader, lora_on_model
 
 
@@ -26,6 +27,23 @@ def _lora(a, node, slot, type_, visiting):
     return lora_on_model(a, node, visiting, folder="xlabs/loras") if type_ == "MODEL" else []
 
 
+def _ip_apply(a, node, slot, type_, visiting):
+    """ApplyFluxIPAdapter / ApplyAdvancedFluxIPAdapter: the patched model carries the IP-Adapter's block processors,
+    moved to the GPU in bf16 and kept there as object patches while it samples (families/ip_adapter_flux.py)."""
+    if type_ != "MODEL":
+        return None
+    out = a.refs(a.link(node, "model"), "MODEL", visiting)
+    loader_link = a.link(node, "ip_adapter_flux")
+    loader_node = a.nodes.get(loader_link.node) if loader_link is not None else None
+    if loader_node is not None and loader_node.type == "LoadFluxIPAdapter":
+        ref = a.loader_ref(loader_node, "ipadatper", role=IPADAPTER_FLUX, folder="xlabs/ipadapters")
+        if ref and ref not in out:
+            out = out + [ref]
+        a.note(f"{a.label(loader_node)}: its CLIP vision encoder and image projection run on the CPU (the loader "
+               "builds them with no device); the IP-Adapter's block processors go to the GPU")
+    return out
+
+
 @loader
 def _controlnet(a, node, slot, type_, visiting):
     ref = a.loader_ref(node, "controlnet_path", role="controlnet", folder="xlabs/controlnets")
@@ -36,19 +54,22 @@ PACK = Pack(
     name="x-flux-comfyui",
     samplers={"XlabsSampler"},
     stages={"XlabsSampler": _sampler},
-    refs={"FluxLoraLoader": _lora, "LoadFluxControlNet": _controlnet},
+    refs={"FluxLoraLoader": _lora, "LoadFluxControlNet": _controlnet, "ApplyFluxIPAdapter": _ip_apply,
+          "ApplyAdvancedFluxIPAdapter": _ip_apply},
     widgets={"XlabsSampler": ["noise_seed", "steps", "timestep_to_start_cfg", "true_gs"],
              "ApplyFluxControlNet": ["strength"],
-             "FluxLoraLoader": ["lora_name", "strength_model"], "LoadFluxControlNet": ["model_name", "controlnet_path"]},
+             "FluxLoraLoader": ["lora_name", "strength_model"], "LoadFluxControlNet": ["model_name", "controlnet_path"],
+             "LoadFluxIPAdapter": ["ipadatper", "clip_vision", "provider"], "ApplyFluxIPAdapter": ["ip_scale"]},
     output_types={"FluxLoraLoader": ["MODEL"], "LoadFluxControlNet": ["FluxControlNet"],
+                  "LoadFluxIPAdapter": ["IP_ADAPTER_FLUX"], "ApplyFluxIPAdapter": ["MODEL"],
+                  "ApplyAdvancedFluxIPAdapter": ["MODEL"],
                   "ApplyFluxControlNet": ["ControlNetCondition"]},
     input_types={"FluxLoraLoader": {"model": "MODEL"},
+                 **{t: {"model": "MODEL", "ip_adapter_flux": "IP_ADAPTER_FLUX", "image": "IMAGE"}
+                    for t in ("ApplyFluxIPAdapter", "ApplyAdvancedFluxIPAdapter")},
                  "ApplyFluxControlNet": {"controlnet": "FluxControlNet", "image": "IMAGE"},
                  "XlabsSampler": {"model": "MODEL", "conditioning": "CONDITIONING", "neg_conditioning": "CONDITIONING",
                                   "latent_image": "LATENT", "controlnet_condition": "ControlNetCondition"}},
     handled={"ApplyFluxControlNet", "LoadFluxIPAdapter"},
-    # the IP-Adapter LoadFluxIPAdapter loads (its weights and a CLIP-L vision encoder) runs in these
-    unpriced={t: "XLabs' Flux IP-Adapter (its weights and its CLIP vision encoder)"
-              for t in ("ApplyFluxIPAdapter", "ApplyAdvancedFluxIPAdapter")},
-    relevant_types={"FluxControlNet"},
+    relevant_types={"FluxControlNet", "IP_ADAPTER_FLUX"},
 )
