@@ -281,9 +281,10 @@ def test_a_detailer_refining_with_sam_says_sam_is_not_priced():
 
 
 def test_a_pack_node_that_runs_a_model_the_module_does_not_price_is_an_unpriced_stage():
-    """Pack.unpriced: x-flux's IP-Adapter apply and nunchaku's PuLID apply run models nothing prices; they were
-    'handled' as if free. Now each is a stage that says what it runs, and the estimate is incomplete."""
-    assert packs.REGISTRY.unpriced["ApplyFluxIPAdapter"].startswith("XLabs' Flux IP-Adapter")
+    """Pack.unpriced: nunchaku's PuLID apply runs models nothing prices; it was 'handled' as if free. Now it is a
+    stage that says what it runs, and the estimate is incomplete. (x-flux's IP-Adapter apply was the other: it is
+    priced now, tests/test_ipadapter_flux.py.)"""
+    assert "ApplyFluxIPAdapter" not in packs.REGISTRY.unpriced
     p = _sdxl_base()
     p["6"] = {"class_type": "NunchakuFluxPuLIDApplyV2", "inputs": {"model": ["1", 0], "image": ["3", 0]}}
     p["7"] = {"class_type": "KSampler", "inputs": {"model": ["6", 0], "positive": ["2", 0], "negative": ["2", 0],
