@@ -17,7 +17,8 @@ from vram_budget.nodes.estimator.graph.templates import local_model_templates, p
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = REPO / "data" / "requirements.json"
 SAMPLE = ("flux_dev_full_text_to_image", "video_wan2_2_14B_i2v", "image_qwen_image", "sdxl_simple_example",
-          "video_ltx2_3_t2v", "image_z_image_turbo", "hidream_i1_dev")
+          "video_ltx2_3_t2v", "image_z_image_turbo", "hidream_i1_dev",
+          "image_qwen_image_controlnet_patch")  # a ModelPatchLoader file priced with the model it patches
 
 
 @pytest.fixture(scope="module")
