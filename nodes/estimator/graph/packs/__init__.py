@@ -145,6 +145,16 @@ def loader(fn: Callable) -> Callable:
     return fn
 
 
+def with_working(a, stage, working, what: str, why: str = "first-principles formula, uncalibrated"):
+    """A stage whose model a pack prices itself (Stage.working: (label, bytes, why) terms), with a stage note of
+    their sum: "<what> working memory ~N MiB (<why>)"."""
+    from ...units import fmt_mib  # noqa: PLC0415
+    from ..base import _replace  # noqa: PLC0415
+    working = tuple(working)
+    a.stage_note(f"{what} working memory ~{fmt_mib(sum(n for _, n, _ in working))} ({why})")
+    return _replace(stage, working=working)
+
+
 def model_file_loader(widget: str, folder: str, out_type: str, role: str = "diffusion") -> Callable:
     """The refs handler of a loader node that names one model file in ``widget`` (from models/``folder``) and
     outputs it as ``out_type``: the file a stage of that pack runs (a utility model priced as a stage's model)."""

@@ -12,10 +12,8 @@ from __future__ import annotations
 from ...families import depth_anything2 as DA2, depth_anything3 as DA3
 from ...families.registry import FAMILIES
 from ...machine.resolve import PACK_FP32
-from ...units import fmt_mib
 from ...workload import SAMPLE
-from ..base import _replace
-from . import Pack
+from . import Pack, with_working
 
 LOADER, RUN, DAMODEL = "DownloadAndLoadDepthAnythingV2Model", "DepthAnything_V2", "DAMODEL"
 
@@ -66,10 +64,8 @@ def _run(a, node):
          f"at {w}×{h} (dpt.py forward), {dtype}"),
         ("the frame on the GPU", frame, "one float32 frame moved to the GPU per forward (nodes.py process)"),
     )
-    a.stage_note(f"Depth Anything V2 working memory ~{fmt_mib(sum(n for _, n, _ in working))} (first-principles "
-                 "formula, uncalibrated; the terms are summed although the ViT's and the head's peaks come one after "
-                 "the other)")
-    return _replace(stage, working=working)
+    return with_working(a, stage, working, "Depth Anything V2", "first-principles formula, uncalibrated; the terms "
+                        "are summed although the ViT's and the head's peaks come one after the other")
 
 
 PACK = Pack(

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from ...families import florence2 as F2
 from ...machine.resolve import PACK_FP32
-from ...units import fmt_mib
 from ...workload import SAMPLE
-from ..base import _replace
-from . import Pack, loader
+from . import Pack, loader, with_working
 
 LOADERS, RUN, MODEL = ("DownloadAndLoadFlorence2Model", "Florence2ModelLoader"), "Florence2Run", "FL2MODEL"
 
@@ -40,10 +38,9 @@ def _run(a, node):
     nbytes = 4 if loader_node is not None and a.value(loader_node, "precision") == "fp32" else 2
     beams = max(1, a.number(node, "num_beams", 3) or 3)
     new = max(1, a.number(node, "max_new_tokens", 1024) or 1024)
-    working = tuple(F2.generate_working(size, nbytes, beams, new))
-    a.stage_note(f"Florence-2 working memory ~{fmt_mib(sum(n for _, n, _ in working))} for one image (first-principles "
-                 "formula, uncalibrated): every image is resized to 768×768 and captioned one at a time")
-    return _replace(stage, working=working)
+    return with_working(a, stage, F2.generate_working(size, nbytes, beams, new), "Florence-2",
+                        "one image: every image is resized to 768×768 and captioned one at a time; first-principles "
+                        "formula, uncalibrated")
 
 
 PACK = Pack(

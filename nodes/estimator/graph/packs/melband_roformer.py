@@ -13,10 +13,8 @@ from __future__ import annotations
 
 from ...families import melband_roformer as MB
 from ...machine.resolve import PACK_FP32
-from ...units import fmt_mib
 from ...workload import SAMPLE
-from ..base import _replace
-from . import Pack
+from . import Pack, with_working
 
 LOADER, RUN, MODEL = "MelBandRoFormerModelLoader", "MelBandRoFormerSampler", "MELROFORMERMODEL"
 CHUNK = 352_800  # samples per forward (nodes.py process: C)
@@ -53,12 +51,10 @@ def _loader_refs(a, node, slot, type_, visiting):
 def _run(a, node):
     stage = a.sample_stage(node, model_links=[a.link(node, "model")], cond_links=[], cfg=None, uses_negative=False,
                            steps=1, latent=None, model_type=MODEL)
-    working = tuple(chunk_working())
-    a.stage_note(f"Mel-Band RoFormer working memory ~{fmt_mib(sum(n for _, n, _ in working))} for one 8 s chunk "
-                 "(first-principles formula, uncalibrated)")
     a.note(f"{a.label(node)}: not counted: the audio clip and two accumulators it keeps on the GPU, about 1 MB per "
            "second of audio, unknown before the audio loads")
-    return _replace(stage, working=working)
+    return with_working(a, stage, chunk_working(), "Mel-Band RoFormer",
+                        "one 8 s chunk; first-principles formula, uncalibrated")
 
 
 PACK = Pack(
