@@ -168,3 +168,9 @@ def test_a_long_infinitetalk_video_samples_one_window_and_keeps_every_frame_in_r
     window = estimate(read_workflow(_long_video_prompt(1000, window=49)), DEV)
     assert [s for s in window.stages if s.stage.kind == "sample" and s.stage.manager == "WanVideoWrapper"][0] \
         .stage.latent.pixel_frames == 49
+
+
+def test_an_absurd_video_length_is_bounded():
+    budget = estimate(read_workflow(_long_video_prompt(10**12)), DEV)
+    decode = next(s for s in budget.stages if s.stage.kind == "vae_decode")
+    assert decode.stage.host_output_bytes == 100_000 * 832 * 480 * 3 * 4

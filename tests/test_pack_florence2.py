@@ -67,3 +67,9 @@ def test_multigpus_florence2_loader_places_it():
     assert budget.complete, budget.incomplete
     florence = next(s for s in budget.stages if "Florence-2" in s.title)
     assert florence.device == "cuda:1" and not florence.on_card
+
+
+def test_absurd_beams_and_tokens_are_bounded_by_the_nodes_own_limits():
+    big = _stage(_prompt("microsoft/Florence-2-large", beams=10**9, new_tokens=10**12))
+    top = _stage(_prompt("microsoft/Florence-2-large", beams=64, new_tokens=4096))
+    assert big.working_bytes == top.working_bytes

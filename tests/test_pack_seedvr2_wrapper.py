@@ -94,3 +94,11 @@ def test_the_packs_image_examples_are_complete(name):
     path = EXTRA / f"numz__ComfyUI-SeedVR2_VideoUpscaler__{name}.json"
     budget = estimate(read_workflow(json.loads(path.read_text())), DEV)
     assert budget.complete, budget.incomplete
+
+
+def test_absurd_widget_values_are_bounded_by_the_nodes_own_limits():
+    prompt = _prompt(resolution=10**9)
+    prompt["4"]["inputs"]["batch_size"] = 10**12
+    budget = estimate(read_workflow(prompt), DEV)
+    sample = next(s for s in budget.stages if s.stage.kind == "sample")
+    assert sample.stage.latent.pixel_width <= 16384 and sample.stage.latent.pixel_frames <= 16384

@@ -36,8 +36,8 @@ def _run(a, node):
         return stage  # the model's size is unknown: the name says neither base nor large (the stage says so)
     loader_node = a.nodes.get(refs[0].loader_node)
     nbytes = 4 if loader_node is not None and a.value(loader_node, "precision") == "fp32" else 2
-    beams = max(1, a.number(node, "num_beams", 3) or 3)
-    new = max(1, a.number(node, "max_new_tokens", 1024) or 1024)
+    beams = min(max(1, a.number(node, "num_beams", 3) or 3), 64)  # the node's widget limits (nodes.py)
+    new = min(max(1, a.number(node, "max_new_tokens", 1024) or 1024), 4096)
     return with_working(a, stage, F2.generate_working(size, nbytes, beams, new), "Florence-2",
                         "one image: every image is resized to 768×768 and captioned one at a time; first-principles "
                         "formula, uncalibrated")

@@ -54,9 +54,10 @@ def _run(a, node):
     dit_link, vae_link = a.link(node, "dit"), a.link(node, "vae")
     dit_refs, vae_refs = a.refs(dit_link, DIT), a.refs(vae_link, VAE)
     size = a.image_size(a.link(node, "image"))
-    resolution = a.number(node, "resolution", 1080) or 1080
-    max_resolution = a.number(node, "max_resolution", 0) or 0
-    batch = max(1, a.number(node, "batch_size", 5) or 5)
+    # the widgets' own limits (src/interfaces/video_upscaler.py: 16 - 16384 px, batch 1 - 16384)
+    resolution = min(max(a.number(node, "resolution", 1080) or 1080, 16), 16384)
+    max_resolution = min(max(a.number(node, "max_resolution", 0) or 0, 0), 16384)
+    batch = min(max(1, a.number(node, "batch_size", 5) or 5), 16384)
     if size is None or not size.width or not size.height:
         a.unpriced("the input's size is not known before it loads: SeedVR2 scales its shortest side to "
                    f"{resolution} px, so the output's other side follows the input's aspect")

@@ -457,7 +457,8 @@ def multitalk_video(a, sampler) -> tuple[int, int, int, int] | None:
     total = a.number(audio, "num_frames") if audio is not None and audio.type == "MultiTalkWav2VecEmbeds" else None
     if not (width and height):
         return None
-    return max(total or window, window), window, width, height
+    total = min(total or window, 100_000)  # the node's own widget stops at 10,000; a hostile value is bounded
+    return max(total, window), window, width, height
 
 
 def _multitalk_output(a, sampler) -> int:
