@@ -37,6 +37,9 @@ class ModelRef:
     placed_by: str = ""
     donor_device: str | None = None  # DisTorch `donor_device`: where offload_bytes live ("cpu" = RAM, "cuda:1" = VRAM)
     allocation: str = ""  # DisTorch `expert_mode_allocations` as written ("cuda:0,8gb;cpu,*"), "" = none
+    # what the loader node says of the file's family when its name says nothing (a loader that loads one family:
+    # ComfyUI-Kolors-MZ's UNet loader -> "kolors"); read by the name rules like a sub-folder, never to find the file
+    hint: str = ""
 
 
 @dataclass(frozen=True)

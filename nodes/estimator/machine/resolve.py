@@ -71,7 +71,7 @@ def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, 
         where = "not found in the model folders" if resolver is not None else "no model folder given"
         cite = info.notes[0] if info.notes else "catalogue"
         return info, f"{ref.name}: {where}; using the published size ({cite})"
-    info, why = infer_info(ref.name, ref.role, ref.folder)
+    info, why = infer_info(ref.name, ref.role, ref.folder, hint=ref.hint)
     if info is not None:  # source "inferred": report.py lists these names in one note
         return info, None
     return (
@@ -194,6 +194,15 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
                 return stored, f"{q} kept: the 16-bit copy would not fit (model_management.unet_dtype)"
             return params * 2, f"{q} file upcast to 16 bit: no fp8 compute on this GPU and the 16-bit copy fits"
         return params * 2, f"16-bit ({'bf16/fp16' if dtype in ('F32', 'F64') else dtype})"
+    if info.kind == TEXT_ENCODER and info.family == "chatglm3-6b" and params:
+        # ComfyUI-Kolors-MZ mz_kolors_core.py MZ_ChatGLM3Loader_call: text_encoder.quantize(8 / 4) when the file's
+        # name says 8bit / 4bit (the four Linear weights of each layer), else the file's fp16
+        from ..families.kolors import chatglm3_loaded_bytes  # noqa: PLC0415
+        low = ref.name.lower()
+        bits = 8 if "8bit" in low else 4 if "4bit" in low else 16
+        return chatglm3_loaded_bytes(bits), ("fp16" if bits == 16 else
+                                             f"{bits}-bit Linear weights (ChatGLM quantize, the name's {bits}bit), "
+                                             "embeddings and output layer fp16")
     if info.kind == TEXT_ENCODER:
         if ref.weight_dtype in FP8_WIDGETS:  # WanVideoWrapper's T5 loader `quantization`
             return params, f"quantization {ref.weight_dtype} on the loader: 1 byte/param"

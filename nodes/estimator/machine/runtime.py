@@ -251,12 +251,17 @@ def prefetch_block_bytes(model, loaded_bytes: int) -> int:
 # VAE go to the GPU whole for their pass and are offloaded after it (force_offload defaults on).
 WRAPPER = "WanVideoWrapper"
 SEEDVR2 = "SeedVR2"  # numz/ComfyUI-SeedVR2_VideoUpscaler: its own placement, block swap and phases
+KOLORS_MZ = "ComfyUI-Kolors-MZ"  # its ChatGLM3 text encode: the whole model moved to the GPU by hand
 # the packs that place a whole model themselves with block swap (run_wrapper), and the rule each follows
 BLOCK_SWAP_RULES = {
     WRAPPER: "ComfyUI-WanVideoWrapper nodes_model_loading.py / nodes_sampler.py (block swap, no partial load)",
     SEEDVR2: "ComfyUI-SeedVR2_VideoUpscaler src/core/generation_phases.py, src/optimization/blockswap.py (one model "
              "per phase, block swap, no partial load)",
+    KOLORS_MZ: "ComfyUI-Kolors-MZ mz_kolors_core.py chatglm3_text_encode (mm.unload_all_models(), then "
+               "text_encoder.to(device): the whole model, no partial load)",
 }
+# what makes a whole-model stage of these packs fit when it does not (run_wrapper, a stage other than sampling)
+WHOLE_LOAD_FIX = {KOLORS_MZ: "the 8-bit or 4-bit ChatGLM3 file (chatglm3-8bit / -4bit.safetensors)"}
 
 
 def block_bytes(stage, num_layers: int) -> int:
@@ -291,8 +296,9 @@ def run_wrapper(sb, ctx: _Ctx) -> StageRun:
         if peak > ctx.capacity:
             what = {TEXT_ENCODE: "the text encoder", VAE_DECODE: "the VAE decode", VAE_ENCODE: "the VAE encode"}.get(
                 sb.stage.kind, "this stage")
-            fix = ("enable_vae_tiling on the node" if sb.stage.kind in (VAE_DECODE, VAE_ENCODE) and not sb.stage.tiled
-                   else "device = cpu on the text-encode node" if sb.stage.kind == TEXT_ENCODE else "smaller tiles")
+            fix = WHOLE_LOAD_FIX.get(sb.stage.manager) or (
+                "enable_vae_tiling on the node" if sb.stage.kind in (VAE_DECODE, VAE_ENCODE) and not sb.stage.tiled
+                else "device = cpu on the text-encode node" if sb.stage.kind == TEXT_ENCODE else "smaller tiles")
             return StageRun(OOM, weights, 0, peak, shortfall_bytes=peak - ctx.capacity, minimum_bytes=peak,
                             explanation=(f"{who} loads {what} whole and does not retry: {fmt_gib(peak)} needed, "
                                          f"{fmt_gib(ctx.capacity)} on the card; {fix}",), rules=rules)

@@ -272,8 +272,10 @@ def _unet_sum(arch: Mapping) -> tuple[int, str]:
 
 
 # ---------------------------------------------------------------------------------------------
-def infer_info(name: str, role: str | None = None, folder: str | None = None) -> tuple[ModelInfo | None, str]:
-    """(ModelInfo with source "inferred", the assumption) or (None, why nothing could be inferred)."""
+def infer_info(name: str, role: str | None = None, folder: str | None = None,
+               hint: str = "") -> tuple[ModelInfo | None, str]:
+    """(ModelInfo with source "inferred", the assumption) or (None, why nothing could be inferred). `hint`: what
+    the loader node says of the family (ModelRef.hint), read by the name rules like a sub-folder."""
     path, base, ext = _split(name)
     kind, kind_why = _kind(path, role, folder)
     if kind is None:
@@ -281,7 +283,8 @@ def infer_info(name: str, role: str | None = None, folder: str | None = None) ->
     prec = precision(base, ext)
     if prec is None:
         return None, f"a .{ext} file whose quantisation the name does not give"
-    where = f"{(folder or '').lower()}/{path}"  # a sub-folder ("xlabs/loras", "WanVideo/") names the family too
+    # a sub-folder ("xlabs/loras", "WanVideo/") names the family too, and so does the loader's hint
+    where = f"{(folder or '').lower()}/{hint.lower() + '/' if hint else ''}{path}"
     if kind == LORA:
         return _lora(name, where, base, prec, kind_why)
     return _model(name, where, base, kind, kind_why, prec)
