@@ -155,11 +155,12 @@ def with_working(a, stage, working, what: str, why: str = "first-principles form
     return _replace(stage, working=working)
 
 
-def model_file_loader(widget: str, folder: str, out_type: str, role: str = "diffusion") -> Callable:
+def model_file_loader(widget: str, folder: str, out_type: str, role: str = "diffusion", **fields) -> Callable:
     """The refs handler of a loader node that names one model file in ``widget`` (from models/``folder``) and
-    outputs it as ``out_type``: the file a stage of that pack runs (a utility model priced as a stage's model)."""
+    outputs it as ``out_type``: the file a stage of that pack runs (a utility model priced as a stage's model).
+    ``fields``: more ModelRef fields the loader fixes (a weight_dtype, a family hint)."""
     def refs(a, node, slot, type_, visiting):
-        return [a.loader_ref(node, widget, role=role, folder=folder)] if type_ == out_type else []
+        return [a.loader_ref(node, widget, role=role, folder=folder, **fields)] if type_ == out_type else []
     return refs
 
 

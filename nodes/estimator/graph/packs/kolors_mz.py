@@ -14,7 +14,7 @@ from __future__ import annotations
 from ...machine.runtime import KOLORS_MZ
 from ...workload import TEXT_ENCODE
 from ..base import _replace
-from . import Pack, loader
+from . import Pack, loader, model_file_loader
 
 UNET_LOADERS = ("MZ_KolorsUNETLoader", "MZ_KolorsUNETLoaderV2")
 GLM_LOADER, GLM = "MZ_ChatGLM3Loader", "CHATGLM3MODEL"
@@ -22,20 +22,8 @@ ENCODERS = ("MZ_ChatGLM3", "MZ_ChatGLM3_V2")
 MAX_LENGTH = 256  # chatglm3_text_encode: padding="max_length", max_length=256
 
 
-@loader
-def _unet(a, node, slot, type_, visiting):
-    if type_ != "MODEL":
-        return []
-    ref = a.loader_ref(node, "unet_name", role="diffusion", folder="unet", hint="kolors")
-    return [ref] if ref else []
-
-
-@loader
-def _chatglm3(a, node, slot, type_, visiting):
-    if type_ != GLM:
-        return []
-    ref = a.loader_ref(node, "chatglm3_checkpoint", role="text_encoder", folder="LLM")
-    return [ref] if ref else []
+_unet = loader(model_file_loader("unet_name", "unet", "MODEL", hint="kolors"))
+_chatglm3 = loader(model_file_loader("chatglm3_checkpoint", "LLM", GLM, role="text_encoder"))
 
 
 def _encode(a, node):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ...families import melband_roformer as MB
 from ...machine.resolve import PACK_FP32
 from ...workload import SAMPLE
-from . import Pack, with_working
+from . import Pack, model_file_loader, with_working
 
 LOADER, RUN, MODEL = "MelBandRoFormerModelLoader", "MelBandRoFormerSampler", "MELROFORMERMODEL"
 CHUNK = 352_800  # samples per forward (nodes.py process: C)
@@ -41,11 +41,7 @@ def chunk_working(c: dict = MB.CONFIG) -> list[tuple[str, int, str]]:
     ]
 
 
-def _loader_refs(a, node, slot, type_, visiting):
-    if type_ != MODEL:
-        return []
-    ref = a.loader_ref(node, "model_name", role="diffusion", folder="diffusion_models", weight_dtype=PACK_FP32)
-    return [ref] if ref else []
+_loader_refs = model_file_loader("model_name", "diffusion_models", MODEL, weight_dtype=PACK_FP32)
 
 
 def _run(a, node):
