@@ -249,6 +249,28 @@ def host_linspace(enabled: bool):
         torch.linspace = saved
 
 
+@contextlib.contextmanager
+def host_copies():
+    """A decoder that moves each finished chunk to the host (``chunk.cpu()``: CogVideoX's rolling decode,
+    ldm/cogvideo/vae.py:561 in 0.33.0) and puts their cat back on the device at the end: on meta ``.cpu()`` has no data
+    to copy, so a meta tensor's ``.cpu()`` is an empty host tensor of its shape and dtype. Host storages are never
+    counted (LiveBytes tracks the device's only), the final ``.to(device)`` is, as on the card."""
+    import torch  # noqa: PLC0415
+
+    saved = torch.Tensor.cpu
+
+    def cpu(self, *args, **kwargs):
+        if self.device.type == "meta":
+            return torch.empty(tuple(self.shape), dtype=self.dtype, device="cpu")
+        return saved(self, *args, **kwargs)
+
+    torch.Tensor.cpu = cpu
+    try:
+        yield
+    finally:
+        torch.Tensor.cpu = saved
+
+
 def _meta_state_dict(make_module, host_scalars: bool = False):
     import torch  # noqa: PLC0415
 
@@ -301,6 +323,16 @@ def _ltxv_module():
     import comfy.ldm.lightricks.vae.causal_video_autoencoder as ltx  # noqa: PLC0415
 
     return lambda: ltx.VideoVAE(version=0)
+
+
+def _cogvideox_module():
+    from comfy.ldm.cogvideo.vae import AutoencoderKLCogVideoX  # noqa: PLC0415
+
+    # 0.33.0 comfy/sd.py:776-787: "decoder.conv_in.conv.weight" + "decoder.mid_block.resnets.0.norm1.norm_layer.weight"
+    # (THUDM/CogVideoX's vae, Comfy-Org void-model cogvideox_vae.safetensors) -> AutoencoderKLCogVideoX with
+    # latent_channels = encoder.conv_out rows / 2 (16); ldm/cogvideo/vae.py decodes latent frames in temporal chunks
+    # with a conv cache, encodes pixel frames in batches of num_sample_frames_batch_size
+    return lambda: AutoencoderKLCogVideoX(latent_channels=16)
 
 
 def _hunyuan15_module():
@@ -494,6 +526,8 @@ FAMILY_INFO = {
     "vae-ltx2": {"latent_kind": "video", "same_class_as": "vae-ltxv",
                  "config": "VideoVAE(version=2): 0.18.2 sd.py:609-621, causal_video_autoencoder.py:1260-1294"},
     "vae-hunyuan15": {"latent_kind": "video"},
+    "vae-cogvideox": {"latent_kind": "video",
+                      "config": "AutoencoderKLCogVideoX(latent_channels=16): 0.33.0 sd.py:776-787"},
     "vae-ltx2.3": {"latent_kind": "video", "same_class_as": "vae-ltxv",
                    "config": "VideoVAE(version=2, config=the 22B header's vae section): 0.18.2 sd.py:609-621; "
                              "LTX23_VAE_CONFIG"},
@@ -563,6 +597,7 @@ MODULES = {
     "vae-hunyuan": _hunyuan_module,
     "vae-ltxv": _ltxv_module,
     "vae-hunyuan15": _hunyuan15_module,
+    "vae-cogvideox": _cogvideox_module,
     "vae-ltx2-audio": None,  # CUSTOM
     "vae-ltx2": _ltx2_module,
     "vae-ltx2.3": _ltx23_module,
@@ -640,7 +675,7 @@ def trace_case(vae, op: str, shape: tuple, dtype, per_case_s: int, options: dict
         if op in ("decode", "decode_tile"):
             options["output_buffer"] = torch.empty(fsm.decode_output_shape(shape), dtype=dtype, device="meta")
     try:
-        with torch.inference_mode(), fused_attention(None), ltx_chunk_size(LTX_CHUNK_BYTES), mode:
+        with torch.inference_mode(), fused_attention(None), ltx_chunk_size(LTX_CHUNK_BYTES), host_copies(), mode:
             # the input on the device is ComfyUI's too (samples.to(vae_dtype).to(device))
             x = pre if pre is not None else torch.empty(shape, dtype=dtype, device="meta")
             if op == "decode":
@@ -722,6 +757,9 @@ def cases_for(family: str, quick: bool):
         c, res, frames = 128, [(15, 26), (22, 40)], ([1, 2, 3, 5, 7] if not quick else [1, 2])
     elif family in ("vae-ltx2", "vae-ltx2.3"):
         c, res, frames = 128, [(15, 26), (22, 40)], ([1, 2, 3, 5, 7, 13, 16] if not quick else [1, 2])
+    elif family == "vae-cogvideox":
+        c, res = 16, [(60, 90), (96, 170)]  # 720x480, 1360x768
+        frames = [1, 2, 3, 5, 7, 13, 21] if not quick else [1, 3]
     elif family == "vae-hunyuan15":
         c, res = 32, [(45, 80), (30, 53)]  # 1280x720, 848x480 at 16x
         frames = [1, 2, 3, 5, 9, 13, 21, 31] if not quick else [1, 3]
@@ -738,7 +776,7 @@ def cases_for(family: str, quick: bool):
     cases.append(("decode_tile", (1, c, frames[-1], tile, tile)))
     cases.append(("decode_tile", (1, c, frames[1], h, w)))
     sc, tc = {"vae-wan2.1": (8, 4), "vae-wan2.2": (16, 4), "vae-hunyuan": (8, 4), "vae-ltxv": (32, 8),
-              "vae-hunyuan15": (16, 4), "vae-ltx2": (32, 8), "vae-ltx2.3": (32, 8)}[family]
+              "vae-hunyuan15": (16, 4), "vae-cogvideox": (8, 4), "vae-ltx2": (32, 8), "vae-ltx2.3": (32, 8)}[family]
     for t in frames[:5]:
         px_t = max(1, (t - 1) * tc + 1)
         cases.append(("encode", (1, 3, px_t, h * sc, w * sc)))
@@ -773,9 +811,15 @@ def estimator_families() -> set[str]:
     """Family ids nodes/estimator/physics/vae_memory.py defines (read from its source: no import)."""
     import re  # noqa: PLC0415
 
-    text = ESTIMATOR.read_text()
-    media = text.split("MEDIA_FAMILIES = {", 1)[1].split("\n}", 1)[0] if "MEDIA_FAMILIES = {" in text else ""
-    return set(re.findall(r'VaeFamily\(\s*"([^"]+)"', text)) | set(re.findall(r'^\s*"(vae-[^"]+)":', media, re.M))
+    # the VAE families live in the family modules now (families/<group>.py VAES / MEDIA_VAES), read by the registry
+    texts = [ESTIMATOR.read_text()] + [p.read_text() for p in sorted((ESTIMATOR.parents[1] / "families").glob("*.py"))]
+    found: set[str] = set()
+    for text in texts:
+        found |= set(re.findall(r'VaeFamily\(\s*"([^"]+)"', text))
+        for marker in ("MEDIA_FAMILIES = {", "MEDIA_VAES = {"):
+            media = text.split(marker, 1)[1].split("\n}", 1)[0] if marker in text else ""
+            found |= set(re.findall(r'^\s*"(vae-[^"]+)":', media, re.M))
+    return found
 
 
 def write_data(out_path: Path, data: dict) -> None:

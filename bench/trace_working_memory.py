@@ -707,6 +707,18 @@ LTX2_3_22B = {
 # supported_models.LTXAV (:945-955). families/ltx.py:10-18: 21,004,025,600 parameters built so.
 LTX25_22B = {**LTX2_3_22B, "ff_bias": False, "use_keyframes_abs_pos_embedding": True}
 
+# model_detection.py:642-685 (0.33.0; key blocks.0.norm1.linear.weight -> "cogvideox"): heads = norm1 rows / 6 / 64,
+# time_embed_dim = its columns, layers counted; patch_embed.proj a Conv2d (CogVideoX 1.0: patch 2) or a Linear
+# (1.5: patch 2, patch_size_t 2, in_channels = columns / 8); no patch_embed.pos_embedding key -> rotary. The shapes are
+# THUDM/CogVideoX-5b's and alibaba-pai/CogVideoX-Fun-V1.5-5b-InP's (Comfy-Org void-model void_pass1/2: in_channels 48,
+# supported_models.CogVideoX_Inpaint) and THUDM/CogVideoX-2b's (30 heads, 30 layers)
+_COGVIDEOX = {"image_model": "cogvideox", "attention_head_dim": 64, "time_embed_dim": 512, "patch_size": 2,
+              "text_embed_dim": 4096, "use_learned_positional_embeddings": False,
+              "use_rotary_positional_embeddings": True}
+COGVIDEOX_2B = {**_COGVIDEOX, "num_attention_heads": 30, "num_layers": 30, "in_channels": 16}
+COGVIDEOX_5B = {**_COGVIDEOX, "num_attention_heads": 48, "num_layers": 42, "in_channels": 16}
+COGVIDEOX15_5B_INP = {**_COGVIDEOX, "num_attention_heads": 48, "num_layers": 42, "in_channels": 48, "patch_size_t": 2}
+
 
 # model_detection.py:696-699 (ACE-Step 1.5 branch: encoder.lyric_encoder.layers.0.input_layernorm.weight present):
 # {"audio_model": "ace1.5"} and nothing else, matched by supported_models.ACEStep15 (memory_usage_factor 4.7); the
@@ -2196,6 +2208,26 @@ def _arches_033() -> dict[str, Arch]:
             + _grid([dict(arch="trellis2", batch=b, text_tokens=2058) for b in (1, 2)]),
             context_dim=1024, comfy_class="Trellis2", config=TRELLIS2,
             conds=lambda c: {"embeds": torch.zeros((1, 4101, 1024), device="cuda")}),
+        **{key: Arch(
+            key, "diffusion", lambda config=config, cls=cls: _dit_model(config, cls),
+            lambda c: [c.batch, 16, _latent_T(c.frames), c.height // 8, c.width // 8],
+            lambda c, pt=pt: -(-_latent_T(c.frames) // pt) * (c.height // 16) * (c.width // 16),
+            "tokens = T'*(H/16)*(W/16) (latent_formats.CogVideoX: 16 channels at /8, T = (F-1)//4+1 latent frames; "
+            "patch 2x2, CogVideoX 1.5 also 2 frames: T' = ceil(T/2), ldm/cogvideo/model.py:450-451 pads T to even); "
+            "text_tokens = T5-XXL tokens padded to 226 (text_encoders/cogvideo.py CogVideoXT5Tokenizer), context "
+            "[1, N, 4096] joined to the video tokens in every block (model.py:274); CogVideoX.extra_conds / "
+            "concat_cond (model_base.py:2794-2850): an Inpaint / I2V model's extra in_channels are the concat latent, "
+            "zeros when none is given",
+            _grid([dict(arch=key, batch=b, width=w, height=h, frames=f, text_tokens=226)
+                   for (w, h, f) in sizes for b in (1, 2)])
+            + _grid([dict(arch=key, batch=1, width=sizes[0][0], height=sizes[0][1], frames=sizes[0][2],
+                          text_tokens=452)]),
+            context_dim=4096, comfy_class=cls, config=config, conds=lambda c: {})
+          for key, config, cls, pt, sizes in (
+              ("cogvideox-2b", COGVIDEOX_2B, "CogVideoX_T2V", 1, ((720, 480, 49), (720, 480, 25), (1024, 576, 49))),
+              ("cogvideox-5b", COGVIDEOX_5B, "CogVideoX_T2V", 1, ((720, 480, 49), (720, 480, 25), (1024, 576, 49))),
+              ("cogvideox1.5-5b", COGVIDEOX15_5B_INP, "CogVideoX_Inpaint", 2,
+               ((1360, 768, 81), (720, 480, 49), (1024, 576, 85))))},
         "seedvr2-3b": seedvr2("seedvr2-3b", SEEDVR2_3B),
         "seedvr2-7b": seedvr2("seedvr2-7b", SEEDVR2_7B),
         "trellis2-pixal3d": Arch(

@@ -64,9 +64,14 @@ def test_a_file_only_a_template_sizes_gets_that_size_and_what_its_name_says():
     assert "size from the name" not in fire.label and "image_firered_image_edit1_1" in fire.notes[0]
     # (a file whose name no family rule knows; Krea 2, the example here before, has its family module now)
     # (RT-DETR, the example here before, has its family module now: families/rt_detr.py)
-    other = catalogue_info("models/diffusion_models/void_pass1.safetensors")
-    assert (other.kind, other.family, other.weights_bytes) == ("diffusion", "unknown", 11_145_440_133)
-    assert other.dtype == "BF16" and other.params == other.weights_bytes // 2  # 2 bytes per weight
+    # (VOID's void_pass1, the example here before, is a CogVideoX-Fun 1.5 now: families/cogvideox.py)
+    other = catalogue_info("models/diffusion_models/ming_image_0.1_design_int8_convrot.safetensors")
+    assert (other.kind, other.family, other.weights_bytes) == ("diffusion", "unknown", 6_174_015_488)
+    assert other.dtype == "I8" and other.params == other.weights_bytes  # 1 byte per weight
+    void = catalogue_info("models/diffusion_models/void_pass1.safetensors")
+    assert (void.kind, void.family, void.weights_bytes) == ("diffusion", "cogvideox1.5-5b", 11_145_440_133)
+    # the published size (10.38 GiB, rounded) and the count of ComfyUI's class with 48 input channels agree
+    assert abs(void.weights_bytes - 2 * P["P_COGVIDEOX15_5B_INP"]) < 0.005 * 2**30
     lora = catalogue_info("FireRed-Image-Edit-1.0-Lightning-8steps-v1.0.safetensors", "loras")
     assert lora.kind == "lora" and lora.weights_bytes == round(810.2 * 2**20) and lora.params == lora.weights_bytes // 2
     assert catalogue_info("no_such_model_anywhere.safetensors", "diffusion_models") is None
@@ -79,7 +84,7 @@ def test_an_unrecognised_architecture_gets_weights_but_no_made_up_working_memory
     ui = {"nodes": [
         {"id": 1, "type": "UNETLoader", "mode": 0, "inputs": [],
          "outputs": [{"name": "MODEL", "type": "MODEL", "links": [1]}],
-         "widgets_values": ["void_pass1.safetensors", "default"]},
+         "widgets_values": ["ming_image_0.1_design_int8_convrot.safetensors", "default"]},
         {"id": 2, "type": "EmptyLatentImage", "mode": 0, "inputs": [],
          "outputs": [{"name": "LATENT", "type": "LATENT", "links": [2]}], "widgets_values": [1024, 1024, 1]},
         {"id": 3, "type": "KSampler", "mode": 0,
@@ -89,7 +94,7 @@ def test_an_unrecognised_architecture_gets_weights_but_no_made_up_working_memory
     ], "links": [[1, 1, 0, 3, 0, "MODEL"], [2, 2, 0, 3, 3, "LATENT"]]}
     b = estimate(read_workflow(ui), Device.from_card(find_card("RTX 4090")))
     sample = next(s for s in b.stages if s.stage.kind == "sample")
-    assert sample.weights_bytes == 2 * (11_145_440_133 // 2) and sample.working_bytes == 0  # 16-bit weights
+    assert sample.weights_bytes == 6_174_015_488 and sample.working_bytes == 0  # the int8 file's bytes
     assert any("architecture not recognised" in why for why in b.incomplete)
     assert not b.complete and b.verdict == "unknown"  # "can't tell", never "fits"
 

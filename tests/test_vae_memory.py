@@ -28,7 +28,11 @@ def test_data_has_provenance_for_both_comfy_versions():
         assert prof["comfyui_version"] == version
         for key in ("torch", "date", "method", "comfyui_source"):
             assert prof[key], key
-        for fam in ("vae-kl4", "vae-kl16", "vae-wan2.1", "vae-wan2.2"):
+        # 0.8.0 and 0.18.2 traced every family; a newer profile adds the families only it has (0.33.0: CogVideoX's
+        # VAE), the others read from the nearest profile below that traced them (vae_memory.memory_model)
+        base = ("vae-kl4", "vae-kl16", "vae-wan2.1", "vae-wan2.2") if version in ("0.8.0", "0.18.2") else ()
+        assert base or prof["families"], version
+        for fam in base or tuple(prof["families"]):
             entry = prof["families"][fam]
             assert entry["points"], (version, fam)
             assert not [s for s in entry["skipped"] if "deadline" in s or "over" in s], entry["skipped"]
@@ -36,7 +40,7 @@ def test_data_has_provenance_for_both_comfy_versions():
             assert ops == {"decode", "decode_tile", "encode"}
 
 
-@pytest.mark.parametrize("version", ["0.8.0", "0.18.2"])
+@pytest.mark.parametrize("version", ["0.8.0", "0.18.2", "0.33.0"])
 def test_model_reproduces_every_traced_point(version):
     """The model never predicts less than a trace, and at most a few % more (envelope over resolutions)."""
     worst_low, worst_high = 1.0, 1.0

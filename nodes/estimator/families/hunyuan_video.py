@@ -123,6 +123,8 @@ GGUF_ARCH = {"hyvid": "hunyuan-video"}  # ComfyUI-GGUF convert.py model type
 def _hunyuan_vae(v) -> Found:
     """sd.py:759 (32 latent channels: HunyuanVideo 1.5, /16) and :787 (HunyuanVideo)."""
     c = v.dim("decoder.conv_in.conv.weight", 1)
+    if c != 32 and v.has("decoder.mid_block.resnets.0.norm1.norm_layer.weight"):
+        return None  # sd.py:776, tested before :787: the CogVideoX VAE (families/cogvideox.py)
     arch = dict(all_families()["vae-hunyuan"].arch)
     variant = None
     if c == 32:

@@ -174,6 +174,10 @@ def latent_tokens(family: str, arch: Mapping[str, object], latent: LatentShape) 
     else:
         ph = pw = 2
     frames = latent.frames or 1
+    if isinstance(patch, (list, tuple)) and len(patch) == 3 and int(patch[0]) > 1:
+        # a temporal patch too (CogVideoX 1.5: patch_size_t 2; the model pads the frames to a multiple of it,
+        # ldm/cogvideo/model.py:450-451 in 0.33.0)
+        frames = math.ceil(frames / int(patch[0]))
     group = family_group(family)
     if group == "unet":
         div = 2 if family == "sdxl" else 1
