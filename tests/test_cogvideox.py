@@ -1,22 +1,49 @@
 """CogVideoX (issue 33): ComfyUI 0.33.0's native CogVideoX as one family module (families/cogvideox.py: counts of
-ComfyUI's own class, its detection keys, its traced working memory and VAE)."""
+ComfyUI's own class, its detection keys, its traced working memory and VAE), and the two node packs that run it
+themselves: kijai/ComfyUI-CogVideoXWrapper (graph/packs/cogvideox_wrapper.py) and VideoX-Fun's CogVideoX-Fun
+(graph/packs/videox_fun.py)."""
 from __future__ import annotations
 
+import copy
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from helpers_models import spec_params, write_safetensors
 from vram_budget.nodes.estimator.families import FAMILIES, describe, registry
+from vram_budget.nodes.estimator.graph import read_workflow
+from vram_budget.nodes.estimator.machine.device import Device
+from vram_budget.nodes.estimator.machine.gpus import find_card
+from vram_budget.nodes.estimator.machine.host_memory import Host
 from vram_budget.nodes.estimator.model_info import DIFFUSION, VAE
 from vram_budget.nodes.estimator.models.name_infer import family_of
 from vram_budget.nodes.estimator.physics import memory, vae_memory
+from vram_budget.nodes.estimator.plan.planning import estimate
+from vram_budget.nodes.estimator.plan.report import format_report
 from vram_budget.nodes.estimator.units import GiB
-from vram_budget.nodes.estimator.workload import LatentShape
+from vram_budget.nodes.estimator.workload import DIFFUSERS, LatentShape
 
 P = registry.PARAMS
+CORPUS = Path(__file__).resolve().parent / "workflows" / "community_extra"
 TRACES = json.loads((Path(registry.__file__).resolve().parents[1] / "data" / "working_memory.json").read_text())
+
+
+def _dev(card="RTX 4090", ram_gib=32):
+    return replace(Device.from_card(find_card(card)), host=Host(ram_total_bytes=int(ram_gib * GiB)))
+
+
+def _teacache() -> dict:
+    return json.loads((CORPUS / "welltop-cn__ComfyUI-TeaCache__cogvideox.json").read_text(encoding="utf-8"))
+
+
+def _set(wf: dict, node_type: str, index: int, value) -> dict:
+    wf = copy.deepcopy(wf)
+    for n in wf["nodes"]:
+        if n["type"] == node_type:
+            n["widgets_values"][index] = value
+    return wf
 
 
 # ------------------------------------------------------------------ the family
@@ -115,3 +142,56 @@ def test_the_vae_decode_is_traced_per_frame_count():
     small = vae_memory.vae_decode_bytes("vae-cogvideox", (1, 16, 2, 60, 90), dtype_bytes=2)
     long = vae_memory.vae_decode_bytes("vae-cogvideox", (1, 16, 13, 60, 90), dtype_bytes=2)
     assert 6 * GiB < small < long < 10 * GiB  # 720x480: 6.8 GiB at 2 latent frames, 8.5 GiB at 13 (traced)
+
+
+# ------------------------------------------------------------------ kijai/ComfyUI-CogVideoXWrapper
+def test_the_wrappers_pipeline_is_priced_as_it_places_it():
+    budget = estimate(read_workflow(_teacache()), _dev())
+    assert budget.complete, budget.incomplete
+    kinds = [sb.stage.kind for sb in budget.stages]
+    assert kinds == ["text_encode", "sample", "vae_decode"]
+    sample = budget.stages[1]
+    assert (sample.stage.manager, sample.stage.offload, sample.stage.text_tokens) == (DIFFUSERS, "model", 226)
+    weights = next(i for i in sample.items if i.category == "weights")
+    assert weights.model.family == "cogvideox1.5-5b" and weights.bytes == 2 * P["P_COGVIDEOX15_5B"]
+    # 512x512 from the empty latent, 49 frames: 13 latent frames, paired by the 1.5 model's temporal patch
+    assert sample.stage.latent.frames == 13 and memory.latent_tokens(
+        "cogvideox1.5-5b", weights.model.arch, sample.stage.latent) == 7 * 32 * 32
+    assert sample.batch_factor == 2  # cfg 6: cond and uncond in one batch
+    decode = budget.stages[2]
+    assert decode.stage.latent.frames == 13 and decode.working_bytes > 5 * GiB  # the clip, not one image
+    assert budget.verdict == "fits"
+
+
+def test_no_partial_load_and_the_offload_widget_is_the_fix():
+    """The sampler moves the whole transformer to the GPU (nodes.py:692-693): 10.4 GiB + activations do not fit a
+    12 GB card; enable_sequential_cpu_offload streams it leaf by leaf."""
+    budget = estimate(read_workflow(_teacache()), _dev("RTX 3060"))
+    assert budget.verdict == "oom" and budget.stages[budget.peak_stage].stage.kind == "sample"
+    seq = estimate(read_workflow(_set(_teacache(), "DownloadAndLoadCogVideoModel", 3, True)), _dev("RTX 3060"))
+    assert seq.stages[1].stage.offload == "sequential" and seq.verdict in ("fits", "runs_slower")
+    fp8 = estimate(read_workflow(_set(_teacache(), "DownloadAndLoadCogVideoModel", 2, "fp8_e4m3fn")), _dev())
+    assert next(i for i in fp8.stages[1].items if i.category == "weights").bytes < 0.55 * 2 * P["P_COGVIDEOX15_5B"]
+
+
+def test_absurd_frame_counts_are_bounded_by_the_widget():
+    budget = estimate(read_workflow(_set(_teacache(), "CogVideoSampler", 0, 10**9)), _dev())
+    assert budget.stages[1].stage.latent.pixel_frames == 1021  # num_frames max 1024 -> 4k+1
+
+
+def test_the_report_does_not_say_dynamic_vram_decides_a_pack_placed_stage():
+    text = format_report(estimate(read_workflow(_teacache()), replace(_dev("RTX 3060"), memory_mode="dynamic")))
+    assert "Dynamic VRAM" in text and "so the verdict is on working memory" not in text
+    assert "enable_sequential_cpu_offload on the model loader" in text  # the fix in the pack's own widgets
+    assert "the models a node pack places itself load as that pack loads them" in text
+
+
+# ------------------------------------------------------------------ VideoX-Fun's CogVideoX-Fun
+def test_cogvideox_fun_completes_with_its_t5_and_vae():
+    wf = json.loads((CORPUS / "aigc-apps__VideoX-Fun__cogvideoxfunv1.5_workflow_i2v.json").read_text(encoding="utf-8"))
+    budget = estimate(read_workflow(wf), _dev())
+    assert budget.complete, budget.incomplete
+    fams = {i.model.family for sb in budget.stages for i in sb.items if i.category == "weights" and i.model}
+    assert {"cogvideox1.5-5b", "vae-cogvideox"} <= fams
+    text = next(sb for sb in budget.stages if sb.stage.kind == "text_encode")
+    assert text.stage.text_tokens == 226

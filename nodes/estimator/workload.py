@@ -102,6 +102,8 @@ class Stage:
     manager: str | None = None
     blocks_to_swap: int | None = None
     offload: str = ""  # manager "diffusers": "full" | "model" | "sequential" | "group" (runtime.OFFLOAD_MODES)
+    # what makes a stage a node pack places fit when it does not, in that pack's own widgets ("" = the rule's own)
+    offload_fix: str = ""
     # Why this stage's model skips Dynamic VRAM although it is on (the legacy path: partial load, process RAM),
     # e.g. "TorchCompileModel: model.clone(disable_dynamic=True), nodes_torch_compile.py:28"; "" = it does not
     legacy_path: str = ""

@@ -404,8 +404,8 @@ def run_diffusers(sb, ctx: _Ctx) -> StageRun:
     how = {"full": "keeps every component on the GPU", "model": f"moves {what} to the GPU whole",
            "sequential": "copies each layer in just before it runs", "group": "streams each layer in, one ahead"}[mode]
     if peak > ctx.capacity:
-        fix = ("GPU_memory_mode sequential_cpu_offload (or a _and_qfloat8 mode)" if not streamed
-               else "a smaller size or fewer frames")
+        fix = ((sb.stage.offload_fix or "GPU_memory_mode sequential_cpu_offload (or a _and_qfloat8 mode)")
+               if not streamed else "a smaller size or fewer frames")
         return StageRun(OOM, resident, streamed, peak, k, shortfall_bytes=peak - ctx.capacity, minimum_bytes=minimum,
                         explanation=(f"the pipeline {how} and does not load partially: {fmt_gib(peak)} needed, "
                                      f"{fmt_gib(ctx.capacity)} on the card; {fix}",), rules=rules)

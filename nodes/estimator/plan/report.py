@@ -40,11 +40,18 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
     comfy = [s for s in budget.stages if s.stage.manager is None]  # stages ComfyUI's model management places
     if dev.memory_mode == "dynamic" and comfy:
         need = max(s.working_bytes + s.overhead_bytes for s in comfy)
-        lines.append(
-            f"Dynamic VRAM: weights stream from RAM on demand, so the verdict is on working memory: "
-            f"{fmt_gib(need)} + {fmt_gib(dev.reserve_bytes)} headroom must fit; weights at peak "
-            f"{fmt_gib(budget.stages[budget.peak_stage].weights_bytes)} (elastic)"
-        )
+        if len(comfy) == len(budget.stages):
+            lines.append(
+                f"Dynamic VRAM: weights stream from RAM on demand, so the verdict is on working memory: "
+                f"{fmt_gib(need)} + {fmt_gib(dev.reserve_bytes)} headroom must fit; weights at peak "
+                f"{fmt_gib(budget.stages[budget.peak_stage].weights_bytes)} (elastic)"
+            )
+        else:  # a node pack places some stages' models itself: those load whole, Dynamic VRAM does not apply to them
+            lines.append(
+                f"Dynamic VRAM: the weights ComfyUI places stream from RAM on demand ({fmt_gib(need)} of working "
+                f"memory + {fmt_gib(dev.reserve_bytes)} headroom must fit for those stages); the models a node pack "
+                "places itself load as that pack loads them"
+            )
     lines.append("")
     if budget.stages:
         width = max(24, min(46, max(len(s.title) for s in budget.stages) + 3))

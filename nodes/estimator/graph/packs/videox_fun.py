@@ -23,7 +23,11 @@ same 8.29B layout) at 16 bit, an upper bound (the qfloat8 / sequential modes dro
 fp8); its MagViT VAE (246.5M parameters, the HunyuanVideo VAE's count) with the HunyuanVideo VAE's rule, which decodes
 several latent frames at once: an upper bound too (EasyAnimate decodes one latent frame at a time).
 
-Not priced, and said: CogVideoX-Fun and EasyAnimate V3 / V4 / V5 (no family here: V5's Bert + mT5 encoders, V3 / V4's
+CogVideoX-Fun (V1.1 2B / 5B, V1.5 5B: families/cogvideox.py, ComfyUI 0.33's CogVideoX class counted and traced): its
+T5-XXL priced at 16 bit and padded to 226 tokens, the CogVideoX VAE with its traced decode of the whole clip (ComfyUI's
+own rolling decoder; the pipeline's diffusers decoder runs 2 latent frames a call: an upper bound).
+
+Not priced, and said: EasyAnimate V3 / V4 / V5 (no family here: V5's Bert + mT5 encoders, V3 / V4's
 transformers), Wan 2.2 VACE Fun (its VACE blocks), the CLIP vision encode of Wan image-to-video (a ViT-H pass,
 smaller than the sampling), a ControlNet loaded into the transformer from model_patches (unknown files are named
 missing).
@@ -89,10 +93,16 @@ MODELS = {
     **{f"EasyAnimateV5.1-12b-zh{kind}": ((f"EasyAnimateV5.1-12b-zh{kind}",), "qwen_2.5_vl_7b.safetensors",
                                          "hunyuan_video_vae_bf16.safetensors", WAN21)
        for kind in ("", "-InP", "-Control", "-Control-Camera")},
+    # CogVideoX-Fun (comfyui/cogvideox_fun/nodes.py): the CogVideoX transformer of its size (families/cogvideox.py,
+    # by the folder's name), T5-XXL and the CogVideoX VAE (16 channels, /8, /4), as the single-file releases
+    **{f"CogVideoX-Fun-V{v}-{size}-{kind}": ((f"CogVideoX-Fun-V{v}-{size}-{kind}",), "t5xxl_fp16.safetensors",
+                                             "cogvideox_vae.safetensors", WAN21)
+       for v, size, kind in (("1.1", "2b", "InP"), ("1.1", "5b", "InP"), ("1.1", "2b", "Pose"), ("1.1", "5b", "Pose"),
+                             ("1.1", "5b", "Control"), ("1.5", "5b", "InP"), ("1.5", "5b", "Control"))},
 }
 FOLDER_LOADERS = {"LoadWanModel", "LoadWanFunModel", "LoadWan2_2Model", "LoadWan2_2FunModel", "LoadQwenImageModel",
-                  "LoadFlux2Model", "LoadZImageModel", "LoadEasyAnimateModel"}
-UNPRICED_LOADERS = {"LoadCogVideoXFunModel": "CogVideoX-Fun (no CogVideoX family in this estimator)",
+                  "LoadFlux2Model", "LoadZImageModel", "LoadEasyAnimateModel", "LoadCogVideoXFunModel"}
+UNPRICED_LOADERS = {"LoadCogVideoXFunModel": "a CogVideoX-Fun model this estimator does not know",
                     "LoadEasyAnimateModel": "EasyAnimate before V5.1 (no family in this estimator for its transformer "
                                             "or text encoders)",
                     "LoadWan2_2VaceFunModel": "Wan 2.2 VACE Fun (its VACE blocks are not counted)",
@@ -143,7 +153,8 @@ _MODEL_INPUT = ("funmodels", "cogvideoxfun_model", "easyanimate_model")
 # image / video inputs a sampler VAE-encodes before sampling
 _ENCODED = ("start_img", "end_img", "validation_video", "control_video", "start_image", "end_image", "ref_image",
             "image", "control_image", "inpaint_image", "subject_ref_images")
-QWEN_EDIT_REFERENCE_PX = 1024  # pipeline_qwenimage_edit_plus.py VAE_IMAGE_SIZE: the reference image at 1024² pixels
+QWEN_EDIT_REFERENCE_PX = 1024
+COGVIDEOX_TEXT_TOKENS = 226  # pipeline_qwenimage_edit_plus.py VAE_IMAGE_SIZE: the reference image at 1024² pixels
 
 
 def _mode(a, node) -> tuple[str, bool]:
@@ -299,7 +310,10 @@ def _sample(a, node):
     uses_negative = not flux2 and cfg is not None and cfg > 1
     steps = a.number(node, "steps")
     common = dict(manager=DIFFUSERS, offload=mode)
-    stages = [_replace(a.text_stage(node, models=a.refs(link, FUN_TEXT)), **common)]
+    text = _replace(a.text_stage(node, models=a.refs(link, FUN_TEXT)), **common)
+    if node.type.startswith("CogVideoX"):  # the CogVideoX pipelines' max_sequence_length: T5 padded to 226 tokens
+        text = _replace(text, text_tokens=COGVIDEOX_TEXT_TOKENS)
+    stages = [text]
     if any(a.link(node, n) is not None for n in _ENCODED) and shape is not None and not flux2 \
             and not node.type.startswith(("QwenImage", "ZImage")):
         stages.append(Stage(kind=VAE_ENCODE, node_id=node.id, node_type=node.type,
