@@ -214,3 +214,16 @@ def test_edit_pipelines_are_replayed_with_their_reference_image():
         assert any("reference image" in a for a in r.assumed)
         seen.add(rec["pipeline"])
     assert seen == {"flux1-kontext", "qwen-image-edit"}
+
+
+def test_a_logged_vram_state_is_replayed_as_the_flag_that_sets_it():
+    """ComfyUI logs 'Set vram state to: HIGH_VRAM' only under --highvram / --gpu-only (model_management.py:557-581 in
+    0.33.0), LOW_VRAM / NO_VRAM under --lowvram / --novram: a record that quotes the line states the flag."""
+    high = evidence_replay.replay(_record(note="log: Set vram state to: HIGH_VRAM"))
+    assert "--highvram" in high.argv and any("HIGH_VRAM" in a for a in high.assumed)
+    low = evidence_replay.replay(_record(quote="Set vram state to: LOW_VRAM ... Allocation on device"))
+    assert "--lowvram" in low.argv and "--highvram" not in low.argv
+    normal = evidence_replay.replay(_record(note="Set vram state to: NORMAL_VRAM"))
+    assert not {"--highvram", "--lowvram", "--novram"} & set(normal.argv)
+    stated = evidence_replay.replay(_record(flags=["--gpu-only"], note="Set vram state to: HIGH_VRAM"))
+    assert "--gpu-only" in stated.argv and "--highvram" not in stated.argv  # the stated flag wins

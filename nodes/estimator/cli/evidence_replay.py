@@ -250,7 +250,27 @@ def device_args(rec: Mapping, replay: Replay) -> list[str]:
     if why != "stated":
         replay.assumed.append(why)
     argv += _launch_flags(rec.get("flags") or [], replay)
+    argv += _logged_vram_state(rec, argv, replay)
     return argv
+
+
+# ComfyUI's start-up log names the VRAM state its flags chose (model_management.py:557-581 in 0.33.0, the same lines
+# since 0.3: "Set vram state to: HIGH_VRAM" only with --highvram / --gpu-only, LOW_VRAM / NO_VRAM with --lowvram /
+# --novram): a record that quotes the line states the flag even where it lists no flags
+_VRAM_STATE_LINE = re.compile(r"set vram state to:?\s*(HIGH_VRAM|LOW_VRAM|NO_VRAM)", re.IGNORECASE)
+_STATE_FLAG = {"HIGH_VRAM": "--highvram", "LOW_VRAM": "--lowvram", "NO_VRAM": "--novram"}
+
+
+def _logged_vram_state(rec: Mapping, argv: list[str], replay: Replay) -> list[str]:
+    if any(f in argv for f in ("--highvram", "--gpu-only", "--lowvram", "--novram")):
+        return []
+    text = " ".join(str(rec.get(k) or "") for k in ("quote", "note", "log"))[:20_000]
+    m = _VRAM_STATE_LINE.search(text)
+    if m is None:
+        return []
+    flag = _STATE_FLAG[m.group(1).upper()]
+    replay.assumed.append(f"the record's log says 'Set vram state to: {m.group(1).upper()}': replayed with {flag}")
+    return [flag]
 
 
 # ComfyUI launch flags the command line takes as they are (with their value where they have one)
