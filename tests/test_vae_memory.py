@@ -148,8 +148,11 @@ def test_workload_latent_shape_accepted():
 
 
 def test_errors_name_the_problem():
-    with pytest.raises(VramBudgetError, match="unknown VAE family 'vae-nope'"):
+    with pytest.raises(VramBudgetError, match="unknown VAE family 'vae-nope'") as err:
         vm.vae_decode_bytes("vae-nope", (1, 4, None, 64, 64))
+    assert "vae-kl4" not in str(err.value)  # a user reads it: no list of internal ids
+    with pytest.raises(VramBudgetError, match="architecture is not recognised"):
+        vm.vae_decode_bytes("unknown", (1, 4, None, 64, 64))
     with pytest.raises(VramBudgetError, match="latent shape"):
         vm.vae_decode_bytes("vae-kl4", (64, 64))
     with pytest.raises(PlanError, match="mode"):

@@ -97,7 +97,11 @@ def get_family(vae_family: str) -> VaeFamily:
     try:
         return FAMILIES[vae_family]
     except KeyError:
-        raise VramBudgetError(f"unknown VAE family '{vae_family}' (known: {', '.join(sorted(FAMILIES))})") from None
+        if not vae_family or vae_family == "unknown":  # the file's architecture was not recognised
+            raise VramBudgetError("the VAE's architecture is not recognised, so its decode / encode memory has no "
+                                  "measurement here (its weights are priced)") from None
+        # the ids traced are listed by docs/working-memory.md, not in a message a user reads
+        raise VramBudgetError(f"unknown VAE family '{vae_family}': no decode / encode memory traced for it") from None
 
 
 # ----------------------------------------------------------------------------------------------
