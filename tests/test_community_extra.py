@@ -101,11 +101,12 @@ def test_completeness_floor():
     PhotoMaker-Plus, 101 with BrushNet, 105 with HyperLoRA, 111 with VideoX-Fun's pipelines, 114 with EasyAnimate
     V5.1, 116 with the SeedVR2 upscaler's own phases, 117 with Control-LoRAs sized by their rank, 118 with
     Kolors-MZ, 120 with CogVideoX: kijai's wrapper and VideoX-Fun's CogVideoX-Fun, 119 once comfyui_controlnet_aux's
-    GPU preprocessors are stages: InstantID's depth example runs Zoe on the card, which it had left out); a floor, so
-    a change that loses it fails. The rest say what they do not price (bench/coverage.py)."""
+    GPU preprocessors are stages: InstantID's depth example runs Zoe on the card, which it had left out, 120 with a
+    GUIDER-driven sampler read as SamplerCustomAdvanced and the family its text encoder's type names); a floor, so a
+    change that loses it fails. The rest say what they do not price (bench/coverage.py)."""
     devices = [device_for_launch(find_card("RTX 4090"), LaunchFlags())]
     complete = sum(b.complete for _, b in _budgets(devices))
-    assert complete >= 119
+    assert complete >= 120
 
 
 def test_use_everywhere_links_are_read_as_the_pack_queues_them():
@@ -168,3 +169,55 @@ def test_a_sink_of_images_with_no_recorded_outputs_is_not_a_model_the_estimate_m
     wf["links"].append([99999, sink["id"], 0, target["id"], 0, "IMAGE"])
     target["inputs"][0]["link"] = 99999
     assert "Save Gif (mtb)" in [t for _, t in read_workflow(wf).unknown_nodes]
+
+
+def test_a_guider_driven_sampler_of_an_unknown_pack_samples_with_the_guiders_model():
+    """TTP's TeaCacheHunyuanVideoSampler has SamplerCustomAdvanced's sockets (NOISE, GUIDER, SAMPLER, SIGMAS, LATENT):
+    read as sampling with the guider's model and prompts. NOISE / SAMPLER come from widget-only nodes (RandomNoise,
+    KSamplerSelect) but are not models: a node that takes them is not "running an unpriced model". Its UNet file is
+    named after nothing (mp_rank_00_model_states.pt): the DualCLIPLoader type 'hunyuan_video' conditioning it is read
+    by HunyuanVideo alone, so that is its family (13B)."""
+    from vram_budget.nodes.estimator.graph.analyzer import loaded_types
+    from vram_budget.nodes.estimator.graph.node_specs import load_specs
+
+    assert not {"NOISE", "SAMPLER", "SIGMAS", "GUIDER"} & loaded_types(load_specs()["nodes"])
+    workload = read_workflow((FOLDER / "TTPlanetPig__Comfyui_TTP_Toolset__HunyuanVideo_teacache_sampler_ttp_fok.json")
+                             .read_bytes())
+    sample = next(s for s in workload.stages if s.node_type == "TeaCacheHunyuanVideoSampler")
+    assert sample.kind == "sample" and sample.steps == 30
+    unet = next(r for r in sample.models if r.role == "diffusion")
+    assert (unet.name, unet.hint, unet.weight_dtype) == ("mp_rank_00_model_states.pt", "hunyuan_video",
+                                                         "fp8_e4m3fn_fast")
+    assert any(r.role == "lora" for r in sample.models)
+    budget = estimate(workload, device_for_launch(find_card("RTX 4090"), LaunchFlags()), None)
+    assert budget.complete
+    sb = next(s for s in budget.stages if s.stage.node_type == "TeaCacheHunyuanVideoSampler")
+    model = next(i.model for i in sb.items if i.category == "weights" and i.model and i.model.kind == "diffusion")
+    assert model.family == "hunyuan-video"
+
+
+def _clip_typed(clip_type: str, loader: str = "DualCLIPLoader") -> dict:
+    clip = ({"clip_name1": "clip_l.safetensors", "clip_name2": "llava_llama3_fp8_scaled.safetensors",
+             "type": clip_type} if loader == "DualCLIPLoader" else
+            {"clip_name": "umt5_xxl_fp8_e4m3fn_scaled.safetensors", "type": clip_type})
+    return {"1": {"class_type": "UNETLoader", "inputs": {"unet_name": "my_mystery_finetune.safetensors",
+                                                         "weight_dtype": "default"}},
+            "2": {"class_type": loader, "inputs": clip},
+            "3": {"class_type": "CLIPTextEncode", "inputs": {"text": "a cat", "clip": ["2", 0]}},
+            "4": {"class_type": "EmptyHunyuanLatentVideo", "inputs": {"width": 848, "height": 480, "length": 33,
+                                                                      "batch_size": 1}},
+            "5": {"class_type": "KSampler", "inputs": {"model": ["1", 0], "positive": ["3", 0], "negative": ["3", 0],
+                                                       "latent_image": ["4", 0], "seed": 1, "steps": 20, "cfg": 1.0,
+                                                       "sampler_name": "euler", "scheduler": "simple",
+                                                       "denoise": 1.0}}}
+
+
+def test_a_text_encoder_type_names_the_family_only_where_one_family_of_one_size_reads_it():
+    hy = read_workflow(_clip_typed("hunyuan_video"))
+    unet = next(r for s in hy.stages if s.kind == "sample" for r in s.models if r.role == "diffusion")
+    assert unet.hint == "hunyuan_video"
+    wan = read_workflow(_clip_typed("wan", loader="CLIPLoader"))  # Wan: 1.3B, 5B and 14B read umT5
+    unet = next(r for s in wan.stages if s.kind == "sample" for r in s.models if r.role == "diffusion")
+    assert unet.hint == ""
+    budget = estimate(wan, device_for_launch(find_card("RTX 4090"), LaunchFlags()), None)
+    assert not budget.complete and budget.verdict == "unknown"

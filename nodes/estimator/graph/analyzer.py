@@ -68,7 +68,10 @@ def loaded_types(specs: Mapping) -> frozenset:
     hit = _LOADED_TYPES.get(id(specs))
     if hit is not None and hit[0] is specs:
         return hit[1]
-    plain = {"INT", "FLOAT", "STRING", "BOOLEAN", "COMBO", "IMAGE", "MASK", "AUDIO", "VIDEO", "*"}  # media: not models
+    # media and the custom-sampler plumbing (RandomNoise, KSamplerSelect, a scheduler's SIGMAS, a guider) are not
+    # models, although nodes that make them take only widgets (comfy_extras/nodes_custom_sampler.py)
+    plain = {"INT", "FLOAT", "STRING", "BOOLEAN", "COMBO", "IMAGE", "MASK", "AUDIO", "VIDEO", "*",
+             "NOISE", "SAMPLER", "SIGMAS", "GUIDER"}
     out = set()
     for name, spec in specs.items():
         if spec.get("offline") or spec.get("recorded"):
@@ -672,8 +675,8 @@ class _Analyzer:
             return CLIP_VISION_ENCODE
         if "AUDIO_ENCODER" in ins and "AUDIO_ENCODER_OUTPUT" in outs:
             return AUDIO_ENCODE
-        if "MODEL" in ins and "LATENT" in ins and "LATENT" in outs:
-            return SAMPLE
+        if ("MODEL" in ins or "GUIDER" in ins) and "LATENT" in ins and "LATENT" in outs:
+            return SAMPLE  # a GUIDER carries the model and the prompts (SamplerCustomAdvanced's sockets)
         if "VAE" in ins and "LATENT" in ins and "IMAGE" in outs and "LATENT" not in outs:
             return VAE_DECODE
         if t in R.internal_encoders or ("VAE" in ins and "IMAGE" in ins):
@@ -817,6 +820,19 @@ class _Analyzer:
         if model_links is None:
             model_links = [self.link(node, "model")] if "model" in node.inputs else \
                 [lk for _, lk in self.linked_inputs_of_type(node, "MODEL")]
+            guiders = self.linked_inputs_of_type(node, "GUIDER") if not model_links else []
+            if guiders:  # no MODEL socket but a GUIDER one: read as SamplerCustomAdvanced reads its guider
+                g = self.guider(guiders[0][1])
+                model_links = g["model"]
+                cond_links = g["conds"] if cond_links is None else cond_links
+                cfg = g["cfg"] if cfg is _UNKNOWN else cfg
+                uses_negative = g["uses_negative"] if uses_negative is None else uses_negative
+                sigmas = self.linked_inputs_of_type(node, "SIGMAS")
+                if steps is None and sigmas:
+                    steps = self.sigma_steps(sigmas[0][1])
+                if not self.known(node.type):
+                    self.stage_note(f"{self.label(node)}: its model and prompts read through its GUIDER input, as "
+                                    "SamplerCustomAdvanced reads them")
         if cond_links is None:
             cond_links = [lk for _, lk in self.linked_inputs_of_type(node, "CONDITIONING")]
         if cfg is _UNKNOWN:
@@ -834,6 +850,7 @@ class _Analyzer:
                     models.append(ref)
         if not models:
             self.stage_note("no diffusion-model loader found upstream")
+        models = self._family_from_text_encoder(models, cond_links)
         for ref in self.controlnets(cond_links):
             if ref not in models:
                 models.append(ref)
@@ -857,6 +874,49 @@ class _Analyzer:
         return Stage(kind=SAMPLE, node_id=node.id, node_type=node.type, models=tuple(models), latent=shape, cfg=cfg,
                      uses_negative=uses_negative, steps=steps, expert=_expert_of(models), notes=tuple(notes),
                      reference_latents=refs, **extra)
+
+    # A text encoder type whose conditioning one diffusion family alone reads, of one size: the CLIP loader's `type`
+    # picks the text encoder (comfy/sd.py load_clip), and only that family's model takes its output (HunyuanVideo's
+    # txt_in reads LLaVA-Llama-3's 4096-wide states with CLIP-L's pooled vector; T2V, I2V and SkyReels are 13B).
+    # Read only for a diffusion file whose name no rule knows, as a hint (never to find the file; a header wins).
+    SOLE_FAMILY_TYPES = {"hunyuan_video": "hunyuan_video"}
+
+    def _family_from_text_encoder(self, models: list[ModelRef], cond_links) -> list[ModelRef]:
+        unnamed = [i for i, r in enumerate(models) if r.role == "diffusion" and not r.hint and not r.unset
+                   and family_of(r.name, "diffusion") is None]
+        if not unnamed or not cond_links:
+            return models
+        types = {r.clip_type for r in self._cond_text_encoders(cond_links) if r.clip_type}
+        hint = self.SOLE_FAMILY_TYPES.get(next(iter(types))) if len(types) == 1 else None
+        if hint is None:
+            return models
+        out = list(models)
+        for i in unnamed:
+            out[i] = _replace(models[i], hint=hint)
+            self.stage_note(f"{models[i].name}: its name says nothing; its family is read from the text encoder that "
+                            f"conditions it (type '{next(iter(types))}', which only that family's model reads)")
+        return out
+
+    def _cond_text_encoders(self, cond_links) -> list[ModelRef]:
+        """The text encoders behind conditioning links: up through CONDITIONING inputs to the nodes that take a
+        CLIP (bounded)."""
+        out: list[ModelRef] = []
+        seen: set = set()
+        stack = [link for link in cond_links if link is not None]
+        while stack and len(seen) <= 10 * MAX_DEPTH:
+            link = stack.pop()
+            if link.node in seen:
+                continue
+            seen.add(link.node)
+            node = self.nodes.get(link.node)
+            if node is None:
+                continue
+            clips = self.linked_inputs_of_type(node, "CLIP")
+            for _, clip in clips:
+                out.extend(r for r in self.refs(clip, "CLIP") if r not in out)
+            if not clips:
+                stack.extend(lk for _, lk in self.linked_inputs_of_type(node, "CONDITIONING"))
+        return out
 
     def decode_stage(self, node: _Node, *, samples: _Link | None = None, vae_type: str = "VAE", **extra) -> Stage:
         vae = self.linked_inputs_of_type(node, vae_type)
