@@ -221,3 +221,43 @@ def test_a_text_encoder_type_names_the_family_only_where_one_family_of_one_size_
     assert unet.hint == ""
     budget = estimate(wan, device_for_launch(find_card("RTX 4090"), LaunchFlags()), None)
     assert not budget.complete and budget.verdict == "unknown"
+
+
+def test_a_workflow_component_that_makes_a_pipe_from_a_checkpoint_is_its_loader():
+    """ltdrdata's workflow components ("## make-basic_pipe [2c8c61]") are nodes no table knows; one that takes no pipe,
+    makes Impact Pack's BASIC_PIPE and names a checkpoint file is that checkpoint's loader: the pipe's MODEL, CLIP
+    and VAE are its parts (said), read through FromBasicPipe as any pipe is."""
+    ui = {"nodes": [
+        {"id": 1, "type": "## make-basic_pipe [2c8c61]", "mode": 0, "inputs": [],
+         "outputs": [{"name": "BASIC_PIPE", "type": "BASIC_PIPE", "links": [1]}],
+         "widgets_values": ["SD1.5/v1-5-pruned-emaonly-fp16.safetensors", "", "text, watermark"]},
+        {"id": 2, "type": "FromBasicPipe", "mode": 0,
+         "inputs": [{"name": "basic_pipe", "type": "BASIC_PIPE", "link": 1}],
+         "outputs": [{"name": "model", "type": "MODEL", "links": [2]}, {"name": "clip", "type": "CLIP", "links": []},
+                     {"name": "vae", "type": "VAE", "links": [5]},
+                     {"name": "positive", "type": "CONDITIONING", "links": [3]},
+                     {"name": "negative", "type": "CONDITIONING", "links": [4]}]},
+        {"id": 3, "type": "EmptyLatentImage", "mode": 0, "inputs": [],
+         "outputs": [{"name": "LATENT", "type": "LATENT", "links": [6]}], "widgets_values": [512, 512, 1]},
+        {"id": 4, "type": "KSampler", "mode": 0,
+         "inputs": [{"name": "model", "type": "MODEL", "link": 2},
+                    {"name": "positive", "type": "CONDITIONING", "link": 3},
+                    {"name": "negative", "type": "CONDITIONING", "link": 4},
+                    {"name": "latent_image", "type": "LATENT", "link": 6}],
+         "outputs": [{"name": "LATENT", "type": "LATENT", "links": [7]}],
+         "widgets_values": [1, "fixed", 20, 7.0, "euler", "normal", 1.0]},
+        {"id": 5, "type": "VAEDecode", "mode": 0,
+         "inputs": [{"name": "samples", "type": "LATENT", "link": 7}, {"name": "vae", "type": "VAE", "link": 5}],
+         "outputs": [{"name": "IMAGE", "type": "IMAGE", "links": []}]},
+    ], "links": [[1, 1, 0, 2, 0, "BASIC_PIPE"], [2, 2, 0, 4, 0, "MODEL"], [3, 2, 3, 4, 1, "CONDITIONING"],
+                 [4, 2, 4, 4, 2, "CONDITIONING"], [5, 2, 2, 5, 1, "VAE"], [6, 3, 0, 4, 3, "LATENT"],
+                 [7, 4, 0, 5, 0, "LATENT"]]}
+    workload = read_workflow(ui)
+    sample = next(s for s in workload.stages if s.kind == "sample")
+    decode = next(s for s in workload.stages if s.kind == "vae_decode")
+    assert [(m.name, m.role, m.part) for m in sample.models] == [
+        ("SD1.5/v1-5-pruned-emaonly-fp16.safetensors", "checkpoint", "model")]
+    assert [(m.role, m.part) for m in decode.models] == [("checkpoint", "vae")]
+    assert any("making a BASIC_PIPE" in n for n in workload.notes)
+    budget = estimate(workload, device_for_launch(find_card("RTX 4090"), LaunchFlags()), None)
+    assert budget.complete and budget.verdict == "fits"

@@ -315,6 +315,9 @@ class _Analyzer:
             return unknown
         return self._refs_generic(node, slot, type_, visiting)
 
+    # Impact Pack's pipes: BASIC_PIPE = (model, clip, vae, positive, negative), DETAILER_PIPE adds the detectors
+    PIPES = ("BASIC_PIPE", "DETAILER_PIPE")
+    PIPE_PARTS = {"MODEL": "model", "CLIP": "clip", "VAE": "vae"}
     UNKNOWN_LOADER_ROLES = {"MODEL": ("diffusion", "diffusion_models"), "CLIP": ("text_encoder", "text_encoders"),
                             "VAE": ("vae", "vae"), "CONTROL_NET": ("controlnet", "controlnet"),
                             "CLIP_VISION": ("clip_vision", "clip_vision")}
@@ -325,14 +328,21 @@ class _Analyzer:
         if node.type in R.known_types or type_ not in self.UNKNOWN_LOADER_ROLES or self.linked_inputs_of_type(node, type_):
             return None
         out_type = self.out_type(node, slot)
-        if out_type is not None and out_type != type_:
+        pipe = out_type in self.PIPES and type_ in self.PIPE_PARTS and not any(
+            self.linked_inputs_of_type(node, p) for p in self.PIPES)
+        if out_type is not None and out_type != type_ and not pipe:
             return None
         files = node.model_files()
         if not files:
             return None
-        role, folder = self.UNKNOWN_LOADER_ROLES[type_]
         name, value = files[0]
         self.unknown_loaders.add(node.id)
+        if pipe:  # it makes a pipe of a checkpoint's MODEL, CLIP and VAE (Impact Pack's BASIC_PIPE tuple)
+            self.note(f"{self.label(node)}: unknown node making a {out_type} from the file in '{name}' ({value}); "
+                      f"priced as that checkpoint's {self.PIPE_PARTS[type_]}")
+            return [ModelRef(name=value.strip(), role="checkpoint", folder="checkpoints", loader_node=node.id,
+                             loader_type=node.type, part=self.PIPE_PARTS[type_])]
+        role, folder = self.UNKNOWN_LOADER_ROLES[type_]
         self.note(f"{self.label(node)}: unknown loader; priced from the file in '{name}' ({value}) as a {role} model")
         return [ModelRef(name=value.strip(), role=role, folder=folder, loader_node=node.id, loader_type=node.type)]
 

@@ -42,12 +42,18 @@ def _through_pipes(a, node, socket: str):
     """The link feeding ``socket`` (model / vae): the node's own input, else the one that made the pipe it
     takes, following Impact's pipe converters and editors (an Edit* node's linked input replaces the pipe's)."""
     seen = {node.id}
-    current = node
+    current, upstream = node, None
     for _ in range(64):
         link = a.link(current, socket)
         if link is not None:
             return link
+        before = upstream
         upstream = next((a.link(current, name) for name in PIPE_INPUTS if a.link(current, name) is not None), None)
+        if upstream is None and before is not None and current.type not in PIPE_NODES:
+            # the pipe starts at a node that takes no pipe and has no such socket (a workflow component,
+            # "## make-basic_pipe [2c8c61]"): its pipe link, which the analyzer reads as a loader when no pack knows
+            # the node and it names a checkpoint (_unknown_loader)
+            return before
         current = a.nodes.get(upstream.node) if upstream is not None else None
         if current is None or current.id in seen:
             return None
