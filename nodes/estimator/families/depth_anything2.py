@@ -11,6 +11,7 @@ a DINOv2 ViT and a DPT head, the design Depth Anything 3 keeps (families/depth_a
 """
 from __future__ import annotations
 
+from . import depth_anything3 as DA3
 from ._spec import DIFFUSION, Family, _r
 
 ORDER = 183  # "depth_anything_v2" shares no pattern with another family's name rules
@@ -32,3 +33,13 @@ NAME_RULES = {
         _r(rf"depth[_-]?anything[_-]?v2.*{e}", f"da2-{e}", f"Depth Anything V2 {e[3:].upper()}", p, _CARD)
         for e, (_w, _d, _h, _f, p) in ENCODERS.items()),
 }
+
+
+def working_bytes(encoder: str, h: int, w: int, dtype_bytes: int) -> tuple[int, int, int]:
+    """(tokens, ViT bytes, DPT head bytes) of one h x w input (multiples of 14): Depth Anything 3's first-principles
+    formula (the same DINOv2 + DPT design), uncalibrated. The head: output_conv1's features / 2 channels and two
+    32-channel maps at the input's size (dpt.py forward)."""
+    width, _d, _h, features, _p = ENCODERS[encoder]
+    tokens = (h // 14) * (w // 14) + 1
+    vit = DA3.vit_working_bytes(tokens, width, 4 * width, dtype_bytes)
+    return tokens, vit, h * w * (features // 2 + 2 * DA3.HEAD_CONV2) * dtype_bytes

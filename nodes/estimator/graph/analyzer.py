@@ -385,6 +385,20 @@ class _Analyzer:
     def controlnets(self, cond_links: Iterable[_Link | None]) -> list[ModelRef]:
         """ControlNets applied on the conditioning reaching a sampler."""
         out: list[ModelRef] = []
+        for node in self._conditioning_chain(cond_links):
+            for _, cn_link in self.linked_inputs_of_type(node, "CONTROL_NET"):
+                strength = self.number(node, "strength", 1.0, integer=False)
+                if strength == 0:
+                    self.note(f"{self.label(node)}: strength 0, the ControlNet is not applied")
+                    continue
+                for ref in self.refs(cn_link, "CONTROL_NET"):
+                    if ref not in out:
+                        out.append(ref)
+        return out
+
+    def _conditioning_chain(self, cond_links: Iterable[_Link | None]):
+        """The nodes on the conditioning chains reaching a sampler, each once, up through their CONDITIONING
+        inputs (bounded)."""
         seen: set = set()
         stack = [link for link in cond_links if link is not None]
         while stack:
@@ -395,16 +409,8 @@ class _Analyzer:
             node = self.nodes.get(link.node)
             if node is None:
                 continue
-            for _, cn_link in self.linked_inputs_of_type(node, "CONTROL_NET"):
-                strength = self.number(node, "strength", 1.0, integer=False)
-                if strength == 0:
-                    self.note(f"{self.label(node)}: strength 0, the ControlNet is not applied")
-                    continue
-                for ref in self.refs(cn_link, "CONTROL_NET"):
-                    if ref not in out:
-                        out.append(ref)
+            yield node
             stack.extend(upstream for _, upstream in self.linked_inputs_of_type(node, "CONDITIONING"))
-        return out
 
     def reference_latents(self, cond_links: Iterable[_Link | None]) -> tuple[tuple[int, int], ...]:
         """The most reference latents one conditioning (positive or negative) carries: the model is
@@ -418,19 +424,9 @@ class _Analyzer:
         as each node's pack names them (``cond_references``: packs/core.py has ReferenceLatent and
         TextEncodeQwenImageEdit's)."""
         out: list[tuple[int, int]] = []
-        seen: set = set()
-        stack = [link]
-        while stack:
-            link = stack.pop()
-            if link.node in seen or len(seen) > 10 * MAX_DEPTH:
-                continue
-            seen.add(link.node)
-            node = self.nodes.get(link.node)
-            if node is None:
-                continue
+        for node in self._conditioning_chain([link]):
             if node.type in R.cond_references:
                 out.extend(R.cond_references[node.type](self, node))
-            stack.extend(upstream for _, upstream in self.linked_inputs_of_type(node, "CONDITIONING"))
         return tuple(out)
 
     # -- latents and images
@@ -897,35 +893,23 @@ class _Analyzer:
         if not unnamed or not cond_links:
             return models
         types = {r.clip_type for r in self._cond_text_encoders(cond_links) if r.clip_type}
-        hint = self.SOLE_FAMILY_TYPES.get(next(iter(types))) if len(types) == 1 else None
+        clip_type = types.pop() if len(types) == 1 else None
+        hint = self.SOLE_FAMILY_TYPES.get(clip_type)
         if hint is None:
             return models
         out = list(models)
         for i in unnamed:
             out[i] = _replace(models[i], hint=hint)
             self.stage_note(f"{models[i].name}: its name says nothing; its family is read from the text encoder that "
-                            f"conditions it (type '{next(iter(types))}', which only that family's model reads)")
+                            f"conditions it (type '{clip_type}', which only that family's model reads)")
         return out
 
     def _cond_text_encoders(self, cond_links) -> list[ModelRef]:
-        """The text encoders behind conditioning links: up through CONDITIONING inputs to the nodes that take a
-        CLIP (bounded)."""
+        """The text encoders behind conditioning links: those of the nodes on the chain that take a CLIP."""
         out: list[ModelRef] = []
-        seen: set = set()
-        stack = [link for link in cond_links if link is not None]
-        while stack and len(seen) <= 10 * MAX_DEPTH:
-            link = stack.pop()
-            if link.node in seen:
-                continue
-            seen.add(link.node)
-            node = self.nodes.get(link.node)
-            if node is None:
-                continue
-            clips = self.linked_inputs_of_type(node, "CLIP")
-            for _, clip in clips:
+        for node in self._conditioning_chain(cond_links):
+            for _, clip in self.linked_inputs_of_type(node, "CLIP"):
                 out.extend(r for r in self.refs(clip, "CLIP") if r not in out)
-            if not clips:
-                stack.extend(lk for _, lk in self.linked_inputs_of_type(node, "CONDITIONING"))
         return out
 
     def decode_stage(self, node: _Node, *, samples: _Link | None = None, vae_type: str = "VAE", **extra) -> Stage:

@@ -71,19 +71,24 @@ def _file_refs(a, node, slot, type_, visiting):
     return []
 
 
+def _clip(node, pixel_height: int, pixel_width: int, frames: int) -> LatentShape:
+    """A CogVideoX latent of `frames` pixel frames (bounded by the widgets' 1024) -> (n - 1) // 4 + 1 latent frames,
+    16 channels at /8."""
+    latent_frames = (max(1, min(int(frames), 1024)) - 1) // 4 + 1
+    return LatentShape(batch=1, channels=16, height=pixel_height // 8, width=pixel_width // 8, frames=latent_frames,
+                       pixel_height=pixel_height, pixel_width=pixel_width, pixel_frames=(latent_frames - 1) * 4 + 1,
+                       spatial_compression=8, temporal_compression=4, source_node=node.id, source_type=node.type)
+
+
 def _latent(a, node, frames: int | None) -> LatentShape | None:
     """The sampler's size: the 4-D `samples` latent's or the 5-D `image_cond_latents`' height and width (nodes.py:
-    674-684), num_frames pixel frames -> (n - 1) // 4 + 1 latent frames."""
+    674-684), num_frames pixel frames (the widget's own limit 1024, nodes.py:617)."""
     src = a.latent(a.link(node, "image_cond_latents")) or a.latent(a.link(node, "samples"))
     if src is None or not frames:
         return None
-    frames = max(1, min(int(frames), 1024))  # the widget's own limit (nodes.py:617)
-    latent_frames = (frames - 1) // 4 + 1
-    height, width = src.height, src.width
-    a.check_size(node, width * 8, height * 8, (latent_frames - 1) * 4 + 1, 1)
-    return LatentShape(batch=1, channels=16, height=height, width=width, frames=latent_frames,
-                       pixel_height=height * 8, pixel_width=width * 8, pixel_frames=(latent_frames - 1) * 4 + 1,
-                       spatial_compression=8, temporal_compression=4, source_node=node.id, source_type=node.type)
+    shape = _clip(node, src.height * 8, src.width * 8, frames)
+    a.check_size(node, shape.pixel_width, shape.pixel_height, shape.pixel_frames, 1)
+    return shape
 
 
 def _sampled(a, node, slot, depth):
@@ -143,11 +148,8 @@ def _encode(a, node):
     if size is None:
         return [Stage(kind=VAE_ENCODE, node_id=node.id, node_type=node.type, models=vae, latent=None)]
     # CogVideoImageEncode encodes the start image alone (one frame); the Fun InP encode pads it to num_frames
-    frames = max(1, min(a.number(node, "num_frames", 49) or 49, 1024)) if node.type == ENCODE_FUN else 1
-    latent_frames = (frames - 1) // 4 + 1
-    shape = LatentShape(batch=1, channels=16, height=size.height // 8, width=size.width // 8, frames=latent_frames,
-                        pixel_height=size.height, pixel_width=size.width, pixel_frames=(latent_frames - 1) * 4 + 1,
-                        spatial_compression=8, temporal_compression=4, source_node=node.id, source_type=node.type)
+    frames = (a.number(node, "num_frames", 49) or 49) if node.type == ENCODE_FUN else 1
+    shape = _clip(node, size.height, size.width, frames)
     tiled = None
     if a.value(node, "enable_tiling") is True:
         tiled = {"tile_size": 256, "overlap": 32, "temporal_size": 10_000, "temporal_overlap": 0}

@@ -75,16 +75,16 @@ def _depth_anything(a, node, node_type: str) -> Stage:
                    f"to {DA_INPUT} px and the long side follows the image's aspect")
         return stage
     h, w = _model_input(min(size.width, size.height), max(size.width, size.height))
-    tokens = (h // 14) * (w // 14) + 1
     arch = FAMILIES[f"da2-{encoder}"].arch
     width, ffn, features = int(arch["hidden_size"]), int(arch["ffn_dim"]), DA2.ENCODERS[encoder][3]
     nbytes = 4  # fp32 modules, no autocast
+    tokens, vit, head = DA2.working_bytes(encoder, h, w, nbytes)
     said = f"{size.width}×{size.height}" + ("" if size.exact else " (assumed)")
     working = (
-        ("ViT activations (formula)", DA3.vit_working_bytes(tokens, width, ffn, nbytes),
+        ("ViT activations (formula)", vit,
          f"first-principles formula, uncalibrated: {said} -> {w}×{h} (short side {DA_INPUT}, multiples of 14) -> "
          f"{tokens} tokens; ViT width {width}, MLP {ffn}, fp32; one image per forward (common_annotator_call)"),
-        ("DPT head maps (formula)", h * w * (features // 2 + 2 * DA3.HEAD_CONV2) * nbytes,
+        ("DPT head maps (formula)", head,
          f"first-principles formula, uncalibrated: {features // 2} + 2 x {DA3.HEAD_CONV2} channels at {w}×{h}, fp32"),
         ("the image on the GPU", 3 * h * w * nbytes, "the resized image as an fp32 tensor"),
     )

@@ -9,7 +9,7 @@ Working memory: Depth Anything 3's first-principles formula (the same DINOv2 + D
 """
 from __future__ import annotations
 
-from ...families import depth_anything2 as DA2, depth_anything3 as DA3
+from ...families import depth_anything2 as DA2
 from ...families.registry import FAMILIES
 from ...machine.resolve import PACK_FP32
 from ...workload import SAMPLE
@@ -47,11 +47,9 @@ def _run(a, node):
     encoder = next((e for e in ("vitg", "vitl", "vitb", "vits") if e in low), "vitl")
     arch = FAMILIES[f"da2-{encoder}"].arch
     h, w = size.height - size.height % 14, size.width - size.width % 14
-    tokens = (h // 14) * (w // 14) + 1
     nbytes, dtype = _dtype_bytes(a, node)
     width, ffn, features = int(arch["hidden_size"]), int(arch["ffn_dim"]), DA2.ENCODERS[encoder][3]
-    vit = DA3.vit_working_bytes(tokens, width, ffn, nbytes)
-    head = h * w * (features // 2 + 2 * DA3.HEAD_CONV2) * nbytes
+    tokens, vit, head = DA2.working_bytes(encoder, h, w, nbytes)
     frame = size.width * size.height * 3 * 4
     said = f"{size.width}×{size.height}" + ("" if size.exact else " (assumed)")
     working = (
