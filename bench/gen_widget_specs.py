@@ -46,7 +46,7 @@ VALUE_NODES = {
     "PrimitiveInt", "PrimitiveFloat", "PrimitiveString", "PrimitiveStringMultiline",
     "PrimitiveBoolean", "ComfySwitchNode", "ComfyMathExpression", "ComfyNumberConvert",
     "EmptyImage", "ImageScale", "ImageScaleBy", "ImageScaleToTotalPixels", "ImageScaleToMaxDimension",
-    "ResizeImageMaskNode", "FluxKontextImageScale", "LoadImage", "LoadVideo", "CreateVideo",
+    "ResizeImageMaskNode", "FluxKontextImageScale", "LoadImage", "LoadVideo", "CreateVideo", "Video Slice",
     "GetImageSize", "RepeatImageBatch", "ImageFromBatch", "StringConcatenate", "CustomCombo",
 }
 

@@ -43,8 +43,9 @@ def add_estimate_parser(subparsers) -> None:
     g.add_argument("--gpus", help="the machine's cards in CUDA order, e.g. 'RTX 4090,RTX 3090' (cuda:0 first): "
                    "each device's peak and outcome for the models its loaders place there (ComfyUI-MultiGPU)")
     p.add_argument("--models-dir", help="a ComfyUI models/ folder to read the real files' headers from")
-    p.add_argument("--input-dir", help="a ComfyUI input/ folder: the loaded images' real sizes (else 1 megapixel "
-                                       "is assumed, and said)")
+    p.add_argument("--input-dir", help="a ComfyUI input/ folder: the loaded images' and videos' real sizes and "
+                                       "frame counts from their headers (else an image is assumed 1 megapixel, "
+                                       "and said; a video's frames stay unknown)")
     p.add_argument("--memory-mode", choices=["classic", "dynamic"], default=None,
                    help="ComfyUI's memory management: classic (<=0.15, --disable-dynamic-vram, AMD / Intel cards) or "
                    "dynamic (Dynamic VRAM: weights stream on demand); default: what --comfyui-version does on this "

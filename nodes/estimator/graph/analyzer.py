@@ -963,6 +963,15 @@ class _Analyzer:
             # latent's pixel size (common_upscale: 0.33.0 nodes_lt.py:113, :160-165, :302-307;
             # nodes_video_model.py SVD_img2vid_Conditioning), so the encode is at that size
             shape = self.encoded_shape(node, connected[0], vae[0][0], vae_type)
+            if shape is None and t == "LTXVAddGuide" and node.output_types and "LATENT" in node.output_types:
+                # a guide of unknown length (a video's frames): ComfyUI asserts its latent fits in the latent
+                # (0.33.0 nodes_lt.py:467 "Conditioning frames exceed the length of the latent sequence"), so
+                # the latent's own frames bound the encode
+                shape = self.latent(_Link(node.id, node.output_types.index("LATENT")))
+                if shape is not None:
+                    self.stage_note("the guide's frame count is known only at run time: encoded at most the "
+                                    "latent's own length (nodes_lt.py:467 asserts the guide fits in it), an upper "
+                                    "bound")
             out = (self.latent(_Link(node.id, node.output_types.index("LATENT")))
                    if shape is not None and node.output_types and "LATENT" in node.output_types else None)
             if out is not None and out.pixel_width and out.pixel_height and not out.media:

@@ -207,8 +207,9 @@ VIDEO_SOURCES = frozenset({"GetVideoComponents", "LoadVideo", "VHS_LoadVideo", "
 
 
 def from_video(a, link) -> bool:
-    """Whether the IMAGE at ``link`` comes from a video's frames (their count is known only at run time): a walk
-    up the IMAGE inputs of analyzer ``a``'s graph to a video source or a node that takes a VIDEO."""
+    """Whether the IMAGE at ``link`` comes from a video's frames whose count is known only at run time: a walk
+    up the IMAGE inputs of analyzer ``a``'s graph to a video source or a node that takes a VIDEO. A source whose
+    frames the graph knows (a file header read from the input folder, a stated frame cap) is not one."""
     seen: set = set()
     stack = [link]
     while stack and len(seen) < 256:
@@ -219,6 +220,34 @@ def from_video(a, link) -> bool:
         seen.add(node.id)
         if node.type in VIDEO_SOURCES or any(a.in_type(node, n) == "VIDEO" for n, v in node.inputs.items()
                                              if isinstance(v, _Link)):
+            known = a.image_size(lk)
+            if known is not None and known.batch and known.exact:
+                continue
             return True
         stack.extend(lk2 for _, lk2 in a.linked_inputs_of_type(node, "IMAGE"))
     return False
+
+
+# core nodes that resize / crop every image of a batch and keep the count (comfy_extras/nodes_post_processing.py
+# ResizeImageMaskNode, nodes.py ImageScale / ImageScaleBy / ImageScaleToTotalPixels, comfy_extras/nodes_images.py
+# ImageCrop)
+KEEPS_COUNT = {"ResizeImageMaskNode", "ImageScale", "ImageScaleBy", "ImageScaleToTotalPixels", "ImageCrop"}
+
+
+def frames_bound(a, link) -> int | None:
+    """A video's frames reach a node through count-keeping resizes from an ImageFromBatch: its ``length`` bounds
+    the count (comfy_extras/nodes_images.py:302-303, ImageFromBatch returns min(batch - index, length) images); None
+    if no such bound."""
+    for _ in range(32):
+        node = a.nodes.get(link.node) if link is not None else None
+        if node is None:
+            return None
+        if node.type == "ImageFromBatch":
+            return a.number(node, "length")
+        if node.type not in KEEPS_COUNT:
+            return None
+        ins = a.linked_inputs_of_type(node, "IMAGE")
+        if len(ins) != 1:
+            return None
+        link = ins[0][1]
+    return None

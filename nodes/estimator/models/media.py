@@ -1,12 +1,17 @@
-"""The pixel size of an input image from its header (PNG, JPEG, WebP, GIF), without decoding it.
+"""The pixel size of an input image from its header (PNG, JPEG, WebP, GIF), without decoding it,
+and of an input video (models/video_header.py).
 
-Used for the images a workflow loads (LoadImage): inside ComfyUI from its input folder, on the
-command line from ``--input-dir``. Reads at most MAX_READ bytes; anything it cannot parse is None.
+Used for the images and videos a workflow loads (LoadImage, LoadVideo, VideoHelperSuite): inside
+ComfyUI from its input folder, on the command line from ``--input-dir``. Reads at most MAX_READ
+bytes of an image's head; anything it cannot parse is None.
 """
 from __future__ import annotations
 
 import os
 import struct
+from typing import NamedTuple
+
+from .video_header import MAX_BOXES, MAX_GIF, gif_info, video_info
 
 MAX_READ = 256 * 1024  # JPEG SOF markers come after the EXIF / ICC blocks; 256 KiB covers real files
 
@@ -78,8 +83,57 @@ def _jpeg(b: bytes):
     return None
 
 
+class Media(NamedTuple):
+    """A loaded file as ComfyUI decodes it: frames 1 for a still image, the animation's or video's
+    frame count otherwise (None where the header does not state it); fps None for a still image."""
+    width: int
+    height: int
+    frames: int | None
+    fps: float | None = None
+
+
+def animation(path: str) -> tuple[int, float | None]:
+    """(frames, fps) ComfyUI's LoadImage makes of the image (0.33.0 nodes.py:1760-1790 decodes every frame of an
+    animated GIF or WebP): the animation's frame count and rate (GIF frame delays), (1, None) for a still image."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+            if head[:6] in (b"GIF87a", b"GIF89a"):
+                f.seek(0)
+                info = gif_info(f.read(MAX_GIF + 1))
+                return (info.frames or 1, info.fps) if info else (1, None)
+            if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+                return _webp_frames(f) or 1, None
+    except (OSError, struct.error, IndexError, ValueError):
+        pass
+    return 1, None
+
+
+def _webp_frames(f) -> int:
+    """ANMF chunks of an animated WebP (RIFF chunks walked by their sizes, at most MAX_BOXES)."""
+    pos, frames = 12, 0
+    for _ in range(MAX_BOXES):
+        f.seek(pos)
+        hdr = f.read(8)
+        if len(hdr) < 8:
+            break
+        size = struct.unpack("<I", hdr[4:8])[0]
+        frames += hdr[:4] == b"ANMF"
+        pos += 8 + size + (size & 1)
+    return frames
+
+
+def media_of(path: str) -> Media | None:
+    """An input file as ComfyUI would load it: a still or animated image, else a video."""
+    size = image_size(path)
+    if size is not None:
+        return Media(size[0], size[1], *animation(path))
+    info = video_info(path)
+    return Media(info.width, info.height, info.frames, info.fps) if info else None
+
+
 def input_reader(root: str):
-    """A reader for graph.base.INPUT_MEDIA confined to ``root``: (name) -> (w, h, 1) or None.
+    """A reader for graph.base.INPUT_MEDIA confined to ``root``: (name) -> Media or None.
     Names with ``..`` or absolute paths that leave ``root`` are refused."""
     root = os.path.realpath(root)
 
@@ -90,7 +144,6 @@ def input_reader(root: str):
         path = os.path.realpath(os.path.join(root, clean))
         if os.path.commonpath([root, path]) != root or not os.path.isfile(path):
             return None
-        size = image_size(path)
-        return (size[0], size[1], 1) if size else None
+        return media_of(path)
 
     return read

@@ -9,7 +9,9 @@ import math
 import re
 
 from ...workload import TRAIN, UPSCALE, LatentShape, Stage
-from ..base import ASSUMED_IMAGE_SIDE, INPUT_MEDIA, _ImageSize, _MathEval, _replace, _UNKNOWN
+from ...models.media import Media
+from ..base import (ASSUMED_IMAGE_SIDE, INPUT_MEDIA, MAX_DEPTH, _ImageSize, _MathEval, _replace, _UNKNOWN,
+                    frames_bound, from_video)
 from . import Pack, loader
 
 DIFFUSION_LOADERS = {  # (name widget, gguf)
@@ -403,9 +405,18 @@ IMAGE_LOADERS = {"LoadImage", "LoadImageMask", "LoadImageOutput"}
 
 
 def _img_load_image(a, node, link, depth):
-    """A loaded image: its real size when the caller can read the file (INPUT_MEDIA), else for
-    LoadImage a stated 1-megapixel assumption; a loaded video's size stays unknown."""
+    """A loaded image: its real size (and an animation's frames) when the caller can read the file
+    (INPUT_MEDIA), else for LoadImage a stated 1-megapixel assumption; a video's frames (GetVideoComponents)
+    from the VIDEO it is given (video_of)."""
     if link.slot != 0:
+        return None
+    if node.type == "GetVideoComponents":
+        video = video_of(a, a.link(node, "video"), depth + 1)
+        if video is not None and video.frames:
+            return _ImageSize(video.width, video.height, video.frames)
+        a.note(f"{a.label(node)}: the video's size / frame count are not known before running (its file is not "
+               "in an input folder this estimate can read, or its header does not state them); shapes that "
+               "depend on it are left unknown")
         return None
     name = a.value(node, "image") if node.type in IMAGE_LOADERS else None
     reader = INPUT_MEDIA.get()
@@ -419,8 +430,44 @@ def _img_load_image(a, node, link, depth):
                f"this estimate can read); assumed {side}×{side} (1 megapixel). Inside ComfyUI, or with --input-dir, "
                "the file's own size is used")
         return _ImageSize(side, side, 1, exact=False)
-    a.note(f"{a.label(node)}: the loaded video's size is not known before running; "
-           "shapes that depend on it are left unknown")
+    return None
+
+
+def video_of(a, link, depth: int = 0):
+    """A VIDEO link's frames as ComfyUI 0.33 decodes them (models.media.Media: width, height, frames, fps), or
+    None: LoadVideo's file header (read by the caller's INPUT_MEDIA, confined to the input folder), trimmed by
+    Video Slice (nodes_video.py:334-378, VideoFromFile.as_trimmed: the frames whose time is in [start, start +
+    duration)), or CreateVideo's images at its fps (:250-258)."""
+    node = a.nodes.get(link.node) if link is not None else None
+    if node is None or depth > MAX_DEPTH:
+        return None
+    if node.type == "LoadVideo":
+        reader, name = INPUT_MEDIA.get(), a.value(node, "file")
+        return reader(name) if reader is not None and isinstance(name, str) else None
+    if node.type == "Video Slice":
+        src = video_of(a, a.link(node, "video"), depth + 1)
+        start, length = a.number(node, "start_time", 0.0, False), a.number(node, "duration", 0.0, False)
+        if src is None or not src.frames or start is None or length is None:
+            return None
+        if not start and not length:
+            return src
+        if not src.fps:
+            return None
+        total = src.frames / src.fps
+        begin = max(0.0, total + start) if start < 0 else min(start, total)
+        end = min(total, begin + length) if length else total
+        frames = max(0, math.ceil(round(end * src.fps, 6)) - math.ceil(round(begin * src.fps, 6)))  # k/fps in range
+        return src._replace(frames=frames) if frames else None
+    if node.type == "ComfySwitchNode":  # the branch its switch picks, as _img_switch
+        switch = a.value(node, "switch")
+        names = ("on_true", "on_false") if switch is _UNKNOWN or switch is None else \
+            (("on_true",) if switch else ("on_false",))
+        return next((v for v in (video_of(a, a.link(node, n), depth + 1) for n in names) if v is not None), None)
+    if node.type == "CreateVideo":
+        size = a.image_size(a.link(node, "images"), depth + 1)
+        if size is None or not size.exact:
+            return None
+        return Media(size.width, size.height, size.batch, a.number(node, "fps", 30.0, False))
     return None
 
 
@@ -471,20 +518,40 @@ def _img_flux_kontext_image_scale(a, node, link, depth):
     return _ImageSize(w, h, src.batch, src.exact)
 
 
+def _unknown_source_batch(a, node, name):
+    """How many images to assume when the size of input ``name`` is unknown: 1 for an image; for a video's frames
+    (their count known only at run time) the length of an ImageFromBatch upstream (at most that many), else None:
+    no size is assumed (said)."""
+    link = a.link(node, name)
+    if not from_video(a, link):
+        return 1
+    bound = frames_bound(a, link)
+    if bound:
+        return bound
+    a.note(f"{a.label(node)}: its input is a video's frames whose count is known only at run time; no size is "
+           "assumed")
+    return None
+
+
 def _img_image_scale_to_max_dimension(a, node, link, depth):
     largest = a.number(node, "largest_size")
     src = _img_up(a, node, depth)
     if not largest:
         return None
     if src is None:
+        batch = _unknown_source_batch(a, node, "image")
+        if batch is None:
+            return None
         a.note(f"{a.label(node)}: input size unknown; assumed a {largest}x{largest} square (upper bound)")
-        return _ImageSize(largest, largest, 1, exact=False)
+        return _ImageSize(largest, largest, batch, exact=False)
     scale = largest / max(src.width, src.height)
     return _ImageSize(round(src.width * scale), round(src.height * scale), src.batch, src.exact)
 
 
 def _img_resize_image_mask_node(a, node, link, depth):
-    return _resize_image_mask(a, node, a.image_size(a.link(node, "input"), depth + 1))
+    src = a.image_size(a.link(node, "input"), depth + 1)
+    batch = _unknown_source_batch(a, node, "input") if src is None else src.batch
+    return _resize_image_mask(a, node, src, batch) if batch else None
 
 
 def _img_repeat_image_batch(a, node, link, depth):
@@ -497,14 +564,15 @@ def _img_image_from_batch(a, node, link, depth):
     return _ImageSize(src.width, src.height, min(length, src.batch), src.exact) if src else None
 
 
-def _resize_image_mask(a, node, src):
-    """nodes_post_processing.py ResizeImageMaskNode, per resize_type option."""
+def _resize_image_mask(a, node, src, batch=1):
+    """nodes_post_processing.py ResizeImageMaskNode, per resize_type option; ``batch``: the images of an input of
+    unknown size (_unknown_source_batch)."""
     mode = a.value(node, "resize_type")
     num = lambda name, integer=True: a.number(node, f"resize_type.{name}", integer=integer)  # noqa: E731
     if mode == "scale dimensions":
         w, h = num("width"), num("height")
         if w and h:
-            return _ImageSize(w, h, src.batch if src else 1)
+            return _ImageSize(w, h, src.batch if src else batch)
         if src and (w or h):
             return _ImageSize(w or round(src.width * h / src.height), h or round(src.height * w / src.width),
                               src.batch, src.exact)
@@ -517,12 +585,12 @@ def _resize_image_mask(a, node, src):
             if mp:
                 side = round(math.sqrt(mp * 1024 * 1024))
                 a.note(f"{a.label(node)}: input size unknown; assumed a square of {mp} megapixels")
-                return _ImageSize(side, side, 1, exact=False)
+                return _ImageSize(side, side, batch, exact=False)
         if mode == "scale longer dimension":
             side = num("longer_size")
             if side:
                 a.note(f"{a.label(node)}: input size unknown; assumed a {side}x{side} square (upper bound)")
-                return _ImageSize(side, side, 1, exact=False)
+                return _ImageSize(side, side, batch, exact=False)
         return None
     if mode == "scale by multiplier":
         m = num("multiplier", integer=False)
@@ -551,8 +619,15 @@ def _resize_image_mask(a, node, src):
     return None
 
 
+def _img_saved(a, node, link, depth):
+    """SaveImage / PreviewImage return the images they save (nodes.py:1717 '"result": (images,)')."""
+    return _img_up(a, node, depth, "images") if link.slot == 0 else None
+
+
 IMAGES = {
     "EmptyImage": _img_empty_image,
+    "SaveImage": _img_saved,
+    "PreviewImage": _img_saved,
     "LoadImage": _img_load_image,
     "LoadImageMask": _img_load_image,
     "LoadVideo": _img_load_image,

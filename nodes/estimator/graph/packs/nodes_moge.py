@@ -95,8 +95,19 @@ def _panorama(a, node):
                   "nodes_moge.py:153-158", (split, split, "each view's"))
 
 
+def _rendered(a, node, link, depth):
+    """MoGeRender (nodes_moge.py:285-330): the geometry's maps, which MoGeInference upsampled back to its input
+    image's size (comfy/ldm/moge/model.py:80-83)."""
+    src = a.link(node, "moge_geometry")
+    infer = a.nodes.get(src.node) if src is not None else None
+    if infer is None or infer.type != INFER:
+        return None
+    return a.image_size(a.link(infer, "image"), depth + 1)
+
+
 PACK = Pack(
     name="nodes_moge",
+    images={"MoGeRender": _rendered},
     stage_kinds={INFER: SAMPLE, PANORAMA: SAMPLE},
     stages={INFER: _infer, PANORAMA: _panorama},
     refs={LOADER: model_file_loader("model_name", "geometry_estimation", "MOGE_MODEL")},

@@ -34,7 +34,7 @@ from ...families import sam3 as F
 from ...families.sam3 import SAM3_IMAGE_SIZE
 from ...units import fmt_mib
 from ...workload import SAMPLE
-from ..base import _replace, from_video
+from ..base import _replace, frames_bound, from_video
 from . import Pack
 
 DETECT = "SAM3_Detect"
@@ -75,31 +75,6 @@ def _prompt_text(a, node):
     return text if isinstance(text, str) else None
 
 
-# core nodes that resize / crop every image of a batch and keep the count (comfy_extras/nodes_post_processing.py
-# ResizeImageMaskNode, nodes.py ImageScale / ImageScaleBy / ImageScaleToTotalPixels, comfy_extras/nodes_images.py
-# ImageCrop)
-_KEEPS_COUNT = {"ResizeImageMaskNode", "ImageScale", "ImageScaleBy", "ImageScaleToTotalPixels", "ImageCrop"}
-
-
-def _frames_bound(a, link) -> int | None:
-    """A video's frames reach SAM3_Detect through count-keeping resizes from an ImageFromBatch: its ``length`` bounds
-    the count (comfy_extras/nodes_images.py:302-303, ImageFromBatch returns min(batch - index, length) images); None
-    if no such bound."""
-    for _ in range(32):
-        node = a.nodes.get(link.node) if link is not None else None
-        if node is None:
-            return None
-        if node.type == "ImageFromBatch":
-            return a.number(node, "length")
-        if node.type not in _KEEPS_COUNT:
-            return None
-        ins = a.linked_inputs_of_type(node, "IMAGE")
-        if len(ins) != 1:
-            return None
-        link = ins[0][1]
-    return None
-
-
 def _detect(a, node):
     model_link, image = a.link(node, "model"), a.link(node, "image")
     if model_link is None or image is None:
@@ -123,7 +98,7 @@ def _detect(a, node):
     images = max(1, size.batch or 1) if size is not None else None
     count_said = ""
     if why is None and size is not None and from_video(a, image):
-        bound = _frames_bound(a, image)
+        bound = frames_bound(a, image)
         if bound:
             images = bound
             count_said = (f" (a video's frames: at most {bound}, the ImageFromBatch length upstream; the video's own "

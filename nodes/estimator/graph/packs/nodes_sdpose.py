@@ -73,9 +73,20 @@ def _extractor(a, node):
     return [encode, sample]
 
 
+def _drawn(a, node, link, depth):
+    """SDPoseDrawKeypoints (nodes_sdpose.py:394-411): one canvas per frame at the keypoints' canvas size, which
+    the extractor set to its input image's size (:72)."""
+    src = a.link(node, "keypoints")
+    extractor = a.nodes.get(src.node) if src is not None else None
+    if extractor is None or extractor.type != EXTRACTOR:
+        return None
+    return a.image_size(a.link(extractor, "image"), depth + 1)
+
+
 PACK = Pack(
     name="nodes_sdpose",
     stage_kinds={EXTRACTOR: SAMPLE},
     stages={EXTRACTOR: _extractor},
+    images={"SDPoseDrawKeypoints": _drawn},
     handled={"SDPoseDrawKeypoints", "SDPoseFaceBBoxes", "CropByBBoxes"},
 )
