@@ -202,8 +202,11 @@ def forward_flops(model, latent: LatentShape, batch: int, text_tokens: int | Non
     Per token and block the linears hold 4·h² (q, k, v, out) + 2·h·ffn (MLP) weights; a DiT's
     modulation weights act once per sample, not per token, and are left out. UNets (no depth in
     the arch): 2·params·tokens, an upper bound."""
+    from ..stages.base import as_model_latent  # noqa: PLC0415 (stages import this module)
+
     arch = model.arch or {}
-    n_img = latent_tokens(model.family, arch, latent)
+    # an EmptyLatentImage latent (/8) sampled by a /16 model is the model's latent, as the memory sees it
+    n_img = latent_tokens(model.family, arch, as_model_latent(latent, arch))
     n = n_img + text_tokens_for(model.family, text_tokens)
     h = int(arch.get("hidden_size", 0) or 0)
     depth = int(arch.get("depth", 0) or 0)
