@@ -45,7 +45,8 @@ def template_entry(workflow: dict, devices) -> dict:
     from ..plan.planning import estimate  # noqa: PLC0415
 
     workload = read_workflow(workflow)
-    by_card, resident, minimum, complete, missing, why = {}, 0, 0, True, [], ""
+    by_card, resident, complete, missing, why = {}, 0, True, [], ""
+    least: dict[int, int] = {}  # stage index -> the least VRAM it ran with on any card
     for gb, device in devices:
         b = estimate(workload, device, None)
         d = b.to_dict()
@@ -59,14 +60,18 @@ def template_entry(workflow: dict, devices) -> dict:
             why = f"on {gb} GB: {why}"[:300]
         resident = max(resident, b.peak_bytes)
         # the least a stage runs with: streamed weights need cast buffers a resident run does not, so the smaller
-        # of the streaming minimum and the stage's all-resident peak
-        minimum = max(minimum, max((min(r.minimum_bytes or sb.peak_bytes, sb.peak_bytes)
-                                    for sb, r in zip(b.stages, b.runs)), default=0))
+        # of the streaming minimum and the stage's all-resident peak; a small card shows the fallbacks a large one
+        # never needs (a VAE's tiled retry), so each stage's least is taken over the cards
+        for i, (sb, r) in enumerate(zip(b.stages, b.runs)):
+            # a stage that fits in pieces (a VAE decoding the batch a few images at a time) needs its run's peak
+            ran = r.peak_bytes if r.outcome in ("fits", "tight") and r.peak_bytes else sb.peak_bytes
+            need = min(r.minimum_bytes or ran, sb.peak_bytes)
+            least[i] = min(least.get(i, need), need)
         by_card[gb] = {"card": device.name, "verdict": d.get("vram_verdict") or d["verdict"],
                        "peak_bytes": d["peak_bytes"], "ram_peak_bytes": d.get("ram_peak_bytes"),
                        "offload_bytes": d.get("offload_bytes")}
     return {"complete": complete, "missing": missing, "why": why, "resident_peak_bytes": resident,
-            "minimum_vram_bytes": minimum, "cards": by_card}
+            "minimum_vram_bytes": max(least.values(), default=0), "cards": by_card}
 
 
 def requirements(version: str = "0.33", only: Iterable[str] = (), progress: Callable[[str], None] | None = None) -> dict:
@@ -93,7 +98,8 @@ def requirements(version: str = "0.33", only: Iterable[str] = (), progress: Call
         "about": "Predicted memory of the official ComfyUI templates: computed by comfyui-vram-budget from the "
                  "published model files' sizes and ComfyUI's memory rules, not measured on a GPU. "
                  "resident_peak_bytes: VRAM with every weight on the card (full speed); minimum_vram_bytes: the "
-                 "least VRAM it runs with, weights streamed from RAM; per card: the card's verdict (fits, tight, "
+                 "least VRAM it runs with, weights streamed from RAM and a VAE retried in tiles or in smaller "
+                 "batches where ComfyUI does so (the least each stage needed on any card); per card: the card's verdict (fits, tight, "
                  "runs_slower, oom, unknown), its predicted peak and the system RAM the run needs. "
                  "A template with complete=false has a model this estimator cannot size: its figures leave it out.",
         "computed_not_measured": True,
