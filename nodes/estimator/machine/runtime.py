@@ -27,7 +27,7 @@ from ..physics.memory import latent_tokens, text_tokens_for, traced_constants, w
 from ..model_info import DIFFUSION, TEXT_ENCODER, VAE
 from .resolve import vae_dtype_bytes
 from ..units import GiB, MiB, fmt_gib
-from ..workload import DIFFUSERS, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape
+from ..workload import DIFFUSERS, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape, as_model_latent
 
 FITS, RUNS_SLOWER, OOM, UNKNOWN = "fits", "runs_slower", "oom", "unknown"
 SEVERITY = {FITS: 0, RUNS_SLOWER: 1, OOM: 2, UNKNOWN: 3}
@@ -202,8 +202,6 @@ def forward_flops(model, latent: LatentShape, batch: int, text_tokens: int | Non
     Per token and block the linears hold 4·h² (q, k, v, out) + 2·h·ffn (MLP) weights; a DiT's
     modulation weights act once per sample, not per token, and are left out. UNets (no depth in
     the arch): 2·params·tokens, an upper bound."""
-    from ..stages.base import as_model_latent  # noqa: PLC0415 (stages import this module)
-
     arch = model.arch or {}
     # an EmptyLatentImage latent (/8) sampled by a /16 model is the model's latent, as the memory sees it
     n_img = latent_tokens(model.family, arch, as_model_latent(latent, arch))

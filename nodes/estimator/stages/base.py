@@ -71,30 +71,6 @@ class StageBudget:
         }
 
 
-def as_model_latent(latent: LatentShape, arch: Mapping[str, object] | None) -> LatentShape:
-    """A latent whose creator leaves its format to the model (EmptyLatentImage: channels None, /8) as ComfyUI's
-    sampler makes it (comfy/sample.py:45-56 fix_empty_latent_channels, 0.33.0): the model's (or its VAE's) latent
-    channels, rows and columns scaled by the creator's / its spatial compression (a Flux.2-latent model such as
-    Lens: /16). A latent whose format the graph fixed, or a model of the same compression, is left as it is."""
-    temporal = int((arch or {}).get("temporal_compression") or 0)
-    if latent.media == "audio" and latent.source_type == "EmptyLatentAudio" and temporal and latent.temporal_compression \
-            and temporal != latent.temporal_compression:
-        # an empty 1-D audio latent (EmptyLatentAudio: 64 channels at 2048 samples a latent) sampled by a model of
-        # another latent format (Stable Audio 3: 256 at 4096): sample.py:51-52 repeats the channels to the model's,
-        # :61-65 resizes the length to round(L x 2048 / 4096)
-        channels = (arch or {}).get("latent_channels")
-        return replace(latent, width=max(1, round(latent.width * latent.temporal_compression / temporal)),
-                       temporal_compression=temporal, channels=int(channels) if channels else latent.channels)
-    spatial = int((arch or {}).get("spatial_compression") or 0)
-    if latent.channels is not None or latent.media or latent.frames or not spatial \
-            or spatial == latent.spatial_compression:
-        return latent
-    ratio = latent.spatial_compression / spatial
-    channels = (arch or {}).get("latent_channels")
-    return replace(latent, height=max(1, round(latent.height * ratio)), width=max(1, round(latent.width * ratio)),
-                   spatial_compression=spatial, channels=int(channels) if channels else None)
-
-
 def overhead_items(device: Device) -> list[Item]:
     return [Item("CUDA context + library workspaces", device.context_bytes, "overhead",
                  "a few hundred MB before any model loads (FACTS.md)")]

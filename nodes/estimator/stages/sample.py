@@ -9,7 +9,8 @@ from ..families._spec import HELD_BY_PACK
 from ..model_info import DIFFUSION
 from ..machine.device import Device
 from ..workload import Stage
-from .base import NOT_ESTIMATED, Item, StageBudget, as_model_latent, finish, overhead_items, unpriced, weights_items
+from ..workload import as_model_latent
+from .base import NOT_ESTIMATED, Item, StageBudget, finish, overhead_items, unpriced, weights_items
 
 __all__ = ["NOT_ESTIMATED", "build", "math_attention_bytes"]
 NEWER_COMFYUI = "made for a newer ComfyUI"  # graph/analyzer.py NEWER_COMFYUI: a stage note of this form says why  # a stage note of this form is the reason shown for a stage without latent

@@ -12,7 +12,8 @@ from ..machine.resolve import PIXEL_SPACE_VAE, vae_dtype_bytes
 from ..workload import VAE_DECODE, LatentShape
 from ..machine.device import Device
 from ..workload import Stage
-from .base import Item, StageBudget, unpriced, as_model_latent, finish, overhead_items, weights_items
+from ..workload import as_model_latent
+from .base import Item, StageBudget, unpriced, finish, overhead_items, weights_items
 
 
 def build(stage: Stage, device: Device, info_for) -> StageBudget:
