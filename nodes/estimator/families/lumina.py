@@ -51,6 +51,11 @@ ARCH_ROUTES = (
 NAME_RULES = {
     DIFFUSION: (
         _r(r"z[_-]?image", "z-image", "Z-Image (6B)", P_Z_IMAGE, f"{_C} P_Z_IMAGE (12.3 GB bf16 listing / 2)"),
+        # Ming-Image (newer ComfyUI: model_detection.py @0b61ce5 takes it in this branch, dim 3840, and
+        # supported_models.py @01f03bb has class MingImage(ZImage)): Z-Image's NextDiT at the same width and heads
+        # (its published int8 file, 6,174,015,488 bytes, holds Z-Image's 6.15B); its depth comes from the file
+        _r(r"ming[_-]?image", "z-image", "Ming-Image (Z-Image's architecture, 6B)", P_Z_IMAGE,
+           f"{_C} P_Z_IMAGE (the same NextDiT; Ming-Image's int8 file holds 6,174,015,488 bytes)"),
         # NewBie-Image: ComfyUI detects it as Lumina 2 (model_detection.py:432-448, dim 2304 with a Jina CLIP pooled
         # projection): the same blocks, more of them; its size from the template that links it
         _r(r"newbie[_-]?image", "lumina2", "NewBie-Image (Lumina 2 architecture)"),

@@ -126,6 +126,12 @@ NAME_RULES = {
     ),
     VAE: (
         _r(r"wan[\s_.-]?2[._]?2.*vae|wan2_2_vae", "vae-wan2.2", "Wan 2.2 VAE"),
+        # Marigold v2's task VAEs (depth / normals / albedo) decode Qwen-Image-Edit's latents and are the same
+        # 253,755,392 bytes as qwen_image_vae.safetensors (data/template_models.json): fine-tunes of that VAE
+        _r(r"marigold.*vae", "vae-wan2.1", "Qwen-Image VAE (Marigold v2's fine-tune)"),
+        # Ming-Image's VAE (253,860,250 bytes): the Wan 2.1 branch of newer sd.py with 4 image channels (RGBA),
+        # which that branch reads from the weights (image_channels, conv_out_channels)
+        _r(r"ming[_-]?image.*vae", "vae-wan2.1", "Wan 2.1 VAE (Ming-Image's, RGBA)"),
         _r(r"wan|qwen[_-]?image(?:[_-]layered)?[_-]vae", "vae-wan2.1", "Wan 2.1 VAE"),
     ),
 }

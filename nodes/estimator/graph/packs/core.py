@@ -898,5 +898,10 @@ PACK = Pack(
     # StyleModelApply (nodes.py StyleModelApply.apply_stylemodel): the style model stays where load_style_model
     # built it, on the CPU (sd.py:1495-1513 StyleModel(model) defaults to device "cpu", never moved), and runs
     # there on the CLIP vision output: no GPU memory
-    handled={"StyleModelApply"},
+    # ConditioningLoader (newer ComfyUI, comfy_extras/nodes_cond.py): a saved conditioning tensor from the
+    # embeddings folder, loaded on the CPU and handed to the sampler as is; no model, no GPU work
+    handled={"StyleModelApply", "ConditioningLoader"},
+    input_types={"ConditioningLoader": {"conditioning_name": "COMBO"}},
+    output_types={"ConditioningLoader": ["CONDITIONING"]},
+    widgets={"ConditioningLoader": ["conditioning_name"]},
 )

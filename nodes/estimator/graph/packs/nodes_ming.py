@@ -1,0 +1,72 @@
+"""Ming-Image's node in newer ComfyUI (comfy_extras/nodes_ming.py, read at Comfy-Org/ComfyUI's stored copy; not in
+0.33.0): TextEncodeMingImageEdit.
+
+execute: the linked reference images ``images.image_N`` (in N order) are shown to the text encoder; with a VAE, each
+is resized (bilinear) to the first image's size and VAE-encoded, and the latents go on the conditioning as
+reference_latents, which the model appends to its latent sequence as clean frames (one more latent's tokens each).
+Read here as one VAE-encode stage per image at the first image's size, the text-encode stage with the images as
+vision tokens, and the reference latents for the sampler (cond_references). The VAE is the Ming-Image VAE (the Wan
+2.1 branch, /8: families/wan.py).
+"""
+from __future__ import annotations
+
+from ...workload import TEXT_ENCODE, VAE_ENCODE, LatentShape, Stage
+from ..base import _Link, _replace
+from . import Pack
+
+NODE = "TextEncodeMingImageEdit"
+CHANNELS, SPATIAL = 16, 8  # the Ming-Image VAE: the Wan 2.1 branch of sd.py (16 channels, /8)
+
+
+def _images(a, node) -> list:
+    names = [k for k in node.inputs if k.startswith("images.") and isinstance(node.inputs[k], _Link)]
+    names.sort(key=lambda k: int("".join(ch for ch in k.rsplit("_", 1)[-1] if ch.isdecimal()) or 0))
+    return [(n, a.image_size(node.inputs[n])) for n in names]
+
+
+def _canvas(a, node):
+    """The first image's (width, height): every reference is encoded at it; None when the graph does not fix it."""
+    images = _images(a, node)
+    if not images:
+        return None, 0
+    first = images[0][1]
+    if first is None or not first.width or not first.height:
+        a.stage_note(f"{NODE}: the first reference image's size is not fixed by the graph; its reference latents are "
+                     "not counted")
+        return None, len(images)
+    return (first.width, first.height), len(images)
+
+
+def _references(a, node) -> list[tuple[int, int]]:
+    if a.link(node, "vae") is None:
+        return []
+    canvas, count = _canvas(a, node)
+    return [(canvas[1] // SPATIAL, canvas[0] // SPATIAL)] * count if canvas else []
+
+
+def _stages(a, node) -> list[Stage]:
+    vae = list(a.refs(a.link(node, "vae"), "VAE")) if a.link(node, "vae") is not None else []
+    canvas, count = _canvas(a, node)
+    encodes = []
+    if vae and canvas:
+        w, h = canvas
+        encodes = [Stage(kind=VAE_ENCODE, node_id=node.id, node_type=node.type, models=tuple(vae),
+                         latent=LatentShape(batch=1, channels=CHANNELS, height=h // SPATIAL, width=w // SPATIAL,
+                                            pixel_height=h, pixel_width=w, spatial_compression=SPATIAL,
+                                            source_node=node.id, source_type=node.type))] * count
+        a.stage_note(f"VAE-encodes {count} reference image(s) at the first one's {w}×{h} (nodes_ming.py)")
+    text = a.text_stage(node)
+    vision = tuple(canvas for _ in range(count)) if canvas else ()
+    text = _replace(text, kind=TEXT_ENCODE, models=tuple(m for m in text.models if m.role != "vae"), images=vision)
+    return encodes + [text]
+
+
+PACK = Pack(
+    name="nodes_ming",
+    internal_encoders={NODE: ()},
+    stages={NODE: _stages},
+    cond_references={NODE: _references},
+    input_types={NODE: {"clip": "CLIP", "vae": "VAE", "prompt": "STRING"}},
+    output_types={NODE: ["CONDITIONING"]},
+    widgets={NODE: ["prompt"]},
+)
