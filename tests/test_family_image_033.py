@@ -17,7 +17,7 @@ from vram_budget.nodes.estimator.graph.packs.nodes_joyimage import best_bucket
 from vram_budget.nodes.estimator.model_info import DIFFUSION
 from vram_budget.nodes.estimator.plan.planning import estimate
 from vram_budget.nodes.estimator.models.published import catalogue_info
-from vram_budget.nodes.estimator.stages.base import as_model_latent
+from vram_budget.nodes.estimator.workload import as_model_latent
 from vram_budget.nodes.estimator.workload import LatentShape
 
 MODULES = {"krea2": "krea2", "lens": "lens", "boogu": "boogu", "ideogram4": "ideogram4", "joyimage": "joyimage",

@@ -65,8 +65,9 @@ def test_a_file_only_a_template_sizes_gets_that_size_and_what_its_name_says():
     # (a file whose name no family rule knows; Krea 2, the example here before, has its family module now)
     # (RT-DETR, the example here before, has its family module now: families/rt_detr.py)
     # (VOID's void_pass1, the example here before, is a CogVideoX-Fun 1.5 now: families/cogvideox.py)
-    other = catalogue_info("models/diffusion_models/ming_image_0.1_design_int8_convrot.safetensors")
-    assert (other.kind, other.family, other.weights_bytes) == ("diffusion", "unknown", 6_174_015_488)
+    # (Ming-Image, the example here before, is Z-Image's architecture now: families/lumina.py)
+    other = catalogue_info("models/diffusion_models/moss_image_sft_int8_convrot.safetensors")
+    assert (other.kind, other.family, other.weights_bytes) == ("diffusion", "unknown", 5_411_658_793)
     assert other.dtype == "I8" and other.params == other.weights_bytes  # 1 byte per weight
     void = catalogue_info("models/diffusion_models/void_pass1.safetensors")
     assert (void.kind, void.family, void.weights_bytes) == ("diffusion", "cogvideox1.5-5b", 11_145_440_133)
@@ -84,7 +85,7 @@ def test_an_unrecognised_architecture_gets_weights_but_no_made_up_working_memory
     ui = {"nodes": [
         {"id": 1, "type": "UNETLoader", "mode": 0, "inputs": [],
          "outputs": [{"name": "MODEL", "type": "MODEL", "links": [1]}],
-         "widgets_values": ["ming_image_0.1_design_int8_convrot.safetensors", "default"]},
+         "widgets_values": ["moss_image_sft_int8_convrot.safetensors", "default"]},
         {"id": 2, "type": "EmptyLatentImage", "mode": 0, "inputs": [],
          "outputs": [{"name": "LATENT", "type": "LATENT", "links": [2]}], "widgets_values": [1024, 1024, 1]},
         {"id": 3, "type": "KSampler", "mode": 0,
@@ -94,7 +95,7 @@ def test_an_unrecognised_architecture_gets_weights_but_no_made_up_working_memory
     ], "links": [[1, 1, 0, 3, 0, "MODEL"], [2, 2, 0, 3, 3, "LATENT"]]}
     b = estimate(read_workflow(ui), Device.from_card(find_card("RTX 4090")))
     sample = next(s for s in b.stages if s.stage.kind == "sample")
-    assert sample.weights_bytes == 6_174_015_488 and sample.working_bytes == 0  # the int8 file's bytes
+    assert sample.weights_bytes == 5_411_658_793 and sample.working_bytes == 0  # the int8 file's bytes
     assert any("architecture not recognised" in why for why in b.incomplete)
     assert not b.complete and b.verdict == "unknown"  # "can't tell", never "fits"
 
