@@ -251,3 +251,11 @@ def frames_bound(a, link) -> int | None:
             return None
         link = ins[0][1]
     return None
+
+
+def autogrow_images(a, node, prefix: str = "images.") -> list:
+    """(input name, image size or None) of a V3 node's linked Autogrow image inputs (``images.image_N``), in N order,
+    as the nodes that take them sort them (nodes_qwen.py, nodes_ming.py, nodes_boogu.py, nodes_joyimage.py)."""
+    names = [k for k in node.inputs if k.startswith(prefix) and isinstance(node.inputs[k], _Link)]
+    names.sort(key=lambda k: int("".join(ch for ch in k.rsplit("_", 1)[-1] if ch.isdecimal()) or 0))
+    return [(n, a.image_size(node.inputs[n])) for n in names]

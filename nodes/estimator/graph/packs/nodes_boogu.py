@@ -12,17 +12,10 @@ from __future__ import annotations
 import math
 
 from ...workload import TEXT_ENCODE, VAE_ENCODE, LatentShape, Stage
-from ..base import _Link, _replace
+from ..base import autogrow_images, _replace
 from . import Pack
 
 FLUX_VAE = (16, 8)  # Boogu's Flux VAE (supported_models.py:1868 Boogu(Omnigen2): latent_formats.Flux): 16 ch, /8
-
-
-def _images(a, node) -> list:
-    """(input name, image size or None) of the node's linked `images.image_N` inputs, in N order (:53)."""
-    names = [k for k in node.inputs if k.startswith("images.") and isinstance(node.inputs[k], _Link)]
-    names.sort(key=lambda k: int("".join(ch for ch in k.rsplit("_", 1)[-1] if ch.isdecimal()) or 0))
-    return [(n, a.image_size(node.inputs[n])) for n in names]
 
 
 def _area_resize(width: int, height: int, total: int, snap: int | None = None) -> tuple[int, int]:
@@ -42,7 +35,7 @@ def _reference_sizes(a, node) -> list[tuple[int, int]]:
     if a.link(node, "vae") is None:
         return []
     out = []
-    for name, size in _images(a, node):
+    for name, size in autogrow_images(a, node):
         if size is None or not size.width or not size.height:
             a.stage_note(f"TextEncodeBooguEdit {name.split('.')[-1]}: its size is not fixed by the graph; its "
                          "reference latent is not counted")
@@ -65,7 +58,7 @@ def _stages(a, node) -> list[Stage]:
                                         source_node=node.id, source_type=node.type))
                for w, h in _reference_sizes(a, node)] if vae else []
     text = a.text_stage(node)
-    vl = tuple(_area_resize(s.width, s.height, 384 * 384) for _, s in _images(a, node)
+    vl = tuple(_area_resize(s.width, s.height, 384 * 384) for _, s in autogrow_images(a, node)
                if s is not None and s.width and s.height)
     text = _replace(text, kind=TEXT_ENCODE, models=tuple(m for m in text.models if m.role != "vae"), images=vl)
     if encodes:

@@ -10,7 +10,7 @@ sampler (cond_references)."""
 from __future__ import annotations
 
 from ...workload import TEXT_ENCODE, VAE_ENCODE, LatentShape, Stage
-from ..base import _Link, _replace
+from ..base import autogrow_images, _replace
 from . import Pack
 
 WAN21_VAE = (16, 8)  # JoyImage's Wan 2.1 VAE (supported_models.py:2014 JoyImage: latent_formats.Wan21): 16 ch, /8
@@ -51,16 +51,10 @@ def best_bucket(height: int, width: int) -> tuple[int, int]:
     return min(BUCKETS_1024, key=lambda hw: abs(hw[0] / hw[1] - target))
 
 
-def _images(a, node) -> list:
-    names = [k for k in node.inputs if k.startswith("images.") and isinstance(node.inputs[k], _Link)]
-    names.sort(key=lambda k: int("".join(ch for ch in k.rsplit(".", 1)[-1] if ch.isdecimal()) or 0))
-    return [(n, a.image_size(node.inputs[n])) for n in names]
-
-
 def _sizes(a, node) -> list[tuple[int, int]]:
     """(width, height) px of each reference after the bucket resize (:43-49)."""
     out = []
-    for name, size in _images(a, node):
+    for name, size in autogrow_images(a, node):
         if size is None or not size.width or not size.height:
             a.stage_note(f"TextEncodeJoyImageEdit {name.split('.')[-1]}: its size is not fixed by the graph; it is "
                          "not counted")

@@ -11,22 +11,16 @@ vision tokens, and the reference latents for the sampler (cond_references). The 
 from __future__ import annotations
 
 from ...workload import TEXT_ENCODE, VAE_ENCODE, LatentShape, Stage
-from ..base import _Link, _replace
+from ..base import autogrow_images, _replace
 from . import Pack
 
 NODE = "TextEncodeMingImageEdit"
 CHANNELS, SPATIAL = 16, 8  # the Ming-Image VAE: the Wan 2.1 branch of sd.py (16 channels, /8)
 
 
-def _images(a, node) -> list:
-    names = [k for k in node.inputs if k.startswith("images.") and isinstance(node.inputs[k], _Link)]
-    names.sort(key=lambda k: int("".join(ch for ch in k.rsplit("_", 1)[-1] if ch.isdecimal()) or 0))
-    return [(n, a.image_size(node.inputs[n])) for n in names]
-
-
 def _canvas(a, node):
     """The first image's (width, height): every reference is encoded at it; None when the graph does not fix it."""
-    images = _images(a, node)
+    images = autogrow_images(a, node)
     if not images:
         return None, 0
     first = images[0][1]

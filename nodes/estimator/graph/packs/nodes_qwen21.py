@@ -15,18 +15,11 @@ from __future__ import annotations
 import math
 
 from ...workload import TEXT_ENCODE, VAE_ENCODE, LatentShape, Stage
-from ..base import _Link, _replace
+from ..base import autogrow_images, _replace
 from . import Pack
 
 NODE = "TextEncodeQwenImage21"
 CHANNELS, SPATIAL = 64, 16  # latent_formats.QwenImage21: 64 channels at /16
-
-
-def _images(a, node) -> list:
-    """(input name, image size or None) of the linked ``images.image_N`` inputs, in N order."""
-    names = [k for k in node.inputs if k.startswith("images.") and isinstance(node.inputs[k], _Link)]
-    names.sort(key=lambda k: int("".join(ch for ch in k.rsplit("_", 1)[-1] if ch.isdecimal()) or 0))
-    return [(n, a.image_size(node.inputs[n])) for n in names]
 
 
 def _sized(width: int, height: int, resolution: int) -> tuple[int, int]:
@@ -49,7 +42,7 @@ def _reference_sizes(a, node) -> list:
     """(width, height) px of each reference, or None where the graph does not fix the image's size."""
     res = _resolution(a, node)
     return [(name, _sized(size.width, size.height, res) if size is not None and size.width and size.height
-             else None) for name, size in _images(a, node)]
+             else None) for name, size in autogrow_images(a, node)]
 
 
 def _references(a, node) -> list[tuple[int, int]]:
