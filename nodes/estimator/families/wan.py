@@ -339,14 +339,15 @@ GGUF_ARCH = {"wan": "wan2.1-14b"}  # ComfyUI-GGUF convert.py model type
 def _wan_vae(v) -> Found:
     """sd.py:816-: the Wan VAE; decoder.upsamples.0.upsamples.0.residual.2.weight makes it Wan 2.2's (48 ch, /16)."""
     head = v.shape("decoder.head.2.weight")
-    if v.has("decoder.upsamples.0.upsamples.0.residual.2.weight") and head and len(head) == 5 and head[2] == 1:
+    wan22_layout = v.has("decoder.upsamples.0.upsamples.0.residual.2.weight")
+    if wan22_layout and head and len(head) == 5 and head[2] == 1:
         # the same branch in newer ComfyUI (sd.py @033046c): the Wan 2.2 layout with a temporal kernel of 1 is the
         # Qwen-Image 2.1 VAE (families/qwen_image.py)
         arch = dict(all_families()["vae-qwen-image-2.1"].arch)
         return Found("vae-qwen-image-2.1", arch, ("keys decoder.middle.0.residual.0.gamma + decoder.upsamples.0."
                                                   "upsamples.0.residual.2.weight, decoder.head.2.weight of temporal "
                                                   f"kernel 1 and {int(head[0])} image channels (Qwen-Image 2.1 VAE)",))
-    if v.has("decoder.upsamples.0.upsamples.0.residual.2.weight"):
+    if wan22_layout:
         arch = dict(all_families()["vae-wan2.2"].arch)
         arch["base_channels"] = v.dim("encoder.conv1.weight", 0, arch["base_channels"])
         return Found("vae-wan2.2", arch, ("keys decoder.middle.0.residual.0.gamma + "

@@ -132,10 +132,15 @@ def media_of(path: str) -> Media | None:
     return Media(info.width, info.height, info.frames, info.fps) if info else None
 
 
+MAX_CACHED = 256  # files one reader remembers (a workflow loads a handful)
+
+
 def input_reader(root: str):
     """A reader for graph.base.INPUT_MEDIA confined to ``root``: (name) -> Media or None.
-    Names with ``..`` or absolute paths that leave ``root`` are refused."""
+    Names with ``..`` or absolute paths that leave ``root`` are refused. Each file's header is read once per reader
+    (one reader per estimate: the graph asks for a loaded file's size at every node that uses it)."""
     root = os.path.realpath(root)
+    seen: dict = {}
 
     def read(name: str):
         if not isinstance(name, str) or not name or "\x00" in name:
@@ -144,6 +149,10 @@ def input_reader(root: str):
         path = os.path.realpath(os.path.join(root, clean))
         if os.path.commonpath([root, path]) != root or not os.path.isfile(path):
             return None
-        return media_of(path)
+        if path not in seen:
+            if len(seen) >= MAX_CACHED:
+                seen.clear()
+            seen[path] = media_of(path)
+        return seen[path]
 
     return read

@@ -41,7 +41,8 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Callable
 
-from ...workload import ModelRef
+from ...workload import TEXT_ENCODE, VAE_ENCODE, LatentShape, ModelRef, Stage
+from ..base import _replace
 from ..base import MAX_CHAIN
 
 # the analyzer members a handler may use (see the module docstring; tests/test_packs.py holds every module to it)
@@ -153,6 +154,22 @@ def with_working(a, stage, working, what: str, why: str = "first-principles form
     working = tuple(working)
     a.stage_note(f"{what} working memory ~{fmt_mib(sum(n for _, n, _ in working))} ({why})")
     return _replace(stage, working=working)
+
+
+def reference_encodes(a, node, sizes, channels: int, spatial: int, images=()) -> list:
+    """An edit node's in-node work: one VAE-encode stage per reference of (width, height) px in ``sizes`` (none
+    without a VAE), then its text-encode stage with the VAE left out and ``images`` as vision images (the
+    reference-image text encoders of nodes_boogu, nodes_qwen21, nodes_ming)."""
+    vae = list(a.refs(a.link(node, "vae"), "VAE")) if a.link(node, "vae") is not None else []
+    encodes = [Stage(kind=VAE_ENCODE, node_id=node.id, node_type=node.type, models=tuple(vae),
+                     latent=LatentShape(batch=1, channels=channels, height=h // spatial, width=w // spatial,
+                                        pixel_height=h, pixel_width=w, spatial_compression=spatial,
+                                        source_node=node.id, source_type=node.type))
+               for w, h in sizes] if vae else []
+    text = a.text_stage(node)
+    text = _replace(text, kind=TEXT_ENCODE, models=tuple(m for m in text.models if m.role != "vae"),
+                    images=tuple(images))
+    return encodes + [text]
 
 
 def model_file_loader(widget: str, folder: str, out_type: str, role: str = "diffusion", **fields) -> Callable:

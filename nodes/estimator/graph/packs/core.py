@@ -404,19 +404,23 @@ def _img_empty_image(a, node, link, depth):
 IMAGE_LOADERS = {"LoadImage", "LoadImageMask", "LoadImageOutput"}
 
 
-def _img_load_image(a, node, link, depth):
-    """A loaded image: its real size (and an animation's frames) when the caller can read the file
-    (INPUT_MEDIA), else for LoadImage a stated 1-megapixel assumption; a video's frames (GetVideoComponents)
-    from the VIDEO it is given (video_of)."""
+def _img_video_components(a, node, link, depth):
+    """GetVideoComponents' images: the frames of the VIDEO it is given (video_of)."""
     if link.slot != 0:
         return None
-    if node.type == "GetVideoComponents":
-        video = video_of(a, a.link(node, "video"), depth + 1)
-        if video is not None and video.frames:
-            return _ImageSize(video.width, video.height, video.frames)
-        a.note(f"{a.label(node)}: the video's size / frame count are not known before running (its file is not "
-               "in an input folder this estimate can read, or its header does not state them); shapes that "
-               "depend on it are left unknown")
+    video = video_of(a, a.link(node, "video"), depth + 1)
+    if video is not None and video.frames:
+        return _ImageSize(video.width, video.height, video.frames)
+    a.note(f"{a.label(node)}: the video's size / frame count are not known before running (its file is not "
+           "in an input folder this estimate can read, or its header does not state them); shapes that "
+           "depend on it are left unknown")
+    return None
+
+
+def _img_load_image(a, node, link, depth):
+    """A loaded image: its real size (and an animation's frames) when the caller can read the file
+    (INPUT_MEDIA), else for LoadImage a stated 1-megapixel assumption."""
+    if link.slot != 0:
         return None
     name = a.value(node, "image") if node.type in IMAGE_LOADERS else None
     reader = INPUT_MEDIA.get()
@@ -631,7 +635,7 @@ IMAGES = {
     "LoadImage": _img_load_image,
     "LoadImageMask": _img_load_image,
     "LoadVideo": _img_load_image,
-    "GetVideoComponents": _img_load_image,
+    "GetVideoComponents": _img_video_components,
     "LoadImageOutput": _img_load_image,
     "ImageScale": _img_image_scale,
     "ImageScaleBy": _img_image_scale_by,

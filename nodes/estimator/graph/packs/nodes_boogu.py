@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 
-from ...workload import TEXT_ENCODE, VAE_ENCODE, LatentShape, Stage
-from ..base import autogrow_images, _replace
-from . import Pack
+from ...workload import Stage
+from ..base import autogrow_images
+from . import Pack, reference_encodes
 
 FLUX_VAE = (16, 8)  # Boogu's Flux VAE (supported_models.py:1868 Boogu(Omnigen2): latent_formats.Flux): 16 ch, /8
 
@@ -51,20 +51,14 @@ def _references(a, node) -> list[tuple[int, int]]:
 
 def _stages(a, node) -> list[Stage]:
     channels, spatial = _geometry(a, node)
-    vae = [r for r in a.refs(a.link(node, "vae"), "VAE")] if a.link(node, "vae") is not None else []
-    encodes = [Stage(kind=VAE_ENCODE, node_id=node.id, node_type=node.type, models=tuple(vae),
-                     latent=LatentShape(batch=1, channels=channels, height=h // spatial, width=w // spatial,
-                                        pixel_height=h, pixel_width=w, spatial_compression=spatial,
-                                        source_node=node.id, source_type=node.type))
-               for w, h in _reference_sizes(a, node)] if vae else []
-    text = a.text_stage(node)
+    sizes = _reference_sizes(a, node)
     vl = tuple(_area_resize(s.width, s.height, 384 * 384) for _, s in autogrow_images(a, node)
                if s is not None and s.width and s.height)
-    text = _replace(text, kind=TEXT_ENCODE, models=tuple(m for m in text.models if m.role != "vae"), images=vl)
-    if encodes:
-        a.stage_note(f"VAE-encodes {len(encodes)} reference image(s) at 1024×1024 px of area (nodes_boogu.py:69-75); "
-                     f"the vision tower reads them at 384×384 px of area (:62-67)")
-    return encodes + [text]
+    stages = reference_encodes(a, node, sizes, channels, spatial, vl)
+    if len(stages) > 1:
+        a.stage_note(f"VAE-encodes {len(stages) - 1} reference image(s) at 1024×1024 px of area "
+                     "(nodes_boogu.py:69-75); the vision tower reads them at 384×384 px of area (:62-67)")
+    return stages
 
 
 PACK = Pack(

@@ -10,9 +10,9 @@ vision tokens, and the reference latents for the sampler (cond_references). The 
 """
 from __future__ import annotations
 
-from ...workload import TEXT_ENCODE, VAE_ENCODE, LatentShape, Stage
-from ..base import autogrow_images, _replace
-from . import Pack
+from ...workload import Stage
+from ..base import autogrow_images
+from . import Pack, reference_encodes
 
 NODE = "TextEncodeMingImageEdit"
 CHANNELS, SPATIAL = 16, 8  # the Ming-Image VAE: the Wan 2.1 branch of sd.py (16 channels, /8)
@@ -39,20 +39,12 @@ def _references(a, node) -> list[tuple[int, int]]:
 
 
 def _stages(a, node) -> list[Stage]:
-    vae = list(a.refs(a.link(node, "vae"), "VAE")) if a.link(node, "vae") is not None else []
     canvas, count = _canvas(a, node)
-    encodes = []
-    if vae and canvas:
-        w, h = canvas
-        encodes = [Stage(kind=VAE_ENCODE, node_id=node.id, node_type=node.type, models=tuple(vae),
-                         latent=LatentShape(batch=1, channels=CHANNELS, height=h // SPATIAL, width=w // SPATIAL,
-                                            pixel_height=h, pixel_width=w, spatial_compression=SPATIAL,
-                                            source_node=node.id, source_type=node.type))] * count
-        a.stage_note(f"VAE-encodes {count} reference image(s) at the first one's {w}×{h} (nodes_ming.py)")
-    text = a.text_stage(node)
-    vision = tuple(canvas for _ in range(count)) if canvas else ()
-    text = _replace(text, kind=TEXT_ENCODE, models=tuple(m for m in text.models if m.role != "vae"), images=vision)
-    return encodes + [text]
+    sizes = [canvas] * count if canvas else []
+    if sizes and a.link(node, "vae") is not None and a.refs(a.link(node, "vae"), "VAE"):
+        a.stage_note(f"VAE-encodes {count} reference image(s) at the first one's {canvas[0]}×{canvas[1]} "
+                     "(nodes_ming.py)")
+    return reference_encodes(a, node, sizes, CHANNELS, SPATIAL, sizes)
 
 
 PACK = Pack(

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import math
 
-from ...workload import TEXT_ENCODE, VAE_ENCODE, LatentShape, Stage
-from ..base import autogrow_images, _replace
-from . import Pack
+from ...workload import LatentShape, Stage
+from ..base import autogrow_images
+from . import Pack, reference_encodes
 
 NODE = "TextEncodeQwenImage21"
 CHANNELS, SPATIAL = 64, 16  # latent_formats.QwenImage21: 64 channels at /16
@@ -45,32 +45,28 @@ def _reference_sizes(a, node) -> list:
              else None) for name, size in autogrow_images(a, node)]
 
 
+def _known_sizes(a, node) -> list[tuple[int, int]]:
+    return [wh for _, wh in _reference_sizes(a, node) if wh]
+
+
 def _references(a, node) -> list[tuple[int, int]]:
     if a.link(node, "vae") is None:
         return []
-    return [(h // SPATIAL, w // SPATIAL) for _, wh in _reference_sizes(a, node) if wh for w, h in (wh,)]
+    return [(h // SPATIAL, w // SPATIAL) for w, h in _known_sizes(a, node)]
 
 
 def _stages(a, node) -> list[Stage]:
-    vae = list(a.refs(a.link(node, "vae"), "VAE")) if a.link(node, "vae") is not None else []
     sizes = _reference_sizes(a, node)
     for name, wh in sizes:
         if wh is None:
             a.stage_note(f"{NODE} {name.split('.')[-1]}: its size is not fixed by the graph; its reference latent "
                          "and vision tokens are not counted")
     known = [wh for _, wh in sizes if wh]
-    encodes = [Stage(kind=VAE_ENCODE, node_id=node.id, node_type=node.type, models=tuple(vae),
-                     latent=LatentShape(batch=1, channels=CHANNELS, height=h // SPATIAL, width=w // SPATIAL,
-                                        pixel_height=h, pixel_width=w, spatial_compression=SPATIAL,
-                                        source_node=node.id, source_type=node.type))
-               for w, h in known] if vae else []
-    text = a.text_stage(node)
-    text = _replace(text, kind=TEXT_ENCODE, models=tuple(m for m in text.models if m.role != "vae"),
-                    images=tuple(known))
-    if encodes:
-        a.stage_note(f"VAE-encodes {len(encodes)} reference image(s) at about resolution² px, sides at multiples "
+    stages = reference_encodes(a, node, known, CHANNELS, SPATIAL, known)
+    if len(stages) > 1:
+        a.stage_note(f"VAE-encodes {len(stages) - 1} reference image(s) at about resolution² px, sides at multiples "
                      "of 32 (nodes_qwen.py TextEncodeQwenImage21)")
-    return encodes + [text]
+    return stages
 
 
 def _latent(a, node, slot, depth):
