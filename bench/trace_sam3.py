@@ -139,6 +139,209 @@ def case_node(width: int, height: int, refine_iterations: int = 2, frames: int =
     return make_inputs, call
 
 
+EXTRA = {}  # what a case stashes besides the peak (case_backbone: its outputs' bytes)
+
+
+def _fake_connected_components(mask_bin):
+    """tracker.py:97-113 (_get_connected_components) without its CPU round trip: cv2 / scipy label a NumPy copy,
+    which a fake tensor cannot give. The result is what it returns on the GPU: int32 labels and areas, each
+    [B, 1, H, W] on the mask's device (:110-113); their values only pick which small regions get filled."""
+    import torch
+    z = torch.zeros(mask_bin.shape, dtype=torch.int32, device=mask_bin.device)
+    return z, torch.zeros_like(z)
+
+
+def _suppress_recently_occluded(low_res_masks, last_occluded, frame_idx, threshold=0.3):
+    """tracker.py:1486-1507 with its two boolean-mask writes (``last_occluded[newly_occluded] = frame_idx``,
+    ``low_res_masks[to_suppress] = -10.0``) as torch.where into the same tensors: a fake tensor cannot index by a
+    data-dependent mask. The temporaries ([N_obj, 288, 288] masks, [N_obj, N_obj] overlaps) are the original's."""
+    import torch
+    from comfy.ldm.sam3.tracker import _compute_mask_overlap
+    n_obj = low_res_masks.shape[0]
+    if n_obj <= 1:
+        return low_res_masks
+    binary = low_res_masks[:, 0] > 0
+    iou = _compute_mask_overlap(low_res_masks[:, 0], low_res_masks[:, 0])
+    overlapping = torch.triu(iou >= threshold, diagonal=1)
+    last_i, last_j = last_occluded.unsqueeze(1), last_occluded.unsqueeze(0)
+    suppress_i = overlapping & (last_i > last_j) & (last_j > -1)
+    suppress_j = overlapping & (last_j > last_i) & (last_i > -1)
+    to_suppress = suppress_i.any(dim=1) | suppress_j.any(dim=0)
+    is_empty = ~binary.any(dim=(-1, -2))
+    newly_occluded = is_empty | to_suppress
+    last_occluded.copy_(torch.where(newly_occluded, frame_idx, last_occluded))
+    low_res_masks.copy_(torch.where(to_suppress[:, None, None, None], -10.0, low_res_masks))
+    return low_res_masks
+
+
+@contextlib.contextmanager
+def tracker_fake_safe():
+    """The two data-dependent helpers of the video tracker, fake-tensor safe (above); restored afterwards."""
+    import comfy.ldm.sam3.tracker as tr
+    saved = (tr._get_connected_components, tr.SAM31Tracker._suppress_recently_occluded)
+    tr._get_connected_components = _fake_connected_components
+    tr.SAM31Tracker._suppress_recently_occluded = staticmethod(_suppress_recently_occluded)
+    try:
+        yield
+    finally:
+        tr._get_connected_components = saved[0]
+        tr.SAM31Tracker._suppress_recently_occluded = staticmethod(saved[1])
+
+
+def _backbone_fn(sam3):
+    """detector.py:569-575 (forward_video's backbone_fn, the multiplex SAM 3.1 path)."""
+    bb = sam3.detector.backbone["vision_backbone"]
+
+    def backbone_fn(frame, frame_idx=None):
+        trunk_out = bb.trunk(frame)
+        _, _, tf, tp = bb(frame, tracker_mode="propagation", cached_trunk=trunk_out, tracker_only=True)
+        return tf, tp, trunk_out
+    return backbone_fn
+
+
+def _prep_frame(width, height):
+    """tracker.py:207-209: one full-size frame moved to the GPU in the model's dtype and stretched (bicubic) to
+    1008 x 1008. The frames themselves stay on the CPU (nodes_sam3.py:296, images[..., :3].movedim(-1, 1))."""
+    import torch
+    import comfy.utils
+    x = torch.empty(1, 3, height, width, dtype=torch.float16, device="cuda")
+    return comfy.utils.common_upscale(x, IMAGE, IMAGE, "bicubic", crop="disabled")
+
+
+def _bytes_of(obj) -> int:
+    seen, total = set(), 0
+    for t in twm._tensors_in(obj):
+        key = t.untyped_storage()._cdata
+        if key not in seen:
+            seen.add(key)
+            total += t.untyped_storage().nbytes()
+    return total
+
+
+def case_backbone(width: int, height: int):
+    """One frame's _compute_backbone_frame (tracker.py:1481-1483, what the tracker prefetches for the next frame on
+    a second CUDA stream, :1690-1694): its peak, and in EXTRA the bytes of what it returns (kept until that frame
+    is tracked)."""
+    def make_inputs(model):
+        return ()
+
+    def call(model):
+        sam3 = model.diffusion_model
+        out = sam3.tracker._compute_backbone_frame(_backbone_fn(sam3), _prep_frame(width, height), frame_idx=0)
+        EXTRA["backbone_out_bytes"] = _bytes_of(out)
+        return out
+    return make_inputs, call
+
+
+def case_track(width: int, height: int, objects: int = 4, frames: int = 20, parts: int = 1):
+    """SAM3_VideoTrack.execute's GPU work (nodes_sam3.py:284-306) with one text prompt: forward_video
+    (detector.py:563-594) -> SAM31Tracker.track_video_with_detection (tracker.py:1648-1790) over ``frames`` frames of
+    width x height, line by line with the code's own names, so that what output_dict keeps (the conditioning frame
+    and the last lookback = max(num_maskmem 7, max_obj_ptrs 16) = 16 propagation frames, :1736-1739) lives as long
+    as there. Data-dependent choices are fixed, each toward more memory:
+    - ``objects`` detections are kept on frame 0 (the scores above the threshold, :1699-1703) and seed the
+      MultiplexState (:1722-1731); they stay matched after that, so no object is added (the count the node's
+      max_objects caps, :1625-1632).
+    - detection runs on EVERY frame (the code stops it once max_objects are tracked, :1695-1698) and every
+      detection is high-confidence and matched, so each frame takes the recondition path: the tracked masks are
+      overwritten by the detections and the memory re-encoded (:1603-1619).
+    - the frames run one after the other; the next frame's backbone, which the code starts on a second CUDA stream
+      before this frame's tracking work (:1686-1694), is computed first and held, as its outputs are. What the two
+      streams' overlapping temporaries add is bounded separately (case_backbone; families/sam3.py).
+    The mask packing's GPU temporaries (pack_masks, :1764) are included; the packed masks go to the CPU (:1764, the
+    intermediate device), so they are not kept. ``parts``: the prompt's comma-separated parts (sam3_clip.py:29-43),
+    each its own [1, 32, 1024] embedding that the detector runs on every frame (detector.py:581-587)."""
+    import torch.nn.functional as F
+
+    def make_inputs(model):
+        import torch
+        emb = torch.empty(1, TEXT_TOKENS, TEXT_WIDTH, dtype=torch.float16, device="cuda")
+        mask = torch.ones(1, TEXT_TOKENS, dtype=torch.int64, device="cuda")  # nodes_sam3.py:36-37
+        return (emb, mask)
+
+    def call(model, emb, text_mask):
+        import torch
+        import comfy.ldm.sam3.tracker as tr
+        embs = [emb] + [torch.empty_like(emb) for _ in range(parts - 1)]
+        sam3 = model.diffusion_model
+        trk = sam3.tracker
+        bb = sam3.detector.backbone["vision_backbone"]
+        device, dt = "cuda", torch.float16
+        backbone_fn = _backbone_fn(sam3)
+        resizer = sam3.detector.backbone["language_backbone"]["resizer"]
+        resized = [(resizer(e), text_mask.bool()) for e in embs]  # detector.py:579-580
+
+        def detect_fn(trunk_out):  # detector.py:581-587
+            all_scores, all_masks = [], []
+            for e, m in resized:
+                det = sam3.detector.forward_from_trunk(trunk_out, e, m)
+                all_scores.append(det["scores"])
+                all_masks.append(det["masks"])
+            return {"scores": torch.cat(all_scores, dim=1), "masks": torch.cat(all_masks, dim=1)}
+
+        N = frames
+        output_dict = {"cond_frame_outputs": {}, "non_cond_frame_outputs": {}}  # :1657
+        mux_state = None
+        last_occluded = torch.empty(0, device=device, dtype=torch.long)  # :1665
+        cur_bb = trk._compute_backbone_frame(backbone_fn, _prep_frame(width, height), frame_idx=0)  # :1676
+        keep_idx = torch.arange(objects, device=device)
+        for frame_idx in range(N):  # :1678
+            vision_feats, vision_pos, feat_sizes, high_res_prop, trunk_out = cur_bb
+            next_bb = None
+            if frame_idx + 1 < N:  # :1682-1685 (the prefetch stream)
+                next_bb = trk._compute_backbone_frame(backbone_fn, _prep_frame(width, height),
+                                                      frame_idx=frame_idx + 1)
+            det_out = detect_fn(trunk_out)  # :1696-1703
+            scores = det_out["scores"][0].sigmoid()
+            det_masks, det_scores = det_out["masks"][0].index_select(0, keep_idx), scores.index_select(0, keep_idx)
+            if objects > 1:  # _nms_masks (:84-94): the reorder and the kept rows, two copies
+                order = det_scores.argsort(descending=True)
+                det_masks, det_scores = det_masks[order], det_scores[order]
+                det_masks, det_scores = det_masks.index_select(0, keep_idx), det_scores.index_select(0, keep_idx)
+            if frame_idx == 0:  # :1720-1733 (no initial mask: the first detections seed the tracks)
+                mux_state = tr.MultiplexState(objects, trk.num_multiplex, device, dt)
+                current_out = trk._condition_with_masks(
+                    det_masks, frame_idx, vision_feats, vision_pos, feat_sizes, high_res_prop, output_dict, N,
+                    mux_state, bb, _prep_frame(width, height), trunk_out, threshold=0.0)
+                last_occluded = torch.full((objects,), -1, device=device, dtype=torch.long)
+            else:  # :1745-1761
+                current_out = trk.track_step(
+                    frame_idx=frame_idx, is_init_cond_frame=False, current_vision_feats=vision_feats,
+                    current_vision_pos_embeds=vision_pos, feat_sizes=feat_sizes, mask_inputs=None,
+                    output_dict=output_dict, num_frames=N, propagation_high_res=high_res_prop,
+                    multiplex_state=mux_state, run_mem_encoder=False)
+                current_out["pred_masks"] = tr.fill_holes_in_mask_scores(current_out["pred_masks"], max_area=16)
+                if last_occluded.shape[0] == objects and objects > 1:
+                    trk._suppress_recently_occluded(current_out["pred_masks"], last_occluded, frame_idx)
+                trk._deferred_memory_encode(current_out, objects, vision_feats, feat_sizes, mux_state, device)
+                output_dict["non_cond_frame_outputs"][frame_idx] = current_out
+                lookback = max(trk.num_maskmem, trk.max_obj_ptrs_in_encoder)
+                for old_idx in list(output_dict["non_cond_frame_outputs"]):
+                    if old_idx < frame_idx - lookback:
+                        del output_dict["non_cond_frame_outputs"][old_idx]
+                # _match_and_add_detections (:1577-1640): every detection matches a track and is >= 0.8
+                trk_masks = current_out["pred_masks"][:, 0]
+                det_resized = F.interpolate(det_masks.unsqueeze(1), size=trk_masks.shape[-2:], mode="bilinear",
+                                            align_corners=False)[:, 0]
+                overlap = tr._compute_mask_overlap(det_resized, trk_masks)
+                for det_idx in range(objects):
+                    current_out["pred_masks"][det_idx] = det_resized[det_idx].unsqueeze(0)
+                    det_hr = F.interpolate(det_masks[det_idx:det_idx + 1].unsqueeze(1),
+                                           size=current_out["pred_masks_high_res"].shape[-2:], mode="bilinear",
+                                           align_corners=False)
+                    current_out["pred_masks_high_res"][det_idx] = det_hr[0]
+                    del det_hr
+                trk._deferred_memory_encode(current_out, objects, vision_feats, feat_sizes, mux_state, device)
+                del trk_masks, det_resized, overlap
+            masks_out = current_out["pred_masks_high_res"][:, 0]  # :1762-1767
+            packed = tr.pack_masks(masks_out)  # .to(idev): to the CPU, not kept on the GPU
+            del packed, masks_out, det_out, scores, det_masks, det_scores, current_out
+            del vision_feats, vision_pos, feat_sizes, high_res_prop, trunk_out
+            cur_bb = next_bb  # :1772-1775
+        return None
+    return make_inputs, call
+
+
 def case_segment(kind):
     def make_inputs(model):
         import torch
@@ -245,15 +448,28 @@ def run_case(name: str, python_upsample: bool = False) -> dict:
         make_inputs, call = case_node(w, h, int(r) if r else 2, int(frames) if frames else 1)
     elif name in ("refine", "box", "point"):
         make_inputs, call = case_segment(name)
+    elif name.startswith("track@"):  # track@WxH[:OBJECTS][*FRAMES][+PARTS]
+        rest, _, parts = name[6:].partition("+")
+        rest, _, frames = rest.partition("*")
+        size, _, k = rest.partition(":")
+        w, h = (int(v) for v in size.split("x"))
+        make_inputs, call = case_track(w, h, int(k) if k else 4, int(frames) if frames else 20,
+                                       int(parts) if parts else 1)
+    elif name.startswith("backbone@"):
+        w, h = (int(v) for v in name[9:].split("x"))
+        make_inputs, call = case_backbone(w, h)
     else:
         raise SystemExit(f"unknown case {name}")
-    with (contextlib.nullcontext() if python_upsample else eager_upsample()), prompt_encoder_fake_safe():
+    EXTRA.clear()
+    names = _UPSAMPLE_VEC + ("upsample_bicubic2d",)  # the frame's bicubic stretch (tracker.py:209)
+    with (contextlib.nullcontext() if python_upsample else eager_upsample(names)), prompt_encoder_fake_safe(), \
+            tracker_fake_safe():
         res = twm.run_trace(build, make_inputs, call, deadline_s=3000)
     return {"case": name, "upsample": "python decomposition" if python_upsample else "eager (C++ composite)",
             "peak_bytes": res.peak_bytes, "peak_mib": round(res.peak_bytes / 2**20, 2),
             "input_bytes": res.input_bytes, "param_bytes": res.param_bytes, "peak_op": res.peak_op,
             "peak_module": res.peak_module, "n_ops": res.n_ops, "attention_calls": res.attention_calls,
-            "seconds": res.seconds, "decomposed": res.decomposed}
+            "seconds": res.seconds, "decomposed": res.decomposed, **EXTRA}
 
 
 # the points of families/sam3.py SAM31_DETECT_TRACE (node@WxH[:R][*N]) and the single forwards

@@ -2,8 +2,9 @@
 families/sam3.py and graph/packs/nodes_sam3.py): the all-in-one checkpoint's parts (the CLIP text encoder, priced
 with the text-encoder formula at its 32 tokens, and the detector + tracker); SAM3_Detect's working memory traced
 with ComfyUI 0.33.0's own model code (bench/trace_sam3.py: a constant at 1008 x 1008 x the calibration, plus the
-masks at the input's own size), so the templates whose only gap was the detector are complete; SAM3_VideoTrack and
-a loaded video's unknown frame count still say why their working memory is not estimated."""
+masks at the input's own size), so the templates whose only gap was the detector are complete; SAM3_VideoTrack's
+tracker traced the same way for at most max_objects objects (any frame count and size), so the SCAIL 2 templates
+are complete; SAM3_Detect on a loaded video's unknown frame count still says why it is not estimated."""
 import json
 from dataclasses import replace
 from types import MappingProxyType
@@ -31,9 +32,10 @@ from vram_budget.nodes.estimator.workload import LatentShape, ModelRef
 RTX4090 = Device.from_card(find_card("RTX 4090"))
 CKPT = "sam3.1_multiplex_fp16.safetensors"
 COMPLETE = ("utility_image_segment_sam3", "video_wan_vace_inpainting")  # their only gap was SAM3_Detect
-# a loaded video's frame count (SAM3_Detect) or SAM3_VideoTrack's memory bank: still "can't tell"
-TEMPLATES = ("utility_video_segment_sam3", "video_wan21_scail2_character_replacement",
-             "video_wan21_scail2_character_replacement_int8")
+# a loaded video's frame count (SAM3_Detect): still "can't tell"
+TEMPLATES = ("utility_video_segment_sam3",)
+# SAM3_VideoTrack (traced for max_objects 4; the int8 one's prompt has two parts) on a video of unknown length
+TRACKED = ("video_wan21_scail2_character_replacement", "video_wan21_scail2_character_replacement_int8")
 
 
 def _clip_text_params(vocab, positions, width, ffn, layers):
@@ -174,8 +176,7 @@ def test_a_loaded_video_without_a_frame_bound_stays_unknown():
     assert any("SAM 3.1" in gap and "not known before running" in gap for gap in budget.incomplete)
 
 
-@pytest.mark.parametrize("name, why", [("utility_video_segment_sam3", "not known before running"),
-                                       ("video_wan21_scail2_character_replacement_int8", "known only at run time")])
+@pytest.mark.parametrize("name, why", [("utility_video_segment_sam3", "not known before running")])
 def test_with_the_family_on_the_catalogue_row_the_parts_are_priced(monkeypatch, name, why):
     original = resolve.catalogue_info
 
@@ -196,3 +197,96 @@ def test_with_the_family_on_the_catalogue_row_the_parts_are_priced(monkeypatch, 
                        == pytest.approx(2 * P_SAM31_MODEL, abs=2) for s in sam)
     assert budget.to_dict()["complete"] is False
     assert any(why in gap for gap in budget.incomplete)
+
+
+# -- SAM3_VideoTrack: the tracker traced (bench/trace_sam3.py case_track) ---------------------------------------------
+
+def test_the_track_table_is_the_trace_one_object_step_within_a_bucket_and_one_part_step():
+    per_object = F.SAM31_TRACK_TRACE[4] - F.SAM31_TRACK_TRACE[3]
+    assert per_object == 84_146_839
+    for a, b in ((3, 4), (4, 5), (5, 6), (6, 8), (8, 12), (12, 16), (17, 24)):  # the same bucket: one step an object
+        assert abs(F.SAM31_TRACK_TRACE[b] - F.SAM31_TRACK_TRACE[a] - (b - a) * per_object) < 1024, (a, b)
+    # a 17th object opens a second bucket of 16: a larger step
+    assert F.SAM31_TRACK_TRACE[17] - F.SAM31_TRACK_TRACE[16] > 5 * per_object
+    assert sorted(F.SAM31_TRACK_TRACE.values()) == [F.SAM31_TRACK_TRACE[k] for k in sorted(F.SAM31_TRACK_TRACE)]
+    assert F.SAM31_STREAM_OVERLAP == F.SAM31_BACKBONE_PEAK - F.SAM31_BACKBONE_OUT > 0
+
+
+@pytest.mark.parametrize("max_objects, objects", [(4, 4), (1, 1), (7, 8), (13, 16), (17, 17), (0, 64), (99, 64),
+                                                  (-3, 64), (64, 64)])
+def test_track_peak_takes_the_next_traced_count_and_the_cap(max_objects, objects):
+    traced, bare = F.track_peak(max_objects)
+    assert traced == objects
+    assert bare == F.SAM31_TRACK_TRACE[objects] + F.SAM31_STREAM_OVERLAP
+    assert F.track_peak(max_objects, parts=3)[1] == bare + 2 * F.SAM31_TRACK_PER_PART
+
+
+def _track_stages(budget):
+    return [s for s in budget.stages if s.stage.node_type == "SAM3_VideoTrack"]
+
+
+@pytest.mark.parametrize("name", TRACKED)
+def test_the_scail2_templates_are_complete_with_the_traced_tracker(name):
+    budget = _budget(name)
+    out = budget.to_dict()
+    assert out["complete"] is True and out["verdict"] != "unknown", out["incomplete"]
+    k = memory.calibration("sam3.1")
+    parts = 2 if name.endswith("int8") else 1  # 'girl, handkerchief' / 'human'
+    stages = _track_stages(budget)
+    assert len(stages) == 4
+    for s in stages:
+        (item,) = [it for it in s.items if it.category == "working"]
+        prompt = s.stage.node_id  # the two tracker pairs read different prompts in the int8 template
+        assert item.bytes in {int(F.track_peak(4, p)[1] * k) for p in (1, parts)}, prompt
+        assert "bench/trace_sam3.py" in item.assumption and "at most 4 tracked object(s)" in item.assumption
+    if parts == 2:
+        assert any("2 comma-separated parts" in it.assumption for s in stages for it in s.items)
+    json.dumps(out)
+
+
+def _video_track_workflow(max_objects=4, prompt="person", frames_cap=None):
+    """LoadVideo -> GetVideoComponents -> SAM3_VideoTrack with a CLIPTextEncode prompt, API format."""
+    images = ["3", 0]
+    wf = {
+        "1": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": CKPT}},
+        "2": {"class_type": "LoadVideo", "inputs": {"file": "clip.mp4"}},
+        "3": {"class_type": "GetVideoComponents", "inputs": {"video": ["2", 0]}},
+        "4": {"class_type": "CLIPTextEncode", "inputs": {"clip": ["1", 1], "text": prompt}},
+        "6": {"class_type": "SAM3_TrackToMask", "inputs": {"track_data": ["5", 0], "object_indices": ""}},
+        "7": {"class_type": "PreviewImage", "inputs": {"images": ["8", 0]}},
+        "8": {"class_type": "MaskToImage", "inputs": {"mask": ["6", 0]}},
+    }
+    if frames_cap:
+        wf["9"] = {"class_type": "ImageFromBatch", "inputs": {"image": ["3", 0], "batch_index": 0,
+                                                              "length": frames_cap}}
+        images = ["9", 0]
+    wf["5"] = {"class_type": "SAM3_VideoTrack", "inputs": {
+        "images": images, "model": ["1", 0], "conditioning": ["4", 0], "detection_threshold": 0.5,
+        "max_objects": max_objects, "detect_interval": 1}}
+    return wf
+
+
+def _track_item(wf):
+    budget = estimate(read_workflow(json.dumps(wf)), RTX4090)
+    (stage,) = _track_stages(budget)
+    (item,) = [it for it in stage.items if it.category == "working"]
+    return budget, stage, item
+
+
+def test_a_loaded_video_of_unknown_size_and_length_is_tracked_at_the_traced_bound():
+    k = memory.calibration("sam3.1")
+    budget, stage, item = _track_item(_video_track_workflow())
+    assert not stage.unpriced and item.bytes == int(F.track_peak(4)[1] * k)
+    assert stage.stage.host_output_bytes == 0  # the frame count is not known: said, not assumed
+    assert any("grows with the frame count" in n for n in budget.notes)
+    # max_objects 0: the tracker's own cap of 64; a three-part prompt adds two traced detector outputs
+    _, _, item0 = _track_item(_video_track_workflow(max_objects=0, prompt="a, b, c"))
+    assert item0.bytes == int((F.SAM31_TRACK_TRACE[64] + 2 * F.SAM31_TRACK_PER_PART + F.SAM31_STREAM_OVERLAP) * k)
+    assert "the tracker's cap" in item0.assumption and "3 comma-separated parts" in item0.assumption
+
+
+def test_a_frame_bound_prices_the_packed_masks_kept_on_the_cpu():
+    _, stage, item = _track_item(_video_track_workflow(max_objects=6, frames_cap=100))
+    assert stage.stage.host_output_bytes == 2 * 100 * 6 * (1008 * 1008 // 8)
+    _, stage5, _ = _track_item(_video_track_workflow(max_objects=5, frames_cap=100))
+    assert stage5.stage.host_output_bytes == 2 * 100 * 5 * (1008 * 1008 // 8)

@@ -107,3 +107,51 @@ def detect_phases(width: int, height: int, images: int = 1, refine_iterations: i
 def detect_peak(width: int, height: int, images: int = 1, refine_iterations: int = 2) -> int:
     """The bare traced peak (no allocator calibration)."""
     return max(c + px for _, c, px in detect_phases(width, height, images, refine_iterations))
+
+
+# ---- SAM3_VideoTrack working memory: traced with ComfyUI 0.33.0's own model code (bench/trace_sam3.py) ----
+SAM31_TRACK_TRACE_SOURCE = ("traced with bench/trace_sam3.py on 2026-12-06: ComfyUI 0.33.0's SAM31Tracker (SAM 3.1 "
+                            "file), full size, fp16, fake CUDA tensors, SAM3_VideoTrack's forward_video with one text "
+                            "prompt (tracker.py:1648-1790, case_track)")
+# tracked objects -> peak bytes over 20 frames of 1280 x 720 (track@1280x720:K*20). The peak stops growing at 20 frames
+# (output_dict keeps the conditioning frame and the last 16 propagation frames, tracker.py:1736-1739: 21 and 24
+# frames trace the same) and does not depend on the video's size (every frame is stretched to 1008 x 1008,
+# tracker.py:207-209: 512 x 512 and 3840 x 2160 trace the same). Detection runs on every frame and every frame takes
+# the recondition path (more than the code does once max_objects are tracked); see case_track. Within a bucket of
+# 16 multiplexed objects the peak grows by the same 84,146,839 bytes an object; a new bucket adds 422 MiB more.
+SAM31_TRACK_TRACE = {
+    1: 1_014_743_734, 2: 1_089_020_220, 3: 1_165_210_629, 4: 1_249_357_468, 5: 1_333_504_307, 6: 1_417_651_146,
+    8: 1_585_944_824, 12: 1_922_532_180, 16: 2_259_119_536, 17: 2_765_589_639, 24: 3_354_617_960,
+    32: 4_027_793_184, 48: 5_796_468_880, 64: 7_565_146_624,
+}
+# each comma-separated part of the prompt past the first: the detector runs once per part on every frame and keeps
+# its scores and 200 masks until they are joined (detector.py:581-587). track@1280x720:K*20+P traces exactly this
+# much more per part at K = 1, 4 and 16 and P = 2, 3 and 8
+SAM31_TRACK_PER_PART = 33_260_352
+SAM31_TRACK_MAX_OBJECTS = 64  # tracker.py:1646 INTERNAL_MAX_OBJECTS (max_objects 0 or above it is clamped there)
+# One frame's backbone (backbone@WxH): its peak and the bytes it returns. The tracker starts the next frame's backbone
+# on a second CUDA stream while this frame is tracked (tracker.py:1668-1694); the trace runs it first and holds its
+# outputs, so the temporaries the two streams may overlap add at most the backbone's peak less its outputs
+SAM31_BACKBONE_PEAK = 242_323_712
+SAM31_BACKBONE_OUT = 122_093_568
+SAM31_STREAM_OVERLAP = SAM31_BACKBONE_PEAK - SAM31_BACKBONE_OUT
+# the track data the node returns: every frame's masks of the tracked objects, bit-packed at 1008 x 1008
+# (tracker.py:194-198 pack_masks, :1764 moved to the intermediate device), stacked at the end (:1781-1790)
+PACKED_MASK_BYTES = SAM3_IMAGE_SIZE * SAM3_IMAGE_SIZE // 8
+
+
+def track_objects_bound(max_objects) -> int:
+    """How many objects the tracker may hold: the node's max_objects, 0 or above the cap meaning the cap
+    (tracker.py:1653-1654)."""
+    m = int(max_objects or 0)
+    return SAM31_TRACK_MAX_OBJECTS if m <= 0 or m > SAM31_TRACK_MAX_OBJECTS else m
+
+
+def track_peak(max_objects, parts: int = 1) -> tuple[int, int]:
+    """(objects traced, bare traced peak bytes incl. the stream overlap) for at most ``max_objects`` tracked objects
+    and a prompt of ``parts`` comma-separated parts: the smallest traced object count at or above the bound (the peak
+    grows with the count, so this is an upper bound); any frame count (the peak is reached by 20 frames and stays
+    there)."""
+    bound = track_objects_bound(max_objects)
+    k = min(n for n in SAM31_TRACK_TRACE if n >= bound)
+    return k, SAM31_TRACK_TRACE[k] + SAM31_TRACK_PER_PART * (max(1, int(parts)) - 1) + SAM31_STREAM_OVERLAP

@@ -22,8 +22,11 @@ Weights: the MODEL part of the checkpoint (CHECKPOINT_SPLITS["sam3.1"]["model"])
   count come from the graph (LoadImage: the file's size with the input media reader, else an assumed 1 megapixel,
   said); a loaded video's size and frame count are unknown before running, so the stage says "not estimated"
   there, as it does for paths not traced (box / point prompts, several prompt parts, ':N' max detections).
-- SAM3_VideoTrack: not estimated: a memory bank of past frames and up to max_objects tracked objects, which depend
-  on run-time frame / object counts.
+- SAM3_VideoTrack: TRACED (bench/trace_sam3.py case_track; families/sam3.py SAM31_TRACK_TRACE) for at most the
+  node's max_objects tracked objects with detection on every frame: the peak is reached by the 20th frame (the memory
+  bank keeps the conditioning frame and the last 16) and does not depend on the frames' size (each is stretched to
+  1008 x 1008), so a loaded video of unknown size and length is priced; plus the next frame's backbone on a second
+  CUDA stream; each comma-separated part of the prompt past the first adds its traced detector outputs.
 """
 from __future__ import annotations
 
@@ -40,15 +43,6 @@ from . import Pack
 DETECT = "SAM3_Detect"
 VIDEO_TRACK = "SAM3_VideoTrack"
 
-
-
-def _model_stage(a, node, image_input: str, why: str):
-    model = a.link(node, "model")
-    if model is None or a.link(node, image_input) is None:
-        return None
-    a.unpriced(why)
-    return a.sample_stage(node, model_links=[model], cond_links=[], cfg=None, uses_negative=False, steps=1,
-                          latent=None)
 
 
 _MULTI = re.compile(r"^(.+?)\s*:\s*([\d.]+)\s*$")  # sam3_clip.py:36 (a part's ':N' max detections)
@@ -156,14 +150,54 @@ def _detect(a, node):
 
 
 def _track(a, node):
-    why = ("SAM 3 / 3.1's video tracker (nodes_sam3.py:303-306 forward_video, comfy/ldm/sam3/tracker.py): each frame runs "
-           "the detector's backbone, plus a memory bank of past frames and up to max_objects tracked objects; the "
-           "frame count is known only at run time (a video's frames) and no trace or formula here covers the tracker")
-    stage = _model_stage(a, node, "images", why)
-    if stage is not None:
-        a.note(f"{a.label(node)}: SAM 3 video tracking on the GPU (nodes_sam3.py:288 load_model_gpu); the number of "
-               "frames is not fixed by the graph; weights priced, activations not")
-    return stage
+    """SAM3_VideoTrack: the traced tracker peak for at most max_objects objects (families/sam3.py track_peak): it
+    depends on neither the frames' size nor, past 20 frames, their count, so a video of unknown length is priced."""
+    model_link, images = a.link(node, "model"), a.link(node, "images")
+    if model_link is None or images is None:
+        return None
+    parts, parts_said = 1, ""
+    if a.link(node, "conditioning") is not None:
+        text = _prompt_text(a, node)
+        prompts = prompt_parts(text) if text is not None else None
+        if prompts:
+            parts = len(prompts)
+            parts_said = (f", a prompt of {parts} comma-separated parts (sam3_clip.py:29-43: the detector runs once "
+                          f"per part on every frame, + {fmt_mib(F.SAM31_TRACK_PER_PART)} each past the first, traced)"
+                          if parts > 1 else "")
+        else:
+            parts_said = ", one prompt part assumed (the prompt's text is not known here)"
+    # the frame count only sizes the packed masks on the CPU (the GPU peak does not depend on it): a video's frames
+    # are bounded by an ImageFromBatch length upstream or not known; an image batch's count is its batch
+    size = None if from_video(a, images) else a.image_size(images)
+    frames = (frames_bound(a, images) or None) if size is None else max(1, size.batch or 1)
+    max_objects = a.number(node, "max_objects", 4)
+    bound = F.track_objects_bound(4 if max_objects is None else max_objects)
+    traced, bare = F.track_peak(bound, parts)
+    k = memory.calibration("sam3.1")
+    objects_said = (f"at most {bound} tracked object(s) (max_objects {max_objects}"
+                    + (", 0 or above the cap: the tracker's cap, tracker.py:1653-1654" if bound != max_objects else "")
+                    + ")" + (f", priced as {traced}, the next traced count" if traced != bound else ""))
+    why_const = (f"{F.SAM31_TRACK_TRACE_SOURCE}: {objects_said}{parts_said}, detection on every frame; the peak is reached by the "
+                 f"20th frame and stays there (the memory bank keeps the last 16 frames, tracker.py:1736-1739) and "
+                 f"does not depend on the frames' size (each is stretched to {SAM3_IMAGE_SIZE}×{SAM3_IMAGE_SIZE}, "
+                 f"tracker.py:207-209): {fmt_mib(F.SAM31_TRACK_TRACE[traced])}, + {fmt_mib(F.SAM31_STREAM_OVERLAP)} "
+                 f"for the next frame's backbone on a second CUDA stream (tracker.py:1686-1694), × {k} for the "
+                 "allocator and untraced transients")
+    working = [("video tracker activations (traced)", int(bare * k), why_const)]
+    host = 0
+    if frames:
+        host = 2 * frames * traced * F.PACKED_MASK_BYTES  # the per-frame list and its stack (tracker.py:1781-1790)
+    a.stage_note(f"SAM3_VideoTrack working memory ~{fmt_mib(int(bare * k))}: traced {fmt_mib(bare)} for "
+                 f"{objects_said} × {k}; any number of frames")
+    stage = a.sample_stage(node, model_links=[model_link], cond_links=[], cfg=None, uses_negative=False, steps=1,
+                           latent=None)
+    a.note(f"{a.label(node)}: SAM 3 video tracking on the GPU (nodes_sam3.py:288 load_model_gpu): one frame at a time "
+           f"at {SAM3_IMAGE_SIZE}×{SAM3_IMAGE_SIZE} with a memory bank of the last 16 frames; its working memory is "
+           "traced (families/sam3.py) for the node's max_objects"
+           + ("" if frames else f"; its output, bit-packed masks on the CPU ({fmt_mib(traced * F.PACKED_MASK_BYTES)} "
+                                 "a frame), grows with the frame count, known only at run time"))
+    stage = _replace(stage, working=tuple(working))
+    return _replace(stage, host_output_bytes=host) if host else stage
 
 
 PACK = Pack(
