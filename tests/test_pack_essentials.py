@@ -70,3 +70,41 @@ def test_core_image_batch_and_composite_keep_the_first_and_destination_sizes():
     assert transfer.complete, transfer.incomplete
     sample = next(s for s in transfer.stages if s.stage.kind == "sample").stage.latent
     assert (sample.pixel_width, sample.pixel_height) == (512, 768)
+
+
+def _picker_prompt(resolution, batch=1, width_override=0, height_override=0):
+    return {
+        "1": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": "sd_xl_base_1.0.safetensors"}},
+        "2": {"class_type": "CLIPTextEncode", "inputs": {"clip": ["1", 1], "text": "a cat"}},
+        "3": {"class_type": "SDXLEmptyLatentSizePicker+", "inputs": {
+            "resolution": resolution, "batch_size": batch, "width_override": width_override,
+            "height_override": height_override}},
+        "6": {"class_type": "KSampler", "inputs": {"model": ["1", 0], "positive": ["2", 0], "negative": ["2", 0],
+                                                   "latent_image": ["3", 0], "seed": 1, "steps": 20, "cfg": 7.0,
+                                                   "sampler_name": "euler", "scheduler": "normal", "denoise": 1.0}},
+        "7": {"class_type": "VAEDecode", "inputs": {"samples": ["6", 0], "vae": ["1", 2]}},
+        # the picker's width output sizes an upscale of the decoded image (sampling.py: LATENT, width, height)
+        "9": {"class_type": "ImageScale", "inputs": {"image": ["7", 0], "upscale_method": "nearest-exact",
+                                                     "width": ["3", 1], "height": ["3", 2], "crop": "disabled"}},
+        "8": {"class_type": "SaveImage", "inputs": {"images": ["9", 0], "filename_prefix": "x"}},
+    }
+
+
+@pytest.mark.parametrize("args, size", [
+    (("896x1152 (0.78)",), (896, 1152, 1)),
+    (("1728x576 (3.0)", 3), (1728, 576, 3)),
+    (("1024x1024 (1.0)", 2, 640, 0), (640, 1024, 2)),  # an override above 0 replaces its side only
+])
+def test_the_size_picker_makes_the_latent_it_names(args, size):
+    """essentials sampling.py SDXLEmptyLatentSizePicker.execute: zeros [batch, 4, h // 8, w // 8] of the chosen
+    "WxH (ratio)", each side overridden when its override is above 0 (the portrait-master SDXL workflow's sizer)."""
+    budget = estimate(read_workflow(_picker_prompt(*args)), DEV)
+    assert budget.complete, budget.incomplete
+    latent = next(s for s in budget.stages if s.stage.kind == "sample").stage.latent
+    assert (latent.pixel_width, latent.pixel_height, latent.batch) == size
+    assert (latent.width, latent.height, latent.channels) == (size[0] // 8, size[1] // 8, 4)
+
+
+def test_a_size_picker_choice_that_names_no_size_is_not_guessed():
+    budget = estimate(read_workflow(_picker_prompt("custom")), DEV)
+    assert not budget.complete

@@ -1,5 +1,5 @@
 """cubiq/ComfyUI_essentials (image.py at 33ff89f): the size of 🔧 Image Resize (ImageResize+), which fixes the image
-and latent size of many community workflows.
+and latent size of many community workflows; and (sampling.py) 🔧 Empty Latent Size Picker (SDXLEmptyLatentSizePicker+).
 
 ImageResize.execute: multiple_of first rounds the target down; "stretch" makes exactly width x height, "fill / crop"
 scales to cover the target and crops to it, "pad" fits inside and pads to it (each: a 0 takes the source's side),
@@ -8,10 +8,15 @@ crop makes both sides multiples of multiple_of. Its INT outputs are the new widt
 keep_proportion toggle where ``method`` now is (the pack's example workflows save False there: stretch)."""
 from __future__ import annotations
 
+import re
+
+from ...workload import LatentShape
 from ..base import _ImageSize, _UNKNOWN
 from . import Pack
 
 RESIZE = "ImageResize+"
+PICKER = "SDXLEmptyLatentSizePicker+"
+_PICKED = re.compile(r"^\s*(\d+)x(\d+)")
 
 
 def _target(a, node):
@@ -70,11 +75,44 @@ def _resize_value(a, node, link, depth, sub):
     return size.width if link.slot == 1 else size.height
 
 
+def _picked(a, node):
+    """SDXLEmptyLatentSizePicker.execute: the resolution choice's "WxH (ratio)", each side replaced by its override
+    when that is above 0 (older releases have no overrides)."""
+    m = _PICKED.match(str(a.value(node, "resolution") or ""))
+    if m is None:
+        return None
+    width, height = int(m.group(1)), int(m.group(2))
+    wo, ho = a.number(node, "width_override", 0) or 0, a.number(node, "height_override", 0) or 0
+    return (wo if wo > 0 else width), (ho if ho > 0 else height)
+
+
+def _picker_latent(a, node, slot, depth):
+    """The LATENT output: zeros [batch_size, 4, height // 8, width // 8] on the intermediate device."""
+    size = _picked(a, node) if slot == 0 else None
+    if size is None:
+        return None
+    width, height = size
+    a.check_widget_range(node, "batch_size")
+    batch = a.number(node, "batch_size", 1) or 1
+    a.check_size(node, width, height, None, batch)
+    return LatentShape(batch=batch, channels=4, height=height // 8, width=width // 8, pixel_height=height,
+                       pixel_width=width, spatial_compression=8, source_node=node.id, source_type=node.type)
+
+
+def _picker_value(a, node, link, depth, sub):
+    size = _picked(a, node)
+    if size is None or link.slot not in (1, 2):
+        return _UNKNOWN
+    return size[link.slot - 1]
+
+
 PACK = Pack(
     name="ComfyUI_essentials",
-    widgets={RESIZE: ["width", "height", "interpolation", "method", "condition", "multiple_of"]},
-    output_types={RESIZE: ["IMAGE", "INT", "INT"]},
-    input_types={RESIZE: {"image": "IMAGE"}},
+    widgets={RESIZE: ["width", "height", "interpolation", "method", "condition", "multiple_of"],
+             PICKER: ["resolution", "batch_size", "width_override", "height_override"]},
+    output_types={RESIZE: ["IMAGE", "INT", "INT"], PICKER: ["LATENT", "INT", "INT"]},
+    input_types={RESIZE: {"image": "IMAGE"}, PICKER: {}},
     images={RESIZE: _resize},
-    values={RESIZE: _resize_value},
+    latents={PICKER: _picker_latent},
+    values={RESIZE: _resize_value, PICKER: _picker_value},
 )
