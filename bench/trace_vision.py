@@ -33,6 +33,14 @@ forward runs at which shapes, line by line with the nodes' own variable lifetime
   (:155 / :169). FILMNet() at its defaults (the published film_net_fp16 file); IFNet at its defaults
   (head_ch 4, channels 192/128/96/64/32: the RIFE 4.25 / 4.26 files, detect_rife_config ifnet.py:122-131).
 
+- ``lama`` / ``mat``: Acly/comfyui-inpaint-nodes' INPAINT_InpaintWithModel (nodes.py at b32f293, :540-590) on one
+  image: resize_square (util.py:61-80) pads and resizes it ON THE CPU to the model's square (LaMa 256, MAT 512), the
+  image and its mask are moved to the GPU (float32, the model's dtype: the loaders build float32 modules and copy
+  the file's weights into them) and run through the model; the result goes back to the CPU (:573-575). LaMa is
+  spandrel's (LaMa(in_nc=4, out_nc=3), what spandrel's LaMaArch.load builds for big-lama, called through its
+  MaskedImageModelDescriptor as the node does); MAT is the pack's own mat/arch/MAT.py (MAT(), built at 512 as its
+  mat.load does), read from a checkout named by INPAINT_NODES_PATH (the folder holding ``mat/``).
+
 Prints one JSON line per case: peak bytes (inputs included), input bytes, the op and module at the peak, seconds.
 With no CASE: DEFAULT_CASES (the points of families/vision_utils.py's tables).
 """
@@ -198,6 +206,73 @@ def case_interp(kind: str, width: int, height: int, pairs: int = 2, multiplier: 
     return (build_film if kind == "film" else build_rife), make_inputs, call
 
 
+LAMA_SIZE, MAT_SIZE = 256, 512  # nodes.py InpaintWithModel.execute: required_size
+
+
+def _moved_to_cuda(model):
+    """``model.to(device)`` (nodes.py:563) without nn.Module._apply, which cannot swap fake parameters: every parameter
+    and buffer not yet on the GPU is replaced by its GPU copy (a shared one stays shared)."""
+    import torch
+    moved = {}
+    for mod in model.modules():
+        for store, wrap in ((mod._parameters, lambda t: torch.nn.Parameter(t, requires_grad=False)),
+                            (mod._buffers, lambda t: t)):
+            for k, t in list(store.items()):
+                if t is not None and t.device.type != "cuda":
+                    if id(t) not in moved:
+                        moved[id(t)] = wrap(t.to(_cuda()))
+                    store[k] = moved[id(t)]
+    return model
+
+
+def build_lama():
+    import torch
+    from spandrel.architectures.LaMa import LaMa
+    with torch.device(_cuda()):  # inpaint_model.to(device) (nodes.py:563): every parameter and buffer on the GPU
+        return LaMa(in_nc=4, out_nc=3).eval()
+
+
+def build_mat():
+    path = os.environ.get("INPAINT_NODES_PATH")
+    if not path or not os.path.isdir(os.path.join(path, "mat")):
+        raise SystemExit("set INPAINT_NODES_PATH to a checkout of Acly/comfyui-inpaint-nodes (the folder with mat/)")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    import numpy as np
+    import torch
+    from mat.arch.MAT import MAT
+
+    def np_linspace(start, end, steps, **_):
+        # the stochastic-depth rates (MAT.py:1331 ``[x.item() for x in torch.linspace(0, drop_path_rate, ...)]``): a
+        # fake tensor has no value to .item(); the same numbers from NumPy (drop path is off in eval)
+        return np.linspace(float(start), float(end), int(steps))
+    saved = torch.linspace
+    torch.linspace = np_linspace  # during construction only
+    try:
+        with torch.device(_cuda()):
+            return _moved_to_cuda(MAT().eval())  # setup_filter makes its filters on the CPU (utils.py)
+    finally:
+        torch.linspace = saved
+
+
+def case_inpaint(kind: str):
+    size = LAMA_SIZE if kind == "lama" else MAT_SIZE
+
+    def make_inputs(model):
+        import torch
+        # work_image.to(device), work_mask.to(device) after resize_square on the CPU (nodes.py:566-571)
+        return (torch.empty(1, 3, size, size, dtype=torch.float32, device="cuda"),
+                torch.empty(1, 1, size, size, dtype=torch.float32, device="cuda"))
+
+    def call(model, image, mask):
+        if kind == "lama":
+            # spandrel's MaskedImageModelDescriptor.__call__ (model_descriptor.py:530-580): no padding at 256 (its
+            # size requirement is a multiple of 8), the model, then an in-place clamp_
+            return model(image, mask).clamp_(0, 1)
+        return model(image, mask)
+    return (build_lama if kind == "lama" else build_mat), make_inputs, call
+
+
 def _parse_size(s):
     w, h = (int(v) for v in s.split("x"))
     return w, h
@@ -214,6 +289,8 @@ def run_case(name: str) -> dict:
         rest, _, m = rest.partition(":")
         size, _, p = rest.partition("*")
         build, make_inputs, call = case_interp(kind, *_parse_size(size), int(p) if p else 2, int(m) if m else 2)
+    elif name in ("lama", "mat"):
+        build, make_inputs, call = case_inpaint(name)
     else:
         raise SystemExit(f"unknown case {name}")
     with trace_sam3.eager_upsample(UPSAMPLE_OPS):
