@@ -754,6 +754,11 @@ def _score_line(s: Score) -> str:
             f"(the verdict alone: {s.verdict_warned} OOMs called, {s.verdict_false} runs called oom)")
 
 
+def _size_stated(rec: dict) -> bool:
+    """The record states the width and height it ran at (what the table's "size not stated" marks otherwise)."""
+    return bool(rec.get("width") and rec.get("height"))
+
+
 def evidence_markdown(judged, records) -> str:
     """The evidence sections of docs/accuracy.md: both halves' scores, per family and card class, every record."""
     from ..plan.evidence import split_of  # noqa: PLC0415
@@ -779,9 +784,12 @@ def evidence_markdown(judged, records) -> str:
         sel = [j for j in judged if j.split == half]
         s = score(sel)
         conf = score([j for j in sel if not j.is_oom or by_id[j.id].get("oom_kind") in CONFIRMED])
+        sized = score([j for j in sel if _size_stated(by_id[j.id])])
         out += [f"**{half.capitalize()} half**: {len(sel)} records, {s.scored} scored. {_score_line(s)}. "
                 f"With only the OOMs whose error names memory (CUDA / HIP / killed / page file): "
-                f"warned {_pct(conf.warned, conf.ooms)}.", ""]
+                f"warned {_pct(conf.warned, conf.ooms)}. With only the records that state the size they ran "
+                f"(the replay then runs the published workload, not the template's): OOMs warned "
+                f"{_pct(sized.warned, sized.ooms)}, runs without a false alarm {_pct(sized.quiet, sized.runs)}.", ""]
     out += ["## By family and card class (both halves, scored records)", "",
             "| group | half | OOMs warned | runs without a false alarm |", "|---|---|---|---|"]
     for key, label in ((lambda j: j.pipeline.split("-")[0], "family"),
