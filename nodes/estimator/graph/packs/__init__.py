@@ -172,6 +172,14 @@ def reference_encodes(a, node, sizes, channels: int, spatial: int, images=()) ->
     return encodes + [text]
 
 
+def empty_sd_latent(a, node, width: int, height: int, batch: int) -> LatentShape:
+    """The empty latent many packs' size nodes make, zeros [batch, 4, height // 8, width // 8] (EmptyLatentImage's
+    layout), after ComfyUI's own size limits (Analyzer.check_size: a clear error naming the node)."""
+    a.check_size(node, width, height, None, batch)
+    return LatentShape(batch=batch, channels=4, height=height // 8, width=width // 8, pixel_height=height,
+                       pixel_width=width, spatial_compression=8, source_node=node.id, source_type=node.type)
+
+
 def model_file_loader(widget: str, folder: str, out_type: str, role: str = "diffusion", **fields) -> Callable:
     """The refs handler of a loader node that names one model file in ``widget`` (from models/``folder``) and
     outputs it as ``out_type``: the file a stage of that pack runs (a utility model priced as a stage's model).

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import re
 
-from ...workload import LatentShape
 from ..base import _UNKNOWN
-from . import Pack
+from . import Pack, empty_sd_latent
 
 ASPECT = "CR Aspect Ratio"
 _PRESET = re.compile(r"(\d+)x(\d+)\s*$")
@@ -50,10 +49,7 @@ def _latent(a, node, slot, depth):
     size = _size(a, node)
     if size is None:
         return None
-    width, height, batch = size
-    a.check_size(node, width, height, None, batch)
-    return LatentShape(batch=batch, channels=4, height=height // 8, width=width // 8, pixel_height=height,
-                       pixel_width=width, spatial_compression=8, source_node=node.id, source_type=node.type)
+    return empty_sd_latent(a, node, *size)
 
 
 def _value(a, node, link, depth, sub):

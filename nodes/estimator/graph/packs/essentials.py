@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import re
 
-from ...workload import LatentShape
 from ..base import _ImageSize, _UNKNOWN
-from . import Pack
+from . import Pack, empty_sd_latent
 
 RESIZE = "ImageResize+"
 PICKER = "SDXLEmptyLatentSizePicker+"
@@ -91,12 +90,8 @@ def _picker_latent(a, node, slot, depth):
     size = _picked(a, node) if slot == 0 else None
     if size is None:
         return None
-    width, height = size
     a.check_widget_range(node, "batch_size")
-    batch = a.number(node, "batch_size", 1) or 1
-    a.check_size(node, width, height, None, batch)
-    return LatentShape(batch=batch, channels=4, height=height // 8, width=width // 8, pixel_height=height,
-                       pixel_width=width, spatial_compression=8, source_node=node.id, source_type=node.type)
+    return empty_sd_latent(a, node, *size, a.number(node, "batch_size", 1) or 1)
 
 
 def _picker_value(a, node, link, depth, sub):

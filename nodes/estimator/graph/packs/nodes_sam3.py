@@ -45,6 +45,12 @@ VIDEO_TRACK = "SAM3_VideoTrack"
 
 
 
+def _forward_stage(a, node, model_link):
+    """A SAM 3 forward: a model stage with no conditioning, latent or steps (its working memory is the node's)."""
+    return a.sample_stage(node, model_links=[model_link], cond_links=[], cfg=None, uses_negative=False, steps=1,
+                          latent=None)
+
+
 _MULTI = re.compile(r"^(.+?)\s*:\s*([\d.]+)\s*$")  # sam3_clip.py:36 (a part's ':N' max detections)
 
 
@@ -110,8 +116,7 @@ def _detect(a, node):
                "nodes_sam3.py:244, :253)")
     if why is not None:
         a.unpriced(why)
-        stage = a.sample_stage(node, model_links=[model_link], cond_links=[], cfg=None, uses_negative=False,
-                               steps=1, latent=None)
+        stage = _forward_stage(a, node, model_link)
         a.note(f"{a.label(node)}: SAM 3's detector runs on the GPU (nodes_sam3.py:152 load_model_gpu); its weights "
                "are priced, its activations are not (see the stage)")
         return stage
@@ -141,8 +146,7 @@ def _detect(a, node):
         working.append((f"masks at the input's size ({w}×{h})", int(pixels), why_px))
     a.stage_note(f"SAM3_Detect working memory ~{fmt_mib(int(const * k) + pixels)}: traced {fmt_mib(const)} at "
                  f"{SAM3_IMAGE_SIZE}×{SAM3_IMAGE_SIZE} × {k} + {fmt_mib(pixels)} of masks at {said}")
-    stage = a.sample_stage(node, model_links=[model_link], cond_links=[], cfg=None, uses_negative=False, steps=1,
-                           latent=None)
+    stage = _forward_stage(a, node, model_link)
     a.note(f"{a.label(node)}: SAM 3's detector runs on the GPU (nodes_sam3.py:152 load_model_gpu; :118, :176-177: "
            f"each image stretched to {SAM3_IMAGE_SIZE}×{SAM3_IMAGE_SIZE}, one at a time); its working memory is "
            "traced (families/sam3.py) plus the masks it keeps at the input's size")
@@ -189,8 +193,7 @@ def _track(a, node):
         host = 2 * frames * traced * F.PACKED_MASK_BYTES  # the per-frame list and its stack (tracker.py:1781-1790)
     a.stage_note(f"SAM3_VideoTrack working memory ~{fmt_mib(int(bare * k))}: traced {fmt_mib(bare)} for "
                  f"{objects_said} × {k}; any number of frames")
-    stage = a.sample_stage(node, model_links=[model_link], cond_links=[], cfg=None, uses_negative=False, steps=1,
-                           latent=None)
+    stage = _forward_stage(a, node, model_link)
     a.note(f"{a.label(node)}: SAM 3 video tracking on the GPU (nodes_sam3.py:288 load_model_gpu): one frame at a time "
            f"at {SAM3_IMAGE_SIZE}×{SAM3_IMAGE_SIZE} with a memory bank of the last 16 frames; its working memory is "
            "traced (families/sam3.py) for the node's max_objects"

@@ -11,8 +11,7 @@ from __future__ import annotations
 import math
 
 from ..base import MAX_RESOLUTION
-from ...workload import LatentShape
-from . import Pack
+from . import Pack, empty_sd_latent
 
 
 def dimensions(resolution: int, ratio: float, step: int) -> tuple[int, int]:
@@ -35,9 +34,7 @@ def _empty_ar(a, node, slot, depth):
     if not resolution or not ratio or not step or not batch or not 0.15 <= ratio <= 1 / 0.15 or not 8 <= step <= 128:
         return None
     width, height = dimensions(min(int(resolution), MAX_RESOLUTION), float(ratio), int(step))
-    a.check_size(node, width, height, None, int(batch))
-    return LatentShape(batch=int(batch), channels=4, height=height // 8, width=width // 8, pixel_height=height,
-                       pixel_width=width, source_node=node.id, source_type=node.type)
+    return empty_sd_latent(a, node, width, height, int(batch))
 
 
 PACK = Pack(
