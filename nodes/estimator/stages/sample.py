@@ -8,8 +8,7 @@ from ..physics import memory
 from ..families._spec import HELD_BY_PACK
 from ..model_info import DIFFUSION
 from ..machine.device import Device
-from ..workload import Stage
-from ..workload import as_model_latent
+from ..workload import Stage, as_model_latent
 from .base import NOT_ESTIMATED, Item, StageBudget, finish, overhead_items, unpriced, weights_items
 
 __all__ = ["NOT_ESTIMATED", "build", "math_attention_bytes"]

@@ -9,10 +9,8 @@ from ..errors import VramBudgetError
 from ..families import registry
 from ..model_info import VAE, ModelInfo
 from ..machine.resolve import PIXEL_SPACE_VAE, vae_dtype_bytes
-from ..workload import VAE_DECODE, LatentShape
+from ..workload import VAE_DECODE, LatentShape, Stage, as_model_latent
 from ..machine.device import Device
-from ..workload import Stage
-from ..workload import as_model_latent
 from .base import Item, StageBudget, unpriced, finish, overhead_items, weights_items
 
 

@@ -42,8 +42,7 @@ from functools import cached_property
 from typing import Callable
 
 from ...workload import TEXT_ENCODE, VAE_ENCODE, LatentShape, ModelRef, Stage
-from ..base import _replace
-from ..base import MAX_CHAIN
+from ..base import MAX_CHAIN, _replace
 
 # the analyzer members a handler may use (see the module docstring; tests/test_packs.py holds every module to it)
 PACK_API = frozenset({
@@ -159,7 +158,7 @@ def with_working(a, stage, working, what: str, why: str = "first-principles form
 def reference_encodes(a, node, sizes, channels: int, spatial: int, images=()) -> list:
     """An edit node's in-node work: one VAE-encode stage per reference of (width, height) px in ``sizes`` (none
     without a VAE), then its text-encode stage with the VAE left out and ``images`` as vision images (the
-    reference-image text encoders of nodes_boogu, nodes_qwen21, nodes_ming)."""
+    reference-image text encoders of nodes_boogu, nodes_qwen21, nodes_ming, nodes_joyimage)."""
     vae = list(a.refs(a.link(node, "vae"), "VAE")) if a.link(node, "vae") is not None else []
     encodes = [Stage(kind=VAE_ENCODE, node_id=node.id, node_type=node.type, models=tuple(vae),
                      latent=LatentShape(batch=1, channels=channels, height=h // spatial, width=w // spatial,

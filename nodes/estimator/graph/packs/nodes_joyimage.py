@@ -9,9 +9,9 @@ patchifies next to the image tokens (comfy/ldm/joyimage/model.py:395-404). Read 
 sampler (cond_references)."""
 from __future__ import annotations
 
-from ...workload import TEXT_ENCODE, VAE_ENCODE, LatentShape, Stage
-from ..base import autogrow_images, _replace
-from . import Pack
+from ...workload import Stage
+from ..base import autogrow_images
+from . import Pack, reference_encodes
 
 WAN21_VAE = (16, 8)  # JoyImage's Wan 2.1 VAE (supported_models.py:2014 JoyImage: latent_formats.Wan21): 16 ch, /8
 
@@ -78,20 +78,13 @@ def _references(a, node) -> list[tuple[int, int]]:
 
 def _stages(a, node) -> list[Stage]:
     sizes = _sizes(a, node)
-    text = a.text_stage(node)
-    text = _replace(text, kind=TEXT_ENCODE, models=tuple(m for m in text.models if m.role != "vae"),
-                    images=tuple(sizes))
     vae = a.refs(a.link(node, "vae"), "VAE") if a.link(node, "vae") is not None else []
-    if not vae or not sizes:
-        return [text]
-    channels, spatial = _geometry(a, node)
-    a.stage_note(f"VAE-encodes {len(sizes)} reference image(s) at their 1024-class bucket size "
-                 "(nodes_joyimage.py:43-55); Qwen3-VL reads them at that size too")
-    return [text] + [Stage(kind=VAE_ENCODE, node_id=node.id, node_type=node.type, models=tuple(vae),
-                           latent=LatentShape(batch=1, channels=channels, height=h // spatial, width=w // spatial,
-                                              pixel_height=h, pixel_width=w, spatial_compression=spatial,
-                                              source_node=node.id, source_type=node.type))
-                     for w, h in sizes]
+    channels, spatial = _geometry(a, node) if vae and sizes else WAN21_VAE
+    stages = reference_encodes(a, node, sizes, channels, spatial, sizes)
+    if len(stages) > 1:
+        a.stage_note(f"VAE-encodes {len(sizes)} reference image(s) at their 1024-class bucket size "
+                     "(nodes_joyimage.py:43-55); Qwen3-VL reads them at that size too")
+    return stages[-1:] + stages[:-1]  # the text encode, then the reference encodes
 
 
 PACK = Pack(
