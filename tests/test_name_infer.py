@@ -371,3 +371,41 @@ def test_a_fine_tune_takes_its_family_from_a_unet_merged_into_the_same_model():
     assert ckpt.family == "sd15" and "family from iclight_sd15" in ckpt.label, ckpt.label
     alone = estimate(read_workflow(prompt(False)), device)
     assert not alone.complete and [m.name for m in alone.missing] == ["revAnimated_v122.safetensors"]
+
+
+def test_a_checkpoint_split_takes_the_size_its_file_names():
+    """An all-in-one checkpoint of a family with two sizes is split at the size its file is (issue 30): an LTX-Video
+    13B checkpoint was priced as the 2B's transformer (3.8 GB and the 2B's activations for a 26 GB model), an SD3.5
+    Large one got Medium's activations. The arch numbers of the chosen size route its working memory."""
+    from vram_budget.nodes.estimator.machine.resolve import part_of
+    from vram_budget.nodes.estimator.physics.memory import working_memory_key
+
+    def model_part(name):
+        ref = ModelRef(role="checkpoint", name=name, folder="checkpoints", part="model")
+        info, _ = resolve_model(ref, None)
+        part = part_of(info, ref)
+        return part, working_memory_key(part.family, part.arch)
+
+    big, key = model_part("ltxv-13b-0.9.7-dev.safetensors")
+    assert (big.params, key) == (P["P_LTXV_13B"], "ltxv-13b") and "13B transformer" in big.label
+    small, key = model_part("ltx-video-2b-v0.9.5.safetensors")
+    assert (small.params, key) == (P["P_LTXV_2B"], "ltxv-2b")
+    # before 0.9.7 LTX-Video came in the 2B only, whatever the name leaves out
+    assert model_part("ltx-video-0.9.1.safetensors")[0].params == P["P_LTXV_2B"]
+    large, key = model_part("sd3.5_large_fp8_scaled.safetensors")
+    assert (large.params, key) == (P["P_SD35_LARGE"], "sd3.5-large")
+    medium, key = model_part("sd3.5_medium_incl_clips_t5xxlfp8scaled.safetensors")
+    assert (medium.params, key) == (P["P_SD35_MEDIUM"], "sd3.5-medium")
+    # a diffusion model named with its size gets that size's layers too
+    info, _ = ni.infer_info("ltxv-13b-0.9.8-distilled-fp8.safetensors", "diffusion", "diffusion_models")
+    assert working_memory_key(info.family, info.arch) == "ltxv-13b"
+
+
+def test_a_name_without_the_size_of_a_family_of_several_sizes_is_priced_at_the_largest_and_says_so():
+    """`ltxv.safetensors` (LTXTricks' examples) is LTX-Video of no stated size: priced as the 13B, an upper bound the
+    label says, never as a size read from the name; a size in the name wins."""
+    info, said = ni.infer_info("ltxv.safetensors", "checkpoint", "checkpoints")
+    assert info.params == P["P_LTXV_13B"] and "largest" in info.label and "size from the name" not in info.label
+    assert "upper bound" in said
+    named, _ = ni.infer_info("ltxv-2b-0.9.8-distilled.safetensors", "diffusion", "diffusion_models")
+    assert named.params == 2_000_000_000 and "largest" not in named.label

@@ -75,10 +75,11 @@ class Rule(NamedTuple):
     params: int | None  # canonical count; None: from the name's size token (or the family's catalogue entry)
     source: str  # where `params` comes from
     sized: bool = False  # the pattern names the size ("qwen3 4b"): the name's size token is that size
+    largest: bool = False  # `params` is the family's largest size, assumed when the name gives none (an upper bound)
 
 
-def _r(pattern, family, label, params=None, source="", sized=False) -> Rule:
-    return Rule(pattern, family, label, params, source, sized)
+def _r(pattern, family, label, params=None, source="", sized=False, largest=False) -> Rule:
+    return Rule(pattern, family, label, params, source, sized, largest)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,12 @@ P_LTX25 = 21_004_025_600
 # 417,133,616) x 2 bytes = 1.472 GB, the published 1.47 GB ltx-2.5-video-vae-bf16 (LTX-2.3's VideoVAE, 726,105,969,
 # would be 1.452 GB; Lightricks ships that one separately as ltx-2.5-video-vae-conv-bf16).
 P_VAE_LTX25 = 736_070_513
+# LTX-Video 2B's transformer: ComfyUI 0.18.2's LTXV at full size, traced weight_bytes 3,846,810,944 at bf16
+P_LTXV_2B = 1_923_405_472
+# LTX-Video's 13B (ltxv-13b-0.9.7 / 0.9.8 checkpoints: the transformer + the same causal video VAE): 48 layers of 32
+# heads x 128 (Lightricks' ltxv-13b config; bench/trace_working_memory.py LTXV_13B), 13,042,589,344 params (ComfyUI
+# 0.18.2's LTXV traced at that size: weight_bytes 26,085,178,688 at bf16)
+P_LTXV_13B = 13_042_589_344
 
 
 # Full-size architecture numbers (families.Family): ComfyUI's configs / the models' config.json
@@ -94,7 +100,7 @@ CHECKPOINT_SPLITS = {
     # ComfyUI 0.18.2's LTXV at full size, traced weight_bytes 3,846,810,944 at bf16) + the causal video
     # VAE (419,193,649 params, traced: data/vae_memory.json vae-ltxv); no text encoder (T5-XXL loads
     # separately). 4 bytes x both = 9.37 GB, the published size of v0.9 (stored in fp32).
-    "ltxv": {"model": (1_923_405_472, DIFFUSION, "ltxv", "LTX-Video 2B transformer"),
+    "ltxv": {"model": (P_LTXV_2B, DIFFUSION, "ltxv", "LTX-Video 2B transformer"),
              "vae": (419_193_649, VAE, "vae-ltxv", "LTX-Video VAE")},
     # LTX-2 19B checkpoints (ltx-2-19b-*.safetensors): LTXAV with its text connectors (19,585,135,392 params:
     # ComfyUI 0.18.2's LTXAV traced at full size, weight_bytes 39,170,270,784), the video VAE (VideoVAE
@@ -112,6 +118,14 @@ CHECKPOINT_SPLITS = {
                "vae": (726_105_969, VAE, "vae-ltx2.3", "LTX-2.3 video VAE"),
                "audio_vae": (181_785_594, VAE, "vae-ltx2.3-audio", "LTX-2.3 audio VAE"),
                "clip": (1_156_061_184, TEXT_ENCODER, "gemma3", "LTX-2.3 text projection")},
+}
+
+# LTX-Video 13B's arch numbers route its working memory to the traced "ltxv-13b" entry (ARCH_ROUTES)
+# (resolve.checkpoint_parts)
+CHECKPOINT_MODEL_SIZES = {
+    "ltxv": ((P_LTXV_13B, "LTX-Video 13B transformer", dict(hidden_size=4096, depth=48, heads=32, head_dim=128,
+                                                            cross_attention_dim=4096),
+              "traced: data/working_memory.json ltxv-13b"),),
 }
 
 # Audio and 3D VAEs: (label, latent axes whose product is the length, what it counts, batch in one call) (vae_memory.MEDIA_FAMILIES)
@@ -151,7 +165,11 @@ NAME_RULES = {
         _r(r"ltx[_-]?2[._]5", "ltx2.5", "LTX-2.5 (22B)", P_LTX25, "P_LTX25 (computed: ComfyUI 0.33 LTXAVModel)"),
         _r(r"ltx[_-]?2[._]3", "ltx2.3", "LTX-2.3 (22B)"),
         _r(r"ltx[_-]?2(?![._]?[1-9])", "ltx2", "LTX-2"),
-        _r(r"ltx[_-]?video|ltxv", "ltxv", "LTX-Video"),
+        # LTX-Video before 0.9.7 came in one size, the 2B (ltx-video-2b-v0.9 ... v0.9.6); from 0.9.7 on also a 13B. A
+        # name with neither a size nor such a version is priced as the 13B, the larger: an upper bound, said so
+        _r(r"(?:ltx[_-]?video|ltxv).*?v?0[._]9(?:[._][0-6])?(?![._]?\d)", "ltxv", "LTX-Video (0.9 to 0.9.6: 2B)",
+           P_LTXV_2B, "P_LTXV_2B (LTX-Video before 0.9.7 is the 2B only)"),
+        _r(r"ltx[_-]?video|ltxv", "ltxv", "LTX-Video", P_LTXV_13B, "P_LTXV_13B (traced)", largest=True),
     ),
     VAE: (
         _r(r"ltx[_-]?2[._]5.*video[_-]?vae(?!.*conv)", "vae-ltx2.5", "LTX-2.5 video VAE", P_VAE_LTX25,

@@ -1,8 +1,8 @@
 """The family registry: every module of this package but the private ones (`_spec`, `detect`,
 `registry`) is one family or a group of close variants, holding all that family's facts in named
 sections (FAMILIES, NAME_RULES, WORKING_MEMORY_ALIAS, ARCH_ROUTES, TEXT_TOKENS, TE_TOKENS, CALIBRATION,
-MEMORY_USAGE_FACTOR, CHECKPOINT_SPLITS, VAES, MEDIA_VAES, VAE_TRACED_AS, FAMILY_ENTRY, GGUF_SAME_ARCH,
-VARIANT_PARAMS, FP8_MODEL_ONLY_SPLITS, VAE_FORMULAS, TEXT_TOKENS_OF_LATENT, GGUF_ARCH, EXTRA_TOKENS,
+MEMORY_USAGE_FACTOR, CHECKPOINT_SPLITS, CHECKPOINT_MODEL_SIZES, VAES, MEDIA_VAES, VAE_TRACED_AS, FAMILY_ENTRY,
+GGUF_SAME_ARCH, VARIANT_PARAMS, FP8_MODEL_ONLY_SPLITS, VAE_FORMULAS, TEXT_TOKENS_OF_LATENT, GGUF_ARCH, EXTRA_TOKENS,
 LATENT_HAS_EXTRA, PREFETCH_BLOCK_PARAMS, VAE_NAME_GEOMETRY, DETECT header detectors, P_* parameter counts). The
 tables the estimator reads are views
 built here, once, by merging the sections in ORDER (a module's ORDER also ranks its name rules: lower
@@ -26,7 +26,7 @@ _PACKAGE_PATH = [os.path.dirname(os.path.abspath(__file__))]  # this package's f
 DICT_SECTIONS = ("FAMILIES", "WORKING_MEMORY_ALIAS", "TEXT_TOKENS", "TE_TOKENS", "CALIBRATION", "MEMORY_USAGE_FACTOR",
                  "CHECKPOINT_SPLITS", "MEDIA_VAES", "VAE_TRACED_AS", "FAMILY_ENTRY", "GGUF_SAME_ARCH", "VARIANT_PARAMS",
                  "VAE_FORMULAS", "TEXT_TOKENS_OF_LATENT", "COMPILED_CALIBRATION", "GGUF_ARCH",
-                 "EXTRA_TOKENS", "LATENT_HAS_EXTRA", "PREFETCH_BLOCK_PARAMS")
+                 "EXTRA_TOKENS", "LATENT_HAS_EXTRA", "PREFETCH_BLOCK_PARAMS", "CHECKPOINT_MODEL_SIZES")
 
 
 # The contract of a family module (issue 34): each section it may define and the type it must have. A section a
@@ -101,6 +101,9 @@ CALIBRATION = MappingProxyType(_merged["CALIBRATION"])
 COMPILED_CALIBRATION = MappingProxyType(_merged["COMPILED_CALIBRATION"])
 MEMORY_USAGE_FACTOR = MappingProxyType(_merged["MEMORY_USAGE_FACTOR"])
 CHECKPOINT_SPLITS = MappingProxyType(_merged["CHECKPOINT_SPLITS"])
+# a family whose all-in-one checkpoints come in several sizes: family -> ((params, label, arch overrides, source),
+# ...), the other sizes of the split's "model" part (resolve.part_of picks the one the file's count is nearest)
+CHECKPOINT_MODEL_SIZES = MappingProxyType(_merged["CHECKPOINT_MODEL_SIZES"])
 MEDIA_VAES = MappingProxyType(_merged["MEDIA_VAES"])
 VAE_TRACED_AS = MappingProxyType(_merged["VAE_TRACED_AS"])
 FAMILY_ENTRY = MappingProxyType(_merged["FAMILY_ENTRY"])

@@ -33,13 +33,23 @@ MEMORY_USAGE_FACTOR = {
     "sd3": 1.6,  # SD15:48 SD20:95 SDXL:198 SD3:545
 }
 
+# SD3.5 Large's MMDiT (ComfyUI's model_detection: depth 38, hidden 64 x depth): its arch numbers route its working
+# memory to the traced "sd3.5-large" entry (ARCH_ROUTES); the family's own numbers are SD3 / 3.5 Medium's
+_LARGE = dict(depth=38, hidden_size=2432, heads=38)
+
 # All-in-one checkpoints known from the catalogue: part -> (params, kind, family, label) (resolve.CHECKPOINT_SPLITS)
 CHECKPOINT_SPLITS = {
     # SD3.5 Large with its text encoders (sd3.5_large_fp8_scaled): MMDiT 8.1B (model card) + CLIP-L +
     # CLIP-G (OpenCLIP bigG text, 695M) + T5-XXL + the 16-channel VAE
-    "sd3": {"model": (8_100_000_000, DIFFUSION, "sd3", "SD3.5 MMDiT"),
+    "sd3": {"model": (8_100_000_000, DIFFUSION, "sd3", "SD3.5 Large MMDiT", _LARGE),
             "clip": (123_060_480 + 694_659_841 + 4_762_310_656, TEXT_ENCODER, "t5-xxl", "CLIP-L + CLIP-G + T5-XXL"),
             "vae": (83_819_683, VAE, "vae-kl16", "SD3 VAE")},
+}
+
+# the other size of the split's diffusion model: SD3 / SD3.5 Medium checkpoints with their encoders
+# (sd3_medium_incl_clips*, sd3.5_medium_incl_clips_t5xxlfp8scaled) (resolve.checkpoint_parts)
+CHECKPOINT_MODEL_SIZES = {
+    "sd3": ((P_SD35_MEDIUM, "SD3.5 Medium MMDiT", {}, "P_SD35_MEDIUM (model card)"),),
 }
 
 # One family id, several traced configurations: (family, arch key, value, traced entry) (memory.ARCH_ROUTES)

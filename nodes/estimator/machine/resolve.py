@@ -3,6 +3,7 @@ exact -> catalogue, published -> name, inferred -> unknown), a checkpoint's part
 on the GPU for each (the dtype it loads at)."""
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import replace
@@ -85,6 +86,7 @@ def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, 
 # 859,520,964 / CLIP-L text 123,060,480 / VAE 83,653,863; SDXL base UNet 2,567,463,684 /
 # CLIP-L + OpenCLIP bigG text 123,060,480 + 694,659,841 / VAE 83,653,863.
 CHECKPOINT_SPLITS = registry.CHECKPOINT_SPLITS  # each family module's CHECKPOINT_SPLITS
+CHECKPOINT_MODEL_SIZES = registry.CHECKPOINT_MODEL_SIZES  # the other sizes of a split's diffusion model
 
 
 PIXEL_SPACE_VAE = "vae-pixel"
@@ -93,22 +95,44 @@ PIXEL_SPACE_VAE = "vae-pixel"
 FP8_MODEL_ONLY_SPLITS = registry.FP8_MODEL_ONLY_SPLITS  # fp8 all-in-one files that quantize the diffusion model only
 
 
+def checkpoint_parts(info: ModelInfo) -> tuple[dict, str]:
+    """The parts of an all-in-one checkpoint of `info`'s family (CHECKPOINT_SPLITS), its "model" part the size of
+    the family's (CHECKPOINT_MODEL_SIZES) that the file's own count is nearest (the name's "13b", a published size),
+    and what chose it. An LTX-Video 13B checkpoint is not the 2B's split (issue 30: it was priced as the 2B)."""
+    parts = dict(CHECKPOINT_SPLITS.get(info.family, {}))
+    sizes = CHECKPOINT_MODEL_SIZES.get(info.family, ())
+    if not sizes or "model" not in parts or not info.params:
+        return parts, ""
+    others = sum(p for name, (p, *_) in parts.items() if name != "model")
+    base = parts["model"]
+    options = [(base, "")] + [((p, base[1], base[2], label, arch), f"; the {label} ({source}): the size "
+                                                                    f"nearest the file's {info.params / 1e9:.1f}B")
+                              for p, label, arch, source in sizes]
+
+    def distance(option) -> float:  # the file's count may be the whole file's or the diffusion model's alone
+        p = option[0][0]
+        return min(abs(math.log((p + others) / info.params)), abs(math.log(p / info.params)))
+    chosen, note = min(options, key=distance)
+    parts["model"] = chosen
+    return parts, note
+
+
 def part_of(info: ModelInfo, ref: ModelRef) -> ModelInfo:
     if info.kind != CHECKPOINT or not ref.part:
         return info
     if ref.part in info.parts:
         return info.parts[ref.part]
-    split = CHECKPOINT_SPLITS.get(info.family, {}).get(ref.part)
+    parts, size_note = checkpoint_parts(info)
+    split = parts.get(ref.part)
     if split is None:
         if ref.part == "clip_vision":  # an image encoder inside a checkpoint this table cannot split: unpriced
             return ModelInfo(kind=UNKNOWN, family="unknown", label=f"{info.label}: image encoder", params=0,
                              weights_bytes=0, source="missing")
         return info
-    params, kind, family, label = split
-    parts = CHECKPOINT_SPLITS[info.family]
+    params, kind, family, label, *more = split
     total = sum(p for p, *_ in parts.values())
     nbytes = int(info.weights_bytes * params / total)
-    how = "catalogue checkpoint split by published parameter counts"
+    how = "catalogue checkpoint split by published parameter counts" + size_note
     dtype, quant = info.dtype, info.quantization
     if info.family in FP8_MODEL_ONLY_SPLITS and (quant or "").startswith(("fp8", "scaled fp8")):
         # these fp8 all-in-one files quantize the diffusion model only: the other parts keep 2 bytes a
@@ -119,7 +143,7 @@ def part_of(info: ModelInfo, ref: ModelRef) -> ModelInfo:
         else:
             nbytes, dtype, quant = 2 * params, "BF16", None
         how += "; in this fp8 file the diffusion model is fp8 and the other parts 16-bit"
-    arch = FAMILIES[family].arch if family in FAMILIES else {}
+    arch = {**(FAMILIES[family].arch if family in FAMILIES else {}), **(more[0] if more else {})}
     return ModelInfo(kind=kind, family=family, label=f"{label} (from {info.label})", params=params,
                      weights_bytes=nbytes, dtype=dtype, quantization=quant, arch=arch,
                      evidence=(how,), source=info.source)

@@ -380,6 +380,9 @@ def _model(name, path, base, kind, kind_why, prec: Precision, rule: Rule | None 
     what = rule.label if rule else f"unknown {kind.replace('_', ' ')}"
     if rule and addon_params(rule, path) is not None:
         what = f"{rule.label} VACE module"
+    elif rule and rule.largest and of_family and size_token(base) is None:
+        what = f"{rule.label} (its size not in the name: the largest, {_count(params)}, assumed)"
+        pwhy += " (the family's largest size: an upper bound)"
     if params is None:
         if kind == CONTROLNET and rule:
             return None, f"a {rule.label} ControlNet: its size is not its base model's, and the name gives none"
@@ -496,20 +499,34 @@ _WAN_TASK_LABELS = {"s2v": "Wan 2.2 S2V 14B", "humo": "HuMo (Wan 14B)", "animate
 
 
 def _info(name, kind, rule, what, params, nbytes, prec, said, kind_why, variant, arch=None) -> ModelInfo:
+    """`what` ending in "assumed)" says its own size basis; any other gets "(size from the name)"."""
     family = rule.family if rule else "unknown"
     fam_arch = dict(FAMILIES[family].arch) if family in FAMILIES and kind != LORA else {}
+    if kind == DIFFUSION:
+        fam_arch.update(size_arch(family, params))
     fam_arch.update(arch or {})
     if kind == LORA:
         family = "lora"
     if family.startswith("wan") and kind != LORA and variant in _WAN_TASK_LABELS:
         what = _WAN_TASK_LABELS[variant]  # not "A14B expert": a model of its own on the Wan 14B backbone
     return ModelInfo(
-        kind=kind, family=family, label=f"{what} (size from the name)",
+        kind=kind, family=family, label=what if what.endswith("assumed)") else f"{what} (size from the name)",
         params=int(params), weights_bytes=int(nbytes), dtype=prec.dtype, quantization=prec.quantization,
         arch=MappingProxyType(fam_arch), evidence=(said, f"file name {name!r}: kind {kind} ({kind_why})") + (
             (f"family from the name pattern /{rule.pattern}/",) if rule else ()),
         source="inferred", path=None, largest_tensor_bytes=0, variant=variant, notes=(said,),
     )
+
+
+def size_arch(family: str, params: int | None) -> dict:
+    """The arch numbers of the size of `family` (its checkpoint split's model or a CHECKPOINT_MODEL_SIZES entry)
+    nearest `params`: an LTX-Video 13B named as such gets the 13B's layers, so its working memory is the 13B's."""
+    sizes = registry.CHECKPOINT_MODEL_SIZES.get(family, ())
+    base = registry.CHECKPOINT_SPLITS.get(family, {}).get("model")
+    if not sizes or not base or not params:
+        return {}
+    options = [(base[0], base[4] if len(base) > 4 else {})] + [(p, arch) for p, _label, arch, _src in sizes]
+    return dict(min(options, key=lambda o: abs(math.log(o[0] / params)))[1])
 
 
 def _task(path: str | None) -> str | None:
