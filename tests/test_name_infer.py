@@ -303,7 +303,7 @@ def test_qwen25_vl_3b_is_omnigen2s_llm_not_the_7b():
 
 
 def test_a_fine_tune_the_name_does_not_say_takes_its_family_from_a_controlnet_it_samples_with():
-    """realisticVisionV60B1_v51VAE says nothing; control_v11p_sd15_canny is an SD1.5 ControlNet, which fails on any
+    """myOwnMerge_v3 says nothing; control_v11p_sd15_canny is an SD1.5 ControlNet, which fails on any
     other base: the checkpoint is priced as SD1.5 (said), and with an SDXL ControlNet as SDXL. A LoRA is no such
     evidence (a mismatched LoRA loads no keys and runs), nor is a placeholder for a file the graph cannot name."""
     from vram_budget.nodes.estimator.machine.device import Device
@@ -314,7 +314,7 @@ def test_a_fine_tune_the_name_does_not_say_takes_its_family_from_a_controlnet_it
     def prompt(controlnet):
         return {
             "1": {"class_type": "CheckpointLoaderSimple",
-                  "inputs": {"ckpt_name": "realisticVisionV60B1_v51VAE.safetensors"}},
+                  "inputs": {"ckpt_name": "myOwnMerge_v3.safetensors"}},
             "2": {"class_type": "CLIPTextEncode", "inputs": {"clip": ["1", 1], "text": "a cat"}},
             "3": {"class_type": "ControlNetLoader", "inputs": {"control_net_name": controlnet}},
             "4": {"class_type": "LoadImage", "inputs": {"image": "edges.png"}},
@@ -351,7 +351,7 @@ def test_a_fine_tune_takes_its_family_from_a_unet_merged_into_the_same_model():
     def prompt(merged: bool):
         model = ["11", 0] if merged else ["1", 0]
         return {
-            "1": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": "revAnimated_v122.safetensors"}},
+            "1": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": "myOwnMerge_v3.safetensors"}},
             "10": {"class_type": "UNETLoader", "inputs": {"unet_name": "iclight_sd15_fc_unet_ldm.safetensors",
                                                           "weight_dtype": "default"}},
             "11": {"class_type": "ModelMergeSimple", "inputs": {"model1": ["1", 0], "model2": ["10", 0], "ratio": 0.5}},
@@ -367,10 +367,10 @@ def test_a_fine_tune_takes_its_family_from_a_unet_merged_into_the_same_model():
     device = Device.from_card(find_card("RTX 4090"))
     merged = estimate(read_workflow(prompt(True)), device)
     assert merged.complete, (merged.incomplete, merged.missing)
-    ckpt = merged.models["checkpoints/revAnimated_v122.safetensors"]
+    ckpt = merged.models["checkpoints/myOwnMerge_v3.safetensors"]
     assert ckpt.family == "sd15" and "family from iclight_sd15" in ckpt.label, ckpt.label
     alone = estimate(read_workflow(prompt(False)), device)
-    assert not alone.complete and [m.name for m in alone.missing] == ["revAnimated_v122.safetensors"]
+    assert not alone.complete and [m.name for m in alone.missing] == ["myOwnMerge_v3.safetensors"]
 
 
 def test_a_checkpoint_split_takes_the_size_its_file_names():

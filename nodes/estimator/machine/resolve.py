@@ -9,7 +9,7 @@ import re
 from dataclasses import replace
 from typing import Callable
 
-from ..models.published import catalogue_info
+from ..models.published import catalogue_info, civitai_info
 from .device import Device
 from ..errors import ModelFileError
 from ..families import FAMILIES, describe, registry
@@ -75,6 +75,9 @@ def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, 
     info, why = infer_info(ref.name, ref.role, ref.folder, hint=ref.hint)
     if info is not None:  # source "inferred": report.py lists these names in one note
         return info, None
+    info = civitai_info(ref.name, ref.role, ref.folder)  # a community fine-tune Civitai lists
+    if info is not None:
+        return info, (f"{ref.name}: {info.notes[0]}" if info.source == "catalogue" else None)
     return (
         ModelInfo(kind=UNKNOWN, family="unknown", label=ref.name, params=0, weights_bytes=0, source="missing"),
         f"{ref.name}: not found and not in the catalogue; its size is unknown ({why}; the estimate is a lower bound)",
