@@ -334,7 +334,9 @@ def test_a_fine_tune_the_name_does_not_say_takes_its_family_from_a_controlnet_it
         budget = estimate(read_workflow(prompt(controlnet)), device)
         unet = next(i for s in budget.stages for i in s.items if i.model is not None and i.model.kind == "diffusion")
         assert unet.model.family == family and "family from control" in unet.model.label, unet.model.label
-        assert [m.name for m in budget.missing] == [controlnet]  # the ControlNet's own size is another matter
+        assert not budget.missing  # the ControlNet: the full layout of its base's, the largest (said)
+        cn = next(i.model for s in budget.stages for i in s.items if i.model is not None and i.model.kind == "controlnet")
+        assert cn.family == f"controlnet-{family}" and "largest" in cn.label, cn.label
     info, why = ni.base_as("myModel.safetensors", "checkpoint", "checkpoints", "flux1-dev", "a Flux LoRA")
     assert info is None  # only SD1.5 / SDXL, whose fine-tunes share their base's size
     assert ni.base_family("lcm-lora-sdv1-5.safetensors", "lora") == "sd15"  # (the budget does not ask LoRAs)
@@ -409,3 +411,16 @@ def test_a_name_without_the_size_of_a_family_of_several_sizes_is_priced_at_the_l
     assert "upper bound" in said
     named, _ = ni.infer_info("ltxv-2b-0.9.8-distilled.safetensors", "diffusion", "diffusion_models")
     assert named.params == 2_000_000_000 and "largest" not in named.label
+
+
+def test_a_controlnet_named_for_sd15_or_sdxl_is_the_full_layout_unless_the_name_says_a_lighter_one():
+    """ComfyUI loads a non-fp8 ControlNet in the UNet's 16-bit dtype: a full SDXL ControlNet is 2.5 GB on the card
+    whatever its file holds (ComfyUI-Manager's list: 14 of them at 2.50 GB in fp16, 5 at 5.00 GB in fp32); a
+    Control-LoRA, a T2I-Adapter or a "small" / "mid" one is not that size, and stays unsized by name."""
+    info, said = ni.infer_info("sdxl_openpose.safetensors", "controlnet", "controlnet")
+    assert (info.family, info.params) == ("controlnet-sdxl", P["P_SDXL_CN"]) and "largest" in info.label
+    assert ni.infer_info("control_v11p_sd15_canny.pth", "controlnet", "controlnet")[0].params == P["P_SD15_CN"]
+    for lighter in ("t2i-adapter_xl_openpose.safetensors", "controlnet-sdxl-small.safetensors",
+                    "diffusers_xl_canny_mid.safetensors", "control-lora-canny-rank128.safetensors"):
+        assert ni.infer_info(lighter, "controlnet", "controlnet")[0] is None, lighter
+    assert ni.base_family("sdxl_openpose.safetensors", "controlnet") == "sdxl"

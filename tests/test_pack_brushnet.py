@@ -39,7 +39,9 @@ def test_the_examples_complete_with_brushnet_held_on_the_card():
         assert any(s.stage.kind == "vae_encode" and s.stage.node_type == "BrushNet" for s in budget.stages)
     basic = estimate(read_workflow(_wf("BrushNet_basic")), DEV)
     ckpt = next(m for m in basic.models.values() if m.kind == "checkpoint")
-    assert ckpt.family == "sd15" and "family from brushnet/" in ckpt.label  # realisticVisionV60B1 by its BrushNet
+    # realisticVisionV60B1: Civitai lists Realistic Vision as SD 1.5 (its BrushNet would say so too: see
+    # test_name_infer's companion test for a name no listing knows)
+    assert ckpt.family == "sd15" and ("family from brushnet/" in ckpt.label or "Civitai" in ckpt.label)
 
 
 def test_the_loaders_dtype_sets_the_bytes():

@@ -1,7 +1,7 @@
 """Stable Diffusion UNets: 1.5, 2.x, XL (and Pony / Illustrious), Lotus, Stable Video Diffusion; the 4-channel KL VAE."""
 from __future__ import annotations
 
-from ._spec import (CLIP_VISION, DIFFUSION, Family, TEXT_ENCODER, VAE, LiveVae, VaeFamily, _r, Detector, Found,
+from ._spec import (CLIP_VISION, CONTROLNET, DIFFUSION, Family, TEXT_ENCODER, VAE, LiveVae, VaeFamily, _r, Detector, Found,
                    all_families)
 
 ORDER = 150  # name rules of a lower ORDER are tried first (specific before general)
@@ -9,10 +9,19 @@ ORDER = 150  # name rules of a lower ORDER are tried first (specific before gene
 # Parameter counts (the catalogue's and the name rules' P_* figures)
 P_SD15 = 859_520_964 + 123_060_480 + 83_653_863  # UNet + CLIP-L text + VAE
 P_SDXL = 2_567_463_684 + 123_060_480 + 694_659_841 + 83_653_863  # UNet + CLIP-L + CLIP-G (OpenCLIP) + VAE
+# A full ControlNet (the UNet's encoder copy, its zero convs and hint block; not a Control-LoRA, T2I-Adapter or a
+# "small" / "mid" one): ComfyUI-Manager's model list (data/manager_models.json) sizes the 17 full SD1.5 ones it
+# offers in fp16 at 722.6 MB each and the 14 full SDXL ones in fp16 at 2.50 GB (the 5 fp32 at 5.00 GB): bytes / 2.
+# ComfyUI loads a non-fp8 ControlNet in the UNet's 16-bit dtype (comfy/controlnet.py:489-500 controlnet_config ->
+# model_management.unet_dtype), so its card share is this count x 2 whatever the file holds.
+P_SD15_CN = 361_300_000
+P_SDXL_CN = 1_250_000_000
 
 
 # Full-size architecture numbers (families.Family): ComfyUI's configs / the models' config.json
 FAMILIES = {
+    "controlnet-sd15": Family(CONTROLNET, "SD 1.5 ControlNet", {}),
+    "controlnet-sdxl": Family(CONTROLNET, "SDXL ControlNet", {}),
     "sd15": Family(DIFFUSION, "Stable Diffusion 1.5", dict(
         model_channels=320, hidden_size=320, channel_mult=(1, 2, 4, 4), transformer_depth=(1, 1, 1, 0), depth=16,
         heads=8, head_dim=None, context_dim=768, in_channels=4, out_channels=4, latent_channels=4,
@@ -90,7 +99,17 @@ VAES = (
 )
 
 # File-name rules by kind: first match wins, specific before general (name_infer)
+_NOT_FULL_CN = r"^(?!.*(?:lora|rank\d|dim\d|t2i|adapter|small|mid|lllite|brushnet|powerpaint|ip[_-]?adapter))"
+_SDXL = r"sd[_-]?xl|sdxl|pony|illustrious|(?<![a-z])(?<!pixart-)(?<!pixart_)xl(?![a-z])|[a-z]xl(?=[_\-. ]|v\d|$)"
+_SD15 = r"sd[_-]?1[._-]?5|v1-5|(?<![a-z])sd15"
 NAME_RULES = {
+    # a ControlNet whose name says its base model and no lighter layout: the full layout, the largest (said so)
+    CONTROLNET: (
+        _r(_NOT_FULL_CN + f".*(?:{_SDXL})", "controlnet-sdxl", "SDXL ControlNet", P_SDXL_CN,
+           "P_SDXL_CN (ComfyUI-Manager's full SDXL ControlNets)", largest=True),
+        _r(_NOT_FULL_CN + f".*(?:{_SD15})", "controlnet-sd15", "SD 1.5 ControlNet", P_SD15_CN,
+           "P_SD15_CN (ComfyUI-Manager's full SD1.5 ControlNets)", largest=True),
+    ),
     DIFFUSION: (
         _r(r"lotus[_-]?(?:depth|normal)", "lotus-d", "Lotus (SD 2 UNet)"),
         # community SDXL fine-tunes say "XL" as a suffix: juggernautXL_v8, RealVisXL_V4.0, realvisxlV40, Formula-XL, cosxl

@@ -440,7 +440,8 @@ def lora_on(name: str, family: str, label: str) -> tuple[ModelInfo | None, str]:
 
 
 # a companion's family -> the base model family it implies (an IP-Adapter for SD1.5 patches an SD1.5 UNet)
-_BASE_OF = {"sd15": "sd15", "sdxl": "sdxl", "ip-adapter-sd15": "sd15", "ip-adapter-sdxl": "sdxl",
+_BASE_OF = {"sd15": "sd15", "sdxl": "sdxl", "controlnet-sd15": "sd15", "controlnet-sdxl": "sdxl",
+            "ip-adapter-sd15": "sd15", "ip-adapter-sdxl": "sdxl",
             "brushnet-sd15": "sd15", "brushnet-sdxl": "sdxl"}
 BASE_FAMILIES = frozenset(_BASE_OF.values())
 
