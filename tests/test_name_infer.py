@@ -335,7 +335,8 @@ def test_a_fine_tune_the_name_does_not_say_takes_its_family_from_a_controlnet_it
         unet = next(i for s in budget.stages for i in s.items if i.model is not None and i.model.kind == "diffusion")
         assert unet.model.family == family and "family from control" in unet.model.label, unet.model.label
         assert not budget.missing  # the ControlNet: the full layout of its base's, the largest (said)
-        cn = next(i.model for s in budget.stages for i in s.items if i.model is not None and i.model.kind == "controlnet")
+        cn = next(i.model for s in budget.stages for i in s.items
+                  if i.model is not None and i.model.kind == "controlnet")
         assert cn.family == f"controlnet-{family}" and "largest" in cn.label, cn.label
     info, why = ni.base_as("myModel.safetensors", "checkpoint", "checkpoints", "flux1-dev", "a Flux LoRA")
     assert info is None  # only SD1.5 / SDXL, whose fine-tunes share their base's size

@@ -1,8 +1,8 @@
 """Stable Diffusion UNets: 1.5, 2.x, XL (and Pony / Illustrious), Lotus, Stable Video Diffusion; the 4-channel KL VAE."""
 from __future__ import annotations
 
-from ._spec import (CLIP_VISION, CONTROLNET, DIFFUSION, Family, TEXT_ENCODER, VAE, LiveVae, VaeFamily, _r, Detector, Found,
-                   all_families)
+from ._spec import (CLIP_VISION, CONTROLNET, DIFFUSION, Family, TEXT_ENCODER, VAE, LiveVae, VaeFamily, _r, Detector,
+                   Found, all_families)
 
 ORDER = 150  # name rules of a lower ORDER are tried first (specific before general)
 
