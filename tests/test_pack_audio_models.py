@@ -117,6 +117,9 @@ def test_the_talking_examples_are_complete():
         if not path.is_file():
             pytest.skip(f"{path} is not in this checkout's corpus")
         budget = estimate(read_workflow(json.loads(path.read_text())), DEV)
+        if "V2V" in name:  # WanVideoEncode takes the whole loaded video (frame_load_cap 0): its length is the file's
+            assert not budget.complete and any("latent size unknown" in i for i in budget.incomplete), name
+            continue
         assert budget.complete, (name, budget.incomplete)
 
 

@@ -229,6 +229,47 @@ def test_vhs_video_size_fixed_by_custom_size_and_frame_cap_reaches_the_encode():
     assert any("come from the file" in n for n in w.notes)
 
 
+def test_a_video_of_unknown_size_resized_by_kjnodes_is_at_most_its_frame_cap():
+    """VHS_LoadVideo with frame_load_cap 81 and no custom size, through GetImageSizeAndCount and a fixed-size
+    ImageResizeKJ: 832x480, at most 81 frames (VHS stops at the cap); without the cap nothing is assumed. Into
+    ReCamMaster's camera embed, the model attends over twice the source's latent frames; the decode sees them once."""
+    def prompt(cap):
+        return {
+            "1": {"class_type": "VHS_LoadVideo", "inputs": {"video": "in.mp4", "force_rate": 0, "custom_width": 0,
+                                                           "custom_height": 0, "frame_load_cap": cap,
+                                                           "skip_first_frames": 0, "select_every_nth": 1}},
+            "2": {"class_type": "GetImageSizeAndCount", "inputs": {"image": ["1", 0]}},
+            "3": {"class_type": "ImageResizeKJ", "inputs": {"image": ["2", 0], "width": 832, "height": 480,
+                                                            "upscale_method": "lanczos", "keep_proportion": False,
+                                                            "divisible_by": 16}},
+            "4": {"class_type": "WanVideoVAELoader", "inputs": {"model_name": "Wan2_1_VAE_bf16.safetensors",
+                                                                "precision": "bf16"}},
+            "5": {"class_type": "WanVideoEncode", "inputs": {"vae": ["4", 0], "image": ["3", 0],
+                                                             "enable_vae_tiling": False}},
+            "6": {"class_type": "WanVideoReCamMasterDefaultCamera", "inputs": {"camera_type": "pan_right"}},
+            "7": {"class_type": "WanVideoReCamMasterCameraEmbed", "inputs": {"camera_poses": ["6", 0],
+                                                                             "latents": ["5", 0]}},
+            "8": {"class_type": "WanVideoModelLoader", "inputs": {
+                "model": "Wan2_1_kwai_recammaster_1_3B_step20000_bf16.safetensors", "base_precision": "bf16",
+                "quantization": "disabled", "load_device": "offload_device"}},
+            "9": {"class_type": "LoadWanVideoT5TextEncoder", "inputs": {
+                "model_name": "umt5-xxl-enc-bf16.safetensors", "precision": "bf16"}},
+            "10": {"class_type": "WanVideoTextEncode", "inputs": {"t5": ["9", 0], "positive_prompt": "a cat",
+                                                                  "negative_prompt": ""}},
+            "11": {"class_type": "WanVideoSampler", "inputs": {"model": ["8", 0], "text_embeds": ["10", 0],
+                                                               "image_embeds": ["7", 0], "steps": 20, "cfg": 6,
+                                                               "shift": 5, "seed": 1, "scheduler": "unipc"}},
+            "12": {"class_type": "WanVideoDecode", "inputs": {"vae": ["4", 0], "samples": ["11", 0]}},
+        }
+
+    w = read_workflow(prompt(81))
+    enc = stages(w, VAE_ENCODE)[0]
+    assert (enc.latent.pixel_width, enc.latent.pixel_height, enc.latent.frames) == (832, 480, 21)
+    sample, decode = stages(w, SAMPLE)[0], stages(w, VAE_DECODE)[0]
+    assert sample.latent.frames == 2 * 21 and decode.latent.frames == 21
+    assert stages(read_workflow(prompt(0)), VAE_ENCODE)[0].latent is None  # no cap: the frame count is unknown
+
+
 def test_kjnodes_resize_fixes_the_image_size():
     prompt = {
         "1": {"class_type": "LoadImage", "inputs": {"image": "x.png"}},

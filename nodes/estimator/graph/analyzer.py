@@ -19,7 +19,7 @@ from ..workload import (AUDIO_ENCODE, CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, V
                         ModelRef, Stage, Workload)
 from .base import (MAX_CHAIN, MAX_DEPTH, MAX_NUMBER, MAX_RESOLUTION, MIN_TEXT_TOKENS, _as_number, _Graph,
                    _ImageSize, _Link, _natural_key, _Node, _replace, _show_number, _UNKNOWN,
-                   estimate_text_tokens)
+                   estimate_text_tokens, frames_bound, from_video)
 from ..families.registry import VAE_FAMILIES, VAE_NAME_GEOMETRY
 from ..model_info import VAE
 from ..stages.base import NOT_ESTIMATED
@@ -568,6 +568,11 @@ class _Analyzer:
     def encoded_shape(self, node: _Node, pixels: str, vae: str, vae_type: str = "VAE") -> LatentShape | None:
         size = self.image_size(self.link(node, pixels))
         if size is None:
+            return None
+        if not size.exact and from_video(self, self.link(node, pixels)) \
+                and frames_bound(self, self.link(node, pixels)) is None:
+            self.note(f"{self.label(node)}: encodes a video's frames whose count is known only at run time; no "
+                      "count is assumed")
             return None
         geometry, vae_name = self.vae_geometry(self.link(node, vae), vae_type)
         channels, spatial, temporal = geometry if geometry else (None, 8, None)

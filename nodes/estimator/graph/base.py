@@ -228,23 +228,22 @@ def from_video(a, link) -> bool:
     return False
 
 
-# core nodes that resize / crop every image of a batch and keep the count (comfy_extras/nodes_post_processing.py
-# ResizeImageMaskNode, nodes.py ImageScale / ImageScaleBy / ImageScaleToTotalPixels, comfy_extras/nodes_images.py
-# ImageCrop)
-KEEPS_COUNT = {"ResizeImageMaskNode", "ImageScale", "ImageScaleBy", "ImageScaleToTotalPixels", "ImageCrop"}
-
-
 def frames_bound(a, link) -> int | None:
-    """A video's frames reach a node through count-keeping resizes from an ImageFromBatch: its ``length`` bounds
-    the count (comfy_extras/nodes_images.py:302-303, ImageFromBatch returns min(batch - index, length) images); None
-    if no such bound."""
+    """A video's frames reach a node through count-keeping resizes (each pack's ``keeps_count``) from an
+    ImageFromBatch, whose ``length`` bounds the count (comfy_extras/nodes_images.py:302-303, ImageFromBatch returns
+    min(batch - index, length) images), or from a loader whose frame cap is set (each pack's ``frame_caps``:
+    VideoHelperSuite's frame_load_cap); None if no such bound."""
+    from .packs import REGISTRY  # noqa: PLC0415  (the packs import this module)
     for _ in range(32):
         node = a.nodes.get(link.node) if link is not None else None
         if node is None:
             return None
         if node.type == "ImageFromBatch":
             return a.number(node, "length")
-        if node.type not in KEEPS_COUNT:
+        if node.type in REGISTRY.frame_caps:
+            cap = a.number(node, REGISTRY.frame_caps[node.type], 0) or 0
+            return cap if cap > 0 and link.slot == 0 else None
+        if node.type not in REGISTRY.keeps_count:
             return None
         ins = a.linked_inputs_of_type(node, "IMAGE")
         if len(ins) != 1:

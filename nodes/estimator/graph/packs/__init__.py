@@ -90,6 +90,9 @@ class Pack:
     input_types: dict = field(default_factory=dict)  # class -> {input name: socket type}, for API prompts
     output_types: dict = field(default_factory=dict)  # class -> [socket type per output slot]
     widgets: dict = field(default_factory=dict)  # class -> leading widget names, in order (UI widgets_values)
+    # image nodes that resize / crop every image of a batch and keep the count (a video's frame bound passes them)
+    keeps_count: set = field(default_factory=set)
+    frame_caps: dict = field(default_factory=dict)  # video loader -> the widget whose value > 0 caps its frames
     # handlers
     refs: dict[str, Callable] = field(default_factory=dict)
     latents: dict[str, Callable] = field(default_factory=dict)

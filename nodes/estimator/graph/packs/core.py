@@ -844,8 +844,15 @@ def _layered_frames(a, node, frames):
     return (a.number(node, "layers", 0) or 0) + 1  # nodes_qwen.py: the image and its layers, one frame each
 
 
+# nodes that resize / crop every image of a batch and keep the count (comfy_extras/nodes_post_processing.py
+# ResizeImageMaskNode, nodes.py ImageScale / ImageScaleBy / ImageScaleToTotalPixels, comfy_extras/nodes_images.py
+# ImageCrop; comfy_extras/nodes_canny.py Canny, an edge map of each image): base.frames_bound follows a video's frame
+# bound through them
+KEEPS_COUNT = {"ResizeImageMaskNode", "ImageScale", "ImageScaleBy", "ImageScaleToTotalPixels", "ImageCrop", "Canny"}
+
 PACK = Pack(
     name="comfy-core",
+    keeps_count=KEEPS_COUNT,
     diffusion_loaders=DIFFUSION_LOADERS,
     checkpoint_loaders=CHECKPOINT_LOADERS,
     te_loaders=TE_LOADERS,

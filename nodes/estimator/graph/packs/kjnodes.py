@@ -6,7 +6,7 @@ the generic analyzer.
 """
 from __future__ import annotations
 
-from ..base import _ImageSize, _UNKNOWN
+from ..base import _ImageSize, _UNKNOWN, frames_bound, from_video
 from . import Pack
 
 
@@ -19,6 +19,10 @@ def _resize(a, node, link, depth):
         if not w or not h:
             return None
         keep = a.value(node, "keep_proportion")
+        if src is None and keep not in (True, "resize") and from_video(a, a.link(node, "image")):
+            # a video's frames of unknown size: the widgets' size, at most the frames' bound (a consumer that needs
+            # the count asks base.frames_bound; without one, one frame stands for each, inexact)
+            src = _ImageSize(w, h, frames_bound(a, a.link(node, "image")) or 1, False)
         if keep in (True, "resize") and src is not None:
             ratio = min(w / src.width, h / src.height)
             w, h = round(src.width * ratio), round(src.height * ratio)
@@ -65,6 +69,8 @@ WIDGETS = {  # leading widgets, in order (KJNodes image_nodes.py INPUT_TYPES)
 
 PACK = Pack(
     name="ComfyUI-KJNodes",
+    # resize every image of the batch / pass it through (nodes/image_nodes.py)
+    keeps_count={"ImageResizeKJ", "ImageResizeKJv2", "GetImageSizeAndCount"},
     widgets=WIDGETS,
     value_primitives={"INTConstant", "FloatConstant"},
     output_types={"INTConstant": ["INT"], "FloatConstant": ["FLOAT"], "ImageResizeKJ": ["IMAGE", "INT", "INT"], "ImageResizeKJv2": ["IMAGE", "INT", "INT"],

@@ -102,6 +102,8 @@ def _every_nth(a, node, link, depth):
 
 PACK = Pack(
     name="ComfyUI-VideoHelperSuite",
+    # load_video_nodes.py:115-116 / :162 (cv2) and :244-246 (ffmpeg): at most frame_load_cap frames when it is > 0
+    frame_caps={t: "frame_load_cap" for t in LOADERS},
     output_nodes={"VHS_VideoCombine"},
     handled=LOADERS | {"VHS_VideoInfo", "VHS_VideoInfoLoaded", "VHS_VideoInfoSource", "VHS_SelectEveryNthImage",
                        "VHS_LoadAudio", "VHS_LoadAudioUpload", "VHS_LoadImages", "VHS_LoadImagesPath"},

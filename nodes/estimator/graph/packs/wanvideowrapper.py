@@ -271,6 +271,23 @@ def _set_loras(a, node, slot, type_, visiting):
 
 
 # ----------------------------------------------------------------------------------- latents
+# ReCamMaster (WanVideoReCamMasterCameraEmbed, recammaster nodes.py): the embeds' target_shape is the source video's
+# latents, and the sampler runs the model on the noise with those latents alongside: seq_len *= 2
+# (nodes_sampler.py, "recammaster" branch), so the model attends over twice the frames the output has
+RECAMMASTER = "WanVideoReCamMasterCameraEmbed"
+
+
+def _embeds_node(a, link, type_: str):
+    """The node of ``type_`` on a WANVIDIMAGE_EMBEDS chain, or None."""
+    for _ in range(MAX_CHAIN):
+        node = a.nodes.get(link.node) if link else None
+        if node is None or node.type == type_:
+            return node
+        ins = a.linked_inputs_of_type(node, "WANVIDIMAGE_EMBEDS")
+        link = ins[0][1] if ins else None
+    return None
+
+
 def embeds_shape(a, link, depth: int = 0) -> LatentShape | None:
     """The latent a WANVIDIMAGE_EMBEDS describes: the node with width / height / num_frames."""
     for _ in range(MAX_CHAIN):
@@ -280,7 +297,7 @@ def embeds_shape(a, link, depth: int = 0) -> LatentShape | None:
         if all(k in node.inputs for k in ("width", "height", "num_frames")) or node.type in (
                 "WanVideoPhantomEmbeds", MULTITALK):
             return _embeds_creator(a, node)
-        if node.type == "WanVideoControlEmbeds":
+        if node.type in ("WanVideoControlEmbeds", RECAMMASTER):  # target_shape: the given latents' shape
             return a.latent(a.link(node, "latents"), depth + 1)
         ins = a.linked_inputs_of_type(node, "WANVIDIMAGE_EMBEDS")
         if not ins:
@@ -417,6 +434,10 @@ def _sample(a, node):
         shape = _replace(shape, channels=channels, height=shape.pixel_height // spatial,
                          width=shape.pixel_width // spatial, spatial_compression=spatial)
         a.stage_note("Wan 2.2 TI2V 5B (by the model's name): 48-channel latent at /16")
+    if shape is not None and shape.frames and _embeds_node(a, a.link(src, "image_embeds"), RECAMMASTER) is not None:
+        shape = _replace(shape, frames=shape.frames * 2)
+        a.stage_note("ReCamMaster: the source video's latents run alongside the noise, so the model attends over "
+                     "twice the frames")
     steps = a.number(src, "steps") if "steps" in src.inputs else None
     notes = []
     if steps is not None:
