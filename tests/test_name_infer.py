@@ -198,7 +198,7 @@ def test_size_tokens():
 
 @pytest.mark.parametrize("ref, why", [
     (("model.safetensors", None, None), "says nothing"),
-    (("ltx2_base_model.safetensors", "diffusion", "diffusion_models"), "no parameter count"),
+    (("newbie_image_base.safetensors", "diffusion", "diffusion_models"), "no parameter count"),
     (("flux_tile.safetensors", "controlnet", "controlnet"), "ControlNet"),  # a ControlNet is not 12B
     (("anima-turbo-lora-v0.2.safetensors", "lora", "loras"), "base model the name does not identify"),
     (("z_image_turbo_style_lora.safetensors", "lora", "loras"), "no LoRA layer count"),
@@ -225,7 +225,7 @@ def test_resolve_model_falls_back_to_inference_then_to_missing_with_a_reason():
                                          "diffusion_models"), None)
     assert templ.source == "catalogue" and templ.family == "wan2.2-14b" and templ.weights_bytes == round(13.31 * 2**30)
     assert "video_wan2_2_14B_fun_inpaint" in note
-    lost, note = resolve_model(ModelRef("diffusion", "ltx2_base_model.safetensors", "diffusion_models"), None)
+    lost, note = resolve_model(ModelRef("diffusion", "newbie_image_base.safetensors", "diffusion_models"), None)
     assert lost.source == "missing" and lost.weights_bytes == 0 and "no parameter count" in note
 
 
@@ -425,3 +425,14 @@ def test_a_controlnet_named_for_sd15_or_sdxl_is_the_full_layout_unless_the_name_
                     "diffusers_xl_canny_mid.safetensors", "control-lora-canny-rank128.safetensors"):
         assert ni.infer_info(lighter, "controlnet", "controlnet")[0] is None, lighter
     assert ni.base_family("sdxl_openpose.safetensors", "controlnet") == "sdxl"
+
+
+def test_families_of_one_size_or_two_name_their_size_without_a_token():
+    """LTX-2 and LTX-2.3 came in one size each: their traced counts. FLUX.2 klein came as 4B and 9B: a name without
+    either is priced at the 9B, said so; a size in the name wins."""
+    assert ni.infer_info("ltx-2-distilled.safetensors", "diffusion", "diffusion_models")[0].params == P["P_LTX2"]
+    assert ni.infer_info("ltx-2.3-distilled.safetensors", "diffusion", "diffusion_models")[0].params == P["P_LTX23"]
+    klein, _ = ni.infer_info("flux-2-klein-base.safetensors", "diffusion", "diffusion_models")
+    assert (klein.family, klein.params) == ("flux2-klein-9b", P["P_KLEIN_9B"]) and "largest" in klein.label
+    small, _ = ni.infer_info("flux-2-klein-4b-fp8.safetensors", "diffusion", "diffusion_models")
+    assert (small.family, small.params) == ("flux2-klein", 4_000_000_000) and "largest" not in small.label

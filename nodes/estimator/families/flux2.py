@@ -10,6 +10,7 @@ _C = "catalogue"
 
 # Parameter counts (the catalogue's and the name rules' P_* figures)
 P_FLUX2 = 32_000_000_000  # black-forest-labs/FLUX.2-dev model card: 32 billion parameters
+P_KLEIN_9B = 9_000_000_000  # FLUX.2 klein's larger release, named for its 9B (black-forest-labs/FLUX.2-klein-9B)
 
 
 # Full-size architecture numbers (families.Family): ComfyUI's configs / the models' config.json
@@ -84,6 +85,9 @@ VAES = (
 NAME_RULES = {
     DIFFUSION: (
         _r(r"flux[._-]?2[._-]?klein.*9b|flux[._-]?2[._-]?klein[._-]?9", "flux2-klein-9b", "FLUX.2 klein 9B"),
+        # klein with no size in the name: 4B or 9B, priced as the 9B, the larger (said: an upper bound)
+        _r(r"flux[._-]?2[._-]?klein(?!.*\d(?:[._]\d+)?b(?![a-z]))", "flux2-klein-9b", "FLUX.2 klein", P_KLEIN_9B,
+           "P_KLEIN_9B (the 9B release's name)", largest=True),
         _r(r"flux[._-]?2[._-]?klein", "flux2-klein", "FLUX.2 klein"),
         _r(r"flux[._-]?2", "flux2", "Flux.2 dev (32B)", P_FLUX2, f"{_C} P_FLUX2 (model card)"),
     ),

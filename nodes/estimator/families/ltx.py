@@ -24,6 +24,8 @@ P_LTX25 = 21_004_025_600
 # would be 1.452 GB; Lightricks ships that one separately as ltx-2.5-video-vae-conv-bf16).
 P_VAE_LTX25 = 736_070_513
 # LTX-Video 2B's transformer: ComfyUI 0.18.2's LTXV at full size, traced weight_bytes 3,846,810,944 at bf16
+P_LTX2 = 19_585_135_392  # LTX-2's LTXAV with its text connectors, traced (CHECKPOINT_SPLITS below)
+P_LTX23 = 21_005_004_544  # LTX-2.3's, traced (CHECKPOINT_SPLITS below)
 P_LTXV_2B = 1_923_405_472
 # LTX-Video's 13B (ltxv-13b-0.9.7 / 0.9.8 checkpoints: the transformer + the same causal video VAE): 48 layers of 32
 # heads x 128 (Lightricks' ltxv-13b config; bench/trace_working_memory.py LTXV_13B), 13,042,589,344 params (ComfyUI
@@ -107,14 +109,14 @@ CHECKPOINT_SPLITS = {
     # version 2, 1,246,913,522, data/vae_memory.json vae-ltx2), the audio VAE + vocoder (108,840,948,
     # vae-ltx2-audio) and the Gemma projection LTXAVTextEncoderLoader reads (text_encoders/lt.py:129:
     # Linear(3840*49, 3840) = 722,534,400). 2 bytes x the sum = 43.33 GB, the published 43.3 GB.
-    "ltx2": {"model": (19_585_135_392, DIFFUSION, "ltx2", "LTX-2 19B transformer"),
+    "ltx2": {"model": (P_LTX2, DIFFUSION, "ltx2", "LTX-2 19B transformer"),
              "vae": (1_246_913_522, VAE, "vae-ltx2", "LTX-2 video VAE"),
              "audio_vae": (108_840_948, VAE, "vae-ltx2-audio", "LTX-2 audio VAE"),
              "clip": (722_534_400, TEXT_ENCODER, "gemma3", "LTX-2 text projection")},
     # LTX-2.3 22B (ltx-2.3-22b-*.safetensors): LTXAV with its connectors (21,005,004,544 params traced), the
     # video VAE (726,105,969), audio VAE + 48 kHz vocoder (181,785,594) and the dual text projection
     # (1,156,061,184); 2 bytes x the sum = 46.1 GB, the published ~46 GB bf16 file (5947 tensors)
-    "ltx2.3": {"model": (21_005_004_544, DIFFUSION, "ltx2.3", "LTX-2.3 22B transformer"),
+    "ltx2.3": {"model": (P_LTX23, DIFFUSION, "ltx2.3", "LTX-2.3 22B transformer"),
                "vae": (726_105_969, VAE, "vae-ltx2.3", "LTX-2.3 video VAE"),
                "audio_vae": (181_785_594, VAE, "vae-ltx2.3-audio", "LTX-2.3 audio VAE"),
                "clip": (1_156_061_184, TEXT_ENCODER, "gemma3", "LTX-2.3 text projection")},
@@ -163,8 +165,10 @@ VAES = (
 NAME_RULES = {
     DIFFUSION: (
         _r(r"ltx[_-]?2[._]5", "ltx2.5", "LTX-2.5 (22B)", P_LTX25, "P_LTX25 (computed: ComfyUI 0.33 LTXAVModel)"),
-        _r(r"ltx[_-]?2[._]3", "ltx2.3", "LTX-2.3 (22B)"),
-        _r(r"ltx[_-]?2(?![._]?[1-9])", "ltx2", "LTX-2"),
+        # LTX-2 and LTX-2.3 came in one size each (ltx-2-19b-*, ltx-2.3-22b-*): the traced transformers'
+        # counts (CHECKPOINT_SPLITS)
+        _r(r"ltx[_-]?2[._]3", "ltx2.3", "LTX-2.3 (22B)", P_LTX23, "P_LTX23 (traced: CHECKPOINT_SPLITS ltx2.3)"),
+        _r(r"ltx[_-]?2(?![._]?[1-9])", "ltx2", "LTX-2 (19B)", P_LTX2, "P_LTX2 (traced: CHECKPOINT_SPLITS ltx2)"),
         # LTX-Video before 0.9.7 came in one size, the 2B (ltx-video-2b-v0.9 ... v0.9.6); from 0.9.7 on also a 13B. A
         # name with neither a size nor such a version is priced as the 13B, the larger: an upper bound, said so
         _r(r"(?:ltx[_-]?video|ltxv).*?v?0[._]9(?:[._][0-6])?(?![._]?\d)", "ltxv", "LTX-Video (0.9 to 0.9.6: 2B)",
