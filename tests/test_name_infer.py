@@ -436,3 +436,22 @@ def test_families_of_one_size_or_two_name_their_size_without_a_token():
     assert (klein.family, klein.params) == ("flux2-klein-9b", P["P_KLEIN_9B"]) and "largest" in klein.label
     small, _ = ni.infer_info("flux-2-klein-4b-fp8.safetensors", "diffusion", "diffusion_models")
     assert (small.family, small.params) == ("flux2-klein", 4_000_000_000) and "largest" not in small.label
+
+
+def test_an_upscaler_named_by_its_scale_or_architecture_is_priced_at_esrgans_size_said_so():
+    """OpenModelDB's names give the scale and often the architecture, rarely ESRGAN ("4xNomos2_hq_mosr",
+    "2xNomosUni_span_multijpg", "realesr-general-x4v3"): ESRGAN's size stands for the weights, in the label; the
+    working memory is ComfyUI's per-tile reservation at the name's scale. A name with neither stays unknown."""
+    for name, scale in (("4xNomos2_hq_mosr.pth", 4), ("2xNomosUni_span_multijpg.safetensors", 2),
+                        ("realesr-general-x4v3.pth", 4), ("1x-ITF-SkinDiffDetail-Lite-v1.pth", 1)):
+        info, _ = ni.infer_info(name, "upscale_model", "upscale_models")
+        assert info.family == "esrgan" and "ESRGAN's size assumed" in info.label, name
+        from vram_budget.nodes.estimator.graph import read_workflow
+        prompt = {"1": {"class_type": "LoadImage", "inputs": {"image": "x.png"}},
+                  "2": {"class_type": "UpscaleModelLoader", "inputs": {"model_name": name}},
+                  "3": {"class_type": "ImageUpscaleWithModel", "inputs": {"upscale_model": ["2", 0], "image": ["1", 0]}},
+                  "4": {"class_type": "SaveImage", "inputs": {"images": ["3", 0], "filename_prefix": "x"}}}
+        budget = estimate(read_workflow(prompt), Device.from_card(find_card("RTX 4090")))
+        work = next(i for s in budget.stages for i in s.items if i.category == "working")
+        assert f"{scale}x model" in work.assumption, (name, work.assumption)
+    assert ni.infer_info("model.pth", "upscale_model", "upscale_models")[0] is None

@@ -46,6 +46,12 @@ NAME_RULES = {
     ),
     UPSCALER: (
         _r(r"esrgan|ultrasharp|x4plus|(?<![a-z0-9])[248]x[_-]", "esrgan", "ESRGAN upscaler"),
+        # any other upscaler named by its scale ("4xNomos2_hq_mosr", "realesr-general-x4v3") or its architecture:
+        # ESRGAN's size stands for its weights, said. Its working memory is ComfyUI's per-tile reservation
+        # (stages/upscale.py: 512² px x 3 x 4 bytes x scale x 384, ~1.2 GB at 4x), which the weights hardly move
+        _r(r"(?<![a-z0-9])[1-8]x(?=[a-z_-])|[_-]x[1-8](?![0-9])|(?<![a-z])(?:span|dat|hat|swinir|omnisr|mosr|"
+           r"realplksr|plksr|compact|drct|atd|srformer)(?![a-z])", "esrgan",
+           "upscaler (its architecture not in the name: ESRGAN's size assumed)"),
     ),
     AUDIO_ENCODER: (
         # comfy/audio_encoders/whisper.py WhisperLargeV3: the encoder only (a full Whisper file's decoder is not loaded)

@@ -23,7 +23,8 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
         why = unpriced(notes, "no upscale model identified" if model is None else "image size unknown")
         return finish(stage, title, items + overhead_items(device), notes, unpriced=why)
     scale = model.arch.get("scale") if isinstance(model.arch.get("scale"), int) else None
-    found = re.search(r"(?<![0-9a-z])([1-8])x(?![a-z0-9])|x([1-8])(?![0-9])", f"{model.label} {stage.models[0].name}".lower())
+    named = f"{stage.models[0].name} {model.label}".lower()  # "4xNomos2_hq_mosr", "realesr-general-x4v3"
+    found = re.search(r"(?<![0-9a-z])([1-8])x(?![0-9])|x([1-8])(?![0-9])", named)
     scale = scale or (int(found.group(1) or found.group(2)) if found else 4)
     pixels = sum(w * h for w, h in stage.images)
     work = int(UPSCALE_TILE * UPSCALE_TILE * 3 * 4 * scale * 384) + pixels * 3 * 4
