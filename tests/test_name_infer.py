@@ -455,3 +455,33 @@ def test_an_upscaler_named_by_its_scale_or_architecture_is_priced_at_esrgans_siz
         work = next(i for s in budget.stages for i in s.items if i.category == "working")
         assert f"{scale}x model" in work.assumption, (name, work.assumption)
     assert ni.infer_info("model.pth", "upscale_model", "upscale_models")[0] is None
+
+
+def test_a_checkpoint_named_model_takes_ltx_video_from_the_text_encoder_type_that_conditions_it():
+    """LTXTricks' examples load "model.safetensors": only LTX-Video reads the "ltxv" T5 conditioning, so the
+    checkpoint is LTX-Video (priced at the larger size, said) and its VAE part with it; with another type, or none,
+    it stays unknown."""
+    from vram_budget.nodes.estimator.graph import read_workflow
+
+    def prompt(clip_type):
+        return {
+            "1": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": "model.safetensors"}},
+            "2": {"class_type": "CLIPLoader", "inputs": {"clip_name": "t5xxl_fp16.safetensors", "type": clip_type}},
+            "3": {"class_type": "CLIPTextEncode", "inputs": {"clip": ["2", 0], "text": "a cat"}},
+            "4": {"class_type": "EmptyLTXVLatentVideo", "inputs": {"width": 768, "height": 512, "length": 49,
+                                                                   "batch_size": 1}},
+            "5": {"class_type": "KSampler", "inputs": {"model": ["1", 0], "positive": ["3", 0], "negative": ["3", 0],
+                                                       "latent_image": ["4", 0], "seed": 1, "steps": 20, "cfg": 3.0,
+                                                       "sampler_name": "euler", "scheduler": "normal", "denoise": 1.0}},
+            "6": {"class_type": "VAEDecode", "inputs": {"samples": ["5", 0], "vae": ["1", 2]}},
+        }
+
+    device = Device.from_card(find_card("RTX 4090"))
+    budget = estimate(read_workflow(prompt("ltxv")), device)
+    assert budget.complete, (budget.incomplete, budget.missing)
+    ckpt = budget.models["checkpoints/model.safetensors"]
+    assert ckpt.family == "ltxv" and "largest" in ckpt.label
+    decode = next(s for s in budget.stages if s.stage.kind == "vae_decode")
+    assert decode.working_bytes > 0
+    other = estimate(read_workflow(prompt("stable_diffusion")), device)
+    assert not other.complete and [m.name for m in other.missing] == ["model.safetensors"]

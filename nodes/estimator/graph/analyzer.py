@@ -890,11 +890,15 @@ class _Analyzer:
     # picks the text encoder (comfy/sd.py load_clip), and only that family's model takes its output (HunyuanVideo's
     # txt_in reads LLaVA-Llama-3's 4096-wide states with CLIP-L's pooled vector; T2V, I2V and SkyReels are 13B).
     # Read only for a diffusion file whose name no rule knows, as a hint (never to find the file; a header wins).
-    SOLE_FAMILY_TYPES = {"hunyuan_video": "hunyuan_video"}
+    # LTX-Video's T5 type ("ltxv", sd.py CLIPType.LTXV) conditions LTX-Video 0.9.x alone (LTX-2 reads Gemma through
+    # its own loader); of two sizes, so its name rule prices the larger, said (an all-in-one checkpoint too:
+    # LTXTricks' "model.safetensors")
+    SOLE_FAMILY_TYPES = {"hunyuan_video": "hunyuan_video", "ltxv": "ltxv"}
 
     def _family_from_text_encoder(self, models: list[ModelRef], cond_links) -> list[ModelRef]:
-        unnamed = [i for i, r in enumerate(models) if r.role == "diffusion" and not r.hint and not r.unset
-                   and family_of(r.name, "diffusion") is None]
+        unnamed = [i for i, r in enumerate(models) if (r.role == "diffusion" or (r.role == "checkpoint"
+                                                                                 and r.part == "model"))
+                   and not r.hint and not r.unset and family_of(r.name, "diffusion") is None]
         if not unnamed or not cond_links:
             return models
         types = {r.clip_type for r in self._cond_text_encoders(cond_links) if r.clip_type}

@@ -294,8 +294,8 @@ def assess(
         if key not in infos and models is not None and key in models:
             infos[key] = models[key]
         if key not in infos:
-            try:
-                info, note = resolve_model(ref, resolver)
+            try:  # a family hint any stage's reference to this file carries (a checkpoint's parts share one key)
+                info, note = resolve_model(replace(ref, hint=ref.hint or hints.get(key, "")), resolver)
             except ModelFileError as exc:
                 info = ModelInfo(kind=UNKNOWN, family="unknown", label=ref.name, params=0, weights_bytes=0, source="error")
                 note = f"{exc}: its size is unknown (the estimate is a lower bound)"
@@ -314,6 +314,7 @@ def assess(
                 notes.append(note)
         return part_of(infos[key], ref)
 
+    hints = {ref_key(r): r.hint for s in workload.stages for r in s.models if r.hint}
     # A LoRA whose name does not say its base model: the model it patches in the graph does.
     lora_base: dict[str, ModelRef] = {}
     # A base model whose name says nothing: a ControlNet or IP-Adapter made for SD1.5 or SDXL that samples with it
