@@ -98,6 +98,12 @@ def test_an_sdxl_model_gets_the_sdxl_file_and_an_unknown_one_is_not_priced():
     assert any("picks it by whether the model is SDXL" in n for n in workload.notes)
     budget = estimate(workload, _device(), None)
     assert not budget.complete and budget.verdict == "unknown"
+    # a community fine-tune Civitai lists as SD 1.5 (published.civitai_info): the SD1.5 file
+    listed = copy.deepcopy(data)
+    loader = next(n for n in listed["nodes"] if n["type"] == "CheckpointLoaderSimple")
+    loader["widgets_values"] = ["realisticVisionV60B1_v51VAE.safetensors"]
+    sample = read_workflow(listed).stages_of(SAMPLE)[0]
+    assert [r.name for r in sample.models if r.role == "ipadapter"] == ["ip-adapter-plus_sd15.safetensors"]
 
 
 def test_a_file_present_is_read_from_its_header(tmp_path):

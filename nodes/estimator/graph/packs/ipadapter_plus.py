@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 from ...models.name_infer import base_family
+from ...models.published import civitai_info
 from ...model_info import CHECKPOINT
 from ...workload import CLIP_VISION_ENCODE, ModelRef, Stage
 from . import Pack, loader
@@ -53,9 +54,15 @@ def _unset(node, what: str, role: str, folder: str) -> ModelRef:
 
 
 def _base_family(a, node, visiting) -> str | None:
-    """"sd15" / "sdxl" of the model the loader is given, by its file's name rule, or None."""
+    """"sd15" / "sdxl" of the model the loader is given, by its file's name rule or Civitai's listing of it
+    (published.civitai_info: "realisticVisionV60B1_v51VAE" is SD 1.5), or None."""
     for ref in a.refs(a.link(node, "model"), "MODEL", visiting):
-        family = base_family(ref.name, CHECKPOINT) if ref.role in ("diffusion", "checkpoint") else None
+        if ref.role not in ("diffusion", "checkpoint"):
+            continue
+        family = base_family(ref.name, CHECKPOINT)
+        if family is None:
+            listed = civitai_info(ref.name, ref.role, ref.folder)
+            family = listed.family if listed is not None and listed.family in ("sd15", "sdxl") else None
         if family:
             return family
     return None
