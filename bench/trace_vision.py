@@ -42,6 +42,9 @@ forward runs at which shapes, line by line with the nodes' own variable lifetime
   mat.load does), read from a checkout named by INPAINT_NODES_PATH (the folder holding ``mat/``).
 
 Prints one JSON line per case: peak bytes (inputs included), input bytes, the op and module at the peak, seconds.
+- ``sam1-vit_b`` / ``sam1-vit_l`` / ``sam1-vit_h``: the original Segment Anything (facebookresearch/segment-anything,
+  read from a checkout named by SAM1_PATH) as Impact Pack's SAM detailer option runs it: case_sam1.
+
 With no CASE: DEFAULT_CASES (the points of families/vision_utils.py's tables).
 """
 from __future__ import annotations
@@ -273,6 +276,37 @@ def case_inpaint(kind: str):
     return (build_lama if kind == "lama" else build_mat), make_inputs, call
 
 
+def build_sam1(variant: str):
+    path = os.environ.get("SAM1_PATH")
+    if not path or not os.path.isdir(os.path.join(path, "segment_anything")):
+        raise SystemExit("set SAM1_PATH to a checkout of facebookresearch/segment-anything (the folder with "
+                         "segment_anything/)")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    import torch
+    from segment_anything.build_sam import sam_model_registry
+
+    def build():
+        with torch.device(_cuda()):  # sam_model.to(device) in Impact's SAMWrapper (auto mode)
+            return _moved_to_cuda(sam_model_registry[variant]().eval())
+    return build
+
+
+def case_sam1(variant: str):
+    """Impact Pack's make_sam_mask (impact/core.py): SamPredictor.set_image (segment_anything/predictor.py:34-89,
+    no_grad) on the whole image resized to a long side of 1024 (ResizeLongestSide) as uint8 on the GPU, then
+    Sam.preprocess (normalise to float32, pad to 1024 x 1024, modeling/sam.py:164-175) and the image encoder; the
+    features (1 x 256 x 64 x 64) stay for the per-box predict. The resized image is 1024 on its long side whatever
+    the input, so the peak is one number per variant (the input here the square case, the largest)."""
+    def make_inputs(model):
+        import torch
+        return (torch.empty(1, 3, 1024, 1024, dtype=torch.uint8, device="cuda"),)
+
+    def call(model, image):
+        return model.image_encoder(model.preprocess(image.float()))
+    return build_sam1(variant), make_inputs, call
+
+
 def _parse_size(s):
     w, h = (int(v) for v in s.split("x"))
     return w, h
@@ -291,6 +325,8 @@ def run_case(name: str) -> dict:
         build, make_inputs, call = case_interp(kind, *_parse_size(size), int(p) if p else 2, int(m) if m else 2)
     elif name in ("lama", "mat"):
         build, make_inputs, call = case_inpaint(name)
+    elif name.startswith("sam1-"):
+        build, make_inputs, call = case_sam1(name[5:])
     else:
         raise SystemExit(f"unknown case {name}")
     with trace_sam3.eager_upsample(UPSAMPLE_OPS):

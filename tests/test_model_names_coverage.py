@@ -13,6 +13,7 @@ from workflows.corpus import community_dir
 
 from vram_budget.nodes.estimator.machine.resolve import resolve_model
 from vram_budget.nodes.estimator.models.catalogue import lookup
+from vram_budget.nodes.estimator.models.published import civitai_models, manager_info
 from vram_budget.nodes.estimator.models.published import template_models
 from vram_budget.nodes.estimator.errors import WorkflowError
 from vram_budget.nodes.estimator.graph import read_workflow
@@ -65,8 +66,10 @@ def test_every_model_name_resolves_or_says_why(source):
     outcome = _resolve_all(refs)
     assert sum(map(len, outcome.values())) == len(refs)
     for ref, info, note in outcome["catalogue"]:
-        # the hand catalogue, or the sizes the templates publish (data/template_models.json)
-        generated = ref.name.replace("\\", "/").rsplit("/", 1)[-1].lower() in template_models()["files"]
+        # the hand catalogue, or the sizes the templates, ComfyUI-Manager's list or Civitai's listing publish
+        base = ref.name.replace("\\", "/").rsplit("/", 1)[-1].lower()
+        generated = (base in template_models()["files"] or manager_info(ref.name, ref.folder) is not None
+                     or base in civitai_models()["files"])
         assert (lookup(ref.name, ref.folder) is not None or generated) and info.notes and info.weights_bytes > 0
     for ref, info, note in outcome["inferred"]:
         assert info.weights_bytes > 0 and info.params > 0, ref.name

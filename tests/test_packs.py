@@ -305,20 +305,43 @@ def test_impact_detailer_is_encode_sample_decode_of_one_max_size_crop():
     assert sample.models[0].name == "sd_xl_base_1.0.safetensors"
 
 
-def test_a_detailer_refining_with_sam_says_sam_is_not_priced():
-    """FaceDetailer's sam_model_opt: SAM (ViT-B / L / H, up to 2.5 GB) refines each crop's mask on the GPU; the
-    detailer's stages say it is not priced instead of counting it as nothing."""
-    p = _sdxl_base()
-    p["6"] = {"class_type": "SAMLoader", "inputs": {"model_name": "sam_vit_h_4b8939.pth", "device_mode": "AUTO"}}
-    p["4"] = {"class_type": "FaceDetailer", "inputs": {
-        "image": ["3", 0], "model": ["1", 0], "clip": ["1", 1], "vae": ["1", 2], "positive": ["2", 0],
-        "negative": ["2", 0], "sam_model_opt": ["6", 0], "guide_size": 512, "guide_size_for": True, "max_size": 1024,
-        "seed": 1, "steps": 20, "cfg": 7.0, "sampler_name": "euler", "scheduler": "normal", "denoise": 0.5}}
-    p["5"] = {"class_type": "SaveImage", "inputs": {"images": ["4", 0]}}
-    w = read_workflow(p)
-    assert all("SAM" in s.unpriced for s in w.stages if s.node_id == "4")
+def test_a_detailer_refining_with_sam_prices_sam_as_a_stage_of_its_own():
+    """FaceDetailer's sam_model_opt: Impact's SAMLoader (the original Segment Anything, fp32) runs its image encoder
+    on the whole image, padded to 1024 x 1024, before the crops: a stage of its own with the traced peak
+    (families/sam1.py); on the CPU when device_mode says so; a SAM the name does not tell stays not priced.
+    SAMDetectorCombined runs the same pass."""
+    from vram_budget.nodes.estimator.families import sam1
+
+    def prompt(name="sam_vit_h_4b8939.pth", mode="AUTO", node="FaceDetailer"):
+        p = _sdxl_base()
+        p["6"] = {"class_type": "SAMLoader", "inputs": {"model_name": name, "device_mode": mode}}
+        if node == "FaceDetailer":
+            p["4"] = {"class_type": "FaceDetailer", "inputs": {
+                "image": ["3", 0], "model": ["1", 0], "clip": ["1", 1], "vae": ["1", 2], "positive": ["2", 0],
+                "negative": ["2", 0], "sam_model_opt": ["6", 0], "guide_size": 512, "guide_size_for": True,
+                "max_size": 1024, "seed": 1, "steps": 20, "cfg": 7.0, "sampler_name": "euler", "scheduler": "normal",
+                "denoise": 0.5}}
+            p["5"] = {"class_type": "SaveImage", "inputs": {"images": ["4", 0]}}
+        else:
+            p["4"] = {"class_type": "SAMDetectorCombined", "inputs": {"sam_model": ["6", 0], "image": ["3", 0],
+                                                                      "detection_hint": "center-1"}}
+            p["5"] = {"class_type": "MaskToImage", "inputs": {"mask": ["4", 0]}}
+            p["7"] = {"class_type": "SaveImage", "inputs": {"images": ["5", 0]}}
+        return p
+
+    w = read_workflow(prompt())
+    assert [s.kind for s in w.stages if s.node_id == "4"] == [SAMPLE, VAE_ENCODE, SAMPLE, VAE_DECODE]
     budget = B.estimate(w, device())
-    assert not budget.complete and budget.verdict == "unknown"
+    assert budget.complete, (budget.incomplete, budget.missing)
+    sam = next(s for s in budget.stages if s.stage.node_id == "4" and "Segment Anything" in s.title)
+    assert sam.weights_bytes == sam1.P_SAM1_VIT_H * 4  # fp32, the published 2.56 GB
+    assert sam.working_bytes >= sam1.TRACE["sam1-vit-h"]
+    cpu = read_workflow(prompt(mode="CPU"))
+    assert [s.kind for s in cpu.stages if s.node_id == "4"] == [VAE_ENCODE, SAMPLE, VAE_DECODE]
+    hq = read_workflow(prompt(name="sam_hq_vit_h.pth"))
+    assert any("which SAM" in (s.unpriced or "") for s in hq.stages if s.node_id == "4")
+    alone = B.estimate(read_workflow(prompt(name="sam_vit_b_01ec64.pth", node="SAMDetectorCombined")), device())
+    assert alone.complete and any("Segment Anything (ViT-B)" in s.title for s in alone.stages)
 
 
 def test_a_pack_node_that_runs_a_model_the_module_does_not_price_is_an_unpriced_stage():

@@ -55,7 +55,9 @@ _FOLDER_KIND = {"diffusion_models": DIFFUSION, "unet": DIFFUSION, "text_encoders
                 "model_patches": CONTROLNET,
                 # ComfyUI 0.33.0 folders of image-utility models its nodes load as a model of their own (the
                 # estimator prices them as a stage's model: families/birefnet.py, frame_interpolation.py)
-                "background_removal": DIFFUSION, "frame_interpolation": DIFFUSION}
+                "background_removal": DIFFUSION, "frame_interpolation": DIFFUSION,
+                # Impact Pack's SAMLoader folder: the original Segment Anything (families/sam1.py)
+                "sams": DIFFUSION}
 _TOKEN_KIND = ((r"lora|lycoris|locon", LORA), (r"controlnet|control[_-]?net", CONTROLNET),
                (r"clip[_-]?vision|siglip|sigclip", CLIP_VISION), (r"(?<![a-z])vae(?![a-z])", VAE),
                (r"esrgan|ultrasharp|(?<![a-z0-9])[248]x[_-]|upscaler", UPSCALER),

@@ -7,12 +7,19 @@ at a time, so their memory is that of a small image, whatever the full image's s
   side is ``guide_size`` (at most ``max_size``) px; the estimate takes a max_size square (upper
   bound) unless the crop sizes are known (they are not before running).
 - UltimateSDUpscale: ``tile_width`` × ``tile_height`` tiles plus ``tile_padding`` on each side.
+- SAM (SAMLoader's original Segment Anything, a detailer's ``sam_model_opt`` or SAMDetectorCombined /
+  SAMDetectorSegmented): its own stage before the crops, its fp32 weights and its image encoder's traced peak on the
+  1024 x 1024 padded image (families/sam1.py); on the CPU when SAMLoader's device_mode says so.
 """
 from __future__ import annotations
 
+from ...families import sam1 as S
+from ...machine.resolve import PACK_FP32
+from ...physics import memory
+from ...units import fmt_mib
 from ...workload import SAMPLE, VAE_DECODE, VAE_ENCODE, LatentShape
 from ..base import _replace
-from . import Pack
+from . import Pack, model_file_loader
 
 DETAILERS = {"FaceDetailer", "DetailerForEach", "DetailerForEachDebug", "FaceDetailerPipe", "DetailerForEachPipe",
              "DetailerForEachDebugPipe", "DetailerForEachPipeForAnimateDiff", "MaskDetailerPipe"}
@@ -23,7 +30,9 @@ WIDGETS = {**{t: _DETAILER_WIDGETS for t in DETAILERS},
            "UltimateSDUpscale": ["upscale_by", "seed", "steps", "cfg", "sampler_name", "scheduler", "denoise",
                                  "mode_type", "tile_width", "tile_height", "mask_blur", "tile_padding"],
            "UltimateSDUpscaleNoUpscale": ["seed", "steps", "cfg", "sampler_name", "scheduler", "denoise",
-                                          "mode_type", "tile_width", "tile_height", "mask_blur", "tile_padding"]}
+                                          "mode_type", "tile_width", "tile_height", "mask_blur", "tile_padding"],
+           "SAMLoader": ["model_name", "device_mode"]}
+SAM_DETECTORS = {"SAMDetectorCombined", "SAMDetectorSegmented"}
 
 
 def _square(node, side: int) -> LatentShape:
@@ -61,11 +70,11 @@ def _through_pipes(a, node, socket: str):
     return None
 
 
-_SOCKET = {"MODEL": "model", "CLIP": "clip", "VAE": "vae"}
+_SOCKET = {"MODEL": "model", "CLIP": "clip", "VAE": "vae", "SAM_MODEL": "sam_model_opt"}
 
 
 def _pipe_refs(a, node, slot, type_, visiting):
-    """From*Pipe outputs (MODEL, CLIP, VAE): the models that went into the pipe."""
+    """From*Pipe outputs (MODEL, CLIP, VAE, SAM_MODEL): the models that went into the pipe."""
     name = _SOCKET.get(type_)
     return a.refs(_through_pipes(a, node, name), type_, visiting) if name else []
 
@@ -84,13 +93,40 @@ def _three_stages(a, node, shape: LatentShape, what: str):
     return [encode, sample, decode]
 
 
+def _sam_stage(a, node, sam_link):
+    """The SAM pass (Impact's make_sam_mask on the whole image): a stage of its own, or None on the CPU."""
+    refs = a.refs(sam_link, "SAM_MODEL")
+    loader = a.nodes.get(refs[0].loader_node) if refs else None
+    if loader is not None and str(a.value(loader, "device_mode") or "").upper() == "CPU":
+        a.note(f"{a.label(node)}: SAMLoader's device_mode is CPU: the SAM runs on the CPU")
+        return None
+    stage = a.sample_stage(node, model_links=[sam_link], cond_links=[], cfg=None, uses_negative=False, steps=1,
+                           latent=None, model_type="SAM_MODEL")
+    fam, why_not = S.family_of(refs[0].name if refs else "")
+    if why_not:
+        a.unpriced(why_not)
+        return stage
+    traced, k = S.TRACE[fam], memory.calibration(fam)
+    label = S.FAMILIES[fam].label
+    why = (f"{S.TRACE_SOURCE.format(label=label)} (predictor.py:34-89: the long side resized to 1024, padded square), "
+           f"so it does not depend on the image's size: {fmt_mib(traced)} × {k} for the allocator and untraced "
+           "transients")
+    a.stage_note(f"{label}: its image encoder on the whole image, ~{fmt_mib(int(traced * k))}")
+    return _replace(stage, working=((f"{label} image encoder (traced)", int(traced * k), why),))
+
+
 def _detailer(a, node):
     side = a.number(node, "max_size", 1024) or 1024
     side = max(64, min(side, 16384)) // 8 * 8
     a.stage_note(f"crop size unknown before running: a {side}-px square (max_size) assumed, an upper bound")
-    if a.link(node, "sam_model_opt") is not None:  # SAM (ViT-B / L / H) refines each crop's mask on the GPU
-        a.unpriced("the SAM model (sam_model_opt) that refines each crop's mask is not priced")
-    return _three_stages(a, node, _square(node, side), "detected crops re-sampled")
+    sam_link = _through_pipes(a, node, "sam_model_opt")  # SAM (ViT-B / L / H) refines each crop's mask on the GPU
+    sam = _sam_stage(a, node, sam_link) if sam_link is not None else None
+    return ([sam] if sam is not None else []) + _three_stages(a, node, _square(node, side), "detected crops re-sampled")
+
+
+def _sam_detector(a, node):
+    link = a.link(node, "sam_model")
+    return _sam_stage(a, node, link) if link is not None else None
 
 
 def _usdu(a, node):
@@ -105,12 +141,15 @@ def _usdu(a, node):
 
 PACK = Pack(
     name="Impact-Pack + UltimateSDUpscale",
-    stage_kinds={t: SAMPLE for t in DETAILERS | USDU},
-    stages={**{t: _detailer for t in DETAILERS}, **{t: _usdu for t in USDU}},
+    stage_kinds={t: SAMPLE for t in DETAILERS | USDU | SAM_DETECTORS},
+    stages={**{t: _detailer for t in DETAILERS}, **{t: _usdu for t in USDU},
+            **{t: _sam_detector for t in SAM_DETECTORS}},
     widgets=WIDGETS,
-    relevant_types={"DETAILER_PIPE", "BASIC_PIPE"},
-    refs={t: _pipe_refs for t in PIPE_NODES},
+    relevant_types={"DETAILER_PIPE", "BASIC_PIPE", "SAM_MODEL"},
+    output_types={"SAMLoader": ["SAM_MODEL"]},
+    refs={**{t: _pipe_refs for t in PIPE_NODES},
+          "SAMLoader": model_file_loader("model_name", "sams", "SAM_MODEL", weight_dtype=PACK_FP32)},
     text_encoders_no_stage=set(PIPE_NODES),  # they take a CLIP and compute nothing
-    handled=PIPE_NODES | {"UltralyticsDetectorProvider", "SAMLoader", "BboxDetectorSEGS", "SegmDetectorSEGS",
+    handled=PIPE_NODES | {"UltralyticsDetectorProvider", "BboxDetectorSEGS", "SegmDetectorSEGS",
                           "ImpactSimpleDetectorSEGS"},
 )
