@@ -668,3 +668,33 @@ def test_the_analyzer_names_no_node_type():
     compared = _re.findall(r'(?:\.type|node_type)\s*(?:==|!=|in)\s*(\(?\s*"[^"]+")', code)
     assert not compared, compared
     assert not _re.findall(r'"(?:[A-Z][a-z0-9]+){2,}[A-Za-z0-9]*"', code)  # no CamelCase class name at all
+
+
+def test_hunyuanvideowrapper_text_encoders_are_priced_and_its_sampler_is_never_read_as_free():
+    """DownloadAndLoadHyVideoTextEncoder: the Llama 3 8B LLM (fp16, or 1 byte a weight with fp8_e4m3fn) and the
+    CLIP-L text tower unless disabled, on the card while HyVideoTextEncode runs. The wrapper's HYVIDEOMODEL is priced
+    by no rule here: its sampler stays not estimated, never a pass-through."""
+    def prompt(quant="disabled", clip="openai/clip-vit-large-patch14"):
+        return {
+            "1": {"class_type": "DownloadAndLoadHyVideoTextEncoder", "inputs": {
+                "llm_model": "Kijai/llava-llama-3-8b-text-encoder-tokenizer", "clip_model": clip, "precision": "fp16",
+                "quantization": quant}},
+            "2": {"class_type": "HyVideoTextEncode", "inputs": {"text_encoders": ["1", 0], "prompt": "a cat walks"}},
+            "3": {"class_type": "HyVideoModelLoader", "inputs": {
+                "model": "hunyuan_video_720_fp8_e4m3fn.safetensors", "base_precision": "bf16",
+                "quantization": "fp8_e4m3fn", "load_device": "offload_device"}},
+            "4": {"class_type": "HyVideoSampler", "inputs": {"model": ["3", 0], "hyvid_embeds": ["2", 0],
+                                                             "width": 512, "height": 320, "num_frames": 49,
+                                                             "steps": 30, "embedded_guidance_scale": 6.0}},
+        }
+
+    w = read_workflow(prompt())
+    text = stages(w, TEXT_ENCODE)[0]
+    assert sorted(r.name for r in text.models) == ["Kijai/llava-llama-3-8b-text-encoder-tokenizer",
+                                                  "openai/clip-vit-large-patch14"]
+    budget = B.estimate(w, device())
+    enc = next(s for s in budget.stages if s.stage.kind == TEXT_ENCODE)
+    fp8 = next(s for s in B.estimate(read_workflow(prompt(quant="fp8_e4m3fn", clip="disabled")), device()).stages
+               if s.stage.kind == TEXT_ENCODE)
+    assert enc.weights_bytes > 15 * GiB and 7 * GiB < fp8.weights_bytes < 8 * GiB
+    assert not budget.complete  # the wrapper's own sampler
