@@ -102,11 +102,14 @@ def test_completeness_floor():
     V5.1, 116 with the SeedVR2 upscaler's own phases, 117 with Control-LoRAs sized by their rank, 118 with
     Kolors-MZ, 120 with CogVideoX: kijai's wrapper and VideoX-Fun's CogVideoX-Fun, 119 once comfyui_controlnet_aux's
     GPU preprocessors are stages: InstantID's depth example runs Zoe on the card, which it had left out, 120 with a
-    GUIDER-driven sampler read as SamplerCustomAdvanced and the family its text encoder's type names); a floor, so a
+    GUIDER-driven sampler read as SamplerCustomAdvanced and the family its text encoder's type names; 138 in round 51
+    with Civitai's listing, ControlNet / LTX-Video / upscaler names, a video's frame bound and IPAdapter's unified
+    loader on a listed fine-tune, 137 once WanVideoStartEndFrames' own sampler of a WANVIDEOMODEL is no longer read
+    as free); a floor, so a
     change that loses it fails. The rest say what they do not price (bench/coverage.py)."""
     devices = [device_for_launch(find_card("RTX 4090"), LaunchFlags())]
     complete = sum(b.complete for _, b in _budgets(devices))
-    assert complete >= 120
+    assert complete >= 137
 
 
 def test_use_everywhere_links_are_read_as_the_pack_queues_them():
@@ -261,3 +264,15 @@ def test_a_workflow_component_that_makes_a_pipe_from_a_checkpoint_is_its_loader(
     assert any("making a BASIC_PIPE" in n for n in workload.notes)
     budget = estimate(workload, device_for_launch(find_card("RTX 4090"), LaunchFlags()), None)
     assert budget.complete and budget.verdict == "fits"
+
+
+def test_a_third_party_sampler_of_a_model_type_a_module_knows_is_never_read_as_free():
+    """WanVideoStartEndFrames' own loader makes the WANVIDEOMODEL type WanVideoWrapper's module knows, and its own
+    sampler (WanVideoSESampler) runs it: no module describes that node, so it is a stage that says what it runs, not a
+    pass-through (it had been read as free: a confident 'fits' that left out a 14B fp16 sampler)."""
+    data = json.loads((FOLDER / "raindrop313__ComfyUI-WanVideoStartEndFrames__Wan2.1_sei_workflow.json")
+                      .read_text(encoding="utf-8"))
+    runners = {s.node_type: s.unpriced for s in read_workflow(data).stages if s.unpriced}
+    assert "runs a WANVIDEOMODEL model" in runners["WanVideoSESampler"], runners
+    budget = estimate(read_workflow(data), device_for_launch(find_card("RTX 4090"), LaunchFlags()))
+    assert not budget.complete and budget.verdict == "unknown"

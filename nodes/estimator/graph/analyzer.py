@@ -82,8 +82,9 @@ def loaded_types(specs: Mapping) -> frozenset:
             continue
         if all(str(v) in plain for v in (spec.get("in") or {}).values()):
             out.update(str(o) for o in spec.get("out") or ())
-    # AUDIO_ENCODER: the socket rule of stage_kind prices AudioEncoderEncode (an AUDIO_ENCODE stage)
-    types = frozenset(out - plain - RELEVANT_TYPES - R.relevant_types - {"AUDIO_ENCODER"})
+    # AUDIO_ENCODER: the socket rule of stage_kind prices AudioEncoderEncode (an AUDIO_ENCODE stage). A pack module's
+    # own types (WANVIDEOMODEL) stay in: a node no module describes that consumes one runs that model, never free
+    types = frozenset(out - plain - RELEVANT_TYPES - {"AUDIO_ENCODER"})
     if len(_LOADED_TYPES) > 8:  # live ComfyUI spec tables: keep a few
         _LOADED_TYPES.clear()
     _LOADED_TYPES[id(specs)] = (specs, types)
