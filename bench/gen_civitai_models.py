@@ -29,6 +29,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _generated import write_or_check  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "nodes" / "estimator" / "data" / "civitai_models.json"
 FAMILY = {"SD 1.4": "sd15", "SD 1.5": "sd15", "SD 2.0": "sd2", "SD 2.0 768": "sd2", "SD 2.1": "sd2",
@@ -119,13 +122,8 @@ def main(argv=None) -> int:
     table = build(records(args.git_dir), f"dfanr/CivitaiModelList@{commit} (Civitai API records, 2023-07-04)")
     text = json.dumps(table, separators=(",", ":"), ensure_ascii=False, sort_keys=False)
     text = text.replace('],"', '],\n"') + "\n"
-    if args.check:
-        same = Path(args.out).is_file() and Path(args.out).read_text(encoding="utf-8") == text
-        print("up to date" if same else f"{args.out} is out of date")
-        return 0 if same else 1
-    Path(args.out).write_text(text, encoding="utf-8")
-    print(f"{len(table['files'])} files, {len(table['keys'])} model keys -> {args.out}")
-    return 0
+    return write_or_check(args.out, text, args.check,
+                          f"{len(table['files'])} files, {len(table['keys'])} model keys -> {args.out}")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _generated import write_or_check  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "nodes" / "estimator" / "data" / "controlnet_aux.json"
 REPO = "Fannovel16/comfyui_controlnet_aux"
@@ -86,15 +89,10 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args(argv)
     text = json.dumps(build(args.git_dir, args.commit), indent=1, sort_keys=False) + "\n"
-    if args.check:
-        same = args.out.exists() and args.out.read_text(encoding="utf-8") == text
-        print("up to date" if same else f"{args.out} is out of date")
-        return 0 if same else 1
-    args.out.write_text(text, encoding="utf-8")
     data = json.loads(text)
-    print(f"wrote {args.out}: {data['stats']['nodes']} nodes, {data['stats']['gpu']} run a model on the GPU "
-          f"({REPO}@{data['commit'][:7]})")
-    return 0
+    return write_or_check(args.out, text, args.check,
+                          f"wrote {args.out}: {data['stats']['nodes']} nodes, {data['stats']['gpu']} run a model on "
+                          f"the GPU ({REPO}@{data['commit'][:7]})")
 
 
 if __name__ == "__main__":

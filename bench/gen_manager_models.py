@@ -23,6 +23,9 @@ import re
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _generated import write_or_check  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "nodes" / "estimator" / "data" / "manager_models.json"
 UNITS = {"KB": 10 ** 3, "MB": 10 ** 6, "GB": 10 ** 9}
@@ -73,13 +76,8 @@ def main(argv=None) -> int:
     models = json.loads(Path(args.model_list).read_text(encoding="utf-8")).get("models", [])
     table = build(models, f"Comfy-Org/ComfyUI-Manager@{args.commit} model-list.json")
     text = json.dumps(table, indent=1, ensure_ascii=False) + "\n"
-    if args.check:
-        same = Path(args.out).is_file() and Path(args.out).read_text(encoding="utf-8") == text
-        print("up to date" if same else f"{args.out} is out of date")
-        return 0 if same else 1
-    Path(args.out).write_text(text, encoding="utf-8")
-    print(f"{len(table['files'])} files from {len(models)} entries -> {args.out}")
-    return 0
+    return write_or_check(args.out, text, args.check, f"{len(table['files'])} files from {len(models)} entries -> "
+                                                       f"{args.out}")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from workflows import templates  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _generated import write_or_check  # noqa: E402
+
 OUT = ROOT / "nodes" / "estimator" / "data" / "template_models.json"
 LINK = re.compile(r"\[([^\]\n]+?\.(?:safetensors|sft|gguf|ckpt|pt|pth|bin))\]\((https?://[^)\s]+)\)"
                   r"\s*\(\s*([\d][\d,]*(?:\.\d+)?)\s*([KMGT])i?B\s*\)", re.IGNORECASE)
@@ -93,13 +96,8 @@ def main(argv=None) -> int:
         return 2
     table = collect(args.site)
     text = json.dumps(table, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
-    if args.check:
-        same = args.out.is_file() and args.out.read_text(encoding="utf-8") == text
-        print(f"{args.out}: {'up to date' if same else 'out of date'} ({len(table['files'])} files)")
-        return 0 if same else 1
-    args.out.write_text(text, encoding="utf-8")
-    print(f"{args.out}: {len(table['files'])} files from {table['source'].split(':')[0]}")
-    return 0
+    return write_or_check(args.out, text, args.check,
+                          f"{args.out}: {len(table['files'])} files from {table['source'].split(':')[0]}")
 
 
 if __name__ == "__main__":
