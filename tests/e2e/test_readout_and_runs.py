@@ -239,6 +239,9 @@ def test_gpu_layout_of_readout_and_runs(server, page, artifacts, e2e_comfy):
 
     page.locator("button.vrb-readout-btn").click()
     page.wait_for_selector(f"{PANEL} [data-section=runs]", timeout=30_000)
+    # the panel's one load of the server's runs (vram_panel.js loadRuns) must land first, or it replaces the runs
+    # injected below (this ComfyUI measures on the CPU): a race a loaded CI machine lost once
+    page.wait_for_function("() => window.__vramBudget.state.runsMeasuring !== null", timeout=30_000)
     page.evaluate("() => { window.__vramBudget.state.runsMeasuring = 'cuda'; window.__vramBudget.state.runs = []; }")
     for rec in gpu_records():  # oldest first: each new one goes on top, as after real runs
         page.evaluate("(rec) => window.__vramBudget.onRunRecorded({detail: rec})", rec)
