@@ -23,9 +23,9 @@ P_LTX25 = 21_004_025_600
 # 417,133,616) x 2 bytes = 1.472 GB, the published 1.47 GB ltx-2.5-video-vae-bf16 (LTX-2.3's VideoVAE, 726,105,969,
 # would be 1.452 GB; Lightricks ships that one separately as ltx-2.5-video-vae-conv-bf16).
 P_VAE_LTX25 = 736_070_513
-# LTX-Video 2B's transformer: ComfyUI 0.18.2's LTXV at full size, traced weight_bytes 3,846,810,944 at bf16
 P_LTX2 = 19_585_135_392  # LTX-2's LTXAV with its text connectors, traced (CHECKPOINT_SPLITS below)
 P_LTX23 = 21_005_004_544  # LTX-2.3's, traced (CHECKPOINT_SPLITS below)
+# LTX-Video 2B's transformer: ComfyUI 0.18.2's LTXV at full size, traced weight_bytes 3,846,810,944 at bf16
 P_LTXV_2B = 1_923_405_472
 # LTX-Video's 13B (ltxv-13b-0.9.7 / 0.9.8 checkpoints: the transformer + the same causal video VAE): 48 layers of 32
 # heads x 128 (Lightricks' ltxv-13b config; bench/trace_working_memory.py LTXV_13B), 13,042,589,344 params (ComfyUI

@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 from functools import lru_cache
 import importlib
+import math
 import os
 import pkgutil
 from types import MappingProxyType, ModuleType
@@ -104,6 +105,19 @@ CHECKPOINT_SPLITS = MappingProxyType(_merged["CHECKPOINT_SPLITS"])
 # a family whose all-in-one checkpoints come in several sizes: family -> ((params, label, arch overrides, source),
 # ...), the other sizes of the split's "model" part (resolve.part_of picks the one the file's count is nearest)
 CHECKPOINT_MODEL_SIZES = MappingProxyType(_merged["CHECKPOINT_MODEL_SIZES"])
+
+
+def nearest_model_size(family: str, params: int | None, others: int = 0) -> tuple | None:
+    """The size of ``family``'s diffusion model ``params`` is nearest, as (params, label, arch overrides, source):
+    its checkpoint split's own "model" part (source "") or a CHECKPOINT_MODEL_SIZES entry; None when the family has
+    one size. ``others``: the split's other parts, for a count that may be the whole file's rather than the model's.
+    (resolve.checkpoint_parts for a checkpoint's split, name_infer.size_arch for a diffusion file named by size.)"""
+    sizes = CHECKPOINT_MODEL_SIZES.get(family, ())
+    base = CHECKPOINT_SPLITS.get(family, {}).get("model")
+    if not sizes or not base or not params:
+        return None
+    options = [(base[0], base[3], base[4] if len(base) > 4 else {}, "")] + list(sizes)
+    return min(options, key=lambda o: min(abs(math.log((o[0] + others) / params)), abs(math.log(o[0] / params))))
 MEDIA_VAES = MappingProxyType(_merged["MEDIA_VAES"])
 VAE_TRACED_AS = MappingProxyType(_merged["VAE_TRACED_AS"])
 FAMILY_ENTRY = MappingProxyType(_merged["FAMILY_ENTRY"])

@@ -100,6 +100,7 @@ VAES = (
 
 # File-name rules by kind: first match wins, specific before general (name_infer)
 _NOT_FULL_CN = r"^(?!.*(?:lora|rank\d|dim\d|t2i|adapter|small|mid|lllite|brushnet|powerpaint|ip[_-]?adapter))"
+# community SDXL fine-tunes say "XL" as a suffix: juggernautXL_v8, RealVisXL_V4.0, realvisxlV40, Formula-XL, cosxl
 _SDXL = r"sd[_-]?xl|sdxl|pony|illustrious|(?<![a-z])(?<!pixart-)(?<!pixart_)xl(?![a-z])|[a-z]xl(?=[_\-. ]|v\d|$)"
 _SD15 = r"sd[_-]?1[._-]?5|v1-5|(?<![a-z])sd15"
 NAME_RULES = {
@@ -112,10 +113,8 @@ NAME_RULES = {
     ),
     DIFFUSION: (
         _r(r"lotus[_-]?(?:depth|normal)", "lotus-d", "Lotus (SD 2 UNet)"),
-        # community SDXL fine-tunes say "XL" as a suffix: juggernautXL_v8, RealVisXL_V4.0, realvisxlV40, Formula-XL, cosxl
-        _r(r"sd[_-]?xl|sdxl|pony|illustrious|(?<![a-z])(?<!pixart-)(?<!pixart_)xl(?![a-z])|[a-z]xl(?=[_\-. ]|v\d|$)", "sdxl",
-           "Stable Diffusion XL", 2_567_463_684, "resolve.CHECKPOINT_SPLITS (SDXL UNet)"),
-        _r(r"sd[_-]?1[._-]?5|v1-5|(?<![a-z])sd15", "sd15", "Stable Diffusion 1.5", 859_520_964, "resolve.CHECKPOINT_SPLITS (SD1.5 UNet)"),
+        _r(_SDXL, "sdxl", "Stable Diffusion XL", 2_567_463_684, "resolve.CHECKPOINT_SPLITS (SDXL UNet)"),
+        _r(_SD15, "sd15", "Stable Diffusion 1.5", 859_520_964, "resolve.CHECKPOINT_SPLITS (SD1.5 UNet)"),
     ),
     VAE: (
         _r(r"sdxl|sd_xl|ft[_-]mse|sd[_-]?1[._]?5|kl[_-]f8", "vae-kl4", "SD/SDXL VAE (4 ch)"),

@@ -3,7 +3,6 @@ exact -> catalogue, published -> name, inferred -> unknown), a checkpoint's part
 on the GPU for each (the dtype it loads at)."""
 from __future__ import annotations
 
-import math
 import os
 import re
 from dataclasses import replace
@@ -89,7 +88,6 @@ def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, 
 # 859,520,964 / CLIP-L text 123,060,480 / VAE 83,653,863; SDXL base UNet 2,567,463,684 /
 # CLIP-L + OpenCLIP bigG text 123,060,480 + 694,659,841 / VAE 83,653,863.
 CHECKPOINT_SPLITS = registry.CHECKPOINT_SPLITS  # each family module's CHECKPOINT_SPLITS
-CHECKPOINT_MODEL_SIZES = registry.CHECKPOINT_MODEL_SIZES  # the other sizes of a split's diffusion model
 
 
 PIXEL_SPACE_VAE = "vae-pixel"
@@ -103,21 +101,16 @@ def checkpoint_parts(info: ModelInfo) -> tuple[dict, str]:
     the family's (CHECKPOINT_MODEL_SIZES) that the file's own count is nearest (the name's "13b", a published size),
     and what chose it. An LTX-Video 13B checkpoint is not the 2B's split (issue 30: it was priced as the 2B)."""
     parts = dict(CHECKPOINT_SPLITS.get(info.family, {}))
-    sizes = CHECKPOINT_MODEL_SIZES.get(info.family, ())
-    if not sizes or "model" not in parts or not info.params:
+    if "model" not in parts:
         return parts, ""
     others = sum(p for name, (p, *_) in parts.items() if name != "model")
+    chosen = registry.nearest_model_size(info.family, info.params, others)
+    if chosen is None or not chosen[3]:  # one size, or the split's own
+        return parts, ""
+    params, label, arch, source = chosen
     base = parts["model"]
-    options = [(base, "")] + [((p, base[1], base[2], label, arch), f"; the {label} ({source}): the size "
-                                                                    f"nearest the file's {info.params / 1e9:.1f}B")
-                              for p, label, arch, source in sizes]
-
-    def distance(option) -> float:  # the file's count may be the whole file's or the diffusion model's alone
-        p = option[0][0]
-        return min(abs(math.log((p + others) / info.params)), abs(math.log(p / info.params)))
-    chosen, note = min(options, key=distance)
-    parts["model"] = chosen
-    return parts, note
+    parts["model"] = (params, base[1], base[2], label, arch)
+    return parts, f"; the {label} ({source}): the size nearest the file's {info.params / 1e9:.1f}B"
 
 
 def part_of(info: ModelInfo, ref: ModelRef) -> ModelInfo:

@@ -522,14 +522,10 @@ def _info(name, kind, rule, what, params, nbytes, prec, said, kind_why, variant,
 
 
 def size_arch(family: str, params: int | None) -> dict:
-    """The arch numbers of the size of `family` (its checkpoint split's model or a CHECKPOINT_MODEL_SIZES entry)
-    nearest `params`: an LTX-Video 13B named as such gets the 13B's layers, so its working memory is the 13B's."""
-    sizes = registry.CHECKPOINT_MODEL_SIZES.get(family, ())
-    base = registry.CHECKPOINT_SPLITS.get(family, {}).get("model")
-    if not sizes or not base or not params:
-        return {}
-    options = [(base[0], base[4] if len(base) > 4 else {})] + [(p, arch) for p, _label, arch, _src in sizes]
-    return dict(min(options, key=lambda o: abs(math.log(o[0] / params)))[1])
+    """The arch numbers of the size of `family` nearest `params` (registry.nearest_model_size): an LTX-Video 13B named
+    as such gets the 13B's layers, so its working memory is the 13B's."""
+    chosen = registry.nearest_model_size(family, params)
+    return dict(chosen[2]) if chosen else {}
 
 
 def _task(path: str | None) -> str | None:
