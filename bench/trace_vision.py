@@ -44,6 +44,8 @@ forward runs at which shapes, line by line with the nodes' own variable lifetime
 Prints one JSON line per case: peak bytes (inputs included), input bytes, the op and module at the peak, seconds.
 - ``sam1-vit_b`` / ``sam1-vit_l`` / ``sam1-vit_h``: the original Segment Anything (facebookresearch/segment-anything,
   read from a checkout named by SAM1_PATH) as Impact Pack's SAM detailer option runs it: case_sam1.
+- ``midas@WxH``: comfyui_controlnet_aux's MiDaS preprocessors (DPT-Hybrid from transformers, the interpreter's own
+  transformers package) on one image whose detect map is W x H: case_midas.
 
 With no CASE: DEFAULT_CASES (the points of families/vision_utils.py's tables).
 """
@@ -307,6 +309,70 @@ def case_sam1(variant: str):
     return build_sam1(variant), make_inputs, call
 
 
+# Intel/dpt-hybrid-midas as transformers' own conversion script builds it (models/dpt/convert_dpt_hybrid_to_pytorch.py
+# get_dpt_config for a "midas" checkpoint): 122,377,985 parameters, 489,511,940 bytes in float32 (the published
+# model.safetensors, 490 MB)
+MIDAS_CONFIG = dict(is_hybrid=True, hidden_size=768, reassemble_factors=[1, 1, 1, 0.5],
+                    neck_hidden_sizes=[256, 512, 768, 768], patch_size=16, use_batch_norm_in_fusion_residual=False,
+                    readout_type="project")
+MIDAS_SIDE = 384  # DPTImageProcessor's default size 384 x 384, keep_aspect_ratio False (the conversion's size=384)
+
+
+def build_midas():
+    import torch
+    from transformers import DPTConfig, DPTForDepthEstimation
+
+    import types
+    import transformers.models.bit.modeling_bit as bit
+
+    class _Rates(list):  # BitEncoder's drop-path rates: torch.Tensor(np.linspace(...)).split(depths), each .tolist()
+        def split(self, sizes):
+            out, i = [], 0
+            for n in sizes:
+                out.append(_Rates(self[i:i + n]))
+                i += n
+            return out
+
+        def tolist(self):
+            return list(self)
+
+    # modeling_bit's torch, with Tensor(array) kept as plain numbers (data, not memory; a fake tensor cannot .tolist())
+    proxy = types.SimpleNamespace(**{k: getattr(torch, k) for k in dir(torch) if not k.startswith("__")})
+    proxy.Tensor = lambda arr: _Rates(float(v) for v in arr)
+
+    def build():
+        bit.torch = proxy
+        try:
+            with torch.device(_cuda()):  # MidasDetector.to(model_management.get_torch_device())
+                return _moved_to_cuda(DPTForDepthEstimation(DPTConfig(**MIDAS_CONFIG)).eval())
+        finally:
+            bit.torch = torch
+    return build
+
+
+def case_midas(width: int, height: int):
+    """comfyui_controlnet_aux's MidasDetector.__call__ (src/custom_controlnet_aux/midas/transformers.py at e8b689a):
+    the image resized on the CPU to ``resolution`` on its short side and padded to a multiple of 64 (W x H here),
+    DPTImageProcessor's 384 x 384 float32 pixel values moved to the GPU, the forward under no_grad, the predicted depth
+    resized back to W x H (bicubic), cloned, shifted and scaled, then copied to the CPU. One image at a time
+    (common_annotator_call); the depth map and its copies are the only tensors that grow with the image."""
+    def make_inputs(model):
+        import torch
+        return (torch.empty(1, 3, MIDAS_SIDE, MIDAS_SIDE, dtype=torch.float32, device="cuda"),)
+
+    def call(model, pixel_values):
+        import torch
+        with torch.no_grad():
+            depth = model(pixel_values=pixel_values).predicted_depth
+            depth = torch.nn.functional.interpolate(depth.unsqueeze(1), size=(height, width), mode="bicubic",
+                                                    align_corners=False).squeeze()
+            depth_pt = depth.clone()
+            depth_pt -= torch.min(depth_pt)
+            depth_pt /= torch.max(depth_pt)
+            return depth_pt
+    return build_midas(), make_inputs, call
+
+
 def _parse_size(s):
     w, h = (int(v) for v in s.split("x"))
     return w, h
@@ -327,6 +393,8 @@ def run_case(name: str) -> dict:
         build, make_inputs, call = case_inpaint(name)
     elif name.startswith("sam1-"):
         build, make_inputs, call = case_sam1(name[5:])
+    elif name.startswith("midas@"):
+        build, make_inputs, call = case_midas(*_parse_size(name[6:]))
     else:
         raise SystemExit(f"unknown case {name}")
     with trace_sam3.eager_upsample(UPSAMPLE_OPS):

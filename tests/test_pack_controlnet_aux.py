@@ -1,6 +1,6 @@
 """Issue 33: Fannovel16/comfyui_controlnet_aux (graph/packs/controlnet_aux.py). A preprocessor that loads a network
 and moves it to the GPU itself is a stage, never read as free because its sockets carry no model: Depth Anything
-is priced, the others are named as unpriced; the OpenCV ones cost nothing on the card. Which is which is read from
+and MiDaS are priced, the others are named as unpriced; the OpenCV ones cost nothing on the card. Which is which is read from
 the pack's own sources (data/controlnet_aux.json, bench/gen_controlnet_aux.py)."""
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_the_table_is_read_from_the_packs_sources():
 def test_a_gpu_preprocessor_is_never_read_as_free():
     """Zoe and MiDaS used to be 'nodes without model sockets, not needed': a confident verdict on an estimate that
     left out a network on the card."""
-    for node in ("Zoe-DepthMapPreprocessor", "MiDaS-DepthMapPreprocessor", "DWPreprocessor", "OpenposePreprocessor"):
+    for node in ("Zoe-DepthMapPreprocessor", "DWPreprocessor", "OpenposePreprocessor", "LeReS-DepthMapPreprocessor"):
         b = estimate(read_workflow(_prompt(node)), DEV)
         assert not b.complete and b.verdict == "unknown", node
         assert any(node in why and "moves to the GPU itself" in why for why in b.incomplete), b.incomplete
@@ -101,3 +101,42 @@ def test_the_all_in_one_node_is_read_as_the_preprocessor_it_names():
     assert not zoe.complete and any("Zoe" in why for why in zoe.incomplete)
     da = estimate(read_workflow(_prompt("AIO_Preprocessor", preprocessor="DepthAnythingV2Preprocessor")), DEV)
     assert da.complete  # the AIO node has no ckpt widget: the preprocessor's default checkpoint (ViT-L)
+
+
+@pytest.mark.parametrize("node", ["MiDaS-DepthMapPreprocessor", "MiDaS-NormalMapPreprocessor"])
+def test_midas_is_priced_by_its_trace_whatever_the_image(node):
+    """MidasDetector resizes every image to 384 x 384 for DPT-Hybrid (families/midas.py): the network's traced peak
+    is one number; only the depth map resized back to the detect map grows with the image."""
+    from vram_budget.nodes.estimator.families import midas
+    from vram_budget.nodes.estimator.physics import memory
+    b = estimate(read_workflow(_prompt(node)), DEV)
+    assert b.complete, b.incomplete
+    sb = next(s for s in b.stages if s.stage.node_type == node)
+    weights = next(i for i in sb.items if i.category == "weights")
+    assert weights.model.family == "midas-dpt-hybrid" and weights.bytes == 489_511_940  # fp32, the published file
+    (label, nbytes, why), = sb.stage.working
+    k = memory.calibration("midas-dpt-hybrid")
+    assert nbytes == int(midas.TRACE_BYTES * k) and "traced" in why
+    # 1024x768 at resolution 512: the map is 512 x round(1024 * 512 / 768) = 683 -> padded to 704 x 512
+    assert "704×512" in why
+    # a detect map past the network's peak: 8 bytes a pixel of it
+    assert midas.working_bytes(4096, 8192) == 8 * 4096 * 8192 > midas.TRACE_BYTES
+    assert midas.working_bytes(704, 512) == midas.TRACE_BYTES
+    big = estimate(read_workflow(_prompt(node, resolution=8192)), DEV)
+    (_, big_bytes, _), = next(s for s in big.stages if s.stage.node_type == node).stage.working
+    assert big_bytes == int(8 * 8192 * 10944 * k)  # 8192 x round(1024 * 8192 / 768) = 10923 -> 10944
+
+
+def test_midas_with_an_unknown_image_says_what_it_assumed():
+    p = _prompt("MiDaS-DepthMapPreprocessor")
+    p["4"] = {"class_type": "LoadImage", "inputs": {"image": "not-here.png"}}  # core assumes 1 megapixel, and says so
+    b = estimate(read_workflow(p), DEV)
+    sb = next(s for s in b.stages if s.stage.node_type == "MiDaS-DepthMapPreprocessor")
+    assert "1024×1024 (assumed)" in sb.stage.working[0][2]
+    # a video whose frame size is known only at run time: the network's constant, with the map's bound said
+    p["4"] = {"class_type": "VHS_LoadVideo", "inputs": {"video": "clip.mp4", "force_rate": 0, "custom_width": 0,
+                                                        "custom_height": 0, "frame_load_cap": 16,
+                                                        "skip_first_frames": 0, "select_every_nth": 1}}
+    b = estimate(read_workflow(p), DEV)
+    sb = next(s for s in b.stages if s.stage.node_type == "MiDaS-DepthMapPreprocessor")
+    assert any("aspect ratio of 88:1" in n and "assumed" in n for n in sb.stage.notes), sb.stage.notes

@@ -11,7 +11,11 @@ Tile, Scribble XDoG, ...) are OpenCV / NumPy operations on the CPU: nothing on t
   so its short side is ``resolution`` (resize_image_with_pad), then to a short side of 518 px in multiples of 14
   (infer_image input_size=518, lower bound, the aspect kept). Working memory: Depth Anything's first-principles
   formula (graph/packs/depthanythingv2.py), uncalibrated.
-- Every other GPU preprocessor (Zoe, MiDaS, LeReS, DWPose / AnimalPose, OpenPose, OneFormer, UniFormer, HED, PiDiNet,
+- MiDaS (MiDaS-DepthMapPreprocessor, MiDaS-NormalMapPreprocessor): transformers' DPT-Hybrid from Intel/dpt-hybrid-midas
+  (families/midas.py), fp32 weights; every image is resized to 384 x 384 for the network, so its peak is a traced
+  constant; the depth map resized back to the detect map (short side ``resolution``, padded to multiples of 64) and
+  its copy add 8 bytes a pixel of that map when larger.
+- Every other GPU preprocessor (Zoe, LeReS, DWPose / AnimalPose, OpenPose, OneFormer, UniFormer, HED, PiDiNet,
   LineArt, Metric3D, DSINE, SAM, Unimatch, ...): its model is named and not priced ("can't tell"), never read as free.
 - AIO_Preprocessor runs the preprocessor its widget names (AUX_NODE_MAPPINGS): read as that node.
 """
@@ -21,10 +25,13 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from ...families import depth_anything2 as DA2, depth_anything3 as DA3
+from ...families import depth_anything2 as DA2, depth_anything3 as DA3, midas as MIDAS
 from ...families.registry import FAMILIES
 from ...machine.resolve import PACK_FP32
+from ...physics import memory
+from ...units import fmt_mib
 from ...workload import SAMPLE, ModelRef, Stage
+from ..base import _replace
 from . import Pack, with_working
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "controlnet_aux.json"
@@ -96,6 +103,45 @@ def _depth_anything(a, node, node_type: str) -> Stage:
                         "head's peaks come one after the other")
 
 
+MIDAS_NODES = ("MiDaS-DepthMapPreprocessor", "MiDaS-NormalMapPreprocessor")
+
+
+def _pad64(x: int) -> int:
+    return -(-x // 64) * 64
+
+
+def _midas(a, node, resolution) -> Stage:
+    """MidasDetector (midas/transformers.py): DPT-Hybrid on a 384 x 384 resize of each image (a traced constant), the
+    depth map resized back to the detect map: the image scaled to ``resolution`` on its short side, padded to 64
+    (resize_image_with_pad)."""
+    ref = ModelRef(name=MIDAS.HF_REPO, role="diffusion", folder=FOLDER, loader_node=node.id, loader_type=node.type,
+                   weight_dtype=PACK_FP32, hint="dpt_hybrid-midas")
+    stage = Stage(kind=SAMPLE, node_id=node.id, node_type=node.type, models=(ref,), cfg=None, uses_negative=False,
+                  steps=1)
+    res = int(resolution) if isinstance(resolution, (int, float)) and resolution >= 64 else 512  # utils.py:69
+    res = min(res, 16384)
+    size = a.image_size(a.link(node, "image"))
+    k = memory.calibration(MIDAS.FAMILY)
+    if size is not None and size.width and size.height:
+        short, long = min(size.width, size.height), max(size.width, size.height)
+        map_w, map_h = _pad64(res), _pad64(round(long * res / short))
+        said = f"{size.width}×{size.height}" + ("" if size.exact else " (assumed)")
+        where = f"the detect map of {said}: {map_h}×{map_w} px"
+    else:
+        # the map's long side follows the image's aspect; it outgrows the network only past this many pixels
+        map_w = map_h = _pad64(res)
+        limit = MIDAS.TRACE_BYTES // MIDAS.DEPTH_MAP_BYTES_PER_PIXEL // max(1, map_w)
+        a.stage_note(f"{node.type}: the image's size is not known here: a depth map up to {map_w}×{limit} px (an "
+                     f"aspect ratio of {limit / map_w:.0f}:1) stays below the network's own peak, assumed")
+        where = f"a square detect map of {map_w}×{map_h} px"
+    nbytes = MIDAS.working_bytes(map_w, map_h)
+    why = (f"{MIDAS.TRACE_SOURCE}, so the network does not depend on the image's size; the depth map resized to "
+           f"{where} and its copy take {MIDAS.DEPTH_MAP_BYTES_PER_PIXEL} bytes a pixel: {fmt_mib(nbytes)} × {k} for "
+           "the allocator and untraced transients")
+    a.stage_note(f"MiDaS DPT-Hybrid (comfyui_controlnet_aux): one image at a time, ~{fmt_mib(int(nbytes * k))}")
+    return _replace(stage, working=(("MiDaS DPT-Hybrid (traced)", int(nbytes * k), why),))
+
+
 def _run(a, node):
     node_type = node.type
     if node_type == AIO:
@@ -105,6 +151,8 @@ def _run(a, node):
         a.stage_note(f"AIO_Preprocessor runs {node_type}")
     if node_type in DEPTH_ANYTHING:
         return _depth_anything(a, node, node_type)
+    if node_type in MIDAS_NODES:
+        return _midas(a, node, a.value(node, "resolution"))
     a.unpriced(f"{node.type} runs {_what(node_type)}, which no rule of this estimator prices")
     return Stage(kind=SAMPLE, node_id=node.id, node_type=node.type, cfg=None, uses_negative=False, steps=1)
 
@@ -113,7 +161,8 @@ def _pack() -> Pack:
     gpu = {t for t in table() if _gpu(t)} | {AIO}
     cpu = set(table()) - gpu
     widgets = {"DepthAnythingV2Preprocessor": ["ckpt_name", "resolution"],
-               "DepthAnythingPreprocessor": ["ckpt_name", "resolution"], AIO: ["preprocessor", "resolution"]}
+               "DepthAnythingPreprocessor": ["ckpt_name", "resolution"], AIO: ["preprocessor", "resolution"],
+               **{t: ["a", "bg_threshold", "resolution"] for t in MIDAS_NODES}}
     return Pack(
         name="comfyui_controlnet_aux",
         stage_kinds={t: SAMPLE for t in gpu},
