@@ -47,7 +47,7 @@ VALUE_NODES = {
     "PrimitiveBoolean", "ComfySwitchNode", "ComfyMathExpression", "ComfyNumberConvert",
     "EmptyImage", "ImageScale", "ImageScaleBy", "ImageScaleToTotalPixels", "ImageScaleToMaxDimension",
     "ResizeImageMaskNode", "FluxKontextImageScale", "LoadImage", "LoadVideo", "CreateVideo", "Video Slice",
-    "GetImageSize", "RepeatImageBatch", "ImageFromBatch", "StringConcatenate", "CustomCombo",
+    "GetImageSize", "RepeatImageBatch", "ImageFromBatch", "StringConcatenate", "CustomCombo", "ImagePadForOutpaint",
 }
 
 # city96/ComfyUI-GGUF nodes.py (commit 014560d): INPUT_TYPES as /object_info would serve them.

@@ -4,7 +4,10 @@ image's latent and the mask (conv_in_condition: 4 + 5 channels) and adds a zero-
 block. The counts are the configs' numbers through the functions below (brushnet.json for SD1.5, brushnet_xl.json
 for SDXL, whose time ids add an embedding from 2816). BrushNetLoader dispatches the whole model to the GPU in its
 ``dtype`` widget with accelerate (device_map "sequential"), outside ComfyUI's model management, and the node's cached
-output keeps it there. PowerPaint (powerpaint.json: cross-attention blocks and its own CLIP tokens) is not counted.
+output keeps it there. PowerPaint v2 (powerpaint.json, brushnet_ca.py) is the same branch with the SD1.5 UNet's
+cross-attention transformers in its down, mid and up blocks: the counts below add them (cross_attention; checked
+against the SD1.5 UNet, which the same functions count to its published 859,520,964 parameters:
+tests/test_pack_brushnet.py).
 """
 from __future__ import annotations
 
@@ -66,14 +69,36 @@ def brushnet(blocks: tuple[int, ...], layers: int = 2, add_embedding_in: int | N
     return total + sum(conv(c, c, 1) for c in zero)
 
 
+def cross_attention(ch: int, context: int = 768) -> int:
+    """diffusers Transformer2DModel (use_linear_projection False, one BasicTransformerBlock): GroupNorm, 1x1 proj_in
+    and proj_out, self-attention (q, k, v without bias, out with), cross-attention (k, v from ``context``), GEGLU
+    feed-forward (ch -> 8 ch -> 4 ch -> ch) and three LayerNorms."""
+    block = (3 * 2 * ch + 3 * ch * ch + ch * ch + ch + ch * ch + 2 * context * ch + ch * ch + ch
+             + ch * 8 * ch + 8 * ch + 4 * ch * ch + ch)
+    return 2 * ch + 2 * (ch * ch + ch) + block
+
+
+def sd15_attentions(blocks: tuple[int, ...] = (320, 640, 1280, 1280), layers: int = 2) -> int:
+    """The SD1.5 UNet's cross-attention transformers: ``layers`` in each CrossAttnDownBlock2D (all but the last
+    block), one in the mid block, ``layers`` + 1 in each CrossAttnUpBlock2D (all but the first up block)."""
+    down = sum(layers * cross_attention(c) for c in blocks[:-1])
+    up = sum((layers + 1) * cross_attention(c) for c in list(reversed(blocks))[1:])
+    return down + cross_attention(blocks[-1]) + up
+
+
 P_BRUSHNET_SD15 = brushnet((320, 640, 1280, 1280))
+P_POWERPAINT = P_BRUSHNET_SD15 + sd15_attentions()
 P_BRUSHNET_SDXL = brushnet((320, 640, 1280), add_embedding_in=2816)
 
 FAMILIES = {"brushnet-sd15": Family(BRUSHNET, "BrushNet SD1.5", {}),
             "brushnet-sdxl": Family(BRUSHNET, "BrushNet SDXL", {}),
+            "powerpaint": Family(BRUSHNET, "PowerPaint v2 (BrushNet with cross-attention)", {}),
             "brushnet": Family(BRUSHNET, "BrushNet (SD1.5 assumed)", {})}
 NAME_RULES = {  # the releases: random_mask / segmentation_mask_brushnet_ckpt (SD1.5), ..._sdxl_v0 / _v1 (SDXL)
     BRUSHNET: (
+        # PowerPaint's v2 releases keep it in a folder of its name (the pack's README: models/inpaint/powerpaint/)
+        _r(r"power[_-]?paint", "powerpaint", "PowerPaint v2 (BrushNet with cross-attention)", P_POWERPAINT,
+           "families/brushnet.py P_POWERPAINT (computed from powerpaint.json)"),
         _r(r"sd[_-]?xl|(?<![a-z])xl(?![a-z])", "brushnet-sdxl", "BrushNet SDXL", P_BRUSHNET_SDXL,
            "families/brushnet.py P_BRUSHNET_SDXL (computed from brushnet_xl.json)"),
         _r(r"random[_-]?mask|segmentation[_-]?mask", "brushnet-sd15", "BrushNet SD1.5", P_BRUSHNET_SD15,

@@ -7,16 +7,22 @@
   are not added (as for a ControlNet).
 - BrushNet: MODEL + VAE + IMAGE + MASK + BRMODEL + prompts -> MODEL, prompts, LATENT. It VAE-encodes the masked image
   inside (get_image_latents: vae.encode at the image's size) and returns zeros [batch, 4, h / 8, w / 8] as the latent.
-- PowerPaint / PowerPaintCLIPLoader: a BrushNet with cross-attention and its own CLIP tokens: not priced, named.
+- PowerPaint: the BrushNet node with PowerPaint v2's model (a BrushNet with cross-attention, families/brushnet.py) in
+  its ``powerpaint`` input: the same model patch, internal VAE encode and zero latent. It also encodes four task
+  prompts ("P_ctxt", "P_obj", ...) with the CLIP it is given: a few tokens through the CLIP the prompts already use.
+- PowerPaintCLIPLoader: comfy.sd.load_clip of ``base`` (a CLIP-L file of models/clip) with 30 task-token embeddings
+  added and the PowerPaint text encoder's weights copied into it (load_state_dict): SD1.5's CLIP-L of the base file.
 - BlendInpaint, CutForInpaint: image operations, read by their sockets.
 """
 from __future__ import annotations
 
 from ...families._spec import BRUSHNET
-from ...workload import LatentShape
+from ...workload import TEXT_ENCODE, LatentShape
+from ..base import _replace
 from . import Pack, model_with
 
 BRMODEL, LOADER, APPLY = "BRMODEL", "BrushNetLoader", "BrushNet"
+POWERPAINT, PP_CLIP = "PowerPaint", "PowerPaintCLIPLoader"
 
 
 def _loader(a, node, slot, type_, visiting):
@@ -33,6 +39,30 @@ def _apply_refs(a, node, slot, type_, visiting):
     return model_with(a, node, type_, visiting, (("brushnet", BRMODEL),))
 
 
+def _powerpaint_refs(a, node, slot, type_, visiting):
+    return model_with(a, node, type_, visiting, (("powerpaint", BRMODEL),))
+
+
+def _powerpaint_stages(a, node):
+    """The node's own work: the masked image VAE-encoded (get_image_latents) and the task prompts encoded with the
+    PowerPaint CLIP it is given (clip.encode_from_tokens, brushnet_nodes.py model_update)."""
+    text = a.text_stage(node)
+    text = _replace(text, models=tuple(m for m in text.models if m.role != "vae"))
+    return [a.encode_stage(node, pixels="image"), text]
+
+
+def _pp_clip(a, node, slot, type_, visiting):
+    """CLIP: the base CLIP-L file (brushnet_nodes.py ppclip_loading: comfy.sd.load_clip(ckpt_paths=[base]))."""
+    if type_ != "CLIP":
+        return []
+    # the loader reads pp_clip.tokenizer.clip_l and pp_clip.patcher.model.clip_l: the base can only be a CLIP-L
+    ref = a.loader_ref(node, "base", role="text_encoder", folder="text_encoders", clip_type="stable_diffusion",
+                       hint="clip-l")
+    if ref is not None and not ref.unset:
+        a.note(f"{a.label(node)}: PowerPaint's text encoder is the base CLIP-L with 30 task-token embeddings added")
+    return [ref] if ref else []
+
+
 def _latent(a, node, slot, depth):
     """The LATENT output: zeros [batch, 4, h / 8, w / 8] of the encoded masked image."""
     if slot != 3:
@@ -47,14 +77,18 @@ def _latent(a, node, slot, depth):
 
 PACK = Pack(
     name="ComfyUI-BrushNet",
-    refs={LOADER: _loader, APPLY: _apply_refs},
-    latents={APPLY: _latent},
-    internal_encoders={APPLY: ("image",)},
-    widgets={LOADER: ["brushnet", "dtype"], APPLY: ["scale", "start_at", "end_at"]},
-    output_types={LOADER: [BRMODEL], APPLY: ["MODEL", "CONDITIONING", "CONDITIONING", "LATENT"]},
+    refs={LOADER: _loader, APPLY: _apply_refs, POWERPAINT: _powerpaint_refs, PP_CLIP: _pp_clip},
+    latents={APPLY: _latent, POWERPAINT: _latent},
+    stage_kinds={POWERPAINT: TEXT_ENCODE},
+    stages={POWERPAINT: _powerpaint_stages},
+    internal_encoders={APPLY: ("image",), POWERPAINT: ("image",)},
+    widgets={LOADER: ["brushnet", "dtype"], APPLY: ["scale", "start_at", "end_at"], PP_CLIP: ["base", "powerpaint"],
+             POWERPAINT: ["fitting", "function", "scale", "start_at", "end_at", "save_memory"]},
+    output_types={LOADER: [BRMODEL], APPLY: ["MODEL", "CONDITIONING", "CONDITIONING", "LATENT"], PP_CLIP: ["CLIP"],
+                  POWERPAINT: ["MODEL", "CONDITIONING", "CONDITIONING", "LATENT"]},
     input_types={APPLY: {"model": "MODEL", "vae": "VAE", "image": "IMAGE", "mask": "MASK", "brushnet": BRMODEL,
-                         "positive": "CONDITIONING", "negative": "CONDITIONING"}},
-    unpriced={"PowerPaint": "PowerPaint (a BrushNet with cross-attention, and its own CLIP tokens)",
-              "PowerPaintCLIPLoader": "PowerPaint's CLIP with its task tokens"},
+                         "positive": "CONDITIONING", "negative": "CONDITIONING"},
+                 POWERPAINT: {"model": "MODEL", "vae": "VAE", "image": "IMAGE", "mask": "MASK", "powerpaint": BRMODEL,
+                              "clip": "CLIP", "positive": "CONDITIONING", "negative": "CONDITIONING"}},
     relevant_types={BRMODEL},
 )

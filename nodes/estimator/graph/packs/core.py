@@ -489,6 +489,17 @@ def _img_image_scale(a, node, link, depth):
     return _ImageSize(w, h, src.batch if src else 1, src.exact if src else True)
 
 
+def _img_pad_for_outpaint(a, node, link, depth):
+    """ImagePadForOutpaint (nodes.py:2021-2029 in 0.33.0): the image with left + right columns and top + bottom rows
+    added (d2 + top + bottom, d3 + left + right)."""
+    src = _img_up(a, node, depth)
+    pads = [a.number(node, k) for k in ("left", "top", "right", "bottom")]
+    if src is None or any(p is None or p < 0 for p in pads):
+        return None
+    left, top, right, bottom = pads
+    return _ImageSize(src.width + left + right, src.height + top + bottom, src.batch, src.exact)
+
+
 def _img_image_scale_by(a, node, link, depth):
     src, scale = _img_up(a, node, depth), a.number(node, "scale_by", integer=False)
     return _ImageSize(round(src.width * scale), round(src.height * scale), src.batch, src.exact) \
@@ -639,6 +650,7 @@ IMAGES = {
     "LoadImageOutput": _img_load_image,
     "ImageScale": _img_image_scale,
     "ImageScaleBy": _img_image_scale_by,
+    "ImagePadForOutpaint": _img_pad_for_outpaint,
     "ImageScaleToTotalPixels": _img_image_scale_to_total_pixels,
     "FluxKontextImageScale": _img_flux_kontext_image_scale,
     "ImageScaleToMaxDimension": _img_image_scale_to_max_dimension,
