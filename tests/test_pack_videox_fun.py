@@ -145,7 +145,23 @@ def test_easyanimate_v51_is_priced_and_the_packs_own_advice_holds():
     assert bf16.verdict == "oom" and run.outcome == "oom"
 
 
-def test_easyanimate_before_v51_is_named_not_priced():
-    for name in ("easyanimatev3_workflow_i2v", "easyanimatev4_workflow_t2v", "easyanimatev5_workflow_t2v"):
+def test_easyanimate_before_v5_is_named_not_priced():
+    for name in ("easyanimatev3_workflow_i2v", "easyanimatev4_workflow_t2v"):
         budget = _est(_easy(name))
-        assert not budget.complete and any("EasyAnimate before V5.1" in i for i in budget.incomplete), name
+        assert not budget.complete and any("EasyAnimate before V5" in i for i in budget.incomplete), name
+
+
+def test_easyanimate_v5_reads_two_encoders_mt5_in_float32():
+    """V5: V5.1's transformer (the text projections differ by 0.01 %), HunyuanDiT's BERT at the precision widget and
+    mT5-XL in float32 (comfyui_nodes.py loads T5EncoderModel with no torch_dtype)."""
+    from vram_budget.nodes.estimator.families.easyanimate import P_EASYANIMATE_V51_12B
+    from vram_budget.nodes.estimator.families.text_encoders import P_HYDIT_BERT, P_MT5_XL
+    for name in ("easyanimatev5_workflow_t2v", "easyanimatev5_workflow_i2v"):
+        budget = _est(_easy(name))
+        assert budget.complete, (name, budget.incomplete)
+        (sb, _run), = _sample(budget)
+        item = next(it for it in sb.items if it.model is not None and it.model.kind == "diffusion")
+        assert item.model.family == "easyanimate-v5-12b" and item.bytes == P_EASYANIMATE_V51_12B  # qfloat8
+        text = next(s for s in budget.stages if s.stage.kind == "text_encode")
+        weights = {it.model.family: it.bytes for it in text.items if it.category == "weights"}
+        assert weights == {"hydit-bert": 2 * P_HYDIT_BERT, "t5-xl": 4 * P_MT5_XL}

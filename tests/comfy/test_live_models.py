@@ -285,3 +285,21 @@ def test_a_text_encoder_the_tables_lack_is_named_by_comfyuis_detect_te_model(tra
         families.LIVE_IDENTIFY.reset(token)
     assert (info.kind, info.family) == ("text_encoder", "comfy-te:JINA_CLIP_2"), info
     assert info.weights_bytes == 2 * (250002 * 1024 + 24 * (3072 + 4096) * 1024)  # exact, from the header
+
+
+def test_hunyuan_dits_text_encoders_count_as_comfyuis_own_classes(comfy_install):
+    """P_MT5_XL and P_HYDIT_BERT (families/text_encoders.py, EasyAnimate V5's encoders) are ComfyUI's own T5 and
+    BertModel built at its mt5_config_xl.json / hydit_clip.json; transformers' BertModel adds the pooler."""
+    from math import prod
+
+    from vram_budget.nodes.estimator.families.text_encoders import P_HYDIT_BERT, P_MT5_XL
+    mt5 = _comfy_module_spec(comfy_install, (
+        "importlib.import_module('comfy.text_encoders.t5').T5(__import__('json').load(open("
+        "'comfy/text_encoders/mt5_config_xl.json')), torch.float16, 'meta', importlib.import_module('comfy.ops')"
+        ".manual_cast)"))
+    bert = _comfy_module_spec(comfy_install, (
+        "importlib.import_module('comfy.text_encoders.bert').BertModel(__import__('json').load(open("
+        "'comfy/text_encoders/hydit_clip.json')), torch.float16, 'meta', importlib.import_module('comfy.ops')"
+        ".manual_cast)"))
+    assert sum(prod(s) for _, s in mt5.values()) == P_MT5_XL
+    assert sum(prod(s) for k, s in bert.values() if "position_ids" not in k) + 1024 * 1024 + 1024 == P_HYDIT_BERT

@@ -16,6 +16,11 @@ P_QWEN25_3B_LLM = 3_085_938_690
 P_CLIP_G = 694_659_841  # OpenCLIP bigG text model (resolve.CHECKPOINT_SPLITS)
 P_QWEN3_4B = 4_022_468_096  # Qwen3-4B config.json (36 layers, 2560, tied embeddings); the file is 2 x this + header
 P_LLAMA31_8B = 8_030_261_248  # Llama-3.1-8B config.json (32 layers, 4096, untied embeddings)
+# HunyuanDiT's two encoders as ComfyUI builds them (comfy/text_encoders/hydit.py, hydit_clip.json / mt5_config_xl.json,
+# counted on the meta device in 0.33.0): the mT5-XL encoder with its 250112-row shared embedding, and Chinese
+# RoBERTa-wwm-ext-large (a BERT-large) plus the pooler transformers' BertModel keeps (1024 x 1024 + 1024)
+P_MT5_XL = 1_669_958_656
+P_HYDIT_BERT = 350_986_240 + 1_049_600
 P_MISTRAL_FLUX2 = 17_800_000_000  # mistral_3_small_flux2_bf16.safetensors 35.6 GB / 2 (ComfyUI keeps the layers Flux.2 reads)
 
 
@@ -35,6 +40,10 @@ FAMILIES = {
                                                         ffn_dim=5120, vocab=32128)),
     "t5-base": Family(TEXT_ENCODER, "T5-base encoder", dict(hidden_size=768, layers=12, heads=12, head_dim=64,
                                                             ffn_dim=2048, vocab=32128)),
+    # hfl/chinese-roberta-wwm-ext-large (ComfyUI's hydit_clip.json): HunyuanDiT's and EasyAnimate V4 / V5's BERT
+    "hydit-bert": Family(TEXT_ENCODER, "Chinese RoBERTa-large (BERT)", dict(hidden_size=1024, layers=24, heads=16,
+                                                                          head_dim=64, ffn_dim=4096, vocab=47020,
+                                                                          max_tokens=512)),
     "umt5-xxl": Family(TEXT_ENCODER, "umT5-XXL encoder", dict(hidden_size=4096, layers=24, heads=64, head_dim=64,
                                                               ffn_dim=10240, vocab=256384)),
     "qwen2.5-vl-7b": Family(TEXT_ENCODER, "Qwen2.5-VL 7B", dict(hidden_size=3584, layers=28, heads=28, kv_heads=4,
@@ -75,6 +84,11 @@ NAME_RULES = {
     TEXT_ENCODER: (
         _r(r"umt5", "umt5-xxl", "umT5-XXL encoder", P_UMT5XXL, f"{_C} P_UMT5XXL (computed)"),
         _r(r"t5[_-]?(?:v1[_.]1[_-])?xxl|t5xxl", "t5-xxl", "T5-XXL encoder", P_T5XXL, f"{_C} P_T5XXL (computed)"),
+        # mT5-XL (HunyuanDiT's, EasyAnimate V4 / V5's text_encoder_2): the T5-XL layout with mT5's vocabulary
+        _r(r"(?<![a-z])mt5[_-]?xl", "t5-xl", "mT5-XL encoder", P_MT5_XL,
+           f"{_C} P_MT5_XL (ComfyUI's T5 at mt5_config_xl.json)"),
+        _r(r"chinese[_-]?roberta|hydit[_-]?bert", "hydit-bert", "Chinese RoBERTa-large (BERT)", P_HYDIT_BERT,
+           f"{_C} P_HYDIT_BERT (ComfyUI's BertModel at hydit_clip.json, + the pooler)"),
         _r(r"clip[_-]?l(?![a-z])", "clip-l", "CLIP-L (text)", P_CLIP_L, f"{_C} P_CLIP_L (computed)"),
         # CLIP-L is OpenAI's ViT-L/14 CLIP: its fine-tunes keep the name ("ViT-L-14-BEST-smooth-GmP-TE-only"); a
         # text-encoder loader reads only the text tower

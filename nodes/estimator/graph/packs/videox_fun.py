@@ -27,8 +27,10 @@ CogVideoX-Fun (V1.1 2B / 5B, V1.5 5B: families/cogvideox.py, ComfyUI 0.33's CogV
 T5-XXL priced at 16 bit and padded to 226 tokens, the CogVideoX VAE with its traced decode of the whole clip (ComfyUI's
 own rolling decoder; the pipeline's diffusers decoder runs 2 latent frames a call: an upper bound).
 
-Not priced, and said: EasyAnimate V3 / V4 / V5 (no family here: V5's Bert + mT5 encoders, V3 / V4's
-transformers), Wan 2.2 VACE Fun (its VACE blocks), the CLIP vision encode of Wan image-to-video (a ViT-H pass,
+EasyAnimate V5 12B: V5.1's transformer count (the text projections differ by 0.01 %), HunyuanDiT's BERT (at the
+precision widget) and mT5-XL (float32: T5EncoderModel is loaded with no dtype), the same VAE rule as V5.1.
+
+Not priced, and said: EasyAnimate V3 / V4 (no family here for their transformers), Wan 2.2 VACE Fun (its VACE blocks), the CLIP vision encode of Wan image-to-video (a ViT-H pass,
 smaller than the sampling), a ControlNet loaded into the transformer from model_patches (unknown files are named
 missing).
 """
@@ -37,7 +39,7 @@ from __future__ import annotations
 import math
 import re
 
-from ...machine.resolve import PACK_16BIT
+from ...machine.resolve import PACK_16BIT, PACK_FP32
 from ...workload import DIFFUSERS, SAMPLE, VAE_DECODE, VAE_ENCODE, LatentShape, ModelRef, Stage
 from ..base import _replace
 from . import Pack, loader, upstream_chain
@@ -53,6 +55,8 @@ FP8 = "fp8_e4m3fn"
 
 WAN_TE, WAN_VAE, WAN22_VAE = "umt5_xxl_fp16.safetensors", "wan_2.1_vae.safetensors", "wan2.2_vae.safetensors"
 QWEN = ("qwen_2.5_vl_7b.safetensors", "qwen_image_vae.safetensors")
+# EasyAnimate V5's text_encoder / text_encoder_2 (names their HF configs give) -> the weights' dtype
+EASYANIMATE_V5_TE = (("chinese-roberta-wwm-ext-large", PACK_16BIT), ("mt5-xl", PACK_FP32))
 # geometry: (latent channels, spatial /, temporal / or None for images)
 WAN21, WAN22_5B, IMAGE16, FLUX2 = (16, 8, 4), (48, 16, 4), (16, 8, None), (128, 16, None)
 
@@ -93,6 +97,11 @@ MODELS = {
     **{f"EasyAnimateV5.1-12b-zh{kind}": ((f"EasyAnimateV5.1-12b-zh{kind}",), "qwen_2.5_vl_7b.safetensors",
                                          "hunyuan_video_vae_bf16.safetensors", WAN21)
        for kind in ("", "-InP", "-Control", "-Control-Camera")},
+    # V5: HunyuanDiT's BERT and mT5-XL (comfyui_nodes.py: BertModel at the precision widget, T5EncoderModel with no
+    # torch_dtype, so float32: EASYANIMATE_V5_TE), the same MagViT VAE as V5.1
+    **{f"EasyAnimateV5-12b-zh{kind}": ((f"EasyAnimateV5-12b-zh{kind}",), EASYANIMATE_V5_TE,
+                                       "hunyuan_video_vae_bf16.safetensors", WAN21)
+       for kind in ("", "-InP", "-Control")},
     # CogVideoX-Fun (comfyui/cogvideox_fun/nodes.py): the CogVideoX transformer of its size (families/cogvideox.py,
     # by the folder's name), T5-XXL and the CogVideoX VAE (16 channels, /8, /4), as the single-file releases
     **{f"CogVideoX-Fun-V{v}-{size}-{kind}": ((f"CogVideoX-Fun-V{v}-{size}-{kind}",), "t5xxl_fp16.safetensors",
@@ -103,8 +112,7 @@ MODELS = {
 FOLDER_LOADERS = {"LoadWanModel", "LoadWanFunModel", "LoadWan2_2Model", "LoadWan2_2FunModel", "LoadQwenImageModel",
                   "LoadFlux2Model", "LoadZImageModel", "LoadEasyAnimateModel", "LoadCogVideoXFunModel"}
 UNPRICED_LOADERS = {"LoadCogVideoXFunModel": "a CogVideoX-Fun model this estimator does not know",
-                    "LoadEasyAnimateModel": "EasyAnimate before V5.1 (no family in this estimator for its transformer "
-                                            "or text encoders)",
+                    "LoadEasyAnimateModel": "EasyAnimate before V5 (no family in this estimator for its transformer)",
                     "LoadWan2_2VaceFunModel": "Wan 2.2 VACE Fun (its VACE blocks are not counted)",
                     "CombineWan2_2VaceFunPipeline": "Wan 2.2 VACE Fun (its VACE blocks are not counted)"}
 COMBINE = {"CombineWanPipeline", "CombineWan2_2Pipeline", "CombineQwenImagePipeline", "CombineFlux2Pipeline",
@@ -179,6 +187,12 @@ def _folder_loader(a, node, slot, type_, visiting):
     if type_ in (FUN, EASY):
         return _fp8([_ref(node, name, "diffusion", "diffusion_models") for name in diffusion], _mode(a, node)[1])
     if type_ == FUN_TEXT:
+        if isinstance(te, tuple):  # several encoders, each at its own dtype
+            if te == EASYANIMATE_V5_TE:
+                a.note(f"{a.label(node)}: EasyAnimate V5's mT5-XL is loaded without a dtype (T5EncoderModel's "
+                       "default, float32): priced in float32, an upper bound where transformers loads it in its "
+                       "stored dtype")
+            return [_ref(node, name, "text_encoder", "text_encoders", weight_dtype=dt) for name, dt in te]
         return [_ref(node, te, "text_encoder", "text_encoders")]
     if type_ == FUN_VAE:
         return [_ref(node, vae, "vae", "vae", weight_dtype=None)]
