@@ -23,8 +23,9 @@ _spec.loader.exec_module(coverage)
 # V2 was priced (82 of 99); 0.86 once MelBandRoFormer and the wrapper's wav2vec2 were priced (86 of 99); 0.87 with
 # kijai's Florence2 (87 of 99); 0.88 with XLabs' Flux IP-Adapter (88 of 99)
 # community: 0.86 since the encode of a video whose frame count is known only at run time is no longer priced at
-# one frame (three WanVideoWrapper examples: Fun control 01, InfiniteTalk V2V 02, TimeToMove); 86 of 99
-FLOORS = {"templates in the newest ComfyUI": 0.80, "community": 0.86}
+# one frame (three WanVideoWrapper examples: Fun control 01, InfiniteTalk V2V 02, TimeToMove); 86 of 99; 0.88 with
+# comfyui_controlnet_aux's MiDaS traced (88 of 99)
+FLOORS = {"templates in the newest ComfyUI": 0.80, "community": 0.88}
 # issue 21's target, measured on the templates package it was measured on (210 of 225 with
 # comfyui-workflow-templates-json 0.1.123); another package version has other templates: the floor above
 MEASURED_TEMPLATES = ("comfyui-workflow-templates-json", "0.1.123")
