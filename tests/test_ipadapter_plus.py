@@ -1,5 +1,6 @@
 """ComfyUI_IPAdapter_plus (graph/packs/ipadapter_plus.py, families/ip_adapter.py): the IP-Adapter rides on the model
-it patches, outside ComfyUI's model management; its reference image goes through CLIP vision; FaceID is not priced."""
+it patches, outside ComfyUI's model management; its reference image goes through CLIP vision; FaceID's InsightFace is priced only on the CPU provider (nothing on
+the card); its preset's files are the h94/IP-Adapter-FaceID ones."""
 from __future__ import annotations
 
 import copy
@@ -134,11 +135,33 @@ def test_a_file_present_is_read_from_its_header(tmp_path):
     assert "header" in item.label and item.bytes == 2 * params and item.category == "working"
 
 
-@pytest.mark.parametrize("name", ["cubiq__ComfyUI_IPAdapter_plus__ipadapter_faceid.json"])
-def test_faceid_is_named_not_priced(name):
-    workload = read_workflow((CORPUS / name).read_bytes())
-    budget = estimate(workload, _device(), None)
+def _faceid(provider: str) -> dict:
+    wf = json.loads((CORPUS / "cubiq__ComfyUI_IPAdapter_plus__ipadapter_faceid.json").read_text(encoding="utf-8"))
+    for n in wf["nodes"]:
+        if n["type"] == "IPAdapterUnifiedLoaderFaceID":
+            n["widgets_values"][2] = provider
+    return wf
+
+
+def test_faceid_on_the_cpu_provider_is_priced_with_its_presets_files():
+    budget = estimate(read_workflow(_faceid("CPU")), _device(), None)
+    assert budget.complete, budget.incomplete
+    names = {str(k) for k in budget.models}
+    # FACEID PLUS V2 on an SD1.5 model: the IP-Adapter, its LoRA on the MODEL and CLIP-ViT-H (utils.py's patterns)
+    for name in ("ip-adapter-faceid-plusv2_sd15.bin", "ip-adapter-faceid-plusv2_sd15_lora.safetensors",
+                 "CLIP-ViT-H-14-laion2B-s32B-b79K.safetensors"):
+        assert any(name in k for k in names), (name, names)
+    sample = next(s for s in budget.stages if s.stage.kind == SAMPLE)
+    assert any(r.role == "lora" and "faceid-plusv2_sd15_lora" in r.name for r in sample.stage.models)
+    face = next(s for s in budget.stages if s.stage.node_type == "IPAdapterFaceID")
+    assert any("CPU provider" in n for n in face.stage.notes)
+
+
+@pytest.mark.parametrize("provider", ["CUDA", "ROCM"])
+def test_faceid_on_a_gpu_provider_is_named_not_priced(provider):
+    budget = estimate(read_workflow(_faceid(provider)), _device(), None)
     assert not budget.complete and budget.verdict == "unknown"
+    assert any(f"{provider} provider" in i for i in budget.incomplete), budget.incomplete
 
 
 def test_a_parameter_count_two_family_modules_define_differently_is_refused(monkeypatch):

@@ -11,8 +11,13 @@
   samples (ipadapter_execute: IPAdapter(...).to(device, dtype), patch_kwargs["ipadapter"]). So: a CLIP vision encode
   stage, and the IP-Adapter's weights ride on the MODEL they patch (role "ipadapter", priced in the sampling stage;
   sizes families/ip_adapter.py).
-- FaceID nodes and the FaceID / community unified loaders: read as the others, but what InsightFace and the FaceID
-  layouts (LoRA layers, their own files) add is not priced: the estimate says so and stays incomplete.
+- IPAdapterUnifiedLoaderFaceID: the preset's IP-Adapter and LoRA files (utils.py get_ipadapter_file's FaceID patterns:
+  the h94/IP-Adapter-FaceID files ComfyUI-Manager lists), the LoRA applied to the MODEL it passes on
+  (load_lora_for_models), CLIP-ViT-H for the Plus presets, and InsightFace on the provider its widget names.
+- FaceID nodes: the CLIP vision encode as the others, plus InsightFace's face analysis (onnxruntime, buffalo_l /
+  antelopev2) on the provider of the InsightFace loader or the unified loader: on the CPU provider it takes nothing
+  on the card; on a GPU provider its onnxruntime arena is not priced, said, and the estimate stays incomplete.
+- IPAdapterUnifiedLoaderCommunity: not priced, said.
 """
 from __future__ import annotations
 
@@ -30,7 +35,9 @@ APPLY = ("IPAdapter", "IPAdapterAdvanced", "IPAdapterBatch", "IPAdapterClipVisio
 EMBEDS_APPLY = ("IPAdapterEmbeds", "IPAdapterEmbedsBatch")  # image embeddings from IPAdapterEncoder: no encode here
 ENCODER = "IPAdapterEncoder"
 UNIFIED = "IPAdapterUnifiedLoader"
-OTHER_UNIFIED = ("IPAdapterUnifiedLoaderFaceID", "IPAdapterUnifiedLoaderCommunity")
+FACEID_UNIFIED, COMMUNITY_UNIFIED = "IPAdapterUnifiedLoaderFaceID", "IPAdapterUnifiedLoaderCommunity"
+OTHER_UNIFIED = (FACEID_UNIFIED, COMMUNITY_UNIFIED)
+INSIGHTFACE_LOADER = "IPAdapterInsightFaceLoader"
 # FaceID: InsightFace (onnxruntime, its own provider) finds the face, and the FaceID layouts add LoRA layers
 FACEID = ("IPAdapterFaceID", "IPAdapterFaceIDKolors", "IPAAdapterFaceIDBatch", "IPAdapterMS")
 
@@ -46,6 +53,21 @@ PRESET_FILES = (
     ("plus (", ("ip-adapter-plus_sd15.safetensors", "ip-adapter-plus_sdxl_vit-h.safetensors")),
     ("plus face", ("ip-adapter-plus-face_sd15.safetensors", "ip-adapter-plus-face_sdxl_vit-h.safetensors")),
     ("full", ("ip-adapter-full-face_sd15.safetensors", None)),
+)
+
+
+# utils.py get_ipadapter_file's FaceID presets: prefix -> ((SD1.5 IP-Adapter, LoRA), (SDXL IP-Adapter, LoRA)), the
+# h94/IP-Adapter-FaceID files its patterns match; None where the loader raises. All use InsightFace; the Plus ones
+# also CLIP vision (ViT-H)
+FACEID_FILES = (
+    ("faceid plus v2", (("ip-adapter-faceid-plusv2_sd15.bin", "ip-adapter-faceid-plusv2_sd15_lora.safetensors"),
+                        ("ip-adapter-faceid-plusv2_sdxl.bin", "ip-adapter-faceid-plusv2_sdxl_lora.safetensors"))),
+    ("faceid plus -", (("ip-adapter-faceid-plus_sd15.bin", "ip-adapter-faceid-plus_sd15_lora.safetensors"), None)),
+    ("faceid portrait unnorm", (None, ("ip-adapter-faceid-portrait_sdxl_unnorm.bin", None))),
+    ("faceid portrait (", (("ip-adapter-faceid-portrait-v11_sd15.bin", None), ("ip-adapter-faceid-portrait_sdxl.bin",
+                                                                                 None))),
+    ("faceid", (("ip-adapter-faceid_sd15.bin", "ip-adapter-faceid_sd15_lora.safetensors"),
+                ("ip-adapter-faceid_sdxl.bin", "ip-adapter-faceid_sdxl_lora.safetensors"))),
 )
 
 
@@ -108,8 +130,39 @@ def _unified(a, node, slot, type_, visiting):
     return out + [ModelRef(name=name, role="ipadapter", folder="ipadapter", loader_node=node.id, loader_type=node.type)]
 
 
+def _faceid_files(a, node, visiting) -> tuple | None:
+    """(IP-Adapter file, LoRA file or None, plus) of a FaceID unified loader's preset on its model, or None (said)."""
+    preset = str(a.value(node, "preset") or "").lower()
+    files = next((f for p, f in FACEID_FILES if preset == p or (p != "faceid" and preset.startswith(p))), None)
+    family = _base_family(a, node, visiting)
+    pair = files[family == "sdxl"] if files is not None and family is not None else None
+    if pair is None:
+        return None
+    return pair[0], pair[1], "plus" in preset
+
+
 @loader
 def _other_unified(a, node, slot, type_, visiting):
+    if node.type == FACEID_UNIFIED:
+        found = _faceid_files(a, node, visiting)
+        if found is not None:
+            ipa, lora, plus = found
+            if type_ == "MODEL":  # IPAdapterPlus.py: the preset's LoRA applied with load_lora_for_models
+                base = a.refs(a.link(node, "model"), "MODEL", visiting)
+                strength = a.number(node, "lora_strength", 0.6, integer=False)
+                return base + ([ModelRef(name=lora, role="lora", folder="loras", loader_node=node.id,
+                                         loader_type=node.type, strength=strength)] if lora else [])
+            if type_ != IPADAPTER:
+                return []
+            a.note(f"{a.label(node)}: preset '{a.value(node, 'preset')}' loads {ipa}"
+                   + (f" and the LoRA {lora}" if lora else "") + (f" and {CLIP_VISION_H}" if plus else "")
+                   + " (h94/IP-Adapter-FaceID's files for utils.py get_ipadapter_file's patterns)")
+            out = [ModelRef(name=ipa, role="ipadapter", folder="ipadapter", loader_node=node.id,
+                            loader_type=node.type)]
+            if plus:
+                out.insert(0, ModelRef(name=CLIP_VISION_H, role="clip_vision", folder="clip_vision",
+                                       loader_node=node.id, loader_type=node.type))
+            return out
     passed = _passed_model(a, node, type_, visiting)
     if passed is not None:
         return passed
@@ -118,10 +171,28 @@ def _other_unified(a, node, slot, type_, visiting):
                    "ipadapter", "ipadapter")]
 
 
+def _insightface_provider(a, node) -> str | None:
+    """The onnxruntime provider InsightFace runs on for a FaceID node: its InsightFace loader's, else the FaceID unified
+    loader's behind its ipadapter input (the loader puts InsightFace in the IPADAPTER it returns)."""
+    link = a.link(node, "insightface")
+    if link is not None:
+        src = a.nodes.get(link.node)
+        return str(a.value(src, "provider") or "") if src is not None and src.type == INSIGHTFACE_LOADER else None
+    for ref in a.refs(a.link(node, "ipadapter"), IPADAPTER):
+        src = a.nodes.get(ref.loader_node)
+        if src is not None and src.type == FACEID_UNIFIED:
+            return str(a.value(src, "provider") or "")
+    return None
+
+
 def _faceid(a, node):
     stage = _encode(a, node)
-    a.unpriced("FaceID: InsightFace's face analysis (onnxruntime, on the provider its loader names) and the FaceID "
-               "layouts' extra layers are not priced")
+    provider = _insightface_provider(a, node)
+    if provider and provider.upper() == "CPU":
+        a.stage_note("InsightFace runs on onnxruntime's CPU provider: nothing on the card")
+    else:
+        a.unpriced(f"FaceID: InsightFace's face analysis on onnxruntime's {provider or 'unknown'} provider: its GPU "
+                   "memory (the provider's arena) is not priced (the CPU provider takes none)")
     return stage
 
 
@@ -153,13 +224,16 @@ PACK = Pack(
     stages={**{t: _encode for t in (*APPLY, ENCODER)}, **{t: _faceid for t in FACEID}},
     refs={"IPAdapterModelLoader": _model_loader, UNIFIED: _unified, **{t: _other_unified for t in OTHER_UNIFIED},
           **{t: _apply_refs for t in (*APPLY, *EMBEDS_APPLY, *FACEID)}},
-    widgets={"IPAdapterModelLoader": ["ipadapter_file"], **{t: ["preset"] for t in (UNIFIED, *OTHER_UNIFIED)}},
+    widgets={"IPAdapterModelLoader": ["ipadapter_file"], UNIFIED: ["preset"], COMMUNITY_UNIFIED: ["preset"],
+             FACEID_UNIFIED: ["preset", "lora_strength", "provider"], INSIGHTFACE_LOADER: ["provider", "model_name"]},
     output_types={"IPAdapterModelLoader": [IPADAPTER], **{t: ["MODEL", IPADAPTER] for t in (UNIFIED, *OTHER_UNIFIED)},
                   **{t: ["MODEL"] for t in (*APPLY, *EMBEDS_APPLY)}, ENCODER: ["EMBEDS", "EMBEDS"],
                   **{t: ["MODEL", "IMAGE"] for t in FACEID if t != "IPAdapterMS"}, "IPAdapterMS": ["MODEL"]},
     input_types={**{t: {"model": "MODEL", "ipadapter": IPADAPTER} for t in (UNIFIED, *OTHER_UNIFIED)},
                  **{t: {"model": "MODEL", "ipadapter": IPADAPTER, "image": "IMAGE", "clip_vision": "CLIP_VISION"}
-                    for t in (*APPLY, *EMBEDS_APPLY, *FACEID)},
+                    for t in (*APPLY, *EMBEDS_APPLY)},
+                 **{t: {"model": "MODEL", "ipadapter": IPADAPTER, "image": "IMAGE", "clip_vision": "CLIP_VISION",
+                        "insightface": "INSIGHTFACE"} for t in FACEID},
                  ENCODER: {"ipadapter": IPADAPTER, "image": "IMAGE", "clip_vision": "CLIP_VISION"}},
     relevant_types={IPADAPTER},
 )
