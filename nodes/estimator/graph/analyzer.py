@@ -392,7 +392,9 @@ class _Analyzer:
                 if strength == 0:
                     self.note(f"{self.label(node)}: strength 0, the ControlNet is not applied")
                     continue
+                hint = R.controlnet_hints.get(node.type, "")
                 for ref in self.refs(cn_link, "CONTROL_NET"):
+                    ref = _replace(ref, hint=ref.hint or hint) if hint else ref
                     if ref not in out:
                         out.append(ref)
         return out

@@ -67,6 +67,8 @@ def resolve_model(ref: ModelRef, resolver: Resolver | None) -> tuple[ModelInfo, 
                 return info, f"{ref.name}: {exc.problem}; using published figures instead"
             raise
     info = catalogue_info(ref.name, ref.folder)
+    if info is None and ref.hint:  # the loader's family hint, read as a sub-folder (ZenID's InstantID ControlNet)
+        info = catalogue_info(f"{ref.hint}/{ref.name}", ref.folder)
     if info is not None:
         where = "not found in the model folders" if resolver is not None else "no model folder given"
         cite = info.notes[0] if info.notes else "catalogue"

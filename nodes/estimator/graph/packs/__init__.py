@@ -93,6 +93,9 @@ class Pack:
     # image nodes that resize / crop every image of a batch and keep the count (a video's frame bound passes them)
     keeps_count: set = field(default_factory=set)
     frame_caps: dict = field(default_factory=dict)  # video loader -> the widget whose value > 0 caps its frames
+    # a node that applies a CONTROL_NET it is given -> the family hint of that ControlNet (a node that takes only one
+    # kind: ZenID's apply nodes take InstantID's ControlNet), read by the name rules like a sub-folder
+    controlnet_hints: dict = field(default_factory=dict)
     # handlers
     refs: dict[str, Callable] = field(default_factory=dict)
     latents: dict[str, Callable] = field(default_factory=dict)

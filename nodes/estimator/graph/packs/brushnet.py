@@ -47,7 +47,7 @@ def _powerpaint_stages(a, node):
     """The node's own work: the masked image VAE-encoded (get_image_latents) and the task prompts encoded with the
     PowerPaint CLIP it is given (clip.encode_from_tokens, brushnet_nodes.py model_update)."""
     text = a.text_stage(node)
-    text = _replace(text, models=tuple(m for m in text.models if m.role != "vae"))
+    text = _replace(text, models=tuple(m for m in text.models if m.role != "vae" and m.part != "vae"))
     return [a.encode_stage(node, pixels="image"), text]
 
 
