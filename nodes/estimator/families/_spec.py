@@ -10,7 +10,7 @@ from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DI
 
 __all__ = ["AUDIO_ENCODER", "CHECKPOINT", "CLIP_VISION", "CONTROLNET", "DIFFUSION", "LORA", "TEXT_ENCODER",
            "UNKNOWN", "UPSCALER", "IPADAPTER", "PULID", "INSTANTID", "IPADAPTER_FLUX", "PHOTOMAKER", "BRUSHNET",
-           "HYPERLORA", "HELD_BY_PACK",
+           "HYPERLORA", "LLLITE", "HELD_BY_PACK",
            "VAE", "Detector", "Family",
            "Found", "Rule", "VaeFamily", "_r", "all_families"]
 
@@ -23,9 +23,10 @@ IPADAPTER_FLUX = "ipadapter_flux"
 PHOTOMAKER = "photomaker"  # PhotoMaker files (models/photomaker) as ComfyUI-PhotoMaker-Plus holds them: a name-rule role
 BRUSHNET = "brushnet"  # BrushNet models (models/inpaint) as ComfyUI-BrushNet dispatches them: a name-rule role
 HYPERLORA = "hyperlora"  # HyperLoRA (models/hyper_lora/hyper_lora) as ComfyUI-HyperLoRA loads it: a name-rule role
+LLLITE = "lllite"  # ControlNet-LLLite modules (the pack's models/ folder), the model's attention patches: a name-rule role
 # kinds a node pack moves to the GPU itself and keeps there while the model it patches samples: working memory of
 # the sampling stage, never streamed (stages/sample.py); a ModelRef of one has that kind as its role
-HELD_BY_PACK = (IPADAPTER, PULID, INSTANTID, IPADAPTER_FLUX, PHOTOMAKER, BRUSHNET, HYPERLORA)
+HELD_BY_PACK = (IPADAPTER, PULID, INSTANTID, IPADAPTER_FLUX, PHOTOMAKER, BRUSHNET, HYPERLORA, LLLITE)
 
 
 class Family(NamedTuple):

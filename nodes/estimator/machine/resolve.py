@@ -13,7 +13,8 @@ from .device import Device
 from ..errors import ModelFileError
 from ..families import FAMILIES, describe, registry
 from ..families.registry import VAE_FAMILIES
-from ..families._spec import BRUSHNET, HELD_BY_PACK, HYPERLORA, INSTANTID, IPADAPTER, IPADAPTER_FLUX, PHOTOMAKER, PULID
+from ..families._spec import (BRUSHNET, HELD_BY_PACK, HYPERLORA, INSTANTID, IPADAPTER, IPADAPTER_FLUX, LLLITE,
+                              PHOTOMAKER, PULID)
 from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, UNKNOWN,
                           VAE, ModelInfo)
 from ..models.name_infer import infer_info
@@ -166,6 +167,10 @@ _HELD = {
     BRUSHNET: ("brushnet-sd15", "BrushNet", "its loader's dtype widget: ComfyUI-BrushNet"),
     # hyperlora/nodes.py HyperLoRALoaderNode: image encoder, modules, resampler, ID projector .to(device, dtype)
     HYPERLORA: ("hyperlora-sdxl", "HyperLoRA", "its loader's dtype widget: ComfyUI-HyperLoRA"),
+    # node_control_net_lllite.py: LLLiteModule(...) per module, set as the model's attn1 / attn2 patch, which ComfyUI
+    # moves with the model (model_patches_to its device and dtype)
+    LLLITE: ("lllite-sdxl", "ControlNet-LLLite", "16-bit (the model's dtype, as ComfyUI moves its patches): "
+             "ControlNet-LLLite-ComfyUI"),
 }
 # a held kind's loader dtype widget (ModelRef.weight_dtype) -> bytes a parameter; 16 bit where it says none
 _HELD_BYTES = {"float32": 4, "float64": 8}

@@ -29,8 +29,8 @@ from typing import Mapping, NamedTuple
 
 from . import catalogue as cat
 from ..families import FAMILIES, registry
-from ..families._spec import (BRUSHNET, HYPERLORA, INSTANTID, IPADAPTER, IPADAPTER_FLUX, PHOTOMAKER, PULID, UPSCALER,
-                              Rule, _r)
+from ..families._spec import (BRUSHNET, HYPERLORA, INSTANTID, IPADAPTER, IPADAPTER_FLUX, LLLITE, PHOTOMAKER, PULID,
+                              UPSCALER, Rule, _r)
 from ..families.stable_diffusion import P_SD15, P_SDXL
 from .llm_quant import AWQ_BITS, GGML_BLOCK, GGUF_FTYPES, NF4_BITS
 from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, VAE,
@@ -43,7 +43,7 @@ _ROLE_KIND = {"diffusion": DIFFUSION, "text_encoder": TEXT_ENCODER, "vae": VAE, 
               "controlnet": CONTROLNET, "clip_vision": CLIP_VISION, "checkpoint": CHECKPOINT,
               "upscale_model": UPSCALER, "latent_upscale_model": UPSCALER, "audio_encoder": AUDIO_ENCODER,
               "ipadapter": IPADAPTER, IPADAPTER_FLUX: IPADAPTER_FLUX, BRUSHNET: BRUSHNET,
-              HYPERLORA: HYPERLORA}
+              HYPERLORA: HYPERLORA, LLLITE: LLLITE}
 _FOLDER_KIND = {"diffusion_models": DIFFUSION, "unet": DIFFUSION, "text_encoders": TEXT_ENCODER, "clip": TEXT_ENCODER,
                 "vae": VAE, "loras": LORA, "controlnet": CONTROLNET, "clip_vision": CLIP_VISION,
                 "checkpoints": CHECKPOINT, "upscale_models": UPSCALER, "latent_upscale_models": UPSCALER,
@@ -79,7 +79,8 @@ _RULES = {DIFFUSION: _DIFFUSION, CHECKPOINT: _DIFFUSION, LORA: _DIFFUSION + _LOR
           CONTROLNET: registry.name_rules(CONTROLNET) + _DIFFUSION,
           TEXT_ENCODER: _TEXT, VAE: _VAE, CLIP_VISION: _VISION, UPSCALER: _UPSCALERS, AUDIO_ENCODER: _AUDIO,
           IPADAPTER: registry.name_rules(IPADAPTER), PULID: registry.name_rules(PULID),
-          **{kind: registry.name_rules(kind) for kind in (INSTANTID, IPADAPTER_FLUX, PHOTOMAKER, BRUSHNET, HYPERLORA)}}
+          **{kind: registry.name_rules(kind) for kind in (INSTANTID, IPADAPTER_FLUX, PHOTOMAKER, BRUSHNET, HYPERLORA,
+                                                          LLLITE)}}
 # catalogue entries that stand for a whole family (their params, e.g. VAE and upscaler sizes)
 _FAMILY_ENTRY = registry.FAMILY_ENTRY
 
