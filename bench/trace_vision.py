@@ -318,28 +318,42 @@ MIDAS_CONFIG = dict(is_hybrid=True, hidden_size=768, reassemble_factors=[1, 1, 1
 MIDAS_SIDE = 384  # DPTImageProcessor's default size 384 x 384, keep_aspect_ratio False (the conversion's size=384)
 
 
+class _Num(float):
+    """A number a module's constructor reads back with .item() (drop-path rates): data, not memory."""
+    def item(self):
+        return float(self)
+
+
+class _Seq(list):
+    def split(self, sizes):  # torch.Tensor.split(list of sizes)
+        out, i = [], 0
+        for n in sizes:
+            out.append(_Seq(self[i:i + n]))
+            i += n
+        return out
+
+    def tolist(self):
+        return [float(v) for v in self]
+
+
+def _plain_numbers_torch():
+    """A stand-in for a model module's ``torch`` whose linspace / Tensor(array) give plain numbers: constructors that
+    compute drop-path rates with them call .item() / .tolist(), which a fake tensor cannot answer."""
+    import types
+    import torch
+    proxy = types.SimpleNamespace(**{k: getattr(torch, k) for k in dir(torch) if not k.startswith("__")})
+    proxy.Tensor = lambda arr: _Seq(_Num(v) for v in arr)
+    proxy.linspace = lambda start, end, steps, **_kw: _Seq(
+        _Num(start + (end - start) * i / max(1, steps - 1)) for i in range(int(steps)))
+    return proxy
+
+
 def build_midas():
     import torch
     from transformers import DPTConfig, DPTForDepthEstimation
 
-    import types
     import transformers.models.bit.modeling_bit as bit
-
-    class _Rates(list):  # BitEncoder's drop-path rates: torch.Tensor(np.linspace(...)).split(depths), each .tolist()
-        def split(self, sizes):
-            out, i = [], 0
-            for n in sizes:
-                out.append(_Rates(self[i:i + n]))
-                i += n
-            return out
-
-        def tolist(self):
-            return list(self)
-
-    # modeling_bit's torch, with Tensor(array) kept as plain numbers (data, not memory; a fake tensor cannot .tolist())
-    proxy = types.SimpleNamespace(**{k: getattr(torch, k) for k in dir(torch) if not k.startswith("__")})
-    proxy.Tensor = lambda arr: _Rates(float(v) for v in arr)
-
+    proxy = _plain_numbers_torch()
     def build():
         bit.torch = proxy
         try:
