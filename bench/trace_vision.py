@@ -350,10 +350,10 @@ def _plain_numbers_torch():
 
 def build_midas():
     import torch
-    from transformers import DPTConfig, DPTForDepthEstimation
-
     import transformers.models.bit.modeling_bit as bit
+    from transformers import DPTConfig, DPTForDepthEstimation
     proxy = _plain_numbers_torch()
+
     def build():
         bit.torch = proxy
         try:
