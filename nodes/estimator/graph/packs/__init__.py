@@ -177,6 +177,19 @@ def reference_encodes(a, node, sizes, channels: int, spatial: int, images=()) ->
     return encodes + [text]
 
 
+def image_sd_latent(a, node, image_input: str, depth: int) -> LatentShape | None:
+    """The [batch, 4, h / 8, w / 8] latent an inpainting node returns for the IMAGE it VAE-encodes inside (BrushNet's
+    zeros of the masked image, ZenID's encoded source), at the image's size cropped to multiples of 8; None when the
+    image's size is not known before running."""
+    size = a.image_size(a.link(node, image_input), depth + 1)
+    if size is None or not size.width or not size.height:
+        return None
+    a.check_size(node, size.width, size.height, None, size.batch)
+    return LatentShape(batch=size.batch, channels=4, height=size.height // 8, width=size.width // 8,
+                       pixel_height=size.height // 8 * 8, pixel_width=size.width // 8 * 8, source_node=node.id,
+                       source_type=node.type)
+
+
 def empty_sd_latent(a, node, width: int, height: int, batch: int) -> LatentShape:
     """The empty latent many packs' size nodes make, zeros [batch, 4, height // 8, width // 8] (EmptyLatentImage's
     layout), after ComfyUI's own size limits (Analyzer.check_size: a clear error naming the node)."""

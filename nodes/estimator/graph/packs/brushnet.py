@@ -17,9 +17,9 @@
 from __future__ import annotations
 
 from ...families._spec import BRUSHNET
-from ...workload import TEXT_ENCODE, LatentShape
+from ...workload import TEXT_ENCODE
 from ..base import _replace
-from . import Pack, model_with
+from . import Pack, image_sd_latent, model_with
 
 BRMODEL, LOADER, APPLY = "BRMODEL", "BrushNetLoader", "BrushNet"
 POWERPAINT, PP_CLIP = "PowerPaint", "PowerPaintCLIPLoader"
@@ -65,14 +65,7 @@ def _pp_clip(a, node, slot, type_, visiting):
 
 def _latent(a, node, slot, depth):
     """The LATENT output: zeros [batch, 4, h / 8, w / 8] of the encoded masked image."""
-    if slot != 3:
-        return None
-    size = a.image_size(a.link(node, "image"), depth + 1)
-    if size is None or not size.width or not size.height:
-        return None
-    a.check_size(node, size.width, size.height, None, size.batch)
-    return LatentShape(batch=size.batch, channels=4, height=size.height // 8, width=size.width // 8,
-                       pixel_height=size.height, pixel_width=size.width, source_node=node.id, source_type=node.type)
+    return image_sd_latent(a, node, "image", depth) if slot == 3 else None
 
 
 PACK = Pack(

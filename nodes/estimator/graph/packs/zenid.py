@@ -15,9 +15,9 @@ family hint (Pack.controlnet_hints). InsightFace: nothing on the CPU provider, n
 """
 from __future__ import annotations
 
-from ...workload import TEXT_ENCODE, LatentShape, ModelRef
+from ...workload import TEXT_ENCODE, ModelRef
 from ..base import _replace
-from . import Pack, loader, model_file_loader
+from . import Pack, image_sd_latent, loader, model_file_loader
 from .pulid_flux import FACEANALYSIS, _insightface_loader
 
 INSTANTID_MODEL = "INSTANTID"
@@ -44,16 +44,8 @@ def _held(a, node, slot, type_, visiting):
 
 
 def _latent(a, node, slot, depth):
-    """The LATENT output: the source image VAE-encoded at its size cropped to multiples of 8."""
-    if slot != 3:
-        return None
-    size = a.image_size(a.link(node, "image_source"), depth + 1)
-    if size is None or not size.width or not size.height:
-        return None
-    a.check_size(node, size.width, size.height, None, size.batch)
-    return LatentShape(batch=size.batch, channels=4, height=size.height // 8, width=size.width // 8,
-                       pixel_height=size.height // 8 * 8, pixel_width=size.width // 8 * 8, source_node=node.id,
-                       source_type=node.type)
+    """The LATENT output: the source image VAE-encoded (prepare_condition_inpainting)."""
+    return image_sd_latent(a, node, "image_source", depth) if slot == 3 else None
 
 
 def _apply_stages(a, node):
