@@ -1,6 +1,6 @@
 """ComfyUI_IPAdapter_plus (graph/packs/ipadapter_plus.py, families/ip_adapter.py): the IP-Adapter rides on the model
-it patches, outside ComfyUI's model management; its reference image goes through CLIP vision; FaceID's InsightFace is priced only on the CPU provider (nothing on
-the card); its preset's files are the h94/IP-Adapter-FaceID ones."""
+it patches, outside ComfyUI's model management; its reference image goes through CLIP vision; FaceID's InsightFace
+is priced only on the CPU provider (nothing on the card); its preset's files are the h94/IP-Adapter-FaceID ones."""
 from __future__ import annotations
 
 import copy

@@ -1,7 +1,7 @@
 """Issue 33: Fannovel16/comfyui_controlnet_aux (graph/packs/controlnet_aux.py). A preprocessor that loads a network
 and moves it to the GPU itself is a stage, never read as free because its sockets carry no model: Depth Anything
-and MiDaS are priced, the others are named as unpriced; the OpenCV ones cost nothing on the card. Which is which is read from
-the pack's own sources (data/controlnet_aux.json, bench/gen_controlnet_aux.py)."""
+and MiDaS are priced, the others are named as unpriced; the OpenCV ones cost nothing on the card. Which is which
+is read from the pack's own sources (data/controlnet_aux.json, bench/gen_controlnet_aux.py)."""
 from __future__ import annotations
 
 import json

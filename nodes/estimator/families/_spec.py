@@ -23,7 +23,8 @@ IPADAPTER_FLUX = "ipadapter_flux"
 PHOTOMAKER = "photomaker"  # PhotoMaker files (models/photomaker) as ComfyUI-PhotoMaker-Plus holds them: a name-rule role
 BRUSHNET = "brushnet"  # BrushNet models (models/inpaint) as ComfyUI-BrushNet dispatches them: a name-rule role
 HYPERLORA = "hyperlora"  # HyperLoRA (models/hyper_lora/hyper_lora) as ComfyUI-HyperLoRA loads it: a name-rule role
-LLLITE = "lllite"  # ControlNet-LLLite modules (the pack's models/ folder), the model's attention patches: a name-rule role
+# ControlNet-LLLite modules (the pack's own models/ folder), set as the model's attention patches: a name-rule role
+LLLITE = "lllite"
 # kinds a node pack moves to the GPU itself and keeps there while the model it patches samples: working memory of
 # the sampling stage, never streamed (stages/sample.py); a ModelRef of one has that kind as its role
 HELD_BY_PACK = (IPADAPTER, PULID, INSTANTID, IPADAPTER_FLUX, PHOTOMAKER, BRUSHNET, HYPERLORA, LLLITE)

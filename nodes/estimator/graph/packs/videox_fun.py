@@ -30,9 +30,9 @@ own rolling decoder; the pipeline's diffusers decoder runs 2 latent frames a cal
 EasyAnimate V5 12B: V5.1's transformer count (the text projections differ by 0.01 %), HunyuanDiT's BERT (at the
 precision widget) and mT5-XL (float32: T5EncoderModel is loaded with no dtype), the same VAE rule as V5.1.
 
-Not priced, and said: EasyAnimate V3 / V4 (no family here for their transformers), Wan 2.2 VACE Fun (its VACE blocks), the CLIP vision encode of Wan image-to-video (a ViT-H pass,
-smaller than the sampling), a ControlNet loaded into the transformer from model_patches (unknown files are named
-missing).
+Not priced, and said: EasyAnimate V3 / V4 (no family here for their transformers), Wan 2.2 VACE Fun (its VACE
+blocks), the CLIP vision encode of Wan image-to-video (a ViT-H pass, smaller than the sampling), a ControlNet
+loaded into the transformer from model_patches (unknown files are named missing).
 """
 from __future__ import annotations
 
