@@ -46,6 +46,7 @@ Prints one JSON line per case: peak bytes (inputs included), input bytes, the op
   read from a checkout named by SAM1_PATH) as Impact Pack's SAM detailer option runs it: case_sam1.
 - ``midas@WxH``: comfyui_controlnet_aux's MiDaS preprocessors (DPT-Hybrid from transformers, the interpreter's own
   transformers package) on one image whose detect map is W x H: case_midas.
+- ``zoe@WxH``: its Zoe preprocessors (ZoeDepth NK from transformers) on a W x H detect map: case_zoe.
 
 With no CASE: DEFAULT_CASES (the points of families/vision_utils.py's tables).
 """
@@ -387,6 +388,77 @@ def case_midas(width: int, height: int):
     return build_midas(), make_inputs, call
 
 
+# Intel/zoedepth-nyu-kitti as transformers' conversion script builds it (models/zoedepth/convert_zoedepth_to_hf.py
+# get_zoedepth_config("ZoeD_NK")): 345,073,307 parameters and 130 buffer values, float32
+ZOE_BACKBONE = dict(image_size=384, num_hidden_layers=24, hidden_size=1024, intermediate_size=4096,
+                    num_attention_heads=16, use_relative_position_bias=True, reshape_hidden_states=False,
+                    out_features=["stage6", "stage12", "stage18", "stage24"])
+ZOE_CONFIG = dict(neck_hidden_sizes=[256, 512, 1024, 1024], bin_centers_type="softplus",
+                  bin_configurations=[{"name": "nyu", "n_bins": 64, "min_depth": 1e-3, "max_depth": 10.0},
+                                      {"name": "kitti", "n_bins": 64, "min_depth": 1e-3, "max_depth": 80.0}],
+                  num_patch_transformer_layers=4, patch_transformer_hidden_size=128,
+                  patch_transformer_intermediate_size=1024, patch_transformer_num_attention_heads=4)
+
+
+def zoe_input(width: int, height: int) -> tuple[int, int]:
+    """ZoeDepthImageProcessor's pixel size for a W x H image (image_processing_zoedepth.py, transformers 5.25): reflect
+    padding of int(sqrt(side / 2) * 3) on each side, then a resize toward 384 x 512 that keeps the aspect and scales
+    as little as possible."""
+    import math
+    h = height + 2 * int(math.sqrt(height / 2) * 3)
+    w = width + 2 * int(math.sqrt(width / 2) * 3)
+    sh, sw = 384 / h, 512 / w
+    if abs(1 - sw) < abs(1 - sh):
+        sh = sw
+    else:
+        sw = sh
+    return int(round(sw * w)), int(round(sh * h))
+
+
+class _FirstDomain:
+    """torch.argmax(domain_vote).squeeze().item() in ZoeDepth's metric head, which picks the bin configuration by
+    the image's predicted domain (data, not memory): the first; NYU and KITTI both have 64 bins, the same memory."""
+    def squeeze(self):
+        return self
+
+    def item(self):
+        return 0
+
+
+def build_zoe():
+    import torch
+    import transformers.models.zoedepth.modeling_zoedepth as zoe
+    from transformers import BeitConfig, ZoeDepthConfig, ZoeDepthForDepthEstimation
+    proxy = _plain_numbers_torch()
+    proxy.linspace, proxy.Tensor = torch.linspace, torch.Tensor
+    proxy.argmax = lambda *_a, **_k: _FirstDomain()
+    zoe.torch = proxy
+
+    def build():
+        with torch.device(_cuda()):  # ZoeDetector.to(model_management.get_torch_device())
+            config = ZoeDepthConfig(backbone_config=BeitConfig(**ZOE_BACKBONE), **ZOE_CONFIG)
+            return _moved_to_cuda(ZoeDepthForDepthEstimation(config).eval())
+    return build
+
+
+def case_zoe(width: int, height: int):
+    """comfyui_controlnet_aux's ZoeDetector (zoe/transformers.py at e8b689a; the pipeline's device kept with the
+    model's since its PR #601): the detect map W x H (the image scaled to ``resolution`` on its short side, padded to
+    multiples of 64) through the depth-estimation pipeline; the GPU runs the model forward at the processor's size
+    (zoe_input) under no_grad, and the pipeline moves the outputs to the CPU before post-processing."""
+    w, h = zoe_input(width, height)
+
+    def make_inputs(model):
+        import torch
+        return (torch.empty(1, 3, h, w, dtype=torch.float32, device="cuda"),)
+
+    def call(model, pixel_values):
+        import torch
+        with torch.no_grad():
+            return model(pixel_values=pixel_values).predicted_depth
+    return build_zoe(), make_inputs, call
+
+
 def _parse_size(s):
     w, h = (int(v) for v in s.split("x"))
     return w, h
@@ -407,6 +479,8 @@ def run_case(name: str) -> dict:
         build, make_inputs, call = case_inpaint(name)
     elif name.startswith("sam1-"):
         build, make_inputs, call = case_sam1(name[5:])
+    elif name.startswith("zoe@"):
+        build, make_inputs, call = case_zoe(*_parse_size(name[4:]))
     elif name.startswith("midas@"):
         build, make_inputs, call = case_midas(*_parse_size(name[6:]))
     else:

@@ -1,6 +1,6 @@
 """Issue 33: Fannovel16/comfyui_controlnet_aux (graph/packs/controlnet_aux.py). A preprocessor that loads a network
-and moves it to the GPU itself is a stage, never read as free because its sockets carry no model: Depth Anything
-and MiDaS are priced, the others are named as unpriced; the OpenCV ones cost nothing on the card. Which is which
+and moves it to the GPU itself is a stage, never read as free because its sockets carry no model: Depth Anything,
+MiDaS and Zoe are priced, the others are named as unpriced; the OpenCV ones cost nothing on the card. Which is which
 is read from the pack's own sources (data/controlnet_aux.json, bench/gen_controlnet_aux.py)."""
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_the_table_is_read_from_the_packs_sources():
 def test_a_gpu_preprocessor_is_never_read_as_free():
     """Zoe and MiDaS used to be 'nodes without model sockets, not needed': a confident verdict on an estimate that
     left out a network on the card."""
-    for node in ("Zoe-DepthMapPreprocessor", "DWPreprocessor", "OpenposePreprocessor", "LeReS-DepthMapPreprocessor"):
+    for node in ("DWPreprocessor", "OpenposePreprocessor", "LeReS-DepthMapPreprocessor"):
         b = estimate(read_workflow(_prompt(node)), DEV)
         assert not b.complete and b.verdict == "unknown", node
         assert any(node in why and "moves to the GPU itself" in why for why in b.incomplete), b.incomplete
@@ -97,8 +97,8 @@ def test_the_all_in_one_node_is_read_as_the_preprocessor_it_names():
     assert canny.complete and not any(s.stage.node_type == "AIO_Preprocessor" for s in canny.stages)
     none = estimate(read_workflow(_prompt("AIO_Preprocessor", preprocessor="none")), DEV)
     assert none.complete
-    zoe = estimate(read_workflow(_prompt("AIO_Preprocessor", preprocessor="Zoe-DepthMapPreprocessor")), DEV)
-    assert not zoe.complete and any("Zoe" in why for why in zoe.incomplete)
+    dw = estimate(read_workflow(_prompt("AIO_Preprocessor", preprocessor="DWPreprocessor")), DEV)
+    assert not dw.complete and any("DwposeDetector" in why for why in dw.incomplete)
     da = estimate(read_workflow(_prompt("AIO_Preprocessor", preprocessor="DepthAnythingV2Preprocessor")), DEV)
     assert da.complete  # the AIO node has no ckpt widget: the preprocessor's default checkpoint (ViT-L)
 
@@ -140,3 +140,34 @@ def test_midas_with_an_unknown_image_says_what_it_assumed():
     b = estimate(read_workflow(p), DEV)
     sb = next(s for s in b.stages if s.stage.node_type == "MiDaS-DepthMapPreprocessor")
     assert any("aspect ratio of 88:1" in n and "assumed" in n for n in sb.stage.notes), sb.stage.notes
+
+
+@pytest.mark.parametrize("node", ["Zoe-DepthMapPreprocessor", "Zoe_DepthAnythingPreprocessor"])
+def test_zoe_is_priced_at_its_processors_input(node):
+    """ZoeDepth NK (families/zoedepth.py): the detect map resized toward 384 x 512 keeping its aspect; the traced peak
+    per model-input pixel times that input."""
+    from vram_budget.nodes.estimator.families import zoedepth
+    from vram_budget.nodes.estimator.physics import memory
+    b = estimate(read_workflow(_prompt(node)), DEV)
+    assert b.complete, b.incomplete
+    sb = next(s for s in b.stages if s.stage.node_type == node)
+    weights = next(i for i in sb.items if i.category == "weights")
+    assert weights.model.family == "zoedepth-nk" and weights.bytes == 4 * zoedepth.P_ZOEDEPTH_NK
+    (_, nbytes, why), = sb.stage.working
+    # 1024 x 768 at resolution 512: a 704 x 512 detect map, padded to 816 x 608 and resized by 384 / 608 (the
+    # scale nearer 1) to 515 x 384
+    assert zoedepth.model_input(704, 512) == (515, 384) and "515×384 input" in why
+    assert nbytes == int(zoedepth.working_bytes(704, 512) * memory.calibration("zoedepth-nk"))
+    # the traced points the rule must cover (bench/trace_vision.py zoe@WxH, peak bytes)
+    for (w, h), traced in {(512, 512): 647_709_200, (960, 512): 667_482_640, (4096, 1024): 1_366_279_696,
+                           (1024, 4096): 2_428_924_432}.items():
+        assert traced <= zoedepth.working_bytes(w, h) <= 1.05 * traced, (w, h)
+
+
+def test_zoe_on_a_video_of_unknown_size_is_not_priced():
+    p = _prompt("Zoe-DepthMapPreprocessor")
+    p["4"] = {"class_type": "VHS_LoadVideo", "inputs": {"video": "clip.mp4", "force_rate": 0, "custom_width": 0,
+                                                        "custom_height": 0, "frame_load_cap": 16,
+                                                        "skip_first_frames": 0, "select_every_nth": 1}}
+    b = estimate(read_workflow(p), DEV)
+    assert not b.complete and any("ZoeDepth's input keeps the image's aspect" in i for i in b.incomplete)

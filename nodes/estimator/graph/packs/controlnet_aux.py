@@ -15,7 +15,11 @@ Tile, Scribble XDoG, ...) are OpenCV / NumPy operations on the CPU: nothing on t
   (families/midas.py), fp32 weights; every image is resized to 384 x 384 for the network, so its peak is a traced
   constant; the depth map resized back to the detect map (short side ``resolution``, padded to multiples of 64) and
   its copy add 8 bytes a pixel of that map when larger.
-- Every other GPU preprocessor (Zoe, LeReS, DWPose / AnimalPose, OpenPose, OneFormer, UniFormer, HED, PiDiNet,
+- Zoe (Zoe-DepthMapPreprocessor, Zoe_DepthAnythingPreprocessor): transformers' ZoeDepth NK from
+  Intel/zoedepth-nyu-kitti (families/zoedepth.py), fp32; its processor resizes the detect map toward 384 x 512 keeping
+  the aspect, and the traced peak grows with that input's pixels. An image whose size is known only at run time is
+  not priced (its aspect decides the input).
+- Every other GPU preprocessor (LeReS, DWPose / AnimalPose, OpenPose, OneFormer, UniFormer, HED, PiDiNet,
   LineArt, Metric3D, DSINE, SAM, Unimatch, ...): its model is named and not priced ("can't tell"), never read as free.
 - AIO_Preprocessor runs the preprocessor its widget names (AUX_NODE_MAPPINGS): read as that node.
 """
@@ -25,7 +29,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from ...families import depth_anything2 as DA2, depth_anything3 as DA3, midas as MIDAS
+from ...families import depth_anything2 as DA2, depth_anything3 as DA3, midas as MIDAS, zoedepth as ZOE
 from ...families.registry import FAMILIES
 from ...machine.resolve import PACK_FP32
 from ...physics import memory
@@ -142,6 +146,34 @@ def _midas(a, node, resolution) -> Stage:
     return _replace(stage, working=(("MiDaS DPT-Hybrid (traced)", int(nbytes * k), why),))
 
 
+ZOE_NODES = ("Zoe-DepthMapPreprocessor", "Zoe_DepthAnythingPreprocessor")
+
+
+def _zoe(a, node, resolution) -> Stage:
+    """ZoeDetector (zoe/transformers.py): ZoeDepth NK on the detect map resized toward 384 x 512 (its aspect kept)."""
+    ref = ModelRef(name=ZOE.HF_REPO, role="diffusion", folder=FOLDER, loader_node=node.id, loader_type=node.type,
+                   weight_dtype=PACK_FP32, hint="zoedepth")
+    stage = Stage(kind=SAMPLE, node_id=node.id, node_type=node.type, models=(ref,), cfg=None, uses_negative=False,
+                  steps=1)
+    res = min(int(resolution) if isinstance(resolution, (int, float)) and resolution >= 64 else 512, 16384)
+    size = a.image_size(a.link(node, "image"))
+    if size is None or not size.width or not size.height:
+        a.unpriced("the image's size is not known before it loads: ZoeDepth's input keeps the image's aspect (384 "
+                   "high for a wide image, 512 wide for a tall one), so its size decides the memory")
+        return stage
+    short, long = min(size.width, size.height), max(size.width, size.height)
+    map_short, map_long = _pad64(res), _pad64(round(long * res / short))
+    map_w, map_h = (map_long, map_short) if size.width >= size.height else (map_short, map_long)
+    in_w, in_h = ZOE.model_input(map_w, map_h)
+    nbytes, k = ZOE.working_bytes(map_w, map_h), memory.calibration(ZOE.FAMILY)
+    said = f"{size.width}×{size.height}" + ("" if size.exact else " (assumed)")
+    why = (f"{ZOE.TRACE_SOURCE}: {ZOE.BYTES_PER_INPUT_PIXEL:,} bytes a model-input pixel at most; {said} -> a "
+           f"{map_w}×{map_h} detect map -> a {in_w}×{in_h} input: {fmt_mib(nbytes)} × {k} for the allocator and "
+           "untraced transients")
+    a.stage_note(f"ZoeDepth NK (comfyui_controlnet_aux): one image at a time, ~{fmt_mib(int(nbytes * k))}")
+    return _replace(stage, working=(("ZoeDepth NK (traced)", int(nbytes * k), why),))
+
+
 def _run(a, node):
     node_type = node.type
     if node_type == AIO:
@@ -153,6 +185,8 @@ def _run(a, node):
         return _depth_anything(a, node, node_type)
     if node_type in MIDAS_NODES:
         return _midas(a, node, a.value(node, "resolution"))
+    if node_type in ZOE_NODES:
+        return _zoe(a, node, a.value(node, "resolution"))
     a.unpriced(f"{node.type} runs {_what(node_type)}, which no rule of this estimator prices")
     return Stage(kind=SAMPLE, node_id=node.id, node_type=node.type, cfg=None, uses_negative=False, steps=1)
 
@@ -162,7 +196,9 @@ def _pack() -> Pack:
     cpu = set(table()) - gpu
     widgets = {"DepthAnythingV2Preprocessor": ["ckpt_name", "resolution"],
                "DepthAnythingPreprocessor": ["ckpt_name", "resolution"], AIO: ["preprocessor", "resolution"],
-               **{t: ["a", "bg_threshold", "resolution"] for t in MIDAS_NODES}}
+               **{t: ["a", "bg_threshold", "resolution"] for t in MIDAS_NODES},
+               "Zoe-DepthMapPreprocessor": ["resolution"],
+               "Zoe_DepthAnythingPreprocessor": ["environment", "resolution"]}
     return Pack(
         name="comfyui_controlnet_aux",
         stage_kinds={t: SAMPLE for t in gpu},
