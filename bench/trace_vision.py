@@ -46,7 +46,7 @@ Prints one JSON line per case: peak bytes (inputs included), input bytes, the op
   read from a checkout named by SAM1_PATH) as Impact Pack's SAM detailer option runs it: case_sam1.
 - ``midas@WxH``: comfyui_controlnet_aux's MiDaS preprocessors (DPT-Hybrid from transformers, the interpreter's own
   transformers package) on one image whose detect map is W x H: case_midas.
-- ``zoe@WxH``: its Zoe preprocessors (ZoeDepth NK from transformers) on a W x H detect map: case_zoe.
+- ``zoe@WxH``: its Zoe preprocessors (ZoeDepth NK from transformers) on a W x H model input: case_zoe.
 
 With no CASE: DEFAULT_CASES (the points of families/vision_utils.py's tables).
 """
@@ -400,21 +400,6 @@ ZOE_CONFIG = dict(neck_hidden_sizes=[256, 512, 1024, 1024], bin_centers_type="so
                   patch_transformer_intermediate_size=1024, patch_transformer_num_attention_heads=4)
 
 
-def zoe_input(width: int, height: int) -> tuple[int, int]:
-    """ZoeDepthImageProcessor's pixel size for a W x H image (image_processing_zoedepth.py, transformers 5.25): reflect
-    padding of int(sqrt(side / 2) * 3) on each side, then a resize toward 384 x 512 that keeps the aspect and scales
-    as little as possible."""
-    import math
-    h = height + 2 * int(math.sqrt(height / 2) * 3)
-    w = width + 2 * int(math.sqrt(width / 2) * 3)
-    sh, sw = 384 / h, 512 / w
-    if abs(1 - sw) < abs(1 - sh):
-        sh = sw
-    else:
-        sw = sh
-    return int(round(sw * w)), int(round(sh * h))
-
-
 class _FirstDomain:
     """torch.argmax(domain_vote).squeeze().item() in ZoeDepth's metric head, which picks the bin configuration by
     the image's predicted domain (data, not memory): the first; NYU and KITTI both have 64 bins, the same memory."""
@@ -441,12 +426,11 @@ def build_zoe():
     return build
 
 
-def case_zoe(width: int, height: int):
-    """comfyui_controlnet_aux's ZoeDetector (zoe/transformers.py at e8b689a; the pipeline's device kept with the
-    model's since its PR #601): the detect map W x H (the image scaled to ``resolution`` on its short side, padded to
-    multiples of 64) through the depth-estimation pipeline; the GPU runs the model forward at the processor's size
-    (zoe_input) under no_grad, and the pipeline moves the outputs to the CPU before post-processing."""
-    w, h = zoe_input(width, height)
+def case_zoe(w: int, h: int):
+    """comfyui_controlnet_aux's ZoeDetector (zoe/transformers.py at e8b689a): the depth-estimation pipeline's model
+    forward under no_grad on the processor's W x H pixel values (the detect map padded and resized toward 384 x 512:
+    families/zoedepth.py model_input gives W x H for a map); the pipeline moves the outputs to the CPU before
+    post-processing."""
 
     def make_inputs(model):
         import torch
