@@ -13,8 +13,8 @@ management and model folders.
 - Working memory: TRACED with transformers' own model code (5.25.0, ComfyUI 0.33.0's interpreter, full size,
   float32, fake CUDA tensors, 2026-12-06; ``zoe@WxH``) at the inputs of six detect maps from 512 x 512 to
   1024 x 4096 (512 x 512, 688 x 384, 676 x 384, 743 x 384, 1448 x 384, 512 x 1930): the peak is the metric head's
-  binomial MLP at the input's resolution, 2,447.6 to 2,526.5 bytes per model-input pixel. Priced at the largest ratio, 2,527 bytes a pixel. The pipeline moves the
-  outputs to the CPU before post-processing.
+  binomial MLP at the input's resolution, 2,447.6 to 2,526.5 bytes per model-input pixel. Priced at the largest
+  ratio, 2,527 bytes a pixel. The pipeline moves the outputs to the CPU before post-processing.
 """
 from __future__ import annotations
 
