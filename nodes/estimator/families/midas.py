@@ -24,7 +24,6 @@ FAMILY = "midas-dpt-hybrid"
 P_MIDAS_DPT_HYBRID = 122_377_985
 TRACE_BYTES = 185_247_744  # the network at 384 x 384 (bench/trace_vision.py midas@512x512, the head's upsample)
 DEPTH_MAP_BYTES_PER_PIXEL = 8  # the bicubic output and its clone, float32, at the detect map's size
-MODEL_SIDE = 384  # DPTImageProcessor's default size
 HF_REPO = "Intel/dpt-hybrid-midas"
 TRACE_SOURCE = ("traced with bench/trace_vision.py on 2026-12-06: transformers' DPTForDepthEstimation at "
                 "Intel/dpt-hybrid-midas's configuration, full size, float32, fake CUDA tensors, on the 384×384 "

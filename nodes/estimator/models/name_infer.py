@@ -29,8 +29,8 @@ from typing import Mapping, NamedTuple
 
 from . import catalogue as cat
 from ..families import FAMILIES, registry
-from ..families._spec import (BRUSHNET, HYPERLORA, INSTANTID, IPADAPTER, IPADAPTER_FLUX, LLLITE, PHOTOMAKER, PULID,
-                              UPSCALER, Rule, _r)
+from ..families._spec import (BRUSHNET, HELD_BY_PACK, HYPERLORA, INSTANTID, IPADAPTER, IPADAPTER_FLUX, LLLITE,
+                              PHOTOMAKER, PULID, UPSCALER, Rule, _r)
 from ..families.stable_diffusion import P_SD15, P_SDXL
 from .llm_quant import AWQ_BITS, GGML_BLOCK, GGUF_FTYPES, NF4_BITS
 from ..model_info import (AUDIO_ENCODER, CHECKPOINT, CLIP_VISION, CONTROLNET, DIFFUSION, LORA, TEXT_ENCODER, VAE,
@@ -78,9 +78,8 @@ _AUDIO = registry.name_rules(AUDIO_ENCODER)
 _RULES = {DIFFUSION: _DIFFUSION, CHECKPOINT: _DIFFUSION, LORA: _DIFFUSION + _LORA_ONLY,
           CONTROLNET: registry.name_rules(CONTROLNET) + _DIFFUSION,
           TEXT_ENCODER: _TEXT, VAE: _VAE, CLIP_VISION: _VISION, UPSCALER: _UPSCALERS, AUDIO_ENCODER: _AUDIO,
-          IPADAPTER: registry.name_rules(IPADAPTER), PULID: registry.name_rules(PULID),
-          **{kind: registry.name_rules(kind) for kind in (INSTANTID, IPADAPTER_FLUX, PHOTOMAKER, BRUSHNET, HYPERLORA,
-                                                          LLLITE)}}
+          # the kinds a node pack holds itself: their own name rules each (families/_spec.HELD_BY_PACK)
+          **{kind: registry.name_rules(kind) for kind in HELD_BY_PACK}}
 # catalogue entries that stand for a whole family (their params, e.g. VAE and upscaler sizes)
 _FAMILY_ENTRY = registry.FAMILY_ENTRY
 

@@ -155,7 +155,6 @@ def with_working(a, stage, working, what: str, why: str = "first-principles form
     """A stage whose model a pack prices itself (Stage.working: (label, bytes, why) terms), with a stage note of
     their sum: "<what> working memory ~N MiB (<why>)"."""
     from ...units import fmt_mib  # noqa: PLC0415
-    from ..base import _replace  # noqa: PLC0415
     working = tuple(working)
     a.stage_note(f"{what} working memory ~{fmt_mib(sum(n for _, n, _ in working))} ({why})")
     return _replace(stage, working=working)
@@ -175,6 +174,16 @@ def reference_encodes(a, node, sizes, channels: int, spatial: int, images=()) ->
     text = _replace(text, kind=TEXT_ENCODE, models=tuple(m for m in text.models if m.role != "vae"),
                     images=tuple(images))
     return encodes + [text]
+
+
+def encode_and_prompts(a, node, image_input: str, min_tokens: int = 0) -> list:
+    """An inpainting node's own work: the ``image_input`` it VAE-encodes inside, then the prompts it encodes itself
+    with the CLIP it is given (that stage without the VAE, a checkpoint's VAE part included), at ``min_tokens`` at
+    least (PowerPaint's task prompts, ZenID's fixed ones)."""
+    text = a.text_stage(node)
+    text = _replace(text, models=tuple(m for m in text.models if m.role != "vae" and m.part != "vae"),
+                    text_tokens=max(text.text_tokens or 0, min_tokens) if min_tokens else text.text_tokens)
+    return [a.encode_stage(node, pixels=image_input), text]
 
 
 def image_sd_latent(a, node, image_input: str, depth: int) -> LatentShape | None:

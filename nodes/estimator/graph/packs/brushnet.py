@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from ...families._spec import BRUSHNET
 from ...workload import TEXT_ENCODE
-from ..base import _replace
-from . import Pack, image_sd_latent, model_with
+from . import Pack, encode_and_prompts, image_sd_latent, model_with
 
 BRMODEL, LOADER, APPLY = "BRMODEL", "BrushNetLoader", "BrushNet"
 POWERPAINT, PP_CLIP = "PowerPaint", "PowerPaintCLIPLoader"
@@ -46,9 +45,7 @@ def _powerpaint_refs(a, node, slot, type_, visiting):
 def _powerpaint_stages(a, node):
     """The node's own work: the masked image VAE-encoded (get_image_latents) and the task prompts encoded with the
     PowerPaint CLIP it is given (clip.encode_from_tokens, brushnet_nodes.py model_update)."""
-    text = a.text_stage(node)
-    text = _replace(text, models=tuple(m for m in text.models if m.role != "vae" and m.part != "vae"))
-    return [a.encode_stage(node, pixels="image"), text]
+    return encode_and_prompts(a, node, "image")
 
 
 def _pp_clip(a, node, slot, type_, visiting):

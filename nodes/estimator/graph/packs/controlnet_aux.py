@@ -71,15 +71,29 @@ def _model_input(short: int, long: int) -> tuple[int, int]:
     return DA_INPUT, max(DA_INPUT, int(round(long * scale / 14)) * 14)
 
 
+def _pad64(x: int) -> int:
+    return -(-x // 64) * 64
+
+
+def _own_stage(a, node, name: str, hint: str) -> Stage:
+    """The stage of a network the node loads (``name``: its checkpoint or Hugging Face repository) and moves to the
+    GPU itself, in fp32 modules; ``hint`` names its family for the name rules."""
+    ref = ModelRef(name=name, role="diffusion", folder=FOLDER, loader_node=node.id, loader_type=node.type,
+                   weight_dtype=PACK_FP32, hint=hint)
+    return Stage(kind=SAMPLE, node_id=node.id, node_type=node.type, models=(ref,), cfg=None, uses_negative=False,
+                 steps=1)
+
+
+def _said(size) -> str:
+    return f"{size.width}×{size.height}" + ("" if size.exact else " (assumed)")
+
+
 def _depth_anything(a, node, node_type: str) -> Stage:
     default, version = DEPTH_ANYTHING[node_type]
     ckpt = str(a.value(node, "ckpt_name") or default)
     encoder = next((e for e in ("vitg", "vitl", "vitb", "vits") if e in ckpt.lower()), "vitl")
     # read by the Depth Anything V2 name rules (families/depth_anything2.py): V1 is the same DINOv2 + DPT layout
-    ref = ModelRef(name=ckpt, role="diffusion", folder=FOLDER, loader_node=node.id, loader_type=node.type,
-                   weight_dtype=PACK_FP32, hint=f"depth_anything_v2_{encoder}")
-    stage = Stage(kind=SAMPLE, node_id=node.id, node_type=node.type, models=(ref,), cfg=None, uses_negative=False,
-                  steps=1)
+    stage = _own_stage(a, node, ckpt, f"depth_anything_v2_{encoder}")
     size = a.image_size(a.link(node, "image"))
     if size is None or not size.width or not size.height:
         a.unpriced(f"the image's size is not known before it loads: Depth Anything {version} resizes its short side "
@@ -90,7 +104,7 @@ def _depth_anything(a, node, node_type: str) -> Stage:
     width, ffn, features = int(arch["hidden_size"]), int(arch["ffn_dim"]), DA2.ENCODERS[encoder][3]
     nbytes = 4  # fp32 modules, no autocast
     tokens, vit, head = DA2.working_bytes(encoder, h, w, nbytes)
-    said = f"{size.width}×{size.height}" + ("" if size.exact else " (assumed)")
+    said = _said(size)
     working = (
         ("ViT activations (formula)", vit,
          f"first-principles formula, uncalibrated: {said} -> {w}×{h} (short side {DA_INPUT}, multiples of 14) -> "
@@ -107,71 +121,64 @@ def _depth_anything(a, node, node_type: str) -> Stage:
                         "head's peaks come one after the other")
 
 
+def _detect_map(a, node):
+    """(image size, (map width, map height)) of resize_image_with_pad: the image scaled to ``resolution`` on its
+    short side (512 when unset or under 64, utils.py:69), each side padded to a multiple of 64; (None, None) when
+    the image's size is not known before running."""
+    resolution = a.value(node, "resolution")
+    res = min(int(resolution) if isinstance(resolution, (int, float)) and resolution >= 64 else 512, 16384)
+    size = a.image_size(a.link(node, "image"))
+    if size is None or not size.width or not size.height:
+        return None, (_pad64(res), _pad64(res))
+    short, long = min(size.width, size.height), max(size.width, size.height)
+    map_short, map_long = _pad64(res), _pad64(round(long * res / short))
+    return size, ((map_long, map_short) if size.width >= size.height else (map_short, map_long))
+
+
+def _priced(a, stage, label: str, family: str, nbytes: int, why: str) -> Stage:
+    """The stage with its traced working memory times the allocator calibration, and a note of it."""
+    k = memory.calibration(family)
+    a.stage_note(f"{label} (comfyui_controlnet_aux): one image at a time, ~{fmt_mib(int(nbytes * k))}")
+    return _replace(stage, working=((f"{label} (traced)", int(nbytes * k),
+                                     f"{why}: {fmt_mib(nbytes)} × {k} for the allocator and untraced transients"),))
+
+
 MIDAS_NODES = ("MiDaS-DepthMapPreprocessor", "MiDaS-NormalMapPreprocessor")
 
 
-def _pad64(x: int) -> int:
-    return -(-x // 64) * 64
-
-
-def _midas(a, node, resolution) -> Stage:
+def _midas(a, node) -> Stage:
     """MidasDetector (midas/transformers.py): DPT-Hybrid on a 384 x 384 resize of each image (a traced constant), the
-    depth map resized back to the detect map: the image scaled to ``resolution`` on its short side, padded to 64
-    (resize_image_with_pad)."""
-    ref = ModelRef(name=MIDAS.HF_REPO, role="diffusion", folder=FOLDER, loader_node=node.id, loader_type=node.type,
-                   weight_dtype=PACK_FP32, hint="dpt_hybrid-midas")
-    stage = Stage(kind=SAMPLE, node_id=node.id, node_type=node.type, models=(ref,), cfg=None, uses_negative=False,
-                  steps=1)
-    res = int(resolution) if isinstance(resolution, (int, float)) and resolution >= 64 else 512  # utils.py:69
-    res = min(res, 16384)
-    size = a.image_size(a.link(node, "image"))
-    k = memory.calibration(MIDAS.FAMILY)
-    if size is not None and size.width and size.height:
-        short, long = min(size.width, size.height), max(size.width, size.height)
-        map_w, map_h = _pad64(res), _pad64(round(long * res / short))
-        said = f"{size.width}×{size.height}" + ("" if size.exact else " (assumed)")
-        where = f"the detect map of {said}: {map_h}×{map_w} px"
+    depth map resized back to the detect map."""
+    stage = _own_stage(a, node, MIDAS.HF_REPO, "dpt_hybrid-midas")
+    size, (map_w, map_h) = _detect_map(a, node)
+    if size is not None:
+        where = f"the detect map of {_said(size)}: {max(map_w, map_h)}×{min(map_w, map_h)} px"
     else:
         # the map's long side follows the image's aspect; it outgrows the network only past this many pixels
-        map_w = map_h = _pad64(res)
         limit = MIDAS.TRACE_BYTES // MIDAS.DEPTH_MAP_BYTES_PER_PIXEL // max(1, map_w)
         a.stage_note(f"{node.type}: the image's size is not known here: a depth map up to {map_w}×{limit} px (an "
                      f"aspect ratio of {limit / map_w:.0f}:1) stays below the network's own peak, assumed")
         where = f"a square detect map of {map_w}×{map_h} px"
-    nbytes = MIDAS.working_bytes(map_w, map_h)
-    why = (f"{MIDAS.TRACE_SOURCE}, so the network does not depend on the image's size; the depth map resized to "
-           f"{where} and its copy take {MIDAS.DEPTH_MAP_BYTES_PER_PIXEL} bytes a pixel: {fmt_mib(nbytes)} × {k} for "
-           "the allocator and untraced transients")
-    a.stage_note(f"MiDaS DPT-Hybrid (comfyui_controlnet_aux): one image at a time, ~{fmt_mib(int(nbytes * k))}")
-    return _replace(stage, working=(("MiDaS DPT-Hybrid (traced)", int(nbytes * k), why),))
+    return _priced(a, stage, "MiDaS DPT-Hybrid", MIDAS.FAMILY, MIDAS.working_bytes(map_w, map_h),
+                   f"{MIDAS.TRACE_SOURCE}, so the network does not depend on the image's size; the depth map resized "
+                   f"to {where} and its copy take {MIDAS.DEPTH_MAP_BYTES_PER_PIXEL} bytes a pixel")
 
 
 ZOE_NODES = ("Zoe-DepthMapPreprocessor", "Zoe_DepthAnythingPreprocessor")
 
 
-def _zoe(a, node, resolution) -> Stage:
+def _zoe(a, node) -> Stage:
     """ZoeDetector (zoe/transformers.py): ZoeDepth NK on the detect map resized toward 384 x 512 (its aspect kept)."""
-    ref = ModelRef(name=ZOE.HF_REPO, role="diffusion", folder=FOLDER, loader_node=node.id, loader_type=node.type,
-                   weight_dtype=PACK_FP32, hint="zoedepth")
-    stage = Stage(kind=SAMPLE, node_id=node.id, node_type=node.type, models=(ref,), cfg=None, uses_negative=False,
-                  steps=1)
-    res = min(int(resolution) if isinstance(resolution, (int, float)) and resolution >= 64 else 512, 16384)
-    size = a.image_size(a.link(node, "image"))
-    if size is None or not size.width or not size.height:
+    stage = _own_stage(a, node, ZOE.HF_REPO, "zoedepth")
+    size, (map_w, map_h) = _detect_map(a, node)
+    if size is None:
         a.unpriced("the image's size is not known before it loads: ZoeDepth's input keeps the image's aspect (384 "
                    "high for a wide image, 512 wide for a tall one), so its size decides the memory")
         return stage
-    short, long = min(size.width, size.height), max(size.width, size.height)
-    map_short, map_long = _pad64(res), _pad64(round(long * res / short))
-    map_w, map_h = (map_long, map_short) if size.width >= size.height else (map_short, map_long)
     in_w, in_h = ZOE.model_input(map_w, map_h)
-    nbytes, k = ZOE.working_bytes(map_w, map_h), memory.calibration(ZOE.FAMILY)
-    said = f"{size.width}×{size.height}" + ("" if size.exact else " (assumed)")
-    why = (f"{ZOE.TRACE_SOURCE}: {ZOE.BYTES_PER_INPUT_PIXEL:,} bytes a model-input pixel at most; {said} -> a "
-           f"{map_w}×{map_h} detect map -> a {in_w}×{in_h} input: {fmt_mib(nbytes)} × {k} for the allocator and "
-           "untraced transients")
-    a.stage_note(f"ZoeDepth NK (comfyui_controlnet_aux): one image at a time, ~{fmt_mib(int(nbytes * k))}")
-    return _replace(stage, working=(("ZoeDepth NK (traced)", int(nbytes * k), why),))
+    return _priced(a, stage, "ZoeDepth NK", ZOE.FAMILY, ZOE.working_bytes(map_w, map_h),
+                   f"{ZOE.TRACE_SOURCE}: {ZOE.BYTES_PER_INPUT_PIXEL:,} bytes a model-input pixel at most; "
+                   f"{_said(size)} -> a {map_w}×{map_h} detect map -> a {in_w}×{in_h} input")
 
 
 def _run(a, node):
@@ -184,9 +191,9 @@ def _run(a, node):
     if node_type in DEPTH_ANYTHING:
         return _depth_anything(a, node, node_type)
     if node_type in MIDAS_NODES:
-        return _midas(a, node, a.value(node, "resolution"))
+        return _midas(a, node)
     if node_type in ZOE_NODES:
-        return _zoe(a, node, a.value(node, "resolution"))
+        return _zoe(a, node)
     a.unpriced(f"{node.type} runs {_what(node_type)}, which no rule of this estimator prices")
     return Stage(kind=SAMPLE, node_id=node.id, node_type=node.type, cfg=None, uses_negative=False, steps=1)
 

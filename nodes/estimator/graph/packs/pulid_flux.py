@@ -28,16 +28,20 @@ def _eva_loader(a, node, slot, type_, visiting):
 
 
 @loader
-def _insightface_loader(a, node, slot, type_, visiting):
-    if type_ != FACEANALYSIS:
-        return []
-    provider = str(a.value(node, "provider") or "CPU")
+def insightface_refs(node, provider) -> list:
+    """InsightFace antelopev2 on ``provider`` (the loader's widget): nothing on the CPU provider; on a GPU one an
+    unpriced reference that says so (onnxruntime's arena is not priced)."""
+    provider = str(provider or "CPU")
     if provider.upper() == "CPU":
         return []
     why = (f"InsightFace antelopev2 on the {provider} provider: onnxruntime's GPU memory is not priced (the CPU "
            "provider holds none)")
     return [ModelRef(name=f"({why})", role="pulid", folder="insightface", loader_node=node.id, loader_type=node.type,
                      unset=True)]
+
+
+def _insightface_loader(a, node, slot, type_, visiting):
+    return insightface_refs(node, a.value(node, "provider")) if type_ == FACEANALYSIS else []
 
 
 def _pack_held(a, node, type_, visiting, inputs, facexlib: bool = True) -> list:

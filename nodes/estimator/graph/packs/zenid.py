@@ -15,10 +15,9 @@ family hint (Pack.controlnet_hints). InsightFace: nothing on the CPU provider, n
 """
 from __future__ import annotations
 
-from ...workload import TEXT_ENCODE, ModelRef
-from ..base import _replace
-from . import Pack, image_sd_latent, loader, model_file_loader
-from .pulid_flux import FACEANALYSIS, _insightface_loader
+from ...workload import TEXT_ENCODE
+from . import Pack, encode_and_prompts, image_sd_latent, loader, model_file_loader
+from .pulid_flux import FACEANALYSIS, _insightface_loader, insightface_refs
 
 INSTANTID_MODEL = "INSTANTID"
 APPLY, COMBINE = "ApplyZenID", "ZenIDCombineFace"
@@ -34,13 +33,7 @@ def _held(a, node, slot, type_, visiting):
     ref = a.loader_ref(node, "instantid_file", role="instantid", folder="instantid")
     if ref is not None and ref not in refs:
         refs.append(ref)
-    provider = str(a.value(node, "insightface") or "CPU")
-    if provider.upper() != "CPU":
-        why = (f"InsightFace antelopev2 on the {provider} provider: onnxruntime's GPU memory is not priced (the CPU "
-               "provider holds none)")
-        refs.append(ModelRef(name=f"({why})", role="pulid", folder="insightface", loader_node=node.id,
-                             loader_type=node.type, unset=True))
-    return refs
+    return refs + insightface_refs(node, a.value(node, "insightface"))
 
 
 def _latent(a, node, slot, depth):
@@ -51,10 +44,7 @@ def _latent(a, node, slot, depth):
 def _apply_stages(a, node):
     """Its own work: the source image VAE-encoded (twice, one after the other: priced once) and its fixed prompts
     through the CLIP it is given."""
-    text = a.text_stage(node)
-    text = _replace(text, models=tuple(m for m in text.models if m.role != "vae" and m.part != "vae"),
-                    text_tokens=max(text.text_tokens or 0, 77))
-    return [a.encode_stage(node, pixels="image_source"), text]
+    return encode_and_prompts(a, node, "image_source", min_tokens=77)
 
 
 PACK = Pack(
