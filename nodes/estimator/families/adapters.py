@@ -42,7 +42,7 @@ FAMILY_ENTRY = {
 # File-name rules by kind: first match wins, specific before general (name_infer)
 NAME_RULES = {
     CLIP_VISION: (
-        _r(r"clip.*vit[_-]?h(?![a-z])|clip[_-]?vision[_-]?h(?![a-z])", "clip-vision", "CLIP vision ViT-H", P_CLIP_VISION_H, f"{_C} P_CLIP_VISION_H (computed)"),
+        _r(r"clip.*vit[_-]?h(?![a-z])|clip[_-]?vision[_-]?h(?![a-z])|clip.*vit[_-]?huge[_-]?14.*visual", "clip-vision", "CLIP vision ViT-H", P_CLIP_VISION_H, f"{_C} P_CLIP_VISION_H (computed)"),
     ),
     UPSCALER: (
         _r(r"esrgan|ultrasharp|x4plus|(?<![a-z0-9])[248]x[_-]", "esrgan", "ESRGAN upscaler"),

@@ -204,7 +204,7 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
         return _model_patch_bytes(info, ref, device)
     if ref.weight_dtype == PACK_16BIT and params and info.kind in (DIFFUSION, TEXT_ENCODER):
         return params * 2, "16-bit: the node pack casts the weights to its precision widget, whatever the file"
-    if ref.weight_dtype == PACK_FP32 and params and info.kind in (DIFFUSION, TEXT_ENCODER):
+    if ref.weight_dtype == PACK_FP32 and params and info.kind in (DIFFUSION, TEXT_ENCODER, CLIP_VISION):
         return params * 4, "fp32: the node pack builds fp32 modules and copies the file into them"
     if info.kind == DIFFUSION:
         if ref.weight_dtype in FP8_WIDGETS:

@@ -15,6 +15,8 @@ runtime simulator applies those rules instead of ComfyUI's.
 """
 from __future__ import annotations
 
+import math
+
 from ...workload import AUDIO_ENCODE, CLIP_VISION_ENCODE, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape, ModelRef, Stage
 from ...machine.resolve import PACK_FP32
 from ..base import MAX_CHAIN, _Link, _replace
@@ -59,6 +61,7 @@ INPUT_TYPES = {
     "WanVideoFunCameraEmbeds": {"poses": "CAMERACTRL_POSES"},
     "WanVideoImageToVideoEncode": {"vae": "WANVAE", "clip_embeds": "WANVIDIMAGE_CLIPEMBEDS", "start_image": "IMAGE", "end_image": "IMAGE", "control_embeds": "WANVIDIMAGE_EMBEDS", "temporal_mask": "MASK", "extra_latents": "LATENT", "add_cond_latents": "ADD_COND_LATENTS"},
     "WanVideoImageToVideoMultiTalk": {"vae": "WANVAE", "start_image": "IMAGE", "clip_embeds": "WANVIDIMAGE_CLIPEMBEDS"},
+    "WanVideoImageClipEncode": {"clip_vision": "CLIP_VISION", "image": "IMAGE", "vae": "WANVAE"},
     "HuMoEmbeds": {"whisper_model": "WHISPERMODEL", "vae": "WANVAE", "reference_images": "IMAGE", "audio": "AUDIO"},
     "MultiTalkWav2VecEmbeds": {"wav2vec_model": "WAV2VECMODEL", "audio": "AUDIO", "audio_1": "AUDIO", "audio_2": "AUDIO",
                                "audio_3": "AUDIO", "audio_4": "AUDIO", "ref_target_masks": "MASK"},
@@ -109,6 +112,7 @@ OUTPUT_TYPES = {
     "WanVideoFunCameraEmbeds": ["WANVIDIMAGE_EMBEDS"],
     "WanVideoImageToVideoEncode": ["WANVIDIMAGE_EMBEDS"],
     "WanVideoImageToVideoMultiTalk": ["WANVIDIMAGE_EMBEDS", "STRING"],
+    "WanVideoImageClipEncode": ["WANVIDIMAGE_EMBEDS"],
     "WhisperModelLoader": ["WHISPERMODEL"],
     "MultiTalkModelLoader": ["MULTITALKMODEL"],
     "FantasyTalkingModelLoader": ["FANTASYTALKINGMODEL"],
@@ -182,6 +186,8 @@ WIDGETS = {
     "WanVideoLoraSelect": ["lora", "strength"],
     "WanVideoLoraSelectMulti": [n for i in range(5) for n in (f"lora_{i}", f"strength_{i}")],
     "WanVideoVACEModelSelect": ["vace_model"],
+    "WanVideoImageClipEncode": ["generation_width", "generation_height", "num_frames", "force_offload",
+                                "noise_aug_strength", "latent_strength", "clip_embed_strength", "adjust_resolution"],
 }
 
 
@@ -224,6 +230,18 @@ def _talk_loader(a, node, slot, type_, visiting):
         return []
     name = str(a.value(node, "model") or "")
     ref = a.loader_ref(node, "model", role="controlnet", folder="diffusion_models", gguf=name.endswith(".gguf"))
+    return [ref] if ref else []
+
+
+@loader
+def _clip_loader(a, node, slot, type_, visiting):
+    """LoadWanVideoClipTextEncoder: Wan's open-clip ViT-H from models/clip_vision, built in its ``precision``
+    (nodes.py: CLIPModel(dtype=dtype, ...)); fp32 keeps 4 bytes a weight."""
+    if type_ != "CLIP_VISION":
+        return []
+    fp32 = a.value(node, "precision") == "fp32"
+    ref = a.loader_ref(node, "model_name", role="clip_vision", folder="clip_vision",
+                       weight_dtype=PACK_FP32 if fp32 else None)
     return [ref] if ref else []
 
 
@@ -297,6 +315,8 @@ def embeds_shape(a, link, depth: int = 0) -> LatentShape | None:
         if all(k in node.inputs for k in ("width", "height", "num_frames")) or node.type in (
                 "WanVideoPhantomEmbeds", MULTITALK):
             return _embeds_creator(a, node)
+        if node.type in IMAGE_CLIP_ENCODERS:
+            return image_clip_shape(a, node)
         if node.type in ("WanVideoControlEmbeds", RECAMMASTER):  # target_shape: the given latents' shape
             return a.latent(a.link(node, "latents"), depth + 1)
         ins = a.linked_inputs_of_type(node, "WANVIDIMAGE_EMBEDS")
@@ -357,6 +377,54 @@ def _embeds_creator(a, node) -> LatentShape | None:
                        frames=latent_frames, pixel_height=height, pixel_width=width, pixel_frames=frames,
                        spatial_compression=spatial, temporal_compression=temporal,
                        source_node=node.id, source_type=node.type)
+
+
+# The wrapper's first image-to-video node (nodes.py WanVideoImageClipEncode, to spring 2025) and its start-and-end
+# fork (raindrop313/ComfyUI-WanVideoStartEndFrames nodes.py WanVideoSEImageClipEncode): the image the first, the
+# start and end images the second. The fork samples one more latent frame: (num_frames - 1) // 4 + 2.
+IMAGE_CLIP_ENCODERS = {"WanVideoImageClipEncode": ("image", "image", 1),
+                       "WanVideoSEImageClipEncode": ("start", "end", 2)}
+
+
+def image_clip_shape(a, node) -> LatentShape | None:
+    """The latent of a WanVideo(SE)ImageClipEncode. With adjust_resolution (the default) the video keeps the image's
+    aspect at generation_width x generation_height's area: lat_h = sqrt(area * H / W) // 8 // 2 * 2, lat_w likewise
+    (H from the first image, W from the second: the fork reads ``start.shape[1], end.shape[2]``). An image whose size
+    the graph does not fix is priced at generation_width x generation_height, whose area bounds every aspect's.
+    Without adjust_resolution, the widgets' size. It VAE-encodes num_frames + 1 frames (the image(s), zeros between)."""
+    first, second, extra = IMAGE_CLIP_ENCODERS[node.type]
+    width, height = a.number(node, "generation_width"), a.number(node, "generation_height")
+    frames = a.number(node, "num_frames")
+    if None in (width, height, frames):
+        return None
+    a.check_size(node, width, height, frames, 1)
+    lat_h, lat_w = height // 8, width // 8
+    if a.value(node, "adjust_resolution") is not False:
+        first_size, second_size = a.image_size(a.link(node, first)), a.image_size(a.link(node, second))
+        if first_size is not None and second_size is not None and first_size.exact and second_size.exact \
+                and first_size.height and second_size.width:
+            ratio, area = first_size.height / second_size.width, width * height
+            lat_h = int(math.sqrt(area * ratio) // 8 // 2 * 2)
+            lat_w = int(math.sqrt(area / ratio) // 8 // 2 * 2)
+        else:
+            a.note(f"{a.label(node)}: the video takes the image's aspect at {width}x{height}'s area; the image's size "
+                   f"is not fixed by the graph, so priced at {width}x{height} (no aspect gives a larger area)")
+    if lat_h <= 0 or lat_w <= 0:
+        return None
+    return LatentShape(batch=1, channels=16, height=lat_h, width=lat_w, frames=(frames - 1) // 4 + extra,
+                       pixel_height=lat_h * 8, pixel_width=lat_w * 8, pixel_frames=frames + 1,
+                       spatial_compression=8, temporal_compression=4, source_node=node.id, source_type=node.type)
+
+
+def image_clip_encode(a, node):
+    """WanVideo(SE)ImageClipEncode's own work, one after the other: the CLIP vision model on the image, then the
+    VAE on num_frames + 1 frames (nodes.py: clip_vision.model.to(device) ... vae.encode)."""
+    first, second, _ = IMAGE_CLIP_ENCODERS[node.type]
+    clip = _replace(a.clip_vision_stage(node), manager=MANAGER)
+    encode = a.encode_stage(node, vae_type="WANVAE", pixels=first)
+    if encode is None:
+        return [clip]
+    return [clip, _replace(encode, latent=image_clip_shape(a, node), manager=MANAGER)]
 
 
 def _reference_count(a, node) -> int:
@@ -642,7 +710,8 @@ PACK = Pack(
     stage_kinds={"WanVideoTextEncode": TEXT_ENCODE, "WanVideoTextEncodeCached": TEXT_ENCODE,
                  "WanVideoClipVisionEncode": CLIP_VISION_ENCODE, "WanVideoImageToVideoEncode": VAE_ENCODE,
                  "WanVideoVACEEncode": VAE_ENCODE, "WanVideoAnimateEmbeds": VAE_ENCODE,
-                 "WanVideoImageToVideoMultiTalk": VAE_ENCODE, "HuMoEmbeds": VAE_ENCODE, **{t: SAMPLE for t in SAMPLERS},
+                 "WanVideoImageToVideoMultiTalk": VAE_ENCODE, "HuMoEmbeds": VAE_ENCODE,
+                 "WanVideoImageClipEncode": VAE_ENCODE, **{t: SAMPLE for t in SAMPLERS},
                  "MultiTalkWav2VecEmbeds": AUDIO_ENCODE, "FantasyTalkingWav2VecEmbeds": AUDIO_ENCODE,
                  "WanVideoDecode": VAE_DECODE, "WanVideoEncode": VAE_ENCODE},
     handled=SETTINGS | EMBED_CREATORS | {"WanVideoSetBlockSwap", "WanVideoControlnet", "WanVideoAddControlEmbeds",
@@ -657,11 +726,11 @@ PACK = Pack(
                     "WANVIDLORA", "VACEPATH", "WANVIDIMAGE_CLIPEMBEDS", "WANVIDEOCONTROLNET"},
     # one file widget each (HuMo/nodes.py WhisperModelLoader: Whisper's encoder, decoder dropped)
     simple_loaders={"WanVideoVAELoader": ("model_name", "vae", "vae", "WANVAE"),
-                    "LoadWanVideoClipTextEncoder": ("model_name", "clip_vision", "clip_vision", "CLIP_VISION"),
                     "WhisperModelLoader": ("model", "audio_encoder", "audio_encoders", "WHISPERMODEL")},
     refs={"WanVideoModelLoader": _model_loader, "LoadWanVideoT5TextEncoder": _t5_loader,
           "WanVideoLoraSelect": _lora_select, "WanVideoLoraSelectMulti": _lora_select,
-          "WanVideoVACEModelSelect": _vace_select, "WanVideoSetLoRAs": _set_loras,
+          "WanVideoVACEModelSelect": _vace_select, "LoadWanVideoClipTextEncoder": _clip_loader,
+          "WanVideoSetLoRAs": _set_loras,
           "DownloadAndLoadWav2VecModel": _wav2vec_loader, "Wav2VecModelLoader": _wav2vec_loader,
           "MultiTalkModelLoader": _talk_loader, "FantasyTalkingModelLoader": _talk_loader},
     latents={**{t: _sampler_latent for t in SAMPLERS}, "WanVideoEncode": _encode_latent},
@@ -671,5 +740,6 @@ PACK = Pack(
             "WanVideoImageToVideoEncode": _image_to_video_encode, "WanVideoVACEEncode": _image_to_video_encode,
             "WanVideoAnimateEmbeds": _image_to_video_encode, "WanVideoImageToVideoMultiTalk": _image_to_video_encode,
             "HuMoEmbeds": _humo_embeds, "MultiTalkWav2VecEmbeds": _wav2vec_embeds,
+            "WanVideoImageClipEncode": image_clip_encode,
             "FantasyTalkingWav2VecEmbeds": _wav2vec_embeds},
 )
