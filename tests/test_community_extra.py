@@ -267,13 +267,20 @@ def test_a_workflow_component_that_makes_a_pipe_from_a_checkpoint_is_its_loader(
     assert budget.complete and budget.verdict == "fits"
 
 
-def test_a_third_party_sampler_of_a_model_type_a_module_knows_is_never_read_as_free():
-    """WanVideoStartEndFrames' own loader makes the WANVIDEOMODEL type WanVideoWrapper's module knows, and its own
-    sampler (WanVideoSESampler) runs it: no module describes that node, so it is a stage that says what it runs, not a
-    pass-through (it had been read as free: a confident 'fits' that left out a 14B fp16 sampler)."""
-    data = json.loads((FOLDER / "raindrop313__ComfyUI-WanVideoStartEndFrames__Wan2.1_sei_workflow.json")
-                      .read_text(encoding="utf-8"))
-    runners = {s.node_type: s.unpriced for s in read_workflow(data).stages if s.unpriced}
-    assert "runs a WANVIDEOMODEL model" in runners["WanVideoSESampler"], runners
+@pytest.mark.parametrize("name,sampler,model_type", [
+    ("raindrop313__ComfyUI-WanVideoStartEndFrames__Wan2.1_sei_workflow.json", "WanVideoSESampler", "WANVIDEOMODEL"),
+    ("logtd__ComfyUI-HunyuanLoom__wrapper_example_hunyuan_flowedit.json", "HyVideoFlowEditSamplerWrapper",
+     "HYVIDEOMODEL")])
+def test_a_third_party_sampler_of_a_model_type_a_module_knows_is_never_read_as_free(name, sampler, model_type):
+    """A model type a pack module's loader makes (WANVIDEOMODEL, HYVIDEOMODEL: packs.Pack.model_types), consumed by a
+    node no module describes, is a stage that says what it runs, not a pass-through. WanVideoStartEndFrames' sampler
+    had been read as free (a confident 'fits' that left out a 14B fp16 sampler); both examples' samplers are now
+    described (graph/packs/wanvideo_startend.py, hunyuanloom.py), so the rule is checked with them renamed."""
+    data = json.loads((FOLDER / name).read_text(encoding="utf-8"))
+    assert estimate(read_workflow(data), device_for_launch(find_card("RTX 4090"), LaunchFlags())).complete
+    for node in data["nodes"]:
+        if node["type"] == sampler:
+            node["type"] = "SomeoneElsesSampler"
     budget = estimate(read_workflow(data), device_for_launch(find_card("RTX 4090"), LaunchFlags()))
     assert not budget.complete and budget.verdict == "unknown"
+    assert not any("SomeoneElsesSampler' read as passing" in n for n in budget.notes), budget.notes

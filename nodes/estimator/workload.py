@@ -102,6 +102,9 @@ class Stage:
     # pipeline a pack drives with its own `offload` mode (runtime.run_diffusers).
     manager: str | None = None
     blocks_to_swap: int | None = None
+    # block swap over blocks of unequal sizes (HunyuanVideoWrapper's double and single blocks): (count swapped,
+    # parameters of one block) pairs; runtime.run_wrapper prices them as their share of the model's weights
+    swap_blocks: tuple[tuple[int, int], ...] = ()
     offload: str = ""  # manager "diffusers": "full" | "model" | "sequential" | "group" (runtime.OFFLOAD_MODES)
     # what makes a stage a node pack places fit when it does not, in that pack's own widgets ("" = the rule's own)
     offload_fix: str = ""

@@ -82,7 +82,7 @@ VAES = (
 NAME_RULES = {
     DIFFUSION: (
         _r(r"hunyuan[_-]?video[_-]?1[._]?5|hunyuanvideo15", "hunyuan-video-1.5", "HunyuanVideo 1.5", P_HUNYUAN_VIDEO_15, f"{_C} P_HUNYUAN_VIDEO_15 (model card)"),
-        _r(r"hunyuan[_-]?video|hyvid", "hunyuan-video", "HunyuanVideo (13B)", P_HUNYUAN_VIDEO, f"{_C} P_HUNYUAN_VIDEO (25.6 GB bf16 listing / 2)"),
+        _r(r"hunyuan[_-]?video|hyvid|skyreels.*hunyuan", "hunyuan-video", "HunyuanVideo (13B)", P_HUNYUAN_VIDEO, f"{_C} P_HUNYUAN_VIDEO (25.6 GB bf16 listing / 2)"),
         # Capybara: ComfyUI 0.18.2 detects it as HunyuanVideo15 (no code of its own; same 54 double blocks)
         _r(r"capybara", "hunyuan-video-1.5", "Capybara (HunyuanVideo 1.5 architecture, 8.3B)", P_HUNYUAN_VIDEO_15,
            f"{_C} P_HUNYUAN_VIDEO_15 (model card)"),

@@ -120,7 +120,8 @@ NAME_RULES = {
         _r(r"causal[_-]?forcing", "wan2.1-1.3b-causal", "Causal Forcing framewise (Wan 2.1 1.3B)", P_WAN13,
            f"{_C} P_WAN13 (computed)"),
         _r(r"wan.*1[._]3b|1[._]3b.*wan|wanvideo.*1[._]3b", "wan2.1-1.3b", "Wan 2.1 1.3B", P_WAN13, f"{_C} P_WAN13 (computed)"),
-        _r(r"wan|(?:14b.*(?:[it]2v|flf2v|vace|480p|720p))|lightx2v|causvid|skyreels|phantom|humo|recammaster|fantasy"
+        # SkyReels V2 is Wan; SkyReels V1 ("skyreels_hunyuan_i2v") is HunyuanVideo (families/hunyuan_video.py)
+        _r(r"wan|(?:14b.*(?:[it]2v|flf2v|vace|480p|720p))|lightx2v|causvid|skyreels(?!.*hunyuan)|phantom|humo|recammaster|fantasy"
            r"(?:talking|portrait)|infinite_?talk|steadydancer|pusa|magref|scail",
            "wan2.1-14b", "Wan 2.1 14B", P_WAN14_T2V, f"{_C} P_WAN14_T2V (computed)"),
     ),

@@ -31,6 +31,8 @@ from .packs.core import VIRTUAL_VAES
 # Socket types that matter for GPU memory: an unknown node touching one is "not understood".
 RELEVANT_TYPES = {"MODEL", "CLIP", "VAE", "LATENT", "CONDITIONING", "CONTROL_NET", "CLIP_VISION", "GUIDER",
                   "SIGMAS", "CLIP_VISION_OUTPUT", "UPSCALE_MODEL", "LATENT_UPSCALE_MODEL", "MODEL_PATCH"}
+# model types a node's sockets alone price (stage_kind: AudioEncoderEncode's AUDIO_ENCODER -> an AUDIO_ENCODE stage)
+SOCKET_PRICED = frozenset(RELEVANT_TYPES | {"AUDIO_ENCODER"})
 # API prompts carry no socket types; for a node the specs do not know, guess from the input name.
 NAME_TYPE_GUESS = {
     "model": "MODEL", "clip": "CLIP", "vae": "VAE", "samples": "LATENT", "latent": "LATENT",
@@ -84,7 +86,7 @@ def loaded_types(specs: Mapping) -> frozenset:
             out.update(str(o) for o in spec.get("out") or ())
     # AUDIO_ENCODER: the socket rule of stage_kind prices AudioEncoderEncode (an AUDIO_ENCODE stage). A pack module's
     # own types (WANVIDEOMODEL) stay in: a node no module describes that consumes one runs that model, never free
-    types = frozenset(out - plain - RELEVANT_TYPES - {"AUDIO_ENCODER"})
+    types = frozenset(out - plain - SOCKET_PRICED)
     if len(_LOADED_TYPES) > 8:  # live ComfyUI spec tables: keep a few
         _LOADED_TYPES.clear()
     _LOADED_TYPES[id(specs)] = (specs, types)
@@ -707,7 +709,8 @@ class _Analyzer:
         if node.type not in self.specs:
             return None
         outs = {str(o) for o in node.output_types or ()}
-        loaded = self._loaded_types
+        # this ComfyUI's loaders' types and the pack modules' (a module's loader is known, so never recorded as one)
+        loaded = self._loaded_types | (R.model_types - SOCKET_PRICED)
         spec_in = self.specs[node.type].get("in") or {}
         for name, v in node.inputs.items():
             if not isinstance(v, _Link):

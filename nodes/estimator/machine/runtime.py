@@ -253,11 +253,14 @@ def prefetch_block_bytes(model, loaded_bytes: int) -> int:
 WRAPPER = "WanVideoWrapper"
 SEEDVR2 = "SeedVR2"  # numz/ComfyUI-SeedVR2_VideoUpscaler: its own placement, block swap and phases
 KOLORS_MZ = "ComfyUI-Kolors-MZ"  # its ChatGLM3 text encode: the whole model moved to the GPU by hand
+HYVIDEO = "HunyuanVideoWrapper"  # kijai/ComfyUI-HunyuanVideoWrapper: its DiT moved to the GPU whole by the sampler
 # the packs that place a whole model themselves with block swap (run_wrapper), and the rule each follows
 BLOCK_SWAP_RULES = {
     WRAPPER: "ComfyUI-WanVideoWrapper nodes_model_loading.py / nodes_sampler.py (block swap, no partial load)",
     SEEDVR2: "ComfyUI-SeedVR2_VideoUpscaler src/core/generation_phases.py, src/optimization/blockswap.py (one model "
              "per phase, block swap, no partial load)",
+    HYVIDEO: "ComfyUI-HunyuanVideoWrapper nodes.py HyVideoSampler (manual offloading: transformer.to(device), the "
+             "whole DiT; no partial load)",
     KOLORS_MZ: "ComfyUI-Kolors-MZ mz_kolors_core.py chatglm3_text_encode (mm.unload_all_models(), then "
                "text_encoder.to(device): the whole model, no partial load)",
 }
@@ -312,15 +315,20 @@ def run_wrapper(sb, ctx: _Ctx) -> StageRun:
     num_layers = int(model.arch.get("depth", 0) or 0) if model.arch else 0
     per_block = block_bytes(sb, num_layers) if num_layers else 0
     swap = min(sb.stage.blocks_to_swap or 0, num_layers)
+    uneven = sb.stage.swap_blocks if model.params else ()
+    if uneven:  # blocks of unequal sizes: each swapped block's share of the weights, the largest one in flight
+        swap = sum(count for count, _ in uneven)
+        per_block = int(weights * max((p for c, p in uneven if c), default=0) / model.params)
     notes = []
-    if swap and ctx.vram_state in ("high", "gpu_only") and sb.stage.manager == WRAPPER:
+    if swap and ctx.vram_state in ("high", "gpu_only") and sb.stage.manager in (WRAPPER, HYVIDEO):
         # the wrapper swaps blocks to mm.unet_offload_device(), which is the GPU in high-VRAM mode (--highvram and
         # --gpu-only set VRAMState.HIGH_VRAM: model_management.py:1076-1080 / :563 in 0.33.0): nothing leaves the card
         flag = {"high": "--highvram", "gpu_only": "--gpu-only"}[ctx.vram_state]
         notes.append(f"block swap ({swap} blocks) does nothing under {flag}: the wrapper swaps to ComfyUI's offload "
                      "device, which is the GPU in high-VRAM mode")
         swap = 0
-    swapped = swap * per_block
+    swapped = swap * per_block if not uneven else int(weights * min(
+        1.0, sum(c * p for c, p in uneven) / model.params)) if swap else 0
     in_flight = per_block if swap else 0
     resident = weights - swapped
     cond_needed = sb.batch_factor
@@ -329,12 +337,15 @@ def run_wrapper(sb, ctx: _Ctx) -> StageRun:
     work = sb.working_bytes if k == 2 else work_single
     peak = ctx.context + resident + in_flight + work
     if swap:
-        notes.append(f"block swap: {swap} of {num_layers} blocks ({fmt_gib(swapped)}) stay in RAM")
+        notes.append(f"block swap: {swap} {'blocks' if uneven else f'of {num_layers} blocks'} ({fmt_gib(swapped)}) "
+                     "stay in RAM")
     if peak > ctx.capacity:
         short = peak - ctx.capacity
         more = math.ceil(short / per_block) if per_block else None
-        if sb.stage.blocks_to_swap and not swap:
+        if (sb.stage.blocks_to_swap or uneven) and not swap:
             fix = "start ComfyUI without --highvram / --gpu-only so that block swap can move blocks to RAM"
+        elif uneven:
+            fix = f"swap more blocks ({sb.stage.offload_fix or 'the block swap node'}), fp8 weights or fewer frames"
         elif more is not None and swap + more + (0 if swap else 1) <= num_layers:
             fix = f"set blocks_to_swap to {swap + more + (0 if swap else 1)} (of {num_layers})"
         else:

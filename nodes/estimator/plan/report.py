@@ -366,7 +366,10 @@ def _verdict_tail(budget, peak_stage) -> str:
         if budget.offload_bytes:
             parts.append(f"keeps {fmt_gib(budget.offload_bytes)} of weights in RAM: "
                          f"{speed_words(budget.slowdown, getattr(budget, 'slowdown_high', budget.slowdown))}")
-        manager = peak_stage.stage.manager  # a pack's own offloading, not ComfyUI's
+        # who keeps the weights in RAM: the stage that streams the most (a pack's own block swap, not ComfyUI's),
+        # which need not be the peak stage (a text encode can peak while the sampler swaps blocks)
+        streaming = max(zip(budget.stages, budget.runs), key=lambda p: p[1].streamed_bytes, default=None)
+        manager = (streaming[0] if streaming and streaming[1].streamed_bytes else peak_stage).stage.manager
         if budget.extra_seconds >= 1:
             parts.append(f"+{budget.extra_seconds:.0f} s once ({'copies' if manager else 'fallbacks'})")
         who = {None: "ComfyUI", "diffusers": "the pipeline"}.get(manager, manager)

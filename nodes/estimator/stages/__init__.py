@@ -132,6 +132,7 @@ _STUCK_WHY = {"gpu_only": f"with --gpu-only {_NEVER_OFF}", "high": f"with --high
               # the wrapper's loaders offload to mm.unet_offload_device() (T5, VAE and DiT alike), the GPU in
               # high-VRAM mode (model_management.py:1076-1080 in 0.33.0)
               "wrapper_high": "WanVideoWrapper offloads to ComfyUI's offload device, the GPU in high-VRAM mode",
+              "hyvideo_high": "HunyuanVideoWrapper offloads to ComfyUI's offload device, the GPU in high-VRAM mode",
               "seedvr2_kept": "offload_device 'none' on the SeedVR2 VAE loader keeps the VAE there"}
 
 
@@ -143,6 +144,8 @@ def _stuck_why(ctx, sb, model) -> str:
         return "seedvr2_kept" if sb.stage.offload == "full" else ""
     if sb.stage.manager == runtime.WRAPPER and ctx.vram_state in ("high", "gpu_only"):
         return "wrapper_high"
+    if sb.stage.manager == runtime.HYVIDEO and ctx.vram_state in ("high", "gpu_only"):
+        return "hyvideo_high"
     if ctx.vram_state == "gpu_only" or (ctx.vram_state == "high" and getattr(model, "kind", "") == DIFFUSION):
         return ctx.vram_state
     return ""

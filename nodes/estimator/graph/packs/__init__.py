@@ -55,6 +55,10 @@ PACK_API = frozenset({
 })
 
 
+# socket types that carry no model (a loader's STRING or INT output: a name, a count)
+PLAIN_TYPES = frozenset({"INT", "FLOAT", "STRING", "BOOLEAN", "COMBO", "IMAGE", "MASK", "AUDIO", "VIDEO", "*"})
+
+
 @dataclass
 class Pack:
     name: str
@@ -134,6 +138,15 @@ class Pack:
     def loaders(self) -> set:
         return (set(self.diffusion_loaders) | set(self.checkpoint_loaders) | set(self.te_loaders)
                 | set(self.simple_loaders) | {t for t, h in self.refs.items() if getattr(h, "loader", False)})
+
+    @cached_property
+    def model_types(self) -> set:
+        """The socket types the packs' loaders make (WANVIDEOMODEL, HYVIDEOMODEL, ...): a node no module describes
+        that consumes one runs that model, so it is never read as free (analyzer._unpriced_model_input)."""
+        out = {entry[3] for entry in self.simple_loaders.values()}
+        for t in self.loaders:
+            out.update(self.output_types.get(t, ()))
+        return out - PLAIN_TYPES
 
     @cached_property
     def known_types(self) -> set:
