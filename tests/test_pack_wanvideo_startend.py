@@ -129,3 +129,18 @@ def test_the_wrappers_own_first_image_clip_encode_makes_wans_frames():
     assert (latent.height, latent.width) == _fork_latent(832, 480, 720, 1280)
     assert {s.stage.kind for s in budget.stages if s.stage.node_type == "WanVideoImageClipEncode"} == {
         "clip_vision_encode", "vae_encode"}
+
+
+def test_reserve_vram_is_never_offered_for_a_model_a_pack_places_itself():
+    """--reserve-vram makes ComfyUI's own model management keep memory free and stream; WanVideoWrapper (and the
+    fork) put the DiT on the GPU by hand, so an OOM there is never answered with it (plan/advice.py rung 7)."""
+    from vram_budget.nodes.estimator.plan.advice import remedies_for
+
+    prompt = _prompt(832, 480)
+    prompt["1"]["inputs"].update(model="wan2.1_i2v_480p_14B_fp16.safetensors", quantization="disabled",
+                                 base_precision="fp16")
+    workload = read_workflow(prompt)
+    budget = estimate(workload, Device.from_card(find_card("RTX 4090")))
+    run = next(r for r, sb in zip(budget.runs, budget.stages) if sb.stage.kind == "sample")
+    assert run.outcome == "oom" and run.minimum_bytes <= budget.device.total_bytes
+    assert not any(r.kind == "offload" and "--reserve-vram" in r.title for r in remedies_for(budget, workload))

@@ -295,9 +295,11 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
             "creates no memory; it lets you use what is free", dev.reserved_unallocated_bytes, "nothing",
             new_peak=budget.peak_bytes)
     # 7. offload: ComfyUI already streams what does not fit; an OOM with offload available means
-    # its own activation estimate left too little room, and --reserve-vram makes it keep more free.
+    # its own activation estimate left too little room, and --reserve-vram makes it keep more free. Not for a model a
+    # node pack places itself (Stage.manager: WanVideoWrapper, a diffusers pipeline...): ComfyUI never loads it
     oom_sample = next((r for r, sb in zip(budget.runs, budget.stages)
-                       if r.outcome == "oom" and sb.stage.kind == SAMPLE and r.minimum_bytes <= cap), None)
+                       if r.outcome == "oom" and sb.stage.kind == SAMPLE and r.minimum_bytes <= cap
+                       and sb.stage.manager is None), None)
     if oom_sample is not None:
         reserve = math.ceil((oom_sample.shortfall_bytes + dev.reserve_bytes) / GiB * 10) / 10 + 0.1
         add(7, "offload", f"Launch ComfyUI with --reserve-vram {reserve:.1f}: runs, streaming more weights",
