@@ -150,15 +150,17 @@ def test_use_everywhere_links_are_read_as_the_pack_queues_them():
 def test_a_pack_model_runner_is_named_when_the_pack_renamed_its_type():
     """A workflow may record a pack's loaded-model type under another name than the pack's sources the table was
     read from (comfyui-inpaint-nodes' INPAINT_MODEL / INPAINTMODEL, before it had a module): either name makes the node
-    a model runner nothing prices. Here ComfyUI-DragNUWA's workflow, its DragNUWA type recorded as DRAG_NUWA."""
-    data = json.loads((FOLDER / "chaojie__ComfyUI-DragNUWA__workflow.json").read_text(encoding="utf-8"))
+    a model runner nothing prices. Here ComfyUI-MotionDiff's full example, its MD_CLIP type recorded as MDCLIP (it was
+    ComfyUI-DragNUWA's until that pack had a module)."""
+    path = FOLDER / "Fannovel16__ComfyUI-MotionDiff__full_motiondiff_example.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
     for node in data["nodes"]:
         for socket in node.get("inputs", []) + node.get("outputs", []):
-            if socket.get("type") == "DragNUWA":
-                socket["type"] = "DRAG_NUWA"
-    data["links"] = [link[:-1] + ["DRAG_NUWA"] if link[-1] == "DragNUWA" else link for link in data["links"]]
+            if socket.get("type") == "MD_CLIP":
+                socket["type"] = "MDCLIP"
+    data["links"] = [link[:-1] + ["MDCLIP"] if link[-1] == "MD_CLIP" else link for link in data["links"]]
     runners = {s.node_type: s.unpriced for s in read_workflow(data).stages if s.unpriced}
-    assert "runs a DragNUWA model" in runners["DragNUWA Run"], runners
+    assert "runs a MDCLIP model" in runners["MotionCLIPTextEncode"], runners
 
 
 def test_a_sink_of_images_with_no_recorded_outputs_is_not_a_model_the_estimate_misses():

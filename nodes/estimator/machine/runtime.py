@@ -254,6 +254,7 @@ WRAPPER = "WanVideoWrapper"
 SEEDVR2 = "SeedVR2"  # numz/ComfyUI-SeedVR2_VideoUpscaler: its own placement, block swap and phases
 KOLORS_MZ = "ComfyUI-Kolors-MZ"  # its ChatGLM3 text encode: the whole model moved to the GPU by hand
 HYVIDEO = "HunyuanVideoWrapper"  # kijai/ComfyUI-HunyuanVideoWrapper: its DiT moved to the GPU whole by the sampler
+DRAGNUWA = "ComfyUI-DragNUWA"  # its whole fp32 network moved to the GPU by the loader and left there
 # the packs that place a whole model themselves with block swap (run_wrapper), and the rule each follows
 BLOCK_SWAP_RULES = {
     WRAPPER: "ComfyUI-WanVideoWrapper nodes_model_loading.py / nodes_sampler.py (block swap, no partial load)",
@@ -261,11 +262,17 @@ BLOCK_SWAP_RULES = {
              "per phase, block swap, no partial load)",
     HYVIDEO: "ComfyUI-HunyuanVideoWrapper nodes.py HyVideoSampler (manual offloading: transformer.to(device), the "
              "whole DiT; no partial load)",
+    DRAGNUWA: "ComfyUI-DragNUWA nodes.py Drag.__init__ (drag_nuwa_net.to(device): the whole fp32 network, never "
+              "offloaded; no partial load)",
     KOLORS_MZ: "ComfyUI-Kolors-MZ mz_kolors_core.py chatglm3_text_encode (mm.unload_all_models(), then "
                "text_encoder.to(device): the whole model, no partial load)",
 }
+# the packs among them that have no block swap: the whole model goes to the GPU (the verdict says so)
+NO_BLOCK_SWAP = {KOLORS_MZ, DRAGNUWA}
 # what makes a whole-model stage of these packs fit when it does not (run_wrapper, a stage other than sampling)
-WHOLE_LOAD_FIX = {KOLORS_MZ: "the 8-bit or 4-bit ChatGLM3 file (chatglm3-8bit / -4bit.safetensors)"}
+WHOLE_LOAD_FIX = {KOLORS_MZ: "the 8-bit or 4-bit ChatGLM3 file (chatglm3-8bit / -4bit.safetensors)",
+                  DRAGNUWA: "a card with more memory: the pack has no offload, and its network is fp32 whatever the "
+                            "file"}
 
 
 def block_bytes(stage, num_layers: int) -> int:
@@ -344,6 +351,8 @@ def run_wrapper(sb, ctx: _Ctx) -> StageRun:
         more = math.ceil(short / per_block) if per_block else None
         if (sb.stage.blocks_to_swap or uneven) and not swap:
             fix = "start ComfyUI without --highvram / --gpu-only so that block swap can move blocks to RAM"
+        elif sb.stage.manager in NO_BLOCK_SWAP:
+            fix = WHOLE_LOAD_FIX.get(sb.stage.manager, "fewer frames or a smaller size")
         elif uneven:
             fix = f"swap more blocks ({sb.stage.offload_fix or 'the block swap node'}), fp8 weights or fewer frames"
         elif more is not None and swap + more + (0 if swap else 1) <= num_layers:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..machine import placement
 from .evidence import version_tuple
 from ..units import GiB, fmt_gib, user_words
-from ..machine.runtime import speed_words
+from ..machine.runtime import NO_BLOCK_SWAP, speed_words
 
 VERDICT_TEXT = {"fits": "FITS", "tight": "FITS (TIGHT)", "runs_slower": "RUNS, SLOWER", "oom": "OUT OF MEMORY",
                 "unknown": "CAN'T TELL"}
@@ -378,7 +378,8 @@ def _verdict_tail(budget, peak_stage) -> str:
     failing = next((sb for sb, r in zip(budget.stages, budget.runs) if r.outcome == "oom"), peak_stage)
     manager = failing.stage.manager
     how = ("even with ComfyUI's offloading" if manager is None else "with the pipeline's offload mode as set"
-           if manager == "diffusers" else f"with {manager}'s block swap as set")
+           if manager == "diffusers" else f"as {manager} places it (the whole model, no partial load)"
+           if manager in NO_BLOCK_SWAP else f"with {manager}'s block swap as set")
     if manager is None and getattr(budget.device, "directml", False) and budget.device.vram_state != "low":
         how = "(DirectML: ComfyUI cannot load a model partially there; --lowvram can)"
     return f"'{failing.title}' is short by {fmt_gib(short)} {how}"

@@ -133,6 +133,8 @@ _STUCK_WHY = {"gpu_only": f"with --gpu-only {_NEVER_OFF}", "high": f"with --high
               # high-VRAM mode (model_management.py:1076-1080 in 0.33.0)
               "wrapper_high": "WanVideoWrapper offloads to ComfyUI's offload device, the GPU in high-VRAM mode",
               "hyvideo_high": "HunyuanVideoWrapper offloads to ComfyUI's offload device, the GPU in high-VRAM mode",
+              "dragnuwa_kept": "ComfyUI-DragNUWA leaves its network on the GPU (a cached node output ComfyUI cannot "
+                               "unload)",
               "seedvr2_kept": "offload_device 'none' on the SeedVR2 VAE loader keeps the VAE there"}
 
 
@@ -146,6 +148,8 @@ def _stuck_why(ctx, sb, model) -> str:
         return "wrapper_high"
     if sb.stage.manager == runtime.HYVIDEO and ctx.vram_state in ("high", "gpu_only"):
         return "hyvideo_high"
+    if sb.stage.manager == runtime.DRAGNUWA:
+        return "dragnuwa_kept"
     if ctx.vram_state == "gpu_only" or (ctx.vram_state == "high" and getattr(model, "kind", "") == DIFFUSION):
         return ctx.vram_state
     return ""

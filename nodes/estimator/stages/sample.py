@@ -50,7 +50,7 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     title = f"Sample: {model.label}" if model else "Sample"
     if stage.expert and model is not None:
         title = f"Sample: {model.label.split(' [')[0].split(' (')[0]} ({stage.expert.replace('_', '-')} expert)"
-    if model is not None and latent is None and stage.working:  # a node pack priced this model's working memory
+    if model is not None and stage.working:  # a node pack priced this model's working memory (its latent: timing)
         items += [Item(label, int(n), "working", why) for label, n, why in stage.working]
         return finish(stage, title, items + overhead_items(device), notes)
     if model is None or latent is None:

@@ -164,6 +164,17 @@ def loader(fn: Callable) -> Callable:
     return fn
 
 
+def traced_working(a, stage, label: str, family: str, nbytes: int, why: str, note: str):
+    """A stage whose network a pack runs itself, priced by a trace of that network (``nbytes``) times the allocator
+    calibration of ``family`` (physics.memory.calibration); ``note``: the stage note's words before the figure."""
+    from ...physics import memory  # noqa: PLC0415
+    from ...units import fmt_mib  # noqa: PLC0415
+    k = memory.calibration(family)
+    a.stage_note(f"{note}, ~{fmt_mib(int(nbytes * k))}")
+    return _replace(stage, working=((f"{label} (traced)", int(nbytes * k),
+                                     f"{why}: {fmt_mib(nbytes)} × {k} for the allocator and untraced transients"),))
+
+
 def with_working(a, stage, working, what: str, why: str = "first-principles formula, uncalibrated"):
     """A stage whose model a pack prices itself (Stage.working: (label, bytes, why) terms), with a stage note of
     their sum: "<what> working memory ~N MiB (<why>)"."""

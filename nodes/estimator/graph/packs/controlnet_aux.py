@@ -32,11 +32,8 @@ from pathlib import Path
 from ...families import depth_anything2 as DA2, depth_anything3 as DA3, midas as MIDAS, zoedepth as ZOE
 from ...families.registry import FAMILIES
 from ...machine.resolve import PACK_FP32
-from ...physics import memory
-from ...units import fmt_mib
 from ...workload import SAMPLE, ModelRef, Stage
-from ..base import _replace
-from . import Pack, with_working
+from . import Pack, traced_working, with_working
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "controlnet_aux.json"
 AIO = "AIO_Preprocessor"
@@ -137,10 +134,7 @@ def _detect_map(a, node):
 
 def _priced(a, stage, label: str, family: str, nbytes: int, why: str) -> Stage:
     """The stage with its traced working memory times the allocator calibration, and a note of it."""
-    k = memory.calibration(family)
-    a.stage_note(f"{label} (comfyui_controlnet_aux): one image at a time, ~{fmt_mib(int(nbytes * k))}")
-    return _replace(stage, working=((f"{label} (traced)", int(nbytes * k),
-                                     f"{why}: {fmt_mib(nbytes)} × {k} for the allocator and untraced transients"),))
+    return traced_working(a, stage, label, family, nbytes, why, f"{label} (comfyui_controlnet_aux): one image at a time")
 
 
 MIDAS_NODES = ("MiDaS-DepthMapPreprocessor", "MiDaS-NormalMapPreprocessor")
