@@ -113,6 +113,9 @@ NAME_RULES = {
     ),
     DIFFUSION: (
         _r(r"lotus[_-]?(?:depth|normal)", "lotus-d", "Lotus (SD 2 UNet)"),
+        # Stable Video Diffusion's checkpoints (svd.safetensors, svd_xt.safetensors, svd_xt_1_1.safetensors)
+        _r(r"(?:^|/)svd(?:[_-]?xt)?(?:[_-]1[_.]1)?(?![a-z])", "svd", "Stable Video Diffusion", 1_524_627_120,
+           "resolve.CHECKPOINT_SPLITS (SVD UNet)"),
         _r(_SDXL, "sdxl", "Stable Diffusion XL", 2_567_463_684, "resolve.CHECKPOINT_SPLITS (SDXL UNet)"),
         _r(_SD15, "sd15", "Stable Diffusion 1.5", 859_520_964, "resolve.CHECKPOINT_SPLITS (SD1.5 UNet)"),
     ),

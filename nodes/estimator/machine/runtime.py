@@ -255,6 +255,7 @@ SEEDVR2 = "SeedVR2"  # numz/ComfyUI-SeedVR2_VideoUpscaler: its own placement, bl
 KOLORS_MZ = "ComfyUI-Kolors-MZ"  # its ChatGLM3 text encode: the whole model moved to the GPU by hand
 HYVIDEO = "HunyuanVideoWrapper"  # kijai/ComfyUI-HunyuanVideoWrapper: its DiT moved to the GPU whole by the sampler
 DRAGNUWA = "ComfyUI-DragNUWA"  # its whole fp32 network moved to the GPU by the loader and left there
+SONIC = "ComfyUI_Sonic"  # its SVD UNet built on the GPU by the loader, kept there until its sampler ends
 # the packs that place a whole model themselves with block swap (run_wrapper), and the rule each follows
 BLOCK_SWAP_RULES = {
     WRAPPER: "ComfyUI-WanVideoWrapper nodes_model_loading.py / nodes_sampler.py (block swap, no partial load)",
@@ -262,17 +263,23 @@ BLOCK_SWAP_RULES = {
              "per phase, block swap, no partial load)",
     HYVIDEO: "ComfyUI-HunyuanVideoWrapper nodes.py HyVideoSampler (manual offloading: transformer.to(device), the "
              "whole DiT; no partial load)",
+    SONIC: "ComfyUI_Sonic node_utils.py convert_cf2diffuser (the UNet built on the GPU whole), sonic.py Sonic.process "
+           "(pipe.to(device) ... pipe.to('cpu')); no partial load",
     DRAGNUWA: "ComfyUI-DragNUWA nodes.py Drag.__init__ (drag_nuwa_net.to(device): the whole fp32 network, never "
               "offloaded; no partial load)",
     KOLORS_MZ: "ComfyUI-Kolors-MZ mz_kolors_core.py chatglm3_text_encode (mm.unload_all_models(), then "
                "text_encoder.to(device): the whole model, no partial load)",
 }
 # the packs among them that have no block swap: the whole model goes to the GPU (the verdict says so)
-NO_BLOCK_SWAP = {KOLORS_MZ, DRAGNUWA}
+NO_BLOCK_SWAP = {KOLORS_MZ, DRAGNUWA, SONIC}
+# packs whose sampling shapes are not a ComfyUI latent's (fixed frames, guidance x fps windows): the batch, frames and
+# resolution remedies do not apply to their stages (plan/advice.py)
+OWN_SHAPES = {DRAGNUWA, SONIC}
 # what makes a whole-model stage of these packs fit when it does not (run_wrapper, a stage other than sampling)
 WHOLE_LOAD_FIX = {KOLORS_MZ: "the 8-bit or 4-bit ChatGLM3 file (chatglm3-8bit / -4bit.safetensors)",
                   DRAGNUWA: "a card with more memory: the pack has no offload, and its network is fp32 whatever the "
-                            "file"}
+                            "file",
+                  SONIC: "a smaller min_resolution or fps on the Sonic nodes (the pack has no offload)"}
 
 
 def block_bytes(stage, num_layers: int) -> int:

@@ -154,7 +154,7 @@ def family_group(family: str) -> str:
         return "flux"
     if family.startswith("wan"):
         return "wan"
-    if family in ("sdxl", "sd15", "sd2", "lotus-d", "svd"):
+    if family in ("sdxl", "sd15", "sd2", "lotus-d", "svd", "sonic-unet", "dragnuwa"):
         return "unet"
     return family
 

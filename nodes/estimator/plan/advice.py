@@ -21,6 +21,7 @@ from ..physics import memory
 from .budget import assess
 from .capacity import scaled
 from ..machine.gpus import cheapest_card_that_fits
+from ..machine.runtime import OWN_SHAPES
 from ..model_info import DIFFUSION, TEXT_ENCODER
 from ..stages.vae import vae_working
 from ..physics.vae_memory import amd_kl_ratio
@@ -187,9 +188,11 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
                 new_peak=remedy.new_peak_bytes, sub_rank=-1)
             out[-1] = replace(out[-1], fixes=remedy.fixes, runs=remedy.runs)
 
-    # 2. VAE tiling
+    # 2. VAE tiling: a decode node the user can swap for ours (not a decode a pack's node runs inside: Sonic's sampler)
+    from ..graph.packs import REGISTRY  # noqa: PLC0415
     for i, sb in enumerate(budget.stages):
-        if sb.stage.kind != VAE_DECODE or sb.stage.tiled or sb.stage.auto_tiled:
+        if sb.stage.kind != VAE_DECODE or sb.stage.tiled or sb.stage.auto_tiled \
+                or sb.stage.node_type not in REGISTRY.vae_decoders | REGISTRY.audio_decoders:
             continue
         if sb.peak_bytes <= cap * 0.9 and i not in over:
             continue
@@ -213,7 +216,7 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
     done: set[int] = set()
     for i in over:
         sb = budget.stages[i]
-        if sb.stage.kind != SAMPLE or sb.stage.latent is None or i in done:
+        if sb.stage.kind != SAMPLE or sb.stage.latent is None or i in done or sb.stage.manager in OWN_SHAPES:
             continue
         latent = sb.stage.latent
         group = [j for j, other in enumerate(budget.stages)

@@ -23,7 +23,8 @@ def audio(stage: Stage, device: Device, info_for) -> StageBudget:
     model = next((info_for(ref) for ref in stage.models if ref.role == "audio_encoder"), None)
     title = f"Audio encode: {model.label}" if model else "Audio encode"
     if stage.working:  # a node pack that bounds the clip (WanVideoWrapper: num_frames / fps seconds) priced it
-        items, _infos, notes = weights_items(stage, device, info_for, ("audio_encoder",))
+        # (and a model the pack keeps on the card meanwhile: Sonic's UNet, placed by its loader)
+        items, _infos, notes = weights_items(stage, device, info_for, ("audio_encoder", "diffusion"))
         items += [Item(label, int(n), "working", why) for label, n, why in stage.working]
         return finish(stage, title, items + overhead_items(device), notes)
     return simple(stage, device, info_for, title, roles=("audio_encoder",),

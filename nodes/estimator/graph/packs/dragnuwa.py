@@ -44,9 +44,10 @@ def _run(a, node):
         return stage
     width, height = size
     unet, flow = DN.TRACE[size]
-    stage = _replace(stage, latent=LatentShape(batch=1, channels=4, height=height // 8, width=width // 8,
-                                               frames=DN.FRAMES, pixel_height=height, pixel_width=width,
-                                               pixel_frames=DN.FRAMES, spatial_compression=8,
+    # the frames are the UNet's batch, cond and uncond together (2 x 14): the latent times a step (its memory is the
+    # trace's)
+    stage = _replace(stage, latent=LatentShape(batch=2 * DN.FRAMES, channels=4, height=height // 8, width=width // 8,
+                                               pixel_height=height, pixel_width=width, spatial_compression=8,
                                                source_node=node.id, source_type=node.type))
     return traced_working(a, stage, "DragNUWA UNet call, CFG batch of 2 x 14 frames", DN.FAMILY, unet + flow,
                           f"{DN.TRACE_SOURCE}, {width}x{height}",
