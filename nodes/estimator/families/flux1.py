@@ -15,6 +15,10 @@ P_FLUX1_SCHNELL = 11_891_178_560  # dev minus guidance_in (2 x Linear: 256->3072
 # one zero Linear(3072, 3072) per block (+ num_mode x 3072 for the union mode embedding)
 P_FLUX_CN_5_0 = 1_791_605_248
 P_FLUX_CN_6_0 = 2_140_876_800
+# 4 double + 10 single blocks (InfiniteYou's InfuseNet): 45,247,488 + 4 x 349,271,552 + 10 x (141,591,808 + 9,440,256)
+P_FLUX_CN_4_10 = 2_952_654_336
+# 6 double blocks, 4 more input channels for the mask (alimama's Inpainting Alpha / Beta: extra_condition_channels 4)
+P_FLUX_CN_6_0_INPAINT = P_FLUX_CN_6_0 + 4 * 3072
 P_XLABS_CN = 743_807_280  # XLabs Flux ControlNet (2 double blocks), computed: see its catalogue lines
 P_AE = 83_819_683  # Flux VAE (16-channel KL, no quant convs)
 P_FLUX1_FILL = P_FLUX1_DEV + (384 - 64) * 3072  # img_in takes 384 packed channels (16 latent + 16 masked + 64 mask, x4)

@@ -255,6 +255,11 @@ def loaded_weights(info: ModelInfo, ref: ModelRef, device: Device) -> tuple[int,
         return stored, f"GGUF {dtype} kept quantized"
     if info.kind == CONTROLNET and ref.weight_dtype in FP8_WIDGETS and params:  # an add-on cast with its model
         return params, f"{ref.weight_dtype} with the model it joins: 1 byte/param"
+    if info.kind == CONTROLNET and q.startswith("fp8") and params:
+        # controlnet.py controlnet_config / load_controlnet_state_dict call unet_dtype(model_params=-1, weight_dtype=the
+        # file's), and model_params -1 reads as 1e21, so an fp8 file always keeps its fp8 dtype (0.33.0 controlnet.py:
+        # 489-497, :829-834; model_management.py:1106-1134; the same in 0.8.0 and 0.18.2)
+        return params, f"{q} file kept in fp8 (ComfyUI's ControlNet loader keeps an fp8 file's dtype): 1 byte/param"
     if info.kind in (VAE, CONTROLNET, CLIP_VISION):
         return params * 2, "16-bit"
     if info.kind == AUDIO_ENCODER and ref.weight_dtype == PACK_FP32 and params:

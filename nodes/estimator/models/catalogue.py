@@ -100,20 +100,31 @@ def _norm(name: str) -> str:
 
 
 _BY_NAME: dict[str, list[CatalogueEntry]] = {}
+# an entry named with its repository folder ("FLUX.1-dev-Controlnet-Inpainting-Beta/diffusion_pytorch_model.
+# safetensors"): a generic file name many repositories share, matched only with that folder in the path
+_BY_PATH: dict[str, CatalogueEntry] = {}
 for _entry in ENTRIES + PUBLISHED:
-    _BY_NAME.setdefault(_norm(_entry.name), []).append(_entry)
+    if "/" in _entry.name:
+        _BY_PATH[_entry.name.replace("\\", "/").strip().lower()] = _entry
+    else:
+        _BY_NAME.setdefault(_norm(_entry.name), []).append(_entry)
 
 _FOLDER_ALIASES = {"unet": "diffusion_models", "clip": "text_encoders"}  # folder_paths.map_legacy
 
 
 def lookup(name: str, folder: str | None = None) -> CatalogueEntry | None:
-    """The catalogue entry for a file name (case-insensitive; sub-folders and Windows separators ignored).
+    """The catalogue entry for a file name (case-insensitive; sub-folders and Windows separators ignored, but for
+    an entry named with its folder, which needs that folder in the path).
 
     ``folder`` (a ComfyUI models/ folder such as "checkpoints") picks between entries that share a
     name; without it a folder named in the path is used, else the first (diffusion model) entry.
     """
     if not name:
         return None
+    path = name.replace("\\", "/").strip().lower()
+    for key, entry in _BY_PATH.items():
+        if path == key or path.endswith("/" + key):
+            return entry
     hits = _BY_NAME.get(_norm(name))
     if not hits:
         return None
