@@ -102,6 +102,9 @@ class Stage:
     # pipeline a pack drives with its own `offload` mode (runtime.run_diffusers).
     manager: str | None = None
     blocks_to_swap: int | None = None
+    # a node pack's own code priced by its own terms (counts and traces of that code): ComfyUI's lower-precision,
+    # batch, frames and resolution remedies are not this pack's options (plan/advice.py skips them)
+    pack_priced: bool = False
     # block swap over blocks of unequal sizes (HunyuanVideoWrapper's double and single blocks): (count swapped,
     # parameters of one block) pairs; runtime.run_wrapper prices them as their share of the model's weights
     swap_blocks: tuple[tuple[int, int], ...] = ()

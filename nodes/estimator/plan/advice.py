@@ -139,6 +139,8 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
     # several stages (Wan 2.2's two experts are two files of one architecture) changes together.
     groups: dict[tuple, list[tuple[int, object]]] = {}
     for i in over:
+        if budget.stages[i].stage.pack_priced:  # the pack's own loader: ComfyUI's weight_dtype / GGUF do not apply
+            continue
         for item in budget.stages[i].items:
             info = item.model
             if item.category != "weights" or not item.bytes or info is None:
@@ -216,7 +218,8 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
     done: set[int] = set()
     for i in over:
         sb = budget.stages[i]
-        if sb.stage.kind != SAMPLE or sb.stage.latent is None or i in done or sb.stage.manager in OWN_SHAPES:
+        if sb.stage.kind != SAMPLE or sb.stage.latent is None or i in done or sb.stage.manager in OWN_SHAPES \
+                or sb.stage.pack_priced:
             continue
         latent = sb.stage.latent
         group = [j for j, other in enumerate(budget.stages)

@@ -77,7 +77,8 @@ KINDS: dict[str, StageKind] = {
     VAE_DECODE: StageKind(vae.build, _vae_run, _no_working),
     VAE_ENCODE: StageKind(vae.build, _vae_run, _no_working),
     CLIP_VISION_ENCODE: StageKind(_clip_vision, lambda sb, ctx, _e: runtime.run_single_pass(sb, ctx, "model"),
-                                  _no_model("image encoder")),
+                                  # an encoder a pack priced itself (Stage.working) has no model file of its own
+                                  lambda sb: None if sb.stage.working else _no_model("image encoder")(sb)),
     AUDIO_ENCODE: StageKind(encoders.audio, lambda sb, ctx, _e: runtime.run_single_pass(sb, ctx, "model"),
                             _no_model("audio encoder", lambda m: m.source not in ("missing", "unset"))),
     TRAIN: StageKind(train.build, lambda sb, ctx, _e: runtime.run_train(sb, ctx), _train_gap),

@@ -8,8 +8,12 @@ from .base import Item, StageBudget, finish, overhead_items, weights_items
 
 def simple(stage: Stage, device: Device, info_for, title: str, roles=("clip_vision",),
                   extra_notes: tuple[str, ...] = ()) -> StageBudget:
-    """An encoder's stage: its weights and the CUDA context (activations not counted)."""
+    """An encoder's stage: its weights and the CUDA context (activations not counted), or the terms a node pack priced
+    for an encoder it runs itself (Stage.working: InstantIR's DINOv2)."""
     items, infos, notes = weights_items(stage, device, info_for, roles)
+    if stage.working:
+        items += [Item(label, int(n), "working", why) for label, n, why in stage.working]
+        return finish(stage, title, items + overhead_items(device), notes)
     return finish(stage, title, items + overhead_items(device), notes + list(extra_notes))
 
 

@@ -19,6 +19,9 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     vae = next((i for i in infos if i.kind == VAE), None)
     decode = stage.kind == VAE_DECODE
     title = ("VAE decode" if decode else "VAE encode") + (f": {vae.label}" if vae else "")
+    if vae is not None and stage.working:  # a pack that runs its own VAE code priced it (InstantIR: diffusers, fp32)
+        items += [Item(label, int(n), "working", why) for label, n, why in stage.working]
+        return finish(stage, title, items + overhead_items(device), notes)
     if vae is None or stage.latent is None:
         why = unpriced(notes, "VAE not identified" if vae is None else "latent size unknown")
         return finish(stage, title, items + overhead_items(device), notes, unpriced=why)
