@@ -106,12 +106,12 @@ def test_completeness_floor():
     with Civitai's listing, ControlNet / LTX-Video / upscaler names, a video's frame bound and IPAdapter's unified
     loader on a listed fine-tune, 137 once WanVideoStartEndFrames' own sampler of a WANVIDEOMODEL is no longer read
     as free; 146 in round 52 with PowerPaint, EasyAnimate V5, IPAdapter FaceID on the CPU provider, ZenID,
-    ControlNet-LLLite and Zoe; 152 in round 53 with WanVideoStartEndFrames, HunyuanVideoWrapper under HunyuanLoom,
-    DragNUWA, Sonic, alimama's Flux inpainting ControlNet and InstantIR); a floor, so a change that loses it fails. The rest say
-    what they do not price (bench/coverage.py)."""
+    ControlNet-LLLite and Zoe; 154 in round 53 with WanVideoStartEndFrames, HunyuanVideoWrapper under HunyuanLoom,
+    DragNUWA, Sonic, alimama's Flux inpainting ControlNet, InstantIR and storyicon's GroundingDINO + SAM); a floor,
+    so a change that loses it fails. The rest say what they do not price (bench/coverage.py)."""
     devices = [device_for_launch(find_card("RTX 4090"), LaunchFlags())]
     complete = sum(b.complete for _, b in _budgets(devices))
-    assert complete >= 153
+    assert complete >= 154
 
 
 def test_use_everywhere_links_are_read_as_the_pack_queues_them():

@@ -256,6 +256,7 @@ KOLORS_MZ = "ComfyUI-Kolors-MZ"  # its ChatGLM3 text encode: the whole model mov
 HYVIDEO = "HunyuanVideoWrapper"  # kijai/ComfyUI-HunyuanVideoWrapper: its DiT moved to the GPU whole by the sampler
 DRAGNUWA = "ComfyUI-DragNUWA"  # its whole fp32 network moved to the GPU by the loader and left there
 SONIC = "ComfyUI_Sonic"  # its SVD UNet built on the GPU by the loader, kept there until its sampler ends
+SEGMENT_ANYTHING = "comfyui_segment_anything"  # storyicon's: SAM and GroundingDINO moved to the GPU by their loaders
 # the packs that place a whole model themselves with block swap (run_wrapper), and the rule each follows
 BLOCK_SWAP_RULES = {
     WRAPPER: "ComfyUI-WanVideoWrapper nodes_model_loading.py / nodes_sampler.py (block swap, no partial load)",
@@ -263,6 +264,8 @@ BLOCK_SWAP_RULES = {
              "per phase, block swap, no partial load)",
     HYVIDEO: "ComfyUI-HunyuanVideoWrapper nodes.py HyVideoSampler (manual offloading: transformer.to(device), the "
              "whole DiT; no partial load)",
+    SEGMENT_ANYTHING: "comfyui_segment_anything node.py load_sam_model / load_groundingdino_model (sam.to(device), "
+                      "dino.to(device): whole, never offloaded; no partial load)",
     SONIC: "ComfyUI_Sonic node_utils.py convert_cf2diffuser (the UNet built on the GPU whole), sonic.py Sonic.process "
            "(pipe.to(device) ... pipe.to('cpu')); no partial load",
     DRAGNUWA: "ComfyUI-DragNUWA nodes.py Drag.__init__ (drag_nuwa_net.to(device): the whole fp32 network, never "
@@ -271,7 +274,7 @@ BLOCK_SWAP_RULES = {
                "text_encoder.to(device): the whole model, no partial load)",
 }
 # the packs among them that have no block swap: the whole model goes to the GPU (the verdict says so)
-NO_BLOCK_SWAP = {KOLORS_MZ, DRAGNUWA, SONIC}
+NO_BLOCK_SWAP = {KOLORS_MZ, DRAGNUWA, SONIC, SEGMENT_ANYTHING}
 # packs whose sampling shapes are not a ComfyUI latent's (fixed frames, guidance x fps windows): the batch, frames and
 # resolution remedies do not apply to their stages (plan/advice.py)
 OWN_SHAPES = {DRAGNUWA, SONIC}
@@ -279,7 +282,8 @@ OWN_SHAPES = {DRAGNUWA, SONIC}
 WHOLE_LOAD_FIX = {KOLORS_MZ: "the 8-bit or 4-bit ChatGLM3 file (chatglm3-8bit / -4bit.safetensors)",
                   DRAGNUWA: "a card with more memory: the pack has no offload, and its network is fp32 whatever the "
                             "file",
-                  SONIC: "a smaller min_resolution or fps on the Sonic nodes (the pack has no offload)"}
+                  SONIC: "a smaller min_resolution or fps on the Sonic nodes (the pack has no offload)",
+                  SEGMENT_ANYTHING: "SAM ViT-B or ViT-L instead of ViT-H (the pack has no offload)"}
 
 
 def block_bytes(stage, num_layers: int) -> int:
@@ -307,7 +311,8 @@ def run_wrapper(sb, ctx: _Ctx) -> StageRun:
     weights, work = sb.weights_bytes, sb.working_bytes
     rules = (BLOCK_SWAP_RULES.get(sb.stage.manager, BLOCK_SWAP_RULES[WRAPPER]),)
     who = "the wrapper" if sb.stage.manager == WRAPPER else sb.stage.manager
-    if sb.stage.kind != SAMPLE:
+    # one pass: a stage other than sampling, or a detector a pack prices itself (its terms, no latent to step over)
+    if sb.stage.kind != SAMPLE or (sb.stage.latent is None and sb.stage.working):
         if any(it.category == "working" for it in sb.items) is False and sb.stage.kind in (VAE_DECODE, VAE_ENCODE):
             return StageRun(UNKNOWN, peak_bytes=sb.peak_bytes, explanation=("VAE working memory unknown",))
         peak = ctx.context + weights + work

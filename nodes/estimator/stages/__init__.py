@@ -136,6 +136,8 @@ _STUCK_WHY = {"gpu_only": f"with --gpu-only {_NEVER_OFF}", "high": f"with --high
               "hyvideo_high": "HunyuanVideoWrapper offloads to ComfyUI's offload device, the GPU in high-VRAM mode",
               "dragnuwa_kept": "ComfyUI-DragNUWA leaves its network on the GPU (a cached node output ComfyUI cannot "
                                "unload)",
+              "segment_anything_kept": "comfyui_segment_anything's loaders keep SAM and GroundingDINO on the GPU (cached "
+                                        "node outputs ComfyUI cannot unload)",
               "sonic_kept": "ComfyUI_Sonic keeps its UNet on the GPU from its loader on (kept here past the sampler "
                             "too: an upper bound)",
               "seedvr2_kept": "offload_device 'none' on the SeedVR2 VAE loader keeps the VAE there"}
@@ -155,6 +157,8 @@ def _stuck_why(ctx, sb, model) -> str:
         return "dragnuwa_kept"
     if sb.stage.manager == runtime.SONIC and getattr(model, "kind", "") == DIFFUSION:
         return "sonic_kept"
+    if sb.stage.manager == runtime.SEGMENT_ANYTHING:
+        return "segment_anything_kept"
     if ctx.vram_state == "gpu_only" or (ctx.vram_state == "high" and getattr(model, "kind", "") == DIFFUSION):
         return ctx.vram_state
     return ""
