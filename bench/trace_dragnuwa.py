@@ -18,7 +18,6 @@ import importlib
 import json
 import sys
 import types
-import weakref
 
 
 def _stub(name, **attrs):
@@ -64,37 +63,6 @@ def _setup(root: str):
     return torch, importlib.import_module("custom_nodes.ComfyUI-DragNUWA.DragNUWA_net")
 
 
-def _tracker(torch):
-    from torch.utils._python_dispatch import TorchDispatchMode  # noqa: PLC0415
-
-    class Track(TorchDispatchMode):
-        """Live bytes of the tensors made inside the mode (aliases of an input are not new storage)."""
-
-        def __init__(self):
-            super().__init__()
-            self.live, self.current, self.peak = {}, 0, 0
-
-        def _free(self, key):
-            self.current -= self.live.pop(key, 0)
-
-        def __torch_dispatch__(self, func, types_, args=(), kwargs=None):
-            out = func(*args, **(kwargs or {}))
-            returns = func._schema.returns
-            for i, o in enumerate(out if isinstance(out, (tuple, list)) else [out]):
-                if i < len(returns) and returns[i].alias_info is not None or not isinstance(o, torch.Tensor):
-                    continue
-                storage = o.untyped_storage()
-                key = id(storage)
-                if key not in self.live:
-                    self.live[key] = storage.nbytes()
-                    self.current += storage.nbytes()
-                    weakref.finalize(storage, self._free, key)
-            self.peak = max(self.peak, self.current)
-            return out
-
-    return Track
-
-
 def trace(root: str, width: int, height: int) -> dict:
     torch, net_module = _setup(root)
     net = net_module.Net(net_module.args)
@@ -106,7 +74,7 @@ def trace(root: str, width: int, height: int) -> dict:
         for name, b in list(module._buffers.items()):
             if b is not None and b.device.type != "meta":
                 module._buffers[name] = torch.empty(b.shape, dtype=b.dtype)
-    track = _tracker(torch)
+    from _live_tensors import LiveTensors as track  # noqa: PLC0415  (bench/: the script's folder)
     frames = net.num_frames
     out = {"params": sum(p.numel() for p in net.parameters()), "frames": frames, "width": width, "height": height}
     with torch.no_grad():

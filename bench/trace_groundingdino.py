@@ -16,7 +16,6 @@ import sys
 import tempfile
 import time
 import types
-import weakref
 
 CONFIG = """batch_size = 1
 modelname = "groundingdino"
@@ -103,21 +102,7 @@ args = SLConfig.fromfile(cfg)
 torch.manual_seed(0)
 model = build_model(args).eval()
 params = sum(p.numel() for p in model.parameters()); buffers = sum(b.numel() for b in model.buffers())
-from torch.utils._python_dispatch import TorchDispatchMode
-class Track(TorchDispatchMode):
-    def __init__(self):
-        super().__init__(); self.live = {}; self.cur = 0; self.peak = 0
-    def _free(self, key): self.cur -= self.live.pop(key, 0)
-    def __torch_dispatch__(self, func, types_, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        rets = func._schema.returns
-        for i, o in enumerate(out if isinstance(out, (tuple, list)) else [out]):
-            if i < len(rets) and rets[i].alias_info is not None or not isinstance(o, torch.Tensor): continue
-            st = o.untyped_storage(); key = id(st)
-            if key not in self.live:
-                self.live[key] = st.nbytes(); self.cur += st.nbytes(); weakref.finalize(st, self._free, key)
-        self.peak = max(self.peak, self.cur)
-        return out
+from _live_tensors import LiveTensors as Track  # noqa: E402  (bench/ is the script's folder)
 t0 = time.time()
 image = torch.zeros(1, 3, H, W)
 with torch.no_grad():

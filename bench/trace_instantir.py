@@ -15,7 +15,6 @@ import json
 import os
 import sys
 import types
-import weakref
 
 root = sys.argv[1]
 W = int(sys.argv[2]) if len(sys.argv) > 2 else 1024
@@ -50,21 +49,7 @@ unet.add_adapter(LoraConfig(r=64, target_modules=pipe.LCM_LORA_MODULES, lora_alp
 unet.set_adapter("previewer")
 print(json.dumps({"unet_with_adapters_and_loras": count(unet), "loras": count(unet) - with_adapters,
                   "aggregator": count(aggregator)}))
-from torch.utils._python_dispatch import TorchDispatchMode
-class Track(TorchDispatchMode):
-    def __init__(self):
-        super().__init__(); self.live = {}; self.cur = 0; self.peak = 0
-    def _free(self, key): self.cur -= self.live.pop(key, 0)
-    def __torch_dispatch__(self, func, types_, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        rets = func._schema.returns
-        for i, o in enumerate(out if isinstance(out, (tuple, list)) else [out]):
-            if i < len(rets) and rets[i].alias_info is not None or not isinstance(o, torch.Tensor): continue
-            st = o.untyped_storage(); key = id(st)
-            if key not in self.live:
-                self.live[key] = st.nbytes(); self.cur += st.nbytes(); weakref.finalize(st, self._free, key)
-        self.peak = max(self.peak, self.cur)
-        return out
+from _live_tensors import LiveTensors as Track  # noqa: E402  (bench/ is the script's folder)
 h, w = H // 8, W // 8
 B = 2  # cond + uncond
 with torch.no_grad():
@@ -86,7 +71,7 @@ with torch.no_grad():
                                added_cond_kwargs={"text_embeds": text, "time_ids": time_ids}, return_dict=False)
         agg_peak = tr.peak
         down = [d * 1.0 for d in down]; mid = mid * 1.0
-        held = tr.cur
+        held = tr.current
         unet(lat, t, encoder_hidden_states=prompt, cross_attention_kwargs=kw, down_block_additional_residuals=down,
              mid_block_additional_residual=mid, added_cond_kwargs=added, return_dict=False)
     out["aggregator_bytes"] = agg_peak; out["residuals_bytes"] = held; out["aggregator_and_unet_bytes"] = tr.peak
