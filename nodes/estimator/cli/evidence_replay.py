@@ -546,6 +546,55 @@ def build_wrapper_prompt(rec: Mapping, replay: Replay) -> dict | None:
     return g.nodes
 
 
+# kijai/ComfyUI-HunyuanVideoWrapper's t2v example (example_workflows/hyvideo_t2v_example_01.json at 3ce9640): the fp8
+# DiT with quantization fp8_e4m3fn, the LLaVA-Llama-3 text encoder in fp16 with CLIP-L, the bf16 VAE, tiled decode
+HYVIDEO_MODEL = "hunyuan_video_720_fp8_e4m3fn.safetensors"
+
+
+def build_hyvideo_prompt(rec: Mapping, replay: Replay) -> dict | None:
+    """A kijai/ComfyUI-HunyuanVideoWrapper workflow (graph/packs/hunyuanvideowrapper.py): its model loader with block
+    swap (the record's blocks_to_swap as double blocks, single_blocks_to_swap if stated), text encoders, sampler and
+    tiled decode, as the wrapper's t2v example sets them."""
+    recipe = RECIPES.get(rec["pipeline"])
+    if recipe is None or rec["pipeline"] != "hunyuan-video":
+        replay.skip(f"no HunyuanVideoWrapper recipe for pipeline {rec['pipeline']!r}")
+        return None
+    w, h, frames = rec.get("width") or recipe.size[0], rec.get("height") or recipe.size[1], rec.get("frames") or 0
+    frames = frames or recipe.size[2]
+    if not (rec.get("width") and rec.get("height") and rec.get("frames")):
+        replay.assumed.append(f"size not stated: {w}x{h}x{frames}")
+    stated = _files(rec, "diffusion")
+    name = stated[0] if stated else HYVIDEO_MODEL
+    cls, _q = precision_class(rec)
+    quant = "fp8_e4m3fn" if (cls == "fp8" or "fp8" in name.lower()) else "disabled"
+    if not stated:
+        replay.assumed.append(f"the wrapper's example model file ({name}, quantization {quant})")
+    g = _Graph()
+    kw = {}
+    double, single = rec.get("blocks_to_swap"), rec.get("single_blocks_to_swap") or 0
+    if double is None:
+        replay.assumed.append("block swap not stated: none, as the wrapper's t2v example")
+    elif double or single:
+        kw["block_swap_args"] = [g.add("HyVideoBlockSwap", double_blocks_to_swap=int(double),
+                                       single_blocks_to_swap=int(single), offload_txt_in=False,
+                                       offload_img_in=False), 0]
+    model = g.add("HyVideoModelLoader", model=name, base_precision="bf16", quantization=quant,
+                  load_device="offload_device", attention_mode="sageattn_varlen" if rec.get("attention") == "sage"
+                  else "sdpa", **kw)
+    encoders = g.add("DownloadAndLoadHyVideoTextEncoder", llm_model="Kijai/llava-llama-3-8b-text-encoder-tokenizer",
+                     clip_model="openai/clip-vit-large-patch14", precision="fp16", apply_final_norm=False,
+                     hidden_state_skip_layer=2, quantization="disabled", load_device="offload_device")
+    text = g.add("HyVideoTextEncode", text_encoders=[encoders, 0], prompt="a", force_offload=True)
+    vae = g.add("HyVideoVAELoader", model_name="hunyuan_video_vae_bf16.safetensors", precision="bf16")
+    sampler = g.add("HyVideoSampler", model=[model, 0], hyvid_embeds=[text, 0], width=w, height=h, num_frames=frames,
+                    steps=rec.get("steps") or 30, embedded_guidance_scale=6.0, flow_shift=9.0, seed=0,
+                    force_offload=True)
+    decoded = g.add("HyVideoDecode", vae=[vae, 0], samples=[sampler, 0], enable_vae_tiling=True,
+                    temporal_tiling_sample_size=64, spatial_tile_sample_min_size=256, auto_tile_size=True)
+    g.add("SaveImage", images=[decoded, 0], filename_prefix="out")
+    return g.nodes
+
+
 def under_specified(rec: Mapping) -> str:
     """Why a record states too little to be scored ("" when it states enough): a video replayed through an official
     template whose size the record does not state. Anything else left out is assumed and listed (Replay.assumed)."""
@@ -566,6 +615,9 @@ def replay(rec: Mapping) -> Replay:
     runner = rec.get("runner")
     if runner == "wanvideowrapper":
         r.prompt = build_wrapper_prompt(rec, r)
+        return r
+    if runner == "hunyuanvideowrapper":
+        r.prompt = build_hyvideo_prompt(rec, r)
         return r
     if runner not in ("native", None):
         return r.skip(f"runner {runner!r}: no recipe for its nodes")
@@ -770,11 +822,13 @@ def evidence_markdown(judged, records) -> str:
            "`tests/test_accuracy.py` pin it. Do not edit by hand.", "",
            "Each record is one published ComfyUI run or out-of-memory report (issue, pull request, docs page) that "
            "states the card and what happened. `nodes/estimator/cli/evidence_replay.py` re-runs the command line on it: "
-           "the record's workflow built from ComfyUI's own nodes (or the official template), its card, RAM, OS, "
+           "the record's workflow built from ComfyUI's own nodes (or the official template, or a wrapper's own "
+           "nodes: WanVideoWrapper, HunyuanVideoWrapper), its card, RAM, OS, "
            "launch flags and ComfyUI era (the stated version, else the one of its date). What a record leaves out "
            "is assumed and listed with it: the official template's size and files (the fp8 file where one is "
            "published), Windows when no OS is stated (most records that state one: the calibration half's majority), "
-           "WanVideoWrapper's usual block swap of 20. A published OOM counts as "
+           "WanVideoWrapper's usual block swap of 20, no block swap for HunyuanVideoWrapper (its t2v example). A "
+           "published OOM counts as "
            "**warned** when the verdict is oom or the OOM risk is high; a published run is a **false alarm** when "
            "either is. Records are split once into two halves by a hash of the source thread "
            "(`evidence.split_of`); every thread an earlier round calibrated on is in the calibration half. The risk "

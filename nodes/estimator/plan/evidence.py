@@ -53,6 +53,8 @@ FIELDS: dict[str, tuple] = {
     "weight_dtype": (_STR, False, None, 40), "width": (_INT, False, None, 16384), "height": (_INT, False, None, 16384),
     "frames": (_INT, False, None, 10000), "batch": (_INT, False, None, 4096), "steps": (_INT, False, None, 10000),
     "cfg": (_NUM, False, None, 100), "blocks_to_swap": (_INT, False, None, 100), "attention": (_STR, False, None, 24),
+    # HunyuanVideoWrapper's HyVideoBlockSwap: blocks_to_swap is its double blocks, this its single blocks, as stated
+    "single_blocks_to_swap": (_INT, False, None, 100),
     "log": ((dict,), False, None, 20), "note": (_STR, False, None, 1200), "collector": (_STR, False, None, 80),
     # issue 32: the run-time state of 0.35+ ComfyUI that moves memory, when the source states it
     "comfy_compiler": (_STR, False, ON_OFF, 4), "cuda_graphs": (_STR, False, ON_OFF, 4),
