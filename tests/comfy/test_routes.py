@@ -195,22 +195,34 @@ def test_loaded_model_appears_after_a_real_prompt(server):
     assert isinstance(m["id"], str) and routes.MODEL_KEY_RE.fullmatch(m["id"])
 
 
+def unload_when_parked(server, path: str, body: dict, timeout: float = 20):
+    """POST an unload once the prompt worker is back in its queue wait: right after a prompt the queue is empty but
+    the worker may still be finishing (cleanup, history), and the route then answers 409 "busy, try after the
+    prompt" as it should (routes._worker_parked); a client tries again, as this does."""
+    deadline = time.time() + timeout
+    while True:
+        status, data = server.request("POST", path, body)
+        if status != 409 or time.time() > deadline:
+            return status, data
+        time.sleep(0.1)
+
+
 def test_unload_one_by_id_and_by_index(server):
     st = load_vae(server)
     target = st["models"][0]
-    status, data = server.request("POST", "/vram_budget/unload", {"model": target["id"]})
+    status, data = unload_when_parked(server, "/vram_budget/unload", {"model": target["id"]})
     assert status == 200, data
     assert data["unloaded"]["id"] == target["id"]
     assert all(m["id"] != target["id"] for m in data["models"])
     _, st = server.request("GET", "/vram_budget/status")
     assert all(m["id"] != target["id"] for m in st["models"])
     # the same id again: gone
-    status, data = server.request("POST", "/vram_budget/unload", {"model": target["id"]})
+    status, data = unload_when_parked(server, "/vram_budget/unload", {"model": target["id"]})
     assert status == 404 and "error" in data
 
     st = load_vae(server)
     count = len(st["models"])
-    status, data = server.request("POST", "/api/vram_budget/unload", {"model": 0})
+    status, data = unload_when_parked(server, "/api/vram_budget/unload", {"model": 0})
     assert status == 200, data
     assert len(data["models"]) == count - 1
 
