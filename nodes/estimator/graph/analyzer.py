@@ -33,6 +33,8 @@ RELEVANT_TYPES = {"MODEL", "CLIP", "VAE", "LATENT", "CONDITIONING", "CONTROL_NET
                   "SIGMAS", "CLIP_VISION_OUTPUT", "UPSCALE_MODEL", "LATENT_UPSCALE_MODEL", "MODEL_PATCH"}
 # model types a node's sockets alone price (stage_kind: AudioEncoderEncode's AUDIO_ENCODER -> an AUDIO_ENCODE stage)
 SOCKET_PRICED = frozenset(RELEVANT_TYPES | {"AUDIO_ENCODER"})
+# the model types the pack modules' loaders make, which no socket rule prices (a node that consumes one runs it)
+PACK_MODEL_TYPES = frozenset(R.model_types - SOCKET_PRICED)
 # API prompts carry no socket types; for a node the specs do not know, guess from the input name.
 NAME_TYPE_GUESS = {
     "model": "MODEL", "clip": "CLIP", "vae": "VAE", "samples": "LATENT", "latent": "LATENT",
@@ -710,7 +712,7 @@ class _Analyzer:
             return None
         outs = {str(o) for o in node.output_types or ()}
         # this ComfyUI's loaders' types and the pack modules' (a module's loader is known, so never recorded as one)
-        loaded = self._loaded_types | (R.model_types - SOCKET_PRICED)
+        loaded = self._loaded_types | PACK_MODEL_TYPES
         spec_in = self.specs[node.type].get("in") or {}
         for name, v in node.inputs.items():
             if not isinstance(v, _Link):
