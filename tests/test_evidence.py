@@ -34,7 +34,11 @@ FLUX = str(REPO / "example_workflows" / "flux_dev_1024.json")
 # (FastVideo of unstated size; the RTX 4090 run without torch.compile, called tight), two runs, both quiet.
 # Validation 59 -> 65: OOMs 26 -> 28, both warned (8 -> 10); runs 33 -> 37, quiet 28 -> 30: the two RTX 4080 runs
 # whose settings the records do not state, replayed without block swap, are called out of memory.
-PINNED = {"calibration": (84, 37, 11, 47, 43), "validation": (65, 28, 10, 37, 30)}
+# Round 54: the replay passes the node-pack versions a record states (--node-pack), and a regression is judged leaving
+# the record's own thread out. Calibration OOMs warned 11 -> 12: WanVideoWrapper 1.3.9's regression (known from
+# #1644 and #1616 as well) warns the fp32 Animate run of #1687. Validation unchanged (no validation record states a
+# node-pack version a regression covers).
+PINNED = {"calibration": (84, 37, 12, 47, 43), "validation": (65, 28, 10, 37, 30)}
 
 
 @pytest.fixture(scope="module")
@@ -251,3 +255,21 @@ def test_a_logged_vram_state_is_replayed_as_the_flag_that_sets_it():
     assert not {"--highvram", "--lowvram", "--novram"} & set(normal.argv)
     stated = evidence_replay.replay(_record(flags=["--gpu-only"], note="Set vram state to: HIGH_VRAM"))
     assert "--gpu-only" in stated.argv and "--highvram" not in stated.argv  # the stated flag wins
+
+
+def test_the_replay_passes_the_stated_node_pack_versions_and_leaves_the_records_own_thread_out():
+    rec = next(r for r in evidence.outcomes() if r["id"] == "wrapper-animate-fp32-rtx6000pro-v139-wvw1687")
+    argv = evidence_replay.replay(rec).argv
+    assert argv[argv.index("--node-pack") + 1] == "ComfyUI-WanVideoWrapper==1.3.9"
+    own = {"id": "own", "component": "ComfyUI-WanVideoWrapper", "affected_from": "1.3.9", "symptom": "s",
+           "kind": "vram", "sources": [rec["source"] + "#issuecomment-1"]}
+    other = dict(own, id="other", sources=[rec["source"], "https://github.com/kijai/ComfyUI-WanVideoWrapper/issues/1644"])
+    versions = {"ComfyUI-WanVideoWrapper": "1.3.9"}
+    assert [r["id"] for r in evidence.known_regressions(versions, [own, other])] == ["own", "other"]
+    token = evidence.LEAVE_OUT.set(frozenset({evidence._thread(rec["source"])}))
+    try:  # while the record is judged, what only its own thread says is not known yet
+        assert [r["id"] for r in evidence.known_regressions(versions, [own, other])] == ["other"]
+    finally:
+        evidence.LEAVE_OUT.reset(token)
+    judged = evidence_replay.judge(rec)
+    assert judged.warned and judged.risk == "high" and judged.verdict == "fits"

@@ -249,9 +249,29 @@ def device_args(rec: Mapping, replay: Replay) -> list[str]:
     argv += ["--comfyui-version", version]
     if why != "stated":
         replay.assumed.append(why)
+    argv += _stated_versions(rec)
     argv += _launch_flags(rec.get("flags") or [], replay)
     argv += _logged_vram_state(rec, argv, replay)
     return argv
+
+
+def _stated_versions(rec: Mapping) -> list[str]:
+    """--node-pack NAME==VER for each node pack whose version the record states, as a user gives them for the known
+    regressions (cli_estimate.node_packs_from_args; at most MAX_NODE_PACKS).
+
+    A stated PyTorch is not passed: its two regressions hit under conditions the records do not state (torch 2.9's
+    conv3d path only where cuDNN is 9.10-9.14 and ComfyUI's own ops do not work around it, 0.8.0 ops.py:58-67 and
+    :206-211; torch 2.8's RAM only across model switches), so the replay leaves them to the user's own command line.
+    (On the calibration half passing it changes no answer; on the validation half it warns 2 more OOMs and raises
+    4 false alarms: reported, not chosen by.)"""
+    from .cli_estimate import MAX_NODE_PACKS  # noqa: PLC0415
+    stated = {k: v for k, v in (rec.get("node_packs") or {}).items() if isinstance(v, str)}
+    out: list[str] = []
+    for name, text in list(stated.items())[:MAX_NODE_PACKS]:
+        m = re.search(r"\d{1,4}(\.\d{1,5}){1,3}", text)
+        if m and re.fullmatch(r"[\w.\- ]{1,80}", name):
+            out += ["--node-pack", f"{name}=={m.group(0)}"]
+    return out
 
 
 # ComfyUI's start-up log names the VRAM state its flags chose (model_management.py:557-581 in 0.33.0, the same lines
@@ -735,11 +755,15 @@ def estimate_replay(r: Replay, device_change=None):
 
 def judge(rec: Mapping) -> Judged:
     """Re-run one record and score it."""
-    from ..plan.evidence import split_of  # noqa: PLC0415
+    from ..plan.evidence import LEAVE_OUT, _thread, split_of  # noqa: PLC0415
     from ..units import GiB  # noqa: PLC0415
 
     r = replay(rec)
-    out = estimate_replay(r) if r.replayable else None
+    token = LEAVE_OUT.set(frozenset({_thread(rec["source"])}))
+    try:
+        out = estimate_replay(r) if r.replayable else None
+    finally:
+        LEAVE_OUT.reset(token)
     common = dict(id=rec["id"], split=split_of(rec["source"]), published=rec["outcome"], pipeline=rec["pipeline"],
                   card_class=card_class(rec), oom_kind=rec.get("oom_kind") or "")
     if out is None:
@@ -824,7 +848,9 @@ def evidence_markdown(judged, records) -> str:
            "states the card and what happened. `nodes/estimator/cli/evidence_replay.py` re-runs the command line on it: "
            "the record's workflow built from ComfyUI's own nodes (or the official template, or a wrapper's own "
            "nodes: WanVideoWrapper, HunyuanVideoWrapper), its card, RAM, OS, "
-           "launch flags and ComfyUI era (the stated version, else the one of its date). What a record leaves out "
+           "launch flags, ComfyUI era (the stated version, else the one of its date) and the node-pack versions it "
+           "states (`--node-pack`, for the known regressions; a regression known only from the record's own thread "
+           "is left out while that record is judged). What a record leaves out "
            "is assumed and listed with it: the official template's size and files (the fp8 file where one is "
            "published), Windows when no OS is stated (most records that state one: the calibration half's majority), "
            "WanVideoWrapper's usual block swap of 20, no block swap for HunyuanVideoWrapper (its t2v example). A "

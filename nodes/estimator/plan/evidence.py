@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -338,12 +339,20 @@ def affects(entry: Mapping, version: str) -> bool | None:
     return True
 
 
+# Leave one thread out (evidence_replay.judge): while a published record is re-run, a regression known only from that
+# record's own thread is not known yet, so it cannot warn of that record (its other sources still can)
+LEAVE_OUT: ContextVar[frozenset] = ContextVar("leave_out_threads", default=frozenset())
+
+
 def known_regressions(versions: Mapping[str, str], entries: Iterable[Mapping] | None = None) -> list[dict]:
     """The regressions whose affected range holds one of `versions` ({component: version}, component names as
     COMPONENTS spells them, any case): each entry with `matched` = the version that matched."""
     want = {COMPONENTS.get(k.lower(), k): v for k, v in versions.items() if v}
     out = []
+    left_out = LEAVE_OUT.get()
     for e in (regressions() if entries is None else entries):
+        if left_out and all(_thread(s) in left_out for s in e.get("sources") or ()):
+            continue
         comp = COMPONENTS.get(str(e["component"]).lower(), e["component"])
         if comp in want and affects(e, want[comp]):
             out.append({**e, "matched": f"{comp} {want[comp]}"})
