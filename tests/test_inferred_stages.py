@@ -90,3 +90,93 @@ def test_without_comfyui_the_generated_pack_table_reads_them_and_says_whose_sour
     finally:
         LIVE_SPECS.reset(token)
     assert any("(ComfyUI-X) read as sampling" in n and "this ComfyUI's node definitions" in n for n in live.notes)
+
+
+def _ui(nodes, links):
+    return {"nodes": nodes, "links": links, "version": 0.4}
+
+
+def _flux_ui(latent_node, extra_nodes=(), extra_links=(), positive_from=3):
+    """A Flux text-to-image UI workflow whose latent comes from `latent_node` (id 4) and whose positive prompt comes
+    from node `positive_from`'s first output (link 30); the sockets each node records are what the reader has."""
+    nodes = [
+        {"id": 1, "type": "UNETLoader", "inputs": [], "outputs": [{"name": "MODEL", "type": "MODEL", "links": [1]}],
+         "widgets_values": ["flux1-dev.safetensors", "default"]},
+        {"id": 2, "type": "DualCLIPLoader", "inputs": [],
+         "outputs": [{"name": "CLIP", "type": "CLIP", "links": [2]}],
+         "widgets_values": ["clip_l.safetensors", "t5xxl_fp16.safetensors", "flux", "default"]},
+        {"id": 3, "type": "CLIPTextEncode", "inputs": [{"name": "clip", "type": "CLIP", "link": 2}],
+         "outputs": [{"name": "CONDITIONING", "type": "CONDITIONING",
+                      "links": [4] + ([30] if positive_from == 3 else [3])}], "widgets_values": ["a fox"]},
+        latent_node,
+        {"id": 5, "type": "KSampler", "inputs": [
+            {"name": "model", "type": "MODEL", "link": 1}, {"name": "positive", "type": "CONDITIONING", "link": 30},
+            {"name": "negative", "type": "CONDITIONING", "link": 4},
+            {"name": "latent_image", "type": "LATENT", "link": 5}],
+         "outputs": [{"name": "LATENT", "type": "LATENT", "links": [6]}],
+         "widgets_values": [1, "fixed", 20, 1.0, "euler", "simple", 1.0]},
+        {"id": 6, "type": "VAELoader", "inputs": [], "outputs": [{"name": "VAE", "type": "VAE", "links": [7]}],
+         "widgets_values": ["ae.safetensors"]},
+        {"id": 7, "type": "VAEDecode", "inputs": [{"name": "samples", "type": "LATENT", "link": 6},
+                                                 {"name": "vae", "type": "VAE", "link": 7}],
+         "outputs": [{"name": "IMAGE", "type": "IMAGE", "links": [8]}], "widgets_values": []},
+        {"id": 8, "type": "SaveImage", "inputs": [{"name": "images", "type": "IMAGE", "link": 8}], "outputs": [],
+         "widgets_values": ["x"]},
+        *extra_nodes]
+    links = [[1, 1, 0, 5, 0, "MODEL"], [2, 2, 0, 3, 0, "CLIP"], [30, positive_from, 0, 5, 1, "CONDITIONING"],
+             [4, 3, 0, 5, 2, "CONDITIONING"], [5, 4, 0, 5, 3, "LATENT"], [6, 5, 0, 7, 0, "LATENT"],
+             [7, 6, 0, 7, 1, "VAE"], [8, 7, 0, 8, 0, "IMAGE"], *extra_links]
+    return _ui(nodes, links)
+
+
+def test_a_pack_node_that_takes_nothing_and_returns_a_latent_is_read_as_an_empty_latent():
+    """Unknown to every table, its widgets unnamed: its first two numbers are read as width and height, said."""
+    maker = {"id": 4, "type": "SomePackEmptyLatent", "inputs": [],
+             "outputs": [{"name": "latent", "type": "LATENT", "links": [5]}, {"name": "info", "type": "STRING"}],
+             "widgets_values": [1024, 768, 2]}
+    wf = _flux_ui(maker)
+    workload = read_workflow(wf)
+    latent = next(s.latent for s in workload.stages if s.kind == "sample")
+    assert (latent.pixel_width, latent.pixel_height, latent.batch) == (1024, 768, 2)
+    assert any("read as an empty latent by its sockets" in n and "first two numbers" in n for n in workload.notes)
+    assert estimate_prompt(wf, DEVICE).complete
+    # a node whose numbers are not a size (a file name, an odd width) is not guessed at: the estimate stays incomplete
+    for values in (["saved.latent"], [1000, 3, 1], [1024]):
+        wf = _flux_ui(dict(maker, widgets_values=values))
+        assert next(s.latent for s in read_workflow(wf).stages if s.kind == "sample") is None
+        assert not estimate_prompt(wf, DEVICE).complete
+
+
+def test_a_pack_redux_node_runs_its_clip_vision_on_the_gpu_and_its_style_model_on_the_cpu():
+    """kaibioinfo/ComfyUI_AdvancedRefluxControl's ReduxAdvanced (nodes.py:219-228 @2b95c2c): clip_vision.encode_image,
+    then style_model.get_cond, whose StyleModel ComfyUI builds and keeps on the CPU (sd.py:1495-1513 in 0.33.0)."""
+    extra = [
+        {"id": 9, "type": "StyleModelLoader", "inputs": [],
+         "outputs": [{"name": "STYLE_MODEL", "type": "STYLE_MODEL", "links": [9]}],
+         "widgets_values": ["flux1-redux-dev.safetensors"]},
+        {"id": 10, "type": "CLIPVisionLoader", "inputs": [],
+         "outputs": [{"name": "CLIP_VISION", "type": "CLIP_VISION", "links": [10]}],
+         "widgets_values": ["sigclip_vision_patch14_384.safetensors"]},
+        {"id": 11, "type": "LoadImage", "inputs": [],
+         "outputs": [{"name": "IMAGE", "type": "IMAGE", "links": [11]}, {"name": "MASK", "type": "MASK"}],
+         "widgets_values": ["ref.png", "image"]},
+        {"id": 12, "type": "SomePackRedux", "inputs": [
+            {"name": "conditioning", "type": "CONDITIONING", "link": 3},
+            {"name": "style_model", "type": "STYLE_MODEL", "link": 9},
+            {"name": "clip_vision", "type": "CLIP_VISION", "link": 10}, {"name": "image", "type": "IMAGE", "link": 11}],
+         "outputs": [{"name": "CONDITIONING", "type": "CONDITIONING", "links": [30]}],
+         "widgets_values": [3, "area", "center crop (square)", 1.0]}]
+    links = [[9, 9, 0, 12, 1, "STYLE_MODEL"], [10, 10, 0, 12, 2, "CLIP_VISION"], [11, 11, 0, 12, 3, "IMAGE"],
+             [3, 3, 0, 12, 0, "CONDITIONING"]]
+    maker = {"id": 4, "type": "EmptySD3LatentImage", "inputs": [],
+             "outputs": [{"name": "LATENT", "type": "LATENT", "links": [5]}], "widgets_values": [1024, 1024, 1]}
+    wf = _flux_ui(maker, extra, links, positive_from=12)
+    workload = read_workflow(wf)
+    kinds = [(s.kind, s.node_type) for s in workload.stages]
+    assert ("clip_vision_encode", "SomePackRedux") in kinds
+    assert next(s for s in workload.stages if s.kind == "sample").node_type == "KSampler"
+    clip = next(s for s in workload.stages if s.node_type == "SomePackRedux")
+    assert [r.name for r in clip.models] == ["sigclip_vision_patch14_384.safetensors"]
+    budget = estimate_prompt(wf, DEVICE)
+    assert budget.complete, budget.incomplete
+    assert not any("STYLE_MODEL" in n for n in budget.incomplete)

@@ -95,6 +95,12 @@ def loaded_types(specs: Mapping) -> frozenset:
     return types
 
 
+
+# Loaded model types that never reach the GPU, whoever consumes them: ComfyUI's load_style_model builds a StyleModel on
+# the CPU and nothing moves it (sd.py:1495-1513 in 0.33.0), so a pack's Redux / style node runs it there (as
+# StyleModelApply does, packs/core.py)
+CPU_MODEL_TYPES = frozenset({"STYLE_MODEL"})
+
 class _Analyzer:
     def __init__(self, graph: _Graph, specs: Mapping):
         self.g = graph
@@ -564,7 +570,36 @@ class _Analyzer:
                 self.note(f"{self.label(node)}: its LATENT read as the VAE encoding of its image '{images[0][0]}' "
                           "(inferred from its sockets)")
             return shape
+        if not node.core and not any(isinstance(v, _Link) for v in node.inputs.values()):
+            return self._empty_latent_by_sockets(node)
         return None
+
+    def _empty_latent_by_sockets(self, node: _Node) -> LatentShape | None:
+        """A pack's node that takes nothing and returns a LATENT makes an empty latent (as EmptyLatentImage): its
+        width and height widgets, or, where no spec names its widgets, its first two numbers in EmptyLatentImage's
+        order (width, height, batch size), said. The sampled model sets the channels (sample.py as_model_latent)."""
+        width, height = self.number(node, "width"), self.number(node, "height")
+        batch = self.number(node, "batch_size", 1) or 1
+        how = "its width and height widgets"
+        if width is None and height is None and "width" not in node.inputs and "height" not in node.inputs:
+            numbers = []
+            for v in node.unnamed[:3]:
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v):
+                    break
+                numbers.append(int(v))
+            if len(numbers) < 2 or not all(16 <= n <= MAX_RESOLUTION and n % 8 == 0 for n in numbers[:2]):
+                return None
+            width, height = numbers[:2]
+            batch = numbers[2] if len(numbers) > 2 and 1 <= numbers[2] <= 64 else 1
+            how = "its first two numbers, in EmptyLatentImage's order (no spec names its widgets)"
+        if width is None or height is None or width <= 0 or height <= 0:
+            return None
+        self.check_size(node, width, height, None, batch)
+        self.note(f"{self.label(node)}: read as an empty latent by its sockets (nothing in, a LATENT out): "
+                  f"{width}x{height}, batch {batch}, from {how}")
+        return LatentShape(batch=batch, channels=None, height=height // 8, width=width // 8, frames=None,
+                           pixel_height=height, pixel_width=width, pixel_frames=None, spatial_compression=8,
+                           temporal_compression=None, source_node=node.id, source_type=node.type)
 
     def resized_latent(self, src: LatentShape, node: _Node, width: int, height: int) -> LatentShape:
         s = src.spatial_compression
@@ -699,6 +734,8 @@ class _Analyzer:
             return VAE_DECODE
         if t in R.internal_encoders or ("VAE" in ins and "IMAGE" in ins):
             return VAE_ENCODE
+        if "CLIP_VISION" in ins and "IMAGE" in ins:
+            return CLIP_VISION_ENCODE  # a node that encodes its image with the CLIP vision model it is given
         return None
 
     @cached_property
@@ -712,7 +749,7 @@ class _Analyzer:
             return None
         outs = {str(o) for o in node.output_types or ()}
         # this ComfyUI's loaders' types and the pack modules' (a module's loader is known, so never recorded as one)
-        loaded = self._loaded_types | PACK_MODEL_TYPES
+        loaded = (self._loaded_types | PACK_MODEL_TYPES) - CPU_MODEL_TYPES
         spec_in = self.specs[node.type].get("in") or {}
         for name, v in node.inputs.items():
             if not isinstance(v, _Link):
