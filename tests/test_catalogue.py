@@ -147,3 +147,47 @@ def test_the_hand_catalogue_is_data_whose_counts_follow_the_family_modules(tmp_p
         load(dict(good, table="other"))
     with pytest.raises(ValueError, match=r"extra=\['sizee'\]"):
         load(dict(good, sizee=3))
+
+
+def test_an_all_in_one_checkpoint_whose_parts_differ_in_precision_is_split_as_stored(tmp_path):
+    """SD3 Medium's all-in-one files (stabilityai/stable-diffusion-3-medium listing: 4.34 / 5.97 / 10.9 / 15.8 GB):
+    the MMDiT, CLIPs and VAE in 16-bit, the T5 in fp8 or fp16 or absent. Split by parameter share, the fp8 file's
+    MMDiT would be priced at 2.9 GB; as stored it is 4.17 GB, and the text encoders take the rest."""
+    import json
+
+    from vram_budget.nodes.estimator.models import catalogue as cat
+    from vram_budget.nodes.estimator.machine.resolve import part_of
+    from vram_budget.nodes.estimator.workload import ModelRef
+
+    def part(name, which):
+        info = cat.entry_info(name, "checkpoints")
+        return part_of(info, ModelRef(role="x", name=name, folder="checkpoints", loader_node="1",
+                                      loader_type="CheckpointLoaderSimple", part=which))
+
+    listed = {"sd3_medium.safetensors": 4.34e9, "sd3_medium_incl_clips.safetensors": 5.97e9,
+              "sd3_medium_incl_clips_t5xxlfp8.safetensors": 10.9e9,
+              "sd3_medium_incl_clips_t5xxlfp16.safetensors": 15.8e9}
+    for name, size in listed.items():
+        info = cat.entry_info(name, "checkpoints")
+        assert abs(sum(p.weights_bytes for p in info.parts.values()) - size) <= 0.02 * size
+    model = part("sd3_medium_incl_clips_t5xxlfp8.safetensors", "model")
+    assert model.family == "sd3" and model.weights_bytes == 4_172_000_000
+    clip = part("sd3_medium_incl_clips_t5xxlfp8.safetensors", "clip")
+    assert clip.family == "t5-xxl" and clip.quantization == "fp8_e4m3fn" and clip.weights_bytes == 6_525_440_642
+    assert part("sd3_medium_incl_clips.safetensors", "clip").family == "clip-g"  # no T5 in that file
+    assert "clip" not in cat.entry_info("sd3_medium.safetensors", "checkpoints").parts
+
+    def load(parts):
+        path = tmp_path / "catalogue.json"
+        row = {"name": "x.safetensors", "family": "sd3", "params": 1, "bytes": 1000, "dtype": "F16",
+               "source": "test", "table": "published", "parts": parts}
+        path.write_text(json.dumps({"files": [row]}))
+        return cat._load(str(path))
+
+    ok = {"model": {"family": "sd3", "params": 1, "bytes": 600, "dtype": "F16"},
+          "vae": {"family": "vae-kl16", "params": 1, "bytes": 400, "dtype": "F16"}}
+    assert load(ok)[1][0].parts["vae"]["bytes"] == 400
+    with pytest.raises(ValueError, match=r"x.safetensors: its parts add up to 600 bytes, the file is 1,000"):
+        load({"model": ok["model"]})
+    with pytest.raises(ValueError, match=r"x.safetensors: part 'model' needs family"):
+        load({"model": dict(ok["model"], family="nope"), "vae": ok["vae"]})

@@ -251,10 +251,16 @@ def test_every_published_entry_has_a_source_and_consistent_numbers(entry):
     assert entry.family != "unknown" or (entry.kind and entry.label)
     assert any(w in entry.source for w in ("Hugging Face file listing", "LFS pointer size", cat._MGR, cat._TPL)), entry.source
     assert "params" in entry.source and entry.bytes > 0 and entry.params > 0
-    bpp = entry.bytes / entry.params
     limits = {"F16": (1.9, 2.15), "BF16": (1.9, 2.15), "F32": (3.9, 4.1), "F8_E4M3": (0.95, 1.5), "I8": (0.95, 1.5)}
-    low, high = limits.get(entry.dtype, (2 / 8, 9 / 8))
-    assert low <= bpp <= high, bpp
+    # an all-in-one file whose parts are stored at different precisions: each part's numbers, and their sum
+    for part in (entry.parts or {}).values():
+        low, high = limits.get(part["dtype"], (2 / 8, 9 / 8))
+        assert low <= part["bytes"] / part["params"] <= high, (entry.name, part)
+    if entry.parts:
+        assert sum(p["params"] for p in entry.parts.values()) == entry.params
+    else:
+        low, high = limits.get(entry.dtype, (2 / 8, 9 / 8))
+        assert low <= entry.bytes / entry.params <= high, entry.bytes / entry.params
     hits = [e for e in cat.ENTRIES + cat.PUBLISHED if e.name.lower() == entry.name.lower() and e.folder == entry.folder]
     assert hits == [entry]  # one line per file and folder
     assert cat.lookup(entry.name, entry.folder) is entry
@@ -485,3 +491,19 @@ def test_a_checkpoint_named_model_takes_ltx_video_from_the_text_encoder_type_tha
     assert decode.working_bytes > 0
     other = estimate(read_workflow(prompt("stable_diffusion")), device)
     assert not other.complete and [m.name for m in other.missing] == ["model.safetensors"]
+
+
+def test_one_shard_of_a_folder_is_priced_as_the_model_the_folder_names():
+    """LTX-Video's Gemma loader (Lightricks/ComfyUI-LTXVideo gemma_encoder.py: find_matching_dir(model*.safetensors))
+    is given one shard and reads the whole folder: the folder's name gives the size, the shard the precision (the
+    folder's "q4_0-unquantized" is a QAT release in bf16, not a GGUF file)."""
+    info, said = ni.infer_info("gemma-3-12b-it-qat-q4_0-unquantized/model-00001-of-00005.safetensors", "text_encoder",
+                            "text_encoders")
+    assert info is not None and info.family == "gemma3"
+    assert info.params == 12_000_000_000 and info.weights_bytes == 24_000_000_000 and info.dtype == "BF16"
+    assert "one shard (model-00001-of-00005) of the 5-shard model in 'gemma-3-12b-it-qat-q4_0-unquantized'" in said
+    # a shard with no folder to name it says nothing about its size
+    assert ni.infer_info("model-00001-of-00005.safetensors", "text_encoder", "text_encoders")[0] is None
+    # a folder's single weights file: the folder names the model
+    info, said = ni.infer_info("Qwen2.5-VL-7B-Instruct/model.safetensors", "text_encoder", "text_encoders")
+    assert info.family == "qwen2.5-vl-7b" and "the weights file (model) of a model folder" in said

@@ -24,6 +24,7 @@ import os
 from dataclasses import dataclass, fields
 
 from types import MappingProxyType
+from typing import Mapping
 
 from ..families import FAMILIES
 from ..families.registry import PARAMS
@@ -54,6 +55,9 @@ class CatalogueEntry:
     folder: str | None = None  # ComfyUI models/ folder it is meant for (disambiguates equal names)
     variant: str | None = None
     label: str | None = None  # default: the family's label (needed for family "unknown")
+    # an all-in-one checkpoint whose parts are stored at different precisions (SD3 Medium with a fp8 T5): each part's
+    # family, label, params and bytes, {part: {...}} with part one of the family's CHECKPOINT_SPLITS keys
+    parts: Mapping | None = None
 
 
 _FIELDS = {f.name for f in fields(CatalogueEntry)}
@@ -88,8 +92,31 @@ def _load(path: str = DATA_PATH) -> tuple[tuple[CatalogueEntry, ...], tuple[Cata
             raise ValueError(f"data/catalogue.json, {name}: table must be 'entries' or 'published', bytes an integer, "
                              f"no other keys (got table={table!r}, extra={sorted(extra)})")
         row["params"] = _params(row.get("params"), name)
+        if row.get("parts") is not None:
+            row["parts"] = _parts(row["parts"], name, row["bytes"])
         tables[table].append(CatalogueEntry(**row))
     return tuple(tables["entries"]), tuple(tables["published"])
+
+
+_PART_FIELDS = {"family", "label", "params", "bytes", "dtype", "quantization", "source"}
+
+
+def _parts(value, name: str, total: int) -> Mapping:
+    """A checkpoint's parts as stored ({part: {family, label, params, bytes, dtype, source}}); their bytes must add
+    up to the file's within 2 % (the header and tied copies), or the row is an error naming the file."""
+    if not isinstance(value, dict) or not value:
+        raise ValueError(f"data/catalogue.json, {name}: parts must be an object of parts")
+    out = {}
+    for part, spec in value.items():
+        if not isinstance(spec, dict) or set(spec) - _PART_FIELDS or not isinstance(spec.get("bytes"), int) \
+                or spec.get("family") not in FAMILIES or not spec.get("dtype"):
+            raise ValueError(f"data/catalogue.json, {name}: part {part!r} needs family (a known one), params, bytes "
+                             f"and dtype, and no other keys than {sorted(_PART_FIELDS)}")
+        out[part] = MappingProxyType({**spec, "params": _params(spec.get("params"), f"{name} part {part}")})
+    stored = sum(p["bytes"] for p in out.values())
+    if abs(stored - total) > 0.02 * total:
+        raise ValueError(f"data/catalogue.json, {name}: its parts add up to {stored:,} bytes, the file is {total:,}")
+    return MappingProxyType(out)
 
 
 ENTRIES, PUBLISHED = _load()
@@ -155,11 +182,22 @@ def entry_info(name: str, folder: str | None = None) -> ModelInfo | None:
     label = (entry.label or fam.label) + (" checkpoint" if kind == CHECKPOINT else "")
     if entry.variant:
         label += f" [{entry.variant.replace('_', '-')}]"
+    evidence = (f"file name {entry.name!r} is in the catalogue of public files",)
+    parts = {}
+    for part, spec in (entry.parts or {}).items():
+        pfam = FAMILIES[spec["family"]]
+        parts[part] = ModelInfo(
+            kind=pfam.kind, family=spec["family"], label=f"{spec.get('label') or pfam.label} (from {label})",
+            params=spec["params"], weights_bytes=spec["bytes"], dtype=spec["dtype"],
+            quantization=spec.get("quantization"), arch=MappingProxyType(dict(pfam.arch)),
+            evidence=evidence + (f"its {part} part as stored: {spec.get('source') or entry.source}",),
+            source="catalogue", path=None, largest_tensor_bytes=0, notes=(entry.source,))
     return ModelInfo(
         kind=kind, family=entry.family, label=label, params=entry.params, weights_bytes=entry.bytes,
         dtype=entry.dtype, quantization=entry.quantization, arch=MappingProxyType(dict(fam.arch)),
-        evidence=(f"file name {entry.name!r} is in the catalogue of public files",), source="catalogue",
+        evidence=evidence, source="catalogue",
         path=None, largest_tensor_bytes=0, variant=entry.variant, notes=(entry.source,),
+        parts=MappingProxyType(parts),
     )
 
 

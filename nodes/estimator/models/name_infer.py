@@ -289,7 +289,23 @@ def infer_info(name: str, role: str | None = None, folder: str | None = None,
     where = f"{(folder or '').lower()}/{hint.lower() + '/' if hint else ''}{path}"
     if kind == LORA:
         return _lora(name, where, base, prec, kind_why)
-    return _model(name, where, base, kind, kind_why, prec)
+    shard = _SHARD.fullmatch(base)
+    if shard is None or "/" not in path:
+        return _model(name, where, base, kind, kind_why, prec)
+    # one shard of a Hugging Face folder (".../model-00001-of-00005.safetensors"): the loader reads the folder, so
+    # the folder's name gives the model's size; the precision is the shard's own (a folder "...-q4_0-unquantized" is
+    # not a GGUF file)
+    model_dir = path.rsplit("/", 2)[-2]
+    info, said = _model(name, where, model_dir, kind, kind_why, prec)
+    if info is None:
+        return info, said
+    why = (f"one shard ({shard.group(0)}) of the {int(shard.group(1))}-shard model in '{model_dir}': its loader reads "
+           "every shard, so the whole model the folder names is priced" if shard.group(1) else
+           f"the weights file ({shard.group(0)}) of a model folder, '{model_dir}': the folder names the model")
+    return replace(info, evidence=info.evidence + (why,), notes=info.notes + (why,)), f"{said}; {why}"
+
+
+_SHARD = re.compile(r"(?:model|pytorch_model|diffusion_pytorch_model)(?:-\d{5}-of-(\d{5}))?")
 
 
 def _kind(path: str, role: str | None, folder: str | None) -> tuple[str | None, str]:
