@@ -180,3 +180,28 @@ def test_a_pack_redux_node_runs_its_clip_vision_on_the_gpu_and_its_style_model_o
     budget = estimate_prompt(wf, DEVICE)
     assert budget.complete, budget.incomplete
     assert not any("STYLE_MODEL" in n for n in budget.incomplete)
+
+
+def test_an_api_prompt_switch_passes_its_latent_on():
+    """ComfySwitchNode's sockets are V3 templates ("COMFY_MATCHTYPE_V3" in its spec): an API prompt records no
+    resolved type, so the template reads as "*" and the switch's chosen branch gives the latent."""
+    prompt = {k: dict(v) for k, v in PROMPT.items() if k not in ("5", "7")}
+    prompt["9"] = {"class_type": "ComfySwitchNode", "inputs": {"switch": False, "on_false": ["4", 0],
+                                                               "on_true": ["4", 0]}}
+    prompt["5"] = {"class_type": "KSampler", "inputs": {
+        "model": ["1", 0], "positive": ["3", 0], "negative": ["3", 0], "latent_image": ["9", 0], "seed": 1,
+        "steps": 20, "cfg": 1.0, "sampler_name": "euler", "scheduler": "simple", "denoise": 1.0}}
+    prompt["7"] = {"class_type": "VAEDecode", "inputs": {"samples": ["5", 0], "vae": ["6", 0]}}
+    latent = next(s.latent for s in read_workflow(prompt).stages if s.kind == "sample")
+    assert latent is not None and (latent.pixel_width, latent.pixel_height) == (1024, 1024)
+    assert estimate_prompt(prompt, DEVICE).complete
+
+
+def test_a_loaded_conditioning_is_data_not_a_model():
+    """huchenlei/ComfyUI_omost's OmostLoadCanvasConditioningNode reads a canvas file into OMOST_CANVAS_CONDITIONING:
+    a node consuming it runs no model, so it is not an unpriced model stage (a loader's other outputs still are)."""
+    from vram_budget.nodes.estimator.graph.analyzer import loaded_types
+
+    specs = {"SomeLoadCanvasConditioning": {"in": {}, "out": ["X_CANVAS_CONDITIONING"], "w": [], "recorded": True},
+             "SomeLoadDetector": {"in": {}, "out": ["X_DETECTOR"], "w": [], "recorded": True}}
+    assert loaded_types(specs) == frozenset({"X_DETECTOR"})

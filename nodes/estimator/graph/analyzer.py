@@ -82,7 +82,8 @@ def loaded_types(specs: Mapping) -> frozenset:
             # a pack node read from its sources or the workflow: its loaders (by name) make model types, whatever
             # settings they take (SeedVR2LoadDiTModel takes TORCH_COMPILE_ARGS)
             if "load" in str(name).lower():
-                out.update(str(o) for o in spec.get("out") or ())
+                # a loaded conditioning (Omost's OMOST_CANVAS_CONDITIONING, read from a canvas file) is data, not a model
+                out.update(str(o) for o in spec.get("out") or () if "CONDITIONING" not in str(o))
             continue
         if all(str(v) in plain for v in (spec.get("in") or {}).values()):
             out.update(str(o) for o in spec.get("out") or ())
@@ -95,6 +96,12 @@ def loaded_types(specs: Mapping) -> frozenset:
     return types
 
 
+
+
+def _any_type(t):
+    """A V3 node's template socket (io.MatchType: ComfySwitchNode's "COMFY_MATCHTYPE_V3") takes the type of what it is
+    linked to, as "*" does: an API prompt records the template, a UI workflow the type the frontend resolved."""
+    return "*" if isinstance(t, str) and t.startswith("COMFY_MATCHTYPE") else t
 
 # Loaded model types that never reach the GPU, whoever consumes them: ComfyUI's load_style_model builds a StyleModel on
 # the CPU and nothing moves it (sd.py:1495-1513 in 0.33.0), so a pack's Redux / style node runs it there (as
@@ -156,12 +163,12 @@ class _Analyzer:
             t = (self.specs.get(node.type) or {}).get("in", {}).get(name)
         if t is None and node.type not in self.specs:
             t = R.input_types.get(node.type, {}).get(name) or NAME_TYPE_GUESS.get(name)
-        return t
+        return _any_type(t)
 
     def out_type(self, node: _Node, slot: int) -> str | None:
         types = node.output_types if node.output_types is not None else R.output_types.get(node.type)
         if types is not None and 0 <= slot < len(types):
-            return types[slot]
+            return _any_type(types[slot])
         return None
 
     def linked_inputs_of_type(self, node: _Node, type_: str) -> list[tuple[str, _Link]]:
