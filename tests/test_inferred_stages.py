@@ -205,3 +205,26 @@ def test_a_loaded_conditioning_is_data_not_a_model():
     specs = {"SomeLoadCanvasConditioning": {"in": {}, "out": ["X_CANVAS_CONDITIONING"], "w": [], "recorded": True},
              "SomeLoadDetector": {"in": {}, "out": ["X_DETECTOR"], "w": [], "recorded": True}}
     assert loaded_types(specs) == frozenset({"X_DETECTOR"})
+
+
+def test_the_node_list_of_a_workflow_with_null_definitions():
+    """A published workflow (jatidevelopments/ryla's RunComfy copy) carries "definitions": null; the node lists the
+    bench and the templates code walk must not fail on it, nor on non-dict entries."""
+    from vram_budget.nodes.estimator.graph.templates import all_nodes
+
+    assert all_nodes({"nodes": [{"id": 1, "type": "A"}, 3], "definitions": None}) == [{"id": 1, "type": "A"}]
+    assert all_nodes({"nodes": None, "definitions": {"subgraphs": [{"nodes": [{"id": 2}]}, None]}}) == [{"id": 2}]
+
+
+def test_the_lower_bound_of_an_incomplete_estimate_is_as_comfyui_runs_it():
+    """A VAE call that would need 262 GiB at once is retried tiled and weights stream: the bound a user reads is the
+    stages as ComfyUI runs them, with the one-go figure beside it, never the one-go figure as a lower bound."""
+    from types import SimpleNamespace
+
+    from vram_budget.nodes.estimator.plan.budget import at_least
+    from vram_budget.nodes.estimator.units import GiB
+
+    runs = [SimpleNamespace(peak_bytes=12 * GiB), SimpleNamespace(peak_bytes=20 * GiB)]
+    assert at_least(264 * GiB, runs) == "at least 20.00 GiB as ComfyUI runs it; 264.00 GiB if each stage ran in one go"
+    assert at_least(16 * GiB, runs) == "at least 16.00 GiB"
+    assert at_least(16 * GiB, []) == "at least 16.00 GiB"

@@ -507,3 +507,19 @@ def test_one_shard_of_a_folder_is_priced_as_the_model_the_folder_names():
     # a folder's single weights file: the folder names the model
     info, said = ni.infer_info("Qwen2.5-VL-7B-Instruct/model.safetensors", "text_encoder", "text_encoders")
     assert info.family == "qwen2.5-vl-7b" and "the weights file (model) of a model folder" in said
+
+
+@pytest.mark.parametrize("name, role, family, params", [
+    # Kijai's split LTX-2.3 files (cseti007/ComfyUI-Workflows ltx2.3-i2v-two-pass): the parts the all-in-one holds
+    ("ltx2/LTX23_video_vae_bf16.safetensors", "vae", "vae-ltx2.3", 726_105_969),
+    ("LTX23_audio_vae_bf16.safetensors", "vae", "vae-ltx2.3-audio", 181_785_594),
+    ("LTX2/ltx-2.3_text_projection_bf16.safetensors", "text_encoder", "gemma3", 1_156_061_184),
+    ("LTX2_video_vae_bf16.safetensors", "vae", "vae-ltx2", 1_246_913_522),
+    ("ltx-2-19b-audio_vae.safetensors", "vae", "vae-ltx2-audio", 108_840_948),
+    # Z-Image's VAE is Flux's (Comfy-Org/z_image_turbo ships ae.safetensors), renamed
+    ("vae-z-image-turbo.safetensors", "vae", "vae-kl16", 83_819_683),
+])
+def test_split_files_are_the_parts_their_all_in_one_holds(name, role, family, params):
+    folder = {"vae": "vae", "text_encoder": "text_encoders"}[role]
+    info, said = ni.infer_info(name, role, folder)
+    assert (info.family, info.params, info.dtype) == (family, params, "BF16"), said

@@ -121,7 +121,8 @@ NAME_RULES = {
         _r(r"(?<![a-z])chroma(?!xl)", "chroma", "Chroma (8.9B)", P_CHROMA, f"{_C} P_CHROMA (model card)"),
     ),
     VAE: (
-        _r(r"(?<![a-z])ae(?![a-z])|flux|sd3", "vae-kl16", "Flux/SD3 VAE (16 ch)"),
+        # Z-Image ships the Flux VAE (Comfy-Org/z_image_turbo split_files/vae/ae.safetensors), renamed by some
+        _r(r"(?<![a-z])ae(?![a-z])|flux|sd3|z[_-]?image", "vae-kl16", "Flux/SD3 VAE (16 ch)"),
     ),
 }
 

@@ -161,6 +161,9 @@ VAES = (
 # class (VAE_FORMULAS below); a VaeFamily with no traced data would only change the "known:" list other workflows'
 # unknown-VAE notes print.
 
+# the parts' traced counts, by family and part (for the split files' name rules below)
+_SPLIT = {fam: {part: spec[0] for part, spec in parts.items()} for fam, parts in CHECKPOINT_SPLITS.items()}
+
 # File-name rules by kind: first match wins, specific before general (name_infer)
 NAME_RULES = {
     DIFFUSION: (
@@ -178,6 +181,23 @@ NAME_RULES = {
     VAE: (
         _r(r"ltx[_-]?2[._]5.*video[_-]?vae(?!.*conv)", "vae-ltx2.5", "LTX-2.5 video VAE", P_VAE_LTX25,
            "P_VAE_LTX25 (computed: ComfyUI 0.33 CausalDiffusionVAE)"),
+        # the split files of LTX-2 / 2.3 (Kijai's "LTX23_video_vae_bf16", "LTX23_audio_vae_bf16"): the parts the
+        # all-in-one checkpoints hold, with their traced counts (CHECKPOINT_SPLITS)
+        _r(r"ltx[_-]?2[._]?3.*audio[_-]?vae", "vae-ltx2.3-audio", "LTX-2.3 audio VAE", _SPLIT["ltx2.3"]["audio_vae"],
+           "the audio VAE + vocoder of CHECKPOINT_SPLITS ltx2.3 (traced)", sized=True),
+        _r(r"ltx[_-]?2[._]?3.*vae", "vae-ltx2.3", "LTX-2.3 video VAE", _SPLIT["ltx2.3"]["vae"],
+           "the video VAE of CHECKPOINT_SPLITS ltx2.3 (traced)", sized=True),
+        _r(r"ltx[_-]?2(?![._]?[1-9]).*audio[_-]?vae", "vae-ltx2-audio", "LTX-2 audio VAE", _SPLIT["ltx2"]["audio_vae"],
+           "the audio VAE + vocoder of CHECKPOINT_SPLITS ltx2 (traced)", sized=True),
+        _r(r"ltx[_-]?2(?![._]?[1-9]).*vae", "vae-ltx2", "LTX-2 video VAE", _SPLIT["ltx2"]["vae"],
+           "the video VAE of CHECKPOINT_SPLITS ltx2 (traced)", sized=True),
+    ),
+    TEXT_ENCODER: (
+        # the Gemma projection LTXAVTextEncoderLoader / DualCLIPLoader type ltxv reads beside Gemma, as a split file
+        _r(r"ltx[_-]?2[._]?3.*projection", "gemma3", "LTX-2.3 text projection", _SPLIT["ltx2.3"]["clip"],
+           "the dual text projection of CHECKPOINT_SPLITS ltx2.3 (traced)", sized=True),
+        _r(r"ltx[_-]?2(?![._]?[1-9]).*projection", "gemma3", "LTX-2 text projection", _SPLIT["ltx2"]["clip"],
+           "the text projection of CHECKPOINT_SPLITS ltx2 (traced)", sized=True),
     ),
 }
 

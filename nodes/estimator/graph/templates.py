@@ -104,9 +104,12 @@ def load_templates(site: Path | None = None) -> list[Template]:
 
 def all_nodes(workflow: dict) -> list[dict]:
     """The workflow's nodes and those of its subgraph definitions."""
-    nodes = list(workflow.get("nodes", []))
-    for subgraph in workflow.get("definitions", {}).get("subgraphs", []):
-        nodes += subgraph.get("nodes", [])
+    nodes = [n for n in workflow.get("nodes") or [] if isinstance(n, dict)] if isinstance(workflow.get("nodes"), list) else []
+    defs = workflow.get("definitions")  # a published workflow may carry "definitions": null
+    subgraphs = defs.get("subgraphs") if isinstance(defs, dict) else None
+    for subgraph in subgraphs if isinstance(subgraphs, list) else []:
+        if isinstance(subgraph, dict) and isinstance(subgraph.get("nodes"), list):
+            nodes += [n for n in subgraph["nodes"] if isinstance(n, dict)]
     return nodes
 
 

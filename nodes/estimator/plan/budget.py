@@ -60,6 +60,16 @@ class Missing:
                 "folder (in ComfyUI: the file must be in the model folders)")
 
 
+def at_least(peak: int, runs) -> str:
+    """The lower bound of an incomplete estimate in words: "at least X", X as ComfyUI runs the stages it can price
+    (a VAE call that runs out of memory is retried tiled, weights stream: runtime.py) where that is less than every
+    stage in one go, which is then said beside it."""
+    run_peak = max((r.peak_bytes for r in runs), default=0)
+    if 0 < run_peak < peak:
+        return f"at least {fmt_gib(run_peak)} as ComfyUI runs it; {fmt_gib(peak)} if each stage ran in one go"
+    return f"at least {fmt_gib(peak)}"
+
+
 @dataclass(frozen=True)
 class Budget:
     stages: tuple[StageBudget, ...]
@@ -407,7 +417,7 @@ def assess(
         if not why.strip():  # never "can't tell: ." (issue 37): say what is missing even when no part names it
             why = ("a stage has no figure the estimator could compute" if stage_budgets else
                    "the workflow has no stage the estimator could price")
-        notes.insert(0, f"can't tell: {why}. The peak shown is a lower bound (at least {fmt_gib(peak)})")
+        notes.insert(0, f"can't tell: {why}. The peak shown is a lower bound ({at_least(peak, runs)})")
     elif outcome == runtime.FITS:
         verdict = "tight" if tight else "fits"
     else:

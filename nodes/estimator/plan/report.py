@@ -5,6 +5,7 @@ from ..machine import placement
 from .evidence import version_tuple
 from ..units import GiB, fmt_gib, user_words
 from ..machine.runtime import NO_BLOCK_SWAP, speed_words
+from .budget import at_least
 
 VERDICT_TEXT = {"fits": "FITS", "tight": "FITS (TIGHT)", "runs_slower": "RUNS, SLOWER", "oom": "OUT OF MEMORY",
                 "unknown": "CAN'T TELL"}
@@ -351,7 +352,8 @@ def _verdict_tail(budget, peak_stage) -> str:
             return f"{host_text} (VRAM: {on_card})"
 
     if budget.verdict == "unknown":
-        return f"at least {fmt_gib(budget.peak_bytes)} (lower bound: {len(budget.missing) or 'some'} model(s) or stage(s) unpriced)"
+        return (f"{at_least(budget.peak_bytes, budget.runs)} (lower bound: {len(budget.missing) or 'some'} model(s) or "
+                "stage(s) unpriced)")
     if budget.verdict in ("fits", "tight"):
         run_peak = max((r.peak_bytes for r in budget.runs), default=budget.peak_bytes)
         if 0 < run_peak < budget.peak_bytes:  # ComfyUI splits the work (cond / uncond in turn, VAE batches: runtime.py)
