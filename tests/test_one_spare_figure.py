@@ -59,3 +59,24 @@ def test_the_panel_summary_says_the_same_spare(estimate, tmp_path):
     blob = json.dumps(summary)
     assert f"{data['spare_bytes'] / 2 ** 30:.2f} GiB to spare" in blob
     assert not re.search(r"short by", blob)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed: the panel's summary is checked in "
+                                                         "the browser tests instead")
+def test_an_incomplete_estimate_has_one_lower_bound(tmp_path):
+    """budget.at_least: the CLI's "at least X as ComfyUI runs it" and the panel's "≥ X" are the same X (the stages as
+    ComfyUI runs them), not the every-stage-in-one-go peak."""
+    from vram_budget.nodes.estimator.plan.budget import at_least
+
+    data = {"verdict": "unknown", "vram_verdict": "unknown", "peak_bytes": 264 * 2 ** 30,
+            "predicted_peak_bytes": 20 * 2 ** 30, "device": {"capacity_bytes": 24 * 2 ** 30}, "missing": []}
+    (tmp_path / "b.json").write_text(json.dumps(data))
+    script = (f"import {{ summarize }} from {json.dumps((ROOT / 'web' / 'vram_summary.js').as_uri())};\n"
+              "import { readFileSync } from 'node:fs';\n"
+              f"const s = summarize(JSON.parse(readFileSync({json.dumps(str(tmp_path / 'b.json'))}, 'utf8')));\n"
+              "console.log(JSON.stringify(s));\n")
+    (tmp_path / "run.mjs").write_text(script)
+    out = subprocess.run(["node", str(tmp_path / "run.mjs")], capture_output=True, text=True, timeout=60, check=True)
+    assert json.loads(out.stdout)["peak"] == 20 * 2 ** 30
+    runs = [type("R", (), {"peak_bytes": 20 * 2 ** 30})()]
+    assert at_least(264 * 2 ** 30, runs).startswith("at least 20.00 GiB as ComfyUI runs it")

@@ -59,7 +59,11 @@ export function summarize(b) {
   const ramStops = overall === "oom" && card !== "oom" && host === "oom";
   const risk = b.oom_risk && typeof b.oom_risk === "object" ? b.oom_risk : null;
   const capacity = num(b.device?.capacity_bytes) ?? num(b.device?.total_bytes) ?? 0;
-  const peak = num(b.peak_bytes) ?? 0;
+  // an incomplete estimate's lower bound is its stages as ComfyUI runs them (budget.at_least: a VAE call retried
+  // tiled, weights streamed), not every stage in one go: the same figure as the command line's "at least"
+  const oneGo = num(b.peak_bytes) ?? 0;
+  const asRun = num(b.predicted_peak_bytes);
+  const peak = card === "unknown" && asRun != null && asRun > 0 && asRun < oneGo ? asRun : oneGo;
   let detail = "";
   if (card === "runs_slower") {
     const streamed = num(b.offload_bytes);
