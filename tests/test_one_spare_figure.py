@@ -23,6 +23,18 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300, check=True)
 
 
+def _panel_summary(data: dict, tmp_path: Path) -> dict:
+    """The panel's summary (web/vram_summary.js summarize) of a --json answer, run in node."""
+    (tmp_path / "b.json").write_text(json.dumps(data))
+    script = (f"import {{ summarize }} from {json.dumps((ROOT / 'web' / 'vram_summary.js').as_uri())};\n"
+              "import { readFileSync } from 'node:fs';\n"
+              f"const s = summarize(JSON.parse(readFileSync({json.dumps(str(tmp_path / 'b.json'))}, 'utf8')));\n"
+              "console.log(JSON.stringify(s));\n")
+    (tmp_path / "run.mjs").write_text(script)
+    out = subprocess.run(["node", str(tmp_path / "run.mjs")], capture_output=True, text=True, timeout=60, check=True)
+    return json.loads(out.stdout)
+
+
 @pytest.fixture(scope="module")
 def estimate():
     path = community_dir() / WORKFLOW
@@ -48,14 +60,7 @@ def test_a_split_peak_stage_has_one_spare_figure(estimate):
                                                          "the browser tests instead")
 def test_the_panel_summary_says_the_same_spare(estimate, tmp_path):
     data, _text = estimate
-    (tmp_path / "b.json").write_text(json.dumps(data))
-    script = (f"import {{ summarize }} from {json.dumps((ROOT / 'web' / 'vram_summary.js').as_uri())};\n"
-              "import { readFileSync } from 'node:fs';\n"
-              f"const s = summarize(JSON.parse(readFileSync({json.dumps(str(tmp_path / 'b.json'))}, 'utf8')));\n"
-              "console.log(JSON.stringify(s));\n")
-    (tmp_path / "run.mjs").write_text(script)
-    out = subprocess.run(["node", str(tmp_path / "run.mjs")], capture_output=True, text=True, timeout=60, check=True)
-    summary = json.loads(out.stdout)
+    summary = _panel_summary(data, tmp_path)
     blob = json.dumps(summary)
     assert f"{data['spare_bytes'] / 2 ** 30:.2f} GiB to spare" in blob
     assert not re.search(r"short by", blob)
@@ -70,13 +75,6 @@ def test_an_incomplete_estimate_has_one_lower_bound(tmp_path):
 
     data = {"verdict": "unknown", "vram_verdict": "unknown", "peak_bytes": 264 * 2 ** 30,
             "predicted_peak_bytes": 20 * 2 ** 30, "device": {"capacity_bytes": 24 * 2 ** 30}, "missing": []}
-    (tmp_path / "b.json").write_text(json.dumps(data))
-    script = (f"import {{ summarize }} from {json.dumps((ROOT / 'web' / 'vram_summary.js').as_uri())};\n"
-              "import { readFileSync } from 'node:fs';\n"
-              f"const s = summarize(JSON.parse(readFileSync({json.dumps(str(tmp_path / 'b.json'))}, 'utf8')));\n"
-              "console.log(JSON.stringify(s));\n")
-    (tmp_path / "run.mjs").write_text(script)
-    out = subprocess.run(["node", str(tmp_path / "run.mjs")], capture_output=True, text=True, timeout=60, check=True)
-    assert json.loads(out.stdout)["peak"] == 20 * 2 ** 30
+    assert _panel_summary(data, tmp_path)["peak"] == 20 * 2 ** 30
     runs = [type("R", (), {"peak_bytes": 20 * 2 ** 30})()]
     assert at_least(264 * 2 ** 30, runs).startswith("at least 20.00 GiB as ComfyUI runs it")
