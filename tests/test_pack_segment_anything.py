@@ -52,3 +52,18 @@ def test_a_smaller_sam_and_an_unpriced_one():
     assert seg.working_bytes == int(max(GD.TRACE_BYTES, SAM.TRACE["sam1-vit-b"]) * memory.calibration(GD.FAMILY))
     hq = estimate(read_workflow(_wf("sam_hq_vit_h (2.57GB)")), DEV)
     assert not hq.complete and hq.verdict == "unknown"
+    assert any("sam_hq_vit_h (2.57GB): a model of this node that is not priced here (of its choices, sam_vit_h, "
+               "sam_vit_l, sam_vit_b are)" in why for why in hq.incomplete), hq.incomplete
+
+
+def test_a_choice_written_without_its_size_label_is_read_as_that_choice_and_said():
+    """Jos-few43/comfyui-workflows' auto-mask-inpainting workflow writes 'sam_vit_b' (the node offers 'sam_vit_b
+    (375MB)'): ComfyUI would refuse the value, the user meant the ViT-B; priced as it, with a note."""
+    workload = read_workflow(_wf("sam_vit_b"))
+    small = estimate(workload, DEV)
+    assert small.complete
+    seg = next(sb for sb in small.stages if sb.stage.node_type.startswith("GroundingDinoSAM"))
+    assert seg.working_bytes == int(max(GD.TRACE_BYTES, SAM.TRACE["sam1-vit-b"]) * memory.calibration(GD.FAMILY))
+    assert any("'sam_vit_b' is not one of the node's choices (ComfyUI would refuse it); read as 'sam_vit_b (375MB)'"
+               in n for n in workload.notes)
+    assert not estimate(read_workflow(_wf("sam_vit_x")), DEV).complete

@@ -29,8 +29,15 @@ DINO_FILES = {"GroundingDINO_SwinT_OGC (694MB)": "groundingdino_swint_ogc.pth"}
 def _ref(a, node, files, folder, hint):
     value = str(a.value(node, "model_name") or "")
     name = files.get(value)
+    if name is None:  # the choice without its size label ("sam_vit_b", as hand-written workflows give it)
+        label = next((k for k in files if k.split(" (")[0] == value.strip()), None)
+        if label is not None:
+            name = files[label]
+            a.note(f"{a.label(node)}: '{value}' is not one of the node's choices (ComfyUI would refuse it); "
+                   f"read as '{label}'")
     if name is None:
-        a.unpriced(f"{value or 'its model'}: not priced here (SAM ViT-B / L / H and GroundingDINO Swin-T are)")
+        a.unpriced(f"{value or 'its model'}: a model of this node that is not priced here (of its choices, "
+                   f"{', '.join(k.split(' (')[0] for k in files)} are)")
         return None
     return ModelRef(name=name, role="diffusion", folder=folder, loader_node=node.id, loader_type=node.type,
                     weight_dtype=PACK_FP32, hint=hint)
