@@ -228,3 +228,94 @@ def test_the_lower_bound_of_an_incomplete_estimate_is_as_comfyui_runs_it():
     assert at_least(264 * GiB, runs) == "at least 20.00 GiB as ComfyUI runs it; 264.00 GiB if each stage ran in one go"
     assert at_least(16 * GiB, runs) == "at least 16.00 GiB"
     assert at_least(16 * GiB, []) == "at least 16.00 GiB"
+
+
+def _ksampler_prompt(latent_from: str, **extra) -> dict:
+    """PROMPT with ComfyUI's own KSampler and VAEDecode, its latent taken from node `latent_from`."""
+    prompt = {k: dict(v) for k, v in PROMPT.items() if k not in ("5", "7")}
+    prompt["5"] = {"class_type": "KSampler", "inputs": {
+        "model": ["1", 0], "positive": ["3", 0], "negative": ["3", 0], "latent_image": [latent_from, 0], "seed": 1,
+        "steps": 20, "cfg": 1.0, "sampler_name": "euler", "scheduler": "simple", "denoise": 1.0}}
+    prompt["7"] = {"class_type": "VAEDecode", "inputs": {"samples": ["5", 0], "vae": ["6", 0]}}
+    prompt.update(extra)
+    return prompt
+
+
+def _with_live(table: dict, fn):
+    token = LIVE_SPECS.set(lambda types: {t: dict(node_specs.spec_from_node_info(table[t]), pack="ComfyUI-X")
+                                          for t in types if t in table})
+    try:
+        return fn()
+    finally:
+        LIVE_SPECS.reset(token)
+
+
+def _sample_latent(prompt):
+    return next(s.latent for s in read_workflow(prompt).stages if s.kind == "sample")
+
+
+def test_a_pack_primitive_node_gives_its_value():
+    """yameprogrammer's illustrious prompt sizes its latent with Easy-Use's "easy int" (1024 / 1536): a node of one
+    primitive output and one widget of that type is a constant, read from its types (offline table or live)."""
+    live = {"XInt": {"input": {"required": {"value": ["INT", {}]}}, "output": ["INT"]},
+            "XTwo": {"input": {"required": {"a": ["INT", {}], "b": ["INT", {}]}}, "output": ["INT"]},
+            "XText": {"input": {"required": {"value": ["INT", {}]}}, "output": ["STRING"]}}
+    size = {"class_type": "EmptySD3LatentImage", "inputs": {"width": ["10", 0], "height": ["11", 0], "batch_size": 1}}
+    prompt = _ksampler_prompt("4", **{"4": size, "10": {"class_type": "easy int", "inputs": {"value": 768}},
+                                      "11": {"class_type": "XInt", "inputs": {"value": 512}}})
+    latent = _with_live(live, lambda: _sample_latent(prompt))
+    assert (latent.pixel_width, latent.pixel_height) == (768, 512)
+    assert _with_live(live, lambda: estimate_prompt(prompt, DEVICE)).complete
+    # two widgets, a value of another type than the output, or a node with no types: not guessed at
+    for node in ({"class_type": "XTwo", "inputs": {"a": 512, "b": 2}},
+                 {"class_type": "XText", "inputs": {"value": 512}},
+                 {"class_type": "NoTypesAnywhere", "inputs": {"value": 512}}):
+        assert _with_live(live, lambda: _sample_latent(dict(prompt, **{"11": node}))) is None
+
+
+def test_impact_switch_passes_on_the_input_its_select_names():
+    """Impact Pack's ImpactSwitch (GeneralSwitch): output 0 is input{select}, select 1-based, here fed by a
+    PrimitiveInt; when select is computed by a node not read here, the first known latent is taken and the models of
+    every input are counted."""
+    small = {"class_type": "EmptySD3LatentImage", "inputs": {"width": 640, "height": 640, "batch_size": 1}}
+    switch = {"class_type": "ImpactSwitch", "inputs": {"input1": ["4", 0], "input2": ["12", 0], "select": ["13", 0],
+                                                       "sel_mode": False}}
+    prompt = _ksampler_prompt("9", **{"9": switch, "12": small,
+                                      "13": {"class_type": "PrimitiveInt", "inputs": {"value": 2}}})
+    assert (_sample_latent(prompt).pixel_width, _sample_latent(prompt).pixel_height) == (640, 640)
+    prompt["13"] = {"class_type": "PrimitiveInt", "inputs": {"value": 1}}
+    assert _sample_latent(prompt).pixel_width == 1024
+    assert estimate_prompt(prompt, DEVICE).complete
+    prompt["13"] = {"class_type": "NoTypesAnywhere", "inputs": {"x": 1}}
+    assert _sample_latent(prompt).pixel_width == 1024
+    # two models behind one switch whose select is not known: both counted, said
+    prompt["14"] = {"class_type": "UNETLoader", "inputs": {"unet_name": "flux1-schnell.safetensors",
+                                                           "weight_dtype": "default"}}
+    prompt["15"] = dict(switch, inputs={"input1": ["1", 0], "input2": ["14", 0], "select": ["13", 0]})
+    prompt["5"]["inputs"] = dict(prompt["5"]["inputs"], model=["15", 0])
+    workload = read_workflow(prompt)
+    sample = next(s for s in workload.stages if s.kind == "sample")
+    assert {r.name for r in sample.models} == {"flux1-dev.safetensors", "flux1-schnell.safetensors"}
+    assert any("'select' is not known here" in n for n in workload.notes)
+
+
+def test_a_pack_node_that_runs_a_model_file_it_names_is_not_read_as_its_sockets_alone():
+    """Easy-Use's "easy hiresFix" takes an IMAGE and a VAE (a VAE encode by its sockets) but first upscales the image
+    with the ESRGAN model its 'model_name' names: that model is not priced, so the estimate says so and stays
+    incomplete. A pack loader that names a file and returns only model handles (SUPIR's) is not such a node."""
+    decode = {"class_type": "VAEDecode", "inputs": {"samples": ["5", 0], "vae": ["6", 0]}}
+    hires = {"class_type": "easy hiresFix", "inputs": {
+        "image": ["7", 0], "vae": ["6", 0], "model_name": "4x_foolhardy_Remacri.pth", "rescale_after_model": True,
+        "rescale_method": "lanczos", "rescale": "by percentage", "percent": 50, "width": 1024, "height": 1024,
+        "longer_side": 1024, "crop": "disabled", "image_output": "Hide", "link_id": 0, "save_prefix": "ComfyUI"}}
+    prompt = _ksampler_prompt("4", **{"7": decode, "20": hires})
+    budget = estimate_prompt(prompt, DEVICE)
+    assert not budget.complete
+    assert any("easy hiresFix loads and runs the model file '4x_foolhardy_Remacri.pth' (its 'model_name')" in why
+               for why in budget.incomplete), budget.incomplete
+    live = {"XModelLoader": {"input": {"required": {"clip": ["CLIP"], "x_model": [["x.safetensors"], {}]}},
+                             "output": ["X_MODEL", "X_VAE"]}}
+    prompt = _ksampler_prompt("4", **{"21": {"class_type": "XModelLoader",
+                                             "inputs": {"clip": ["2", 0], "x_model": "x.safetensors"}}})
+    budget = _with_live(live, lambda: estimate_prompt(prompt, DEVICE))
+    assert not any("loads and runs the model file" in why for why in budget.incomplete)

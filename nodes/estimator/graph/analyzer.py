@@ -103,6 +103,19 @@ def _any_type(t):
     linked to, as "*" does: an API prompt records the template, a UI workflow the type the frontend resolved."""
     return "*" if isinstance(t, str) and t.startswith("COMFY_MATCHTYPE") else t
 
+# A pack's own primitive node (_Analyzer._constant): its output type and the widget values that type admits
+_PRIMITIVE_CHECKS = {
+    "INT": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "FLOAT": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "STRING": lambda v: isinstance(v, str),
+    "BOOLEAN": lambda v: isinstance(v, bool),
+}
+# the frontend's seed widget companion, saved with the node's inputs by some exporters
+_GENERATE_CONTROLS = frozenset({"control_after_generate", "$control_after_generate"})
+
+# outputs a model's run gives, not a model handle (_Analyzer._own_model_file)
+_DATA_OUTPUTS = frozenset({"IMAGE", "LATENT", "MASK", "CONDITIONING", "AUDIO", "VIDEO"})
+
 # Loaded model types that never reach the GPU, whoever consumes them: ComfyUI's load_style_model builds a StyleModel on
 # the CPU and nothing moves it (sd.py:1495-1513 in 0.33.0), so a pack's Redux / style node runs it there (as
 # StyleModelApply does, packs/core.py)
@@ -220,7 +233,20 @@ class _Analyzer:
         if t in R.value_primitives:
             return sub("value")
         handler = R.values.get(t)
-        return _UNKNOWN if handler is None else handler(self, node, link, depth, sub)
+        return self._constant(node, link) if handler is None else handler(self, node, link, depth, sub)
+
+    def _constant(self, node: _Node, link: _Link):
+        """A node no table computes, read from its types as a constant: one output of a primitive type and one input,
+        a widget whose value is of that type ("easy int", "Int Literal", "Seed (rgthree)": a pack's own primitive).
+        Anything else (a second input, a link, a mismatched type) stays unknown."""
+        types = node.output_types if node.output_types is not None else R.output_types.get(node.type)
+        if not types or len(types) != 1 or link.slot != 0:
+            return _UNKNOWN
+        check = _PRIMITIVE_CHECKS.get(str(_any_type(types[0])))
+        widgets = [v for k, v in node.inputs.items() if k not in _GENERATE_CONTROLS]
+        if check is None or len(widgets) != 1 or isinstance(widgets[0], _Link) or not check(widgets[0]):
+            return _UNKNOWN
+        return widgets[0]
 
     def number(self, node: _Node, name: str, default=None, integer=True):
         raw = self.value(node, name, default)
@@ -727,6 +753,20 @@ class _Analyzer:
             return None
         if t not in R.known_types and self._unpriced_model_input(node):
             return _UNPRICED  # a model runs here that nothing prices (before the socket rules: GLIGEN's text box)
+        kind = self._socket_kind(node)
+        if kind is not None and t not in R.known_types and not node.core and self._own_model_file(node):
+            return _UNPRICED  # it runs a model file it loads itself besides what its sockets say ("easy hiresFix")
+        return kind
+
+    def _own_model_file(self, node: _Node) -> tuple[str, str] | None:
+        """(widget, file) of a model file a pack node names in a widget and runs itself: it returns what a model's run
+        gives (an image, a latent, conditioning...), not only model handles (that is a loader: SUPIR's)."""
+        files = node.model_files()
+        return files[0] if files and {str(o) for o in node.output_types or ()} & _DATA_OUTPUTS else None
+
+    def _socket_kind(self, node: _Node) -> str | None:
+        """The stage a node's linked input and output types say it is (issue 33's type-driven reading)."""
+        t = node.type
         ins = {self.in_type(node, name) for name, v in node.inputs.items() if isinstance(v, _Link)}
         outs = set(node.output_types or ())
         if "CLIP" in ins and not outs <= {"CLIP", "MODEL"}:
@@ -773,6 +813,11 @@ class _Analyzer:
         if node.type in R.unpriced:  # a pack module names what it runs
             ty = None
             self.unpriced(f"{node.type} runs {R.unpriced[node.type]}, which no rule of this estimator prices")
+        elif self._unpriced_model_input(node) is None and self._own_model_file(node):
+            ty = None
+            widget, name = self._own_model_file(node)
+            self.unpriced(f"{node.type} loads and runs the model file {name[:80]!r} (its '{widget}') itself, "
+                          "which no rule of this estimator prices")
         else:
             ty = self._unpriced_model_input(node)
             self.unpriced(f"{node.type} runs a {ty} model (its weights and activations) "

@@ -10,6 +10,9 @@ at a time, so their memory is that of a small image, whatever the full image's s
 - SAM (SAMLoader's original Segment Anything, a detailer's ``sam_model_opt`` or SAMDetectorCombined /
   SAMDetectorSegmented): its own stage before the crops, its fp32 weights and its image encoder's traced peak on the
   1024 x 1024 padded image (families/sam1.py); on the CPU when SAMLoader's device_mode says so.
+- ImpactSwitch (Impact's GeneralSwitch): its first output is ``input{select}`` (``select`` is 1-based; an input not
+  given yields None), so a model, latent, image or value behind it is the selected input's; when ``select`` is
+  computed by a node not read here, every input's models are counted and the first known latent / image taken.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from ...machine.resolve import PACK_FP32
 from ...physics import memory
 from ...units import fmt_mib
 from ...workload import SAMPLE, VAE_DECODE, VAE_ENCODE, LatentShape
-from ..base import _replace
+from ..base import _replace, _UNKNOWN
 from . import Pack, model_file_loader
 
 DETAILERS = {"FaceDetailer", "DetailerForEach", "DetailerForEachDebug", "FaceDetailerPipe", "DetailerForEachPipe",
@@ -139,6 +142,50 @@ def _usdu(a, node):
     return _three_stages(a, node, shape, "tiles re-sampled")
 
 
+# ----------------------------------------------------------------------------- ImpactSwitch
+SWITCH = "ImpactSwitch"
+
+
+def _switch_inputs(a, node) -> list[str]:
+    """The input names ImpactSwitch passes on: input{select} when select is known, else every inputN in order."""
+    select = a.value(node, "select")
+    if isinstance(select, int) and not isinstance(select, bool):
+        return [f"input{select}"]
+    names = [k for k in node.inputs if k.startswith("input") and k[5:].isdigit()]
+    return sorted(names, key=lambda k: int(k[5:]))
+
+
+def _switch_refs(a, node, slot, type_, visiting):
+    if slot != 0:
+        return []
+    names = _switch_inputs(a, node)
+    if len(names) > 1:
+        a.note(f"{a.label(node)}: its 'select' is not known here; the models of every input counted")
+    return [ref for name in names for ref in a.refs(a.link(node, name), type_, visiting)]
+
+
+def _switch_latent(a, node, slot, depth):
+    if slot != 0:
+        return None
+    return next((s for s in (a.latent(a.link(node, n), depth + 1) for n in _switch_inputs(a, node)) if s), None)
+
+
+def _switch_image(a, node, link, depth):
+    if link.slot != 0:
+        return None
+    return next((s for s in (a.image_size(a.link(node, n), depth + 1) for n in _switch_inputs(a, node)) if s), None)
+
+
+def _switch_value(a, node, link, depth, sub):
+    names = _switch_inputs(a, node)
+    if link.slot == 2:  # selected_index
+        select = sub("select")
+        return select if isinstance(select, int) else _UNKNOWN
+    if link.slot != 0 or len(names) != 1:
+        return _UNKNOWN
+    return sub(names[0])
+
+
 PACK = Pack(
     name="Impact-Pack + UltimateSDUpscale",
     stage_kinds={t: SAMPLE for t in DETAILERS | USDU | SAM_DETECTORS},
@@ -147,7 +194,10 @@ PACK = Pack(
     widgets=WIDGETS,
     relevant_types={"DETAILER_PIPE", "BASIC_PIPE", "SAM_MODEL"},
     output_types={"SAMLoader": ["SAM_MODEL"]},
-    refs={**{t: _pipe_refs for t in PIPE_NODES},
+    latents={SWITCH: _switch_latent},
+    images={SWITCH: _switch_image},
+    values={SWITCH: _switch_value},
+    refs={**{t: _pipe_refs for t in PIPE_NODES}, SWITCH: _switch_refs,
           "SAMLoader": model_file_loader("model_name", "sams", "SAM_MODEL", weight_dtype=PACK_FP32)},
     text_encoders_no_stage=set(PIPE_NODES),  # they take a CLIP and compute nothing
     handled=PIPE_NODES | {"UltralyticsDetectorProvider", "BboxDetectorSEGS", "SegmDetectorSEGS",
