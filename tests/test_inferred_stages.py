@@ -319,3 +319,22 @@ def test_a_pack_node_that_runs_a_model_file_it_names_is_not_read_as_its_sockets_
                                              "inputs": {"clip": ["2", 0], "x_model": "x.safetensors"}}})
     budget = _with_live(live, lambda: estimate_prompt(prompt, DEVICE))
     assert not any("loads and runs the model file" in why for why in budget.incomplete)
+
+
+def test_a_workflow_of_pack_nodes_that_run_nothing_by_their_types_names_them_and_gives_no_zero_bound():
+    """SeargeSDXL's Reborn workflow (community_unseen) is 22 SeargeMagicBox nodes passing Searge's own data stream,
+    which sample inside: no stage is found, so the answer names those nodes and gives no 'at least 0.00 GiB' bound."""
+    prompt = {"1": {"class_type": "SeargePipelineStart", "inputs": {}},
+              "2": {"class_type": "SeargeMagicBox", "inputs": {"data": ["1", 0]}},
+              "3": {"class_type": "SeargeMagicBox", "inputs": {"data": ["2", 0]}},
+              "4": {"class_type": "LoadImage", "inputs": {"image": "a.png"}}}
+    workload = read_workflow(prompt)
+    assert workload.stages == () and workload.silent_pack_nodes == (("SeargeMagicBox", 2), ("SeargePipelineStart", 1))
+    budget = estimate_prompt(prompt, DEVICE)
+    assert budget.verdict == "unknown" and not budget.complete
+    assert budget.notes[0] == ("can't tell: the workflow has no stage the estimator could price: its node-pack nodes "
+                               "(SeargeMagicBox ×2, SeargePipelineStart) were read by their types as passing data on; "
+                               "a model one of them runs inside is not in this estimate")
+    assert not any("at least 0.00 GiB" in n for n in budget.notes)
+    # ComfyUI's own nodes alone: nothing of a pack to name
+    assert read_workflow({"4": prompt["4"]}).silent_pack_nodes == ()

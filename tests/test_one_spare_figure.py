@@ -78,3 +78,17 @@ def test_an_incomplete_estimate_has_one_lower_bound(tmp_path):
     assert _panel_summary(data, tmp_path)["peak"] == 20 * 2 ** 30
     runs = [type("R", (), {"peak_bytes": 20 * 2 ** 30})()]
     assert at_least(264 * 2 ** 30, runs).startswith("at least 20.00 GiB as ComfyUI runs it")
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed: the panel's summary is checked in "
+                                                         "the browser tests instead")
+def test_nothing_priced_shows_no_zero_bound(tmp_path):
+    """A workflow in which no stage was found (SeargeSDXL's MagicBox nodes): the command line gives no 'at least'
+    figure, and the panel, the node and the readout show 'nothing priced', never '≥ 0.00 GiB'."""
+    empty = {"verdict": "unknown", "vram_verdict": "unknown", "peak_bytes": 0, "predicted_peak_bytes": 0,
+             "device": {"capacity_bytes": 24 * 2 ** 30}, "missing": []}
+    assert _panel_summary(empty, tmp_path)["peakText"] == "nothing priced"
+    partial = dict(empty, peak_bytes=6 * 2 ** 30, predicted_peak_bytes=5 * 2 ** 30)
+    assert _panel_summary(partial, tmp_path)["peakText"] == "≥ 5.00 GiB"
+    fits = dict(partial, verdict="fits", vram_verdict="fits")
+    assert _panel_summary(fits, tmp_path)["peakText"] == "6.00 GiB"

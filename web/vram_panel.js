@@ -8,7 +8,7 @@
 import { app } from "../../scripts/app.js";
 import { api } from "../../scripts/api.js";
 import { ensureStylesheet } from "./vram_style.js";
-import { summarize, chipText, speedWords, userWords, VERDICT_LABEL } from "./vram_summary.js";
+import { summarize, chipText, speedWords, userWords, VERDICT_LABEL, NOTHING_PRICED } from "./vram_summary.js";
 import * as estimate from "./vram_estimate.js";
 
 const EXTENSION = "VRAMBudget.Panel";
@@ -505,7 +505,7 @@ function renderVerdictCard(data) {
   return h("div.vrb-glance", { "data-testid": "vram-verdict", dataset: { verdict: s.card, overall: s.verdict } },
     h("div.vrb-verdict",
       h(`span.vrb-badge.vrb-badge-${verdictClass(s.card)}`, { title: "the card's verdict" }, s.label),
-      h("span.vrb-peak", `${s.verdict === "unknown" ? "≥ " : ""}${gib(s.peak)} peak`)),
+      h("span.vrb-peak", s.peakText === NOTHING_PRICED ? s.peakText : `${s.peakText} peak`)),
     s.time ? h("div.vrb-glance-time", { "data-testid": "vram-time", title: "predicted time of one run, from the card's speed; range from published runs" }, s.time) : null,
     s.detail ? h("div.vrb-glance-detail.vrb-small", s.detail) : null,
     risk,

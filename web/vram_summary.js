@@ -95,7 +95,7 @@ export function summarize(b) {
     verdict: overall, card, label: fullSpeed ? "Runs (streaming)" : VERDICT_LABEL[card] || card, time: timeText(b, card), tone: VERDICT_TONE[card] || "info",
     overallLabel: VERDICT_LABEL[overall] || overall, ramStops, host,
     stopper: ramStops ? "System RAM stops this run, not the card" : overall === "oom" ? "The card stops this run" : "",
-    peak, capacity, detail, ramLine,
+    peak, peakText: peakText(overall === "unknown" || card === "unknown", peak), capacity, detail, ramLine,
     risk: risk ? { level: str(risk.level) || "unknown", word: RISK_WORD[str(risk.level)] || str(risk.level), basis: (Array.isArray(risk.basis) ? risk.basis : []).map(String) } : null,
     assumptions: str(b.assumptions),
     firstFix,
@@ -103,10 +103,18 @@ export function summarize(b) {
   };
 }
 
+/** The peak as a user reads it: "23.15 GiB", an incomplete estimate's "≥ 11.65 GiB", and no figure at all when
+ * nothing could be priced (unknown is never 0 bytes). */
+export const NOTHING_PRICED = "nothing priced";
+export function peakText(unknown, peak) {
+  if (!unknown) return gib(peak);
+  return (num(peak) ?? 0) > 0 ? `≥ ${gib(peak)}` : NOTHING_PRICED;
+}
+
 /** The chip's short text: "Runs, slower · 23.15 GiB". */
 export function chipText(s) {
   if (!s) return "";
-  return `${s.ramStops ? "Out of RAM" : s.label} · ${s.verdict === "unknown" ? "≥ " : ""}${gib(s.peak)}`;
+  return `${s.ramStops ? "Out of RAM" : s.label} · ${s.peakText ?? peakText(s.verdict === "unknown", s.peak)}`;
 }
 
 const CITATION = /\s*\((?:[^()]*?\b[\w./-]+\.(?:py|md|js|json)(?::[\d:, /-]+)?[^()]*|COMFYUI-[A-Z]+ §[\d.]+[^()]*)\)/g;

@@ -144,6 +144,8 @@ class Workload:
     unknown_nodes: tuple[tuple[str, str], ...] = ()  # (node id, class_type) not understood
     notes: tuple[str, ...] = ()
     models: tuple[ModelRef, ...] = field(default=())  # every model referenced, deduplicated
+    # where no stage was found: the node-pack node types read (by their types) as doing no GPU work, with their counts
+    silent_pack_nodes: tuple[tuple[str, int], ...] = ()
 
     def stages_of(self, kind: str) -> tuple[Stage, ...]:
         return tuple(s for s in self.stages if s.kind == kind)

@@ -153,6 +153,20 @@ def _inferred_notes(workload: Workload, extra: Mapping, graph: _Graph) -> Worklo
     return _dc_replace(workload, notes=workload.notes + tuple(dict.fromkeys(notes))) if notes else workload
 
 
+def _silent_pack_nodes(workload: Workload, graph: _Graph, own: set) -> Workload:
+    """A workflow in which no stage was found: the node-pack nodes that were read, by their types, as doing no GPU
+    work (SeargeSDXL's SeargeMagicBox passes its own data stream), most frequent first, so the answer can name them."""
+    if workload.stages:
+        return workload
+    unknown = {t for _, t in workload.unknown_nodes}
+    counts: dict[str, int] = {}
+    for node in graph.nodes.values():
+        if not node.core and node.type not in own and node.type not in unknown:
+            counts[node.type] = counts.get(node.type, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return _dc_replace(workload, silent_pack_nodes=tuple(ranked)) if ranked else workload
+
+
 def read_workflow(data: Mapping | str | bytes, *, specs: Mapping | None = None) -> Workload:
     """Read an API prompt or a UI workflow (dict, or JSON text) into a Workload.
 
@@ -178,7 +192,8 @@ def read_workflow(data: Mapping | str | bytes, *, specs: Mapping | None = None) 
             graph = _read_api(payload, specs)
         analyzer = _Analyzer(graph, specs)
         analyzer.where = where
-        return _inferred_notes(place_stages(analyzer.analyze()), extra, graph)
+        own = set(specs.get("core") or ()) | set(specs.get("nodes") or ()) - set(extra)
+        return _silent_pack_nodes(_inferred_notes(place_stages(analyzer.analyze()), extra, graph), graph, own)
     except WorkflowError:
         raise
     except RecursionError:

@@ -417,7 +417,15 @@ def assess(
         if not why.strip():  # never "can't tell: ." (issue 37): say what is missing even when no part names it
             why = ("a stage has no figure the estimator could compute" if stage_budgets else
                    "the workflow has no stage the estimator could price")
-        notes.insert(0, f"can't tell: {why}. The peak shown is a lower bound ({at_least(peak, runs)})")
+        if not stage_budgets and workload.silent_pack_nodes:
+            shown = ", ".join(f"{t}{f' ×{n}' if n > 1 else ''}" for t, n in workload.silent_pack_nodes[:5])
+            more = len(workload.silent_pack_nodes) - 5
+            shown += f" and {more} more type{'s' if more > 1 else ''}" if more > 0 else ""
+            why += (f": its node-pack nodes ({shown}) were read by their "
+                    "types as passing data on; a model one of them runs inside is not in this estimate")
+        # nothing priced: no lower bound to give (unknown is never 0 bytes)
+        notes.insert(0, f"can't tell: {why}" + (f". The peak shown is a lower bound ({at_least(peak, runs)})"
+                                                if stage_budgets else ""))
     elif outcome == runtime.FITS:
         verdict = "tight" if tight else "fits"
     else:
