@@ -153,11 +153,13 @@ def _inferred_notes(workload: Workload, extra: Mapping, graph: _Graph) -> Worklo
     return _dc_replace(workload, notes=workload.notes + tuple(dict.fromkeys(notes))) if notes else workload
 
 
-def _silent_pack_nodes(workload: Workload, graph: _Graph, own: set) -> Workload:
+def _silent_pack_nodes(workload: Workload, graph: _Graph, specs: Mapping, extra: Mapping) -> Workload:
     """A workflow in which no stage was found: the node-pack nodes that were read, by their types, as doing no GPU
-    work (SeargeSDXL's SeargeMagicBox passes its own data stream), most frequent first, so the answer can name them."""
+    work (SeargeSDXL's SeargeMagicBox passes its own data stream), most frequent first, so the answer can name them.
+    ComfyUI's own nodes are the specs' less those a pack table or the live ComfyUI added (`extra`)."""
     if workload.stages:
         return workload
+    own = set(specs.get("core") or ()) | set(specs.get("nodes") or ()) - set(extra)
     unknown = {t for _, t in workload.unknown_nodes}
     counts: dict[str, int] = {}
     for node in graph.nodes.values():
@@ -192,8 +194,7 @@ def read_workflow(data: Mapping | str | bytes, *, specs: Mapping | None = None) 
             graph = _read_api(payload, specs)
         analyzer = _Analyzer(graph, specs)
         analyzer.where = where
-        own = set(specs.get("core") or ()) | set(specs.get("nodes") or ()) - set(extra)
-        return _silent_pack_nodes(_inferred_notes(place_stages(analyzer.analyze()), extra, graph), graph, own)
+        return _silent_pack_nodes(_inferred_notes(place_stages(analyzer.analyze()), extra, graph), graph, specs, extra)
     except WorkflowError:
         raise
     except RecursionError:

@@ -813,9 +813,9 @@ class _Analyzer:
         if node.type in R.unpriced:  # a pack module names what it runs
             ty = None
             self.unpriced(f"{node.type} runs {R.unpriced[node.type]}, which no rule of this estimator prices")
-        elif self._unpriced_model_input(node) is None and self._own_model_file(node):
+        elif self._unpriced_model_input(node) is None and (own := self._own_model_file(node)):
             ty = None
-            widget, name = self._own_model_file(node)
+            widget, name = own
             self.unpriced(f"{node.type} loads and runs the model file {name[:80]!r} (its '{widget}') itself, "
                           "which no rule of this estimator prices")
         else:

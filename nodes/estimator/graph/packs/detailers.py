@@ -164,26 +164,27 @@ def _switch_refs(a, node, slot, type_, visiting):
     return [ref for name in names for ref in a.refs(a.link(node, name), type_, visiting)]
 
 
-def _switch_latent(a, node, slot, depth):
+def _switch_first(a, node, slot, depth, read):
+    """The first input the switch passes on whose shape `read` (a.latent / a.image_size) knows."""
     if slot != 0:
         return None
-    return next((s for s in (a.latent(a.link(node, n), depth + 1) for n in _switch_inputs(a, node)) if s), None)
+    return next((s for s in (read(a.link(node, n), depth + 1) for n in _switch_inputs(a, node)) if s), None)
+
+
+def _switch_latent(a, node, slot, depth):
+    return _switch_first(a, node, slot, depth, a.latent)
 
 
 def _switch_image(a, node, link, depth):
-    if link.slot != 0:
-        return None
-    return next((s for s in (a.image_size(a.link(node, n), depth + 1) for n in _switch_inputs(a, node)) if s), None)
+    return _switch_first(a, node, link.slot, depth, a.image_size)
 
 
 def _switch_value(a, node, link, depth, sub):
-    names = _switch_inputs(a, node)
     if link.slot == 2:  # selected_index
         select = sub("select")
         return select if isinstance(select, int) else _UNKNOWN
-    if link.slot != 0 or len(names) != 1:
-        return _UNKNOWN
-    return sub(names[0])
+    names = _switch_inputs(a, node) if link.slot == 0 else []
+    return sub(names[0]) if len(names) == 1 else _UNKNOWN
 
 
 PACK = Pack(
