@@ -108,6 +108,16 @@ def _last_name(node: ast.AST) -> str | None:
     return None
 
 
+def _class_of_entry(value: ast.AST) -> str | None:
+    """The class a mapping entry names: ``Cls`` / ``module.Cls``, or a config dict's ``{"class": Cls, ...}``."""
+    if isinstance(value, ast.Dict):
+        for k, v in zip(value.keys, value.values):
+            if isinstance(k, ast.Constant) and k.value == "class":
+                return _last_name(v)
+        return None
+    return _last_name(value)
+
+
 def _typeish_callee(func: ast.AST) -> bool:
     """A call that makes a type name (a class such as AnyType / MultiInput, or an ``any_type(...)`` helper),
     not a list of file names (``folder_paths.get_filename_list("loras")``)."""
@@ -147,9 +157,26 @@ class Repo:
             for stmt in tree.body:
                 self._index_binding(stmt)
                 self._index_function(stmt)
+        self.config_names: set[str] = set()
         for path, tree in self._trees:
             for node in ast.walk(tree):
                 self._index_mapping(node)
+        self._index_configs()
+
+    def _index_configs(self) -> None:
+        """``NODE_CLASS_MAPPINGS, NAMES = generate_node_mappings(NODE_CONFIG)`` (KJNodes): the config dict's literal
+        and its ``NODE_CONFIG.update({...})`` calls give the node types; a value is a class or ``{"class": Cls, ...}``."""
+        for name in sorted(self.config_names):
+            for value in self.bindings.get(name, ()):
+                self._add_dict(value)
+        if not self.config_names:
+            return
+        for path, tree in self._trees:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "update" \
+                        and isinstance(node.func.value, ast.Name) and node.func.value.id in self.config_names:
+                    for arg in node.args:
+                        self._add_dict(arg)
 
     def _index_binding(self, stmt: ast.stmt) -> None:
         targets: list = []
@@ -192,7 +219,7 @@ class Repo:
                         self._add_dict(v)
                     continue
                 key = self.eval_value(k)
-                cls = _last_name(v)
+                cls = _class_of_entry(v)
                 if isinstance(key, str) and cls:
                     self.mappings.setdefault(key, cls)
         elif isinstance(node, ast.DictComp):
@@ -212,7 +239,13 @@ class Repo:
             if value is None:
                 return
             for target in targets:
-                if self._is_mapping_name(target):
+                if isinstance(target, ast.Tuple) and isinstance(value, ast.Call) \
+                        and any(self._is_mapping_name(e) for e in target.elts):
+                    # MAPPINGS, NAMES = make_mappings(CONFIG): the config is read once every binding is indexed
+                    self.config_names.update(a.id for a in value.args if isinstance(a, ast.Name))
+                elif self._is_mapping_name(target):
+                    if isinstance(value, ast.Call) and _last_name(value.func) != "dict":  # MAPPINGS = make(CONFIG)
+                        self.config_names.update(a.id for a in value.args if isinstance(a, ast.Name))
                     self._add_dict(value)
                 elif isinstance(target, ast.Subscript) and self._is_mapping_name(target.value):
                     key = self.eval_value(target.slice)
@@ -1113,6 +1146,50 @@ def build(repos: list[str], mirrors: str, stars: dict[str, int], rank_source: di
     }
 
 
+def refresh(out: str, repos: list[str], mirrors: str) -> int:
+    """Re-read ``repos`` (each fetched under ``mirrors``) and merge them into the table at ``out``: their nodes are
+    replaced, a node type another pack of the table already defines stays with the more-starred pack, and each
+    refreshed pack's commit / date / node count is updated. The ranking and the other packs are kept as they are."""
+    with open(out, encoding="utf-8") as fh:
+        table = json.load(fh)
+    stars = {r: int(info.get("stars") or 0) for r, info in table["packs"].items()}
+    unknown = [r for r in repos if r not in table["packs"]]
+    if unknown:
+        print(f"not in the table (add them through --list): {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    fresh = build(repos, mirrors, stars, table.get("ranking") or {}, log=lambda m: print(m, file=sys.stderr))
+    missing = [r for r in repos if r not in fresh["packs"]]
+    if missing:
+        print(f"not fetched under {mirrors}: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    nodes = {t: spec for t, spec in table["nodes"].items() if spec.get("pack") not in repos}
+    collided = [c for c in table.get("collisions") or () if c[2] not in repos and c[1] not in repos]
+    for repo in repos:
+        kept = 0
+        for node_type, spec in sorted(fresh["nodes"].items()):
+            if spec["pack"] != repo:
+                continue
+            other = nodes.get(node_type)
+            if other is not None and stars.get(other["pack"], 0) >= stars.get(repo, 0):
+                collided.append([node_type, other["pack"], repo])
+                continue
+            if other is not None:
+                collided.append([node_type, repo, other["pack"]])
+            nodes[node_type] = spec
+            kept += 1
+        table["packs"][repo] = {**fresh["packs"][repo], "nodes": kept}
+    table["nodes"], table["collisions"] = nodes, collided
+    table["stats"].update(node_types=len(nodes), collisions=len(collided),
+                          packs_with_nodes=sum(1 for p in table["packs"].values() if p["nodes"]))
+    table["refreshed"] = sorted(set(table.get("refreshed") or ()) | set(repos))
+    table["generated_on"] = _dt.date.today().isoformat()
+    text = json.dumps(table, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    with open(out, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    print(json.dumps(table["stats"]), f"{len(text.encode())} bytes -> {out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--manager", default="/work/.mirror/Comfy-Org+ComfyUI-Manager/repo",
@@ -1121,7 +1198,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", required=True, help="file of owner/name lines (written by --make-list)")
     ap.add_argument("--make-list", type=int, metavar="N", help="write the top N ranked packs to --list and stop")
     ap.add_argument("--out", default=OUT_PATH)
+    ap.add_argument("--refresh", nargs="+", metavar="OWNER/NAME",
+                    help="re-read only these fetched packs and merge them into the table at --out (the others keep "
+                         "the commit they were read at); --list is then not read")
     args = ap.parse_args(argv)
+    if args.refresh:
+        return refresh(args.out, args.refresh, args.mirrors)
     rows, source = ranking(args.manager)
     if args.make_list:
         with open(args.list, "w", encoding="utf-8") as fh:

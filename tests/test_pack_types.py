@@ -242,6 +242,102 @@ def test_inline_v1_and_v3(gen, tmp_path):
     assert saver3["w"] == [["filename_prefix", "STRING"]] and saver3["in"] == {"images": "IMAGE"}
 
 
+CONFIG_PACK = """
+from .loaders import ModelLoaderX, PathPicker
+from .more import Extra
+
+NODE_CONFIG = {
+    "ModelLoaderX": {"class": ModelLoaderX, "name": "Model Loader X"},
+    "PathPicker": {"class": PathPicker},
+}
+try:
+    from .more import Later
+    NODE_CONFIG.update({"Later": {"class": Later, "name": "Later"}})
+except Exception:
+    pass
+
+def generate_node_mappings(node_config):
+    node_class_mappings = {}
+    node_display_name_mappings = {}
+    for node_name, node_info in node_config.items():
+        node_class_mappings[node_name] = node_info["class"]
+        node_display_name_mappings[node_name] = node_info.get("name", node_info["class"].__name__)
+    return node_class_mappings, node_display_name_mappings
+
+@MAP@, NODE_DISPLAY_NAME_MAPPINGS = generate_node_mappings(NODE_CONFIG)
+"""
+
+CONFIG_LOADERS = """
+import folder_paths
+class ModelLoaderX:
+    @classmethod
+    def INPUT_TYPES(s):
+        return {"required": {"model_name": (folder_paths.get_filename_list("diffusion_models"),),
+                             "weight_dtype": (["default", "fp8_e4m3fn", "bf16"],)},
+                "optional": {"extra_state_dict": ("STRING", {"forceInput": True})}}
+    RETURN_TYPES = ("MODEL",)
+class PathPicker:
+    @classmethod
+    def INPUT_TYPES(s):
+        return {"required": {"model_name": (folder_paths.get_filename_list("diffusion_models"),)}}
+    RETURN_TYPES = ("STRING",)
+"""
+
+CONFIG_MORE = """
+class Later:
+    @classmethod
+    def INPUT_TYPES(s):
+        return {"required": {"image": ("IMAGE",)}}
+    RETURN_TYPES = ("IMAGE",)
+class Extra:
+    @classmethod
+    def INPUT_TYPES(s):
+        return {"required": {"image": ("IMAGE",)}}
+    RETURN_TYPES = ("IMAGE",)
+"""
+
+
+def test_mappings_from_a_config_dict(gen, tmp_path):
+    """KJNodes' pattern: MAPPINGS, NAMES = generate_node_mappings(NODE_CONFIG), NODE_CONFIG's values
+    {"class": Cls, ...}, more added by NODE_CONFIG.update({...}); a class the config does not name is no node."""
+    path = _write(tmp_path, {"__init__.py": CONFIG_PACK, "loaders.py": CONFIG_LOADERS, "more.py": CONFIG_MORE})
+    nodes = gen.extract_dir(path)["nodes"]
+    assert set(nodes) == {"ModelLoaderX", "PathPicker", "Later"}
+    assert nodes["ModelLoaderX"]["in"] == {"extra_state_dict": "STRING"}
+    assert nodes["ModelLoaderX"]["w"] == [["model_name", "COMBO"], ["weight_dtype", "COMBO"]]
+    assert nodes["PathPicker"]["out"] == ["STRING"]
+
+
+def test_refresh_merges_one_pack(gen, tmp_path, monkeypatch):
+    """--refresh re-reads only the packs named and keeps every other pack's nodes and commit."""
+    table = {"about": "", "generated_by": "bench/gen_pack_types.py", "generated_on": "2026-01-01",
+             "ranking": {"commit": "0" * 40, "source": "x"}, "collisions": [],
+             "stats": {"node_types": 3, "collisions": 0, "packs_with_nodes": 2},
+             "packs": {"a/keep": {"commit": "1" * 40, "date": "2026-01-01", "nodes": 1, "stars": 10},
+                       "b/fresh": {"commit": "2" * 40, "date": "2026-01-01", "nodes": 2, "stars": 5}},
+             "nodes": {"Kept": {"w": [], "in": {}, "out": ["IMAGE"], "pack": "a/keep"},
+                       "Old1": {"w": [], "in": {}, "out": ["IMAGE"], "pack": "b/fresh"},
+                       "Old2": {"w": [], "in": {}, "out": ["IMAGE"], "pack": "b/fresh"}}}
+    out = tmp_path / "table.json"
+    out.write_text(json.dumps(table))
+    fresh_nodes = {"New": {"w": [], "in": {}, "out": ["MODEL"]}, "Kept": {"w": [], "in": {}, "out": ["LATENT"]}}
+
+    def fake_build(repos, mirrors, stars, rank, log=print):
+        assert repos == ["b/fresh"]
+        return {"packs": {"b/fresh": {"commit": "3" * 40, "date": "2026-02-02", "nodes": 2, "stars": 5}},
+                "nodes": {t: {**spec, "pack": "b/fresh"} for t, spec in fresh_nodes.items()}}
+    monkeypatch.setattr(gen, "build", fake_build)
+    assert gen.refresh(str(out), ["b/fresh"], str(tmp_path)) == 0
+    got = json.loads(out.read_text())
+    assert set(got["nodes"]) == {"Kept", "New"}
+    assert got["nodes"]["Kept"]["pack"] == "a/keep"  # the more-starred pack keeps a type both define
+    assert got["collisions"] == [["Kept", "a/keep", "b/fresh"]]
+    assert got["packs"]["b/fresh"]["commit"] == "3" * 40 and got["packs"]["b/fresh"]["nodes"] == 1
+    assert got["packs"]["a/keep"]["commit"] == "1" * 40
+    assert got["refreshed"] == ["b/fresh"]
+    assert gen.refresh(str(out), ["c/unknown"], str(tmp_path)) == 2
+
+
 def test_parse_errors_are_counted(gen, tmp_path):
     path = _write(tmp_path, {"bad.py": "def broken(:\n", "ok.py": V1_NODES})
     got = gen.extract_dir(path)
@@ -313,6 +409,11 @@ KNOWN = [
     ("VHS_VideoCombine", "Kosinkadink/ComfyUI-VideoHelperSuite", ["VHS_FILENAMES"], ["frame_rate"],
      {"images": "IMAGE"}),
     ("ImpactWildcardProcessor", "ltdrdata/ComfyUI-Impact-Pack", ["STRING"], ["wildcard_text"], {}),
+    # KJNodes' V1 nodes are named through NODE_CONFIG (generate_node_mappings), its V3 nodes by their schemas
+    ("DiffusionModelLoaderKJ", "kijai/ComfyUI-KJNodes", ["MODEL"], ["model_name", "weight_dtype"],
+     {"extra_state_dict": "STRING"}),
+    ("ImageResizeKJv2", "kijai/ComfyUI-KJNodes", None, ["width", "height", "keep_proportion"], {"image": "IMAGE"}),
+    ("GGUFLoaderKJ", "kijai/ComfyUI-KJNodes", ["MODEL"], ["model_name"], {}),
 ]
 
 

@@ -283,6 +283,82 @@ def test_kjnodes_resize_fixes_the_image_size():
     assert (enc.latent.pixel_width, enc.latent.pixel_height) == (832, 480)
 
 
+def _kj_loader_prompt(weight_dtype="fp8_e4m3fn", extra=None):
+    """A Wan 2.1 t2v prompt whose model DiffusionModelLoaderKJ loads; ``extra``: the node feeding extra_state_dict."""
+    p = {
+        "1": {"class_type": "DiffusionModelLoaderKJ", "inputs": {
+            "model_name": "Phantom-Wan-14B_fp16.safetensors", "weight_dtype": weight_dtype, "compute_dtype": "fp16",
+            "patch_cublaslinear": False, "sage_attention": "disabled", "enable_fp16_accumulation": False}},
+        "2": {"class_type": "CLIPLoader", "inputs": {"clip_name": "umt5_xxl_fp8_e4m3fn_scaled.safetensors",
+                                                     "type": "wan"}},
+        "3": {"class_type": "CLIPTextEncode", "inputs": {"text": "a cat", "clip": ["2", 0]}},
+        "4": {"class_type": "EmptyHunyuanLatentVideo", "inputs": {"width": 832, "height": 480, "length": 81,
+                                                                  "batch_size": 1}},
+        "5": {"class_type": "KSampler", "inputs": {"model": ["1", 0], "positive": ["3", 0], "negative": ["3", 0],
+                                                   "latent_image": ["4", 0], "seed": 1, "steps": 20, "cfg": 6.0,
+                                                   "sampler_name": "euler", "scheduler": "simple", "denoise": 1.0}},
+        "6": {"class_type": "VAELoader", "inputs": {"vae_name": "wan_2.1_vae.safetensors"}},
+        "7": {"class_type": "VAEDecode", "inputs": {"samples": ["5", 0], "vae": ["6", 0]}},
+        "8": {"class_type": "SaveImage", "inputs": {"images": ["7", 0], "filename_prefix": "x"}},
+    }
+    if extra is not None:
+        p["9"] = extra
+        p["1"]["inputs"]["extra_state_dict"] = ["9", 0]
+    return p
+
+
+def test_kjnodes_diffusion_loader_casts_to_its_weight_dtype_and_merges_its_extra_state_dict():
+    """DiffusionModelLoaderKJ (KJNodes model_optimization_nodes.py:331-410): the file at weight_dtype (fp8: a byte a
+    weight, bf16 / fp16: two), and the VACE module DiffusionModelSelector names merged in, cast alike."""
+    plain = read_workflow(_kj_loader_prompt())
+    (ref,) = [r for r in stages(plain, SAMPLE)[0].models if r.role == "diffusion"]
+    assert ref.name == "Phantom-Wan-14B_fp16.safetensors" and ref.weight_dtype == "fp8_e4m3fn"
+    assert not plain.unknown_nodes
+    selector = {"class_type": "DiffusionModelSelector",
+                "inputs": {"model_name": "Wan2_1-VACE_module_14B_bf16.safetensors"}}
+    w = read_workflow(_kj_loader_prompt(extra=selector))
+    refs = {r.name: r for r in stages(w, SAMPLE)[0].models}
+    module = refs["Wan2_1-VACE_module_14B_bf16.safetensors"]
+    assert module.role == "controlnet" and module.weight_dtype == "fp8_e4m3fn"
+    b_plain = B.estimate(plain, device())
+    b_vace = B.estimate(w, device())
+    assert b_plain.complete and b_vace.complete
+    by_name = {s.title: s for s in b_vace.stages}
+    weights = lambda b: max(s.weights_bytes for s in b.stages)  # noqa: E731
+    # the module adds its own blocks (about 3 GB at fp8), never a second 14B model
+    assert 1.5 * GiB < weights(b_vace) - weights(b_plain) < 5 * GiB, by_name
+    # bf16: two bytes a weight whatever the file
+    b16 = B.estimate(read_workflow(_kj_loader_prompt("bf16")), device())
+    assert 1.8 < weights(b16) / weights(b_plain) < 2.2
+
+
+def test_kjnodes_extra_state_dict_from_elsewhere_is_never_free():
+    """A path typed into a string node: the state dict it names joins the model, its size unknown: can't tell."""
+    w = read_workflow(_kj_loader_prompt(extra={"class_type": "PrimitiveString",
+                                               "inputs": {"value": "/models/vace.safetensors"}}))
+    assert any(r.unset for r in stages(w, SAMPLE)[0].models)
+    assert not B.estimate(w, device()).complete
+
+
+def test_kjnodes_checkpoint_loader_weight_dtype_reaches_the_model_only():
+    p = {"1": {"class_type": "CheckpointLoaderKJ", "inputs": {
+            "ckpt_name": "sd_xl_base_1.0.safetensors", "weight_dtype": "fp8_e4m3fn", "compute_dtype": "default",
+            "patch_cublaslinear": False, "sage_attention": "disabled", "enable_fp16_accumulation": False}},
+         "2": {"class_type": "CLIPTextEncode", "inputs": {"text": "a face", "clip": ["1", 1]}},
+         "3": {"class_type": "EmptyLatentImage", "inputs": {"width": 1024, "height": 1024, "batch_size": 1}},
+         "4": {"class_type": "KSampler", "inputs": {"model": ["1", 0], "positive": ["2", 0], "negative": ["2", 0],
+                                                    "latent_image": ["3", 0], "seed": 1, "steps": 20, "cfg": 6.0,
+                                                    "sampler_name": "euler", "scheduler": "simple", "denoise": 1.0}},
+         "5": {"class_type": "VAEDecode", "inputs": {"samples": ["4", 0], "vae": ["1", 2]}},
+         "6": {"class_type": "SaveImage", "inputs": {"images": ["5", 0], "filename_prefix": "x"}}}
+    w = read_workflow(p)
+    (model,) = stages(w, SAMPLE)[0].models
+    assert (model.part, model.weight_dtype) == ("model", "fp8_e4m3fn")
+    (vae,) = stages(w, VAE_DECODE)[0].models
+    assert (vae.part, vae.weight_dtype) == ("vae", None)
+    assert not w.unknown_nodes and B.estimate(w, device()).complete
+
+
 def _sdxl_base():
     return {
         "1": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": "sd_xl_base_1.0.safetensors"}},

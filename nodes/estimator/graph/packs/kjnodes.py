@@ -1,13 +1,64 @@
-"""kijai/ComfyUI-KJNodes: image resize / size helpers and model patches used around Flux and Wan.
+"""kijai/ComfyUI-KJNodes: image resize / size helpers, model patches and loaders used around Flux and Wan.
 
 SetNode / GetNode are resolved by the UI reader (virtual nodes). Model patches (sage attention,
 torch compile, block swap settings for native models...) pass the MODEL through and are read by
-the generic analyzer.
+the generic analyzer. The loaders (nodes/model_optimization_nodes.py at 3f20054): DiffusionModelLoaderKJ and
+CheckpointLoaderKJ are UNETLoader / CheckpointLoaderSimple with a wider ``weight_dtype`` (fp16 / bf16 / fp32 too,
+model_options["dtype"], :375-410 and :234-270); DiffusionModelLoaderKJ's ``extra_state_dict`` (a path, from
+DiffusionModelSelector) is merged into the model's state dict before it is built and cast
+(_load_diffusion_model_kj, :331-350): a VACE module's weights join the model's, in its dtype.
 """
 from __future__ import annotations
 
+from ...machine.resolve import PACK_16BIT, PACK_FP32
+from ...workload import ModelRef
 from ..base import _ImageSize, _UNKNOWN, frames_bound, from_video
-from . import Pack
+from . import Pack, loader
+
+FP8 = ("fp8_e4m3fn", "fp8_e4m3fn_fast", "fp8_e5m2")
+# weight_dtype -> the ModelRef's weight_dtype (machine/resolve.py): fp8 as UNETLoader's; 16-bit / fp32 cast every weight
+KJ_DTYPES = {**{d: d for d in FP8}, "fp16": PACK_16BIT, "bf16": PACK_16BIT, "fp32": PACK_FP32}
+SELECTOR = "DiffusionModelSelector"
+
+
+def _kj_dtype(a, node) -> str | None:
+    value = a.value(node, "weight_dtype")
+    return KJ_DTYPES.get(value) if isinstance(value, str) else None
+
+
+@loader
+def _diffusion_loader_kj(a, node, slot, type_, visiting):
+    """DiffusionModelLoaderKJ: its file at its weight_dtype, and the state dict its extra_state_dict names."""
+    if type_ != "MODEL":
+        return []
+    dtype = _kj_dtype(a, node)
+    ref = a.loader_ref(node, "model_name", role="diffusion", folder="diffusion_models", weight_dtype=dtype)
+    out = [ref] if ref else []
+    extra = a.link(node, "extra_state_dict")
+    if extra is None:
+        return out
+    src = a.nodes.get(extra.node)
+    if src is not None and src.type == SELECTOR:
+        # an add-on module (kijai's "Wan2_1-VACE_module_14B"): its own blocks, cast with the model it joins
+        module = a.loader_ref(src, "model_name", role="controlnet", folder="diffusion_models",
+                              weight_dtype=dtype if dtype in FP8 else None)
+        return out + ([module] if module else [])
+    # a path made some other way: a state dict of unknown size joins the model (never 0 bytes)
+    a.note(f"{a.label(node)}: extra_state_dict comes from {a.label(src) if src else 'a node not in the prompt'}; "
+           "the state dict it names is not known here")
+    return out + [ModelRef(name=f"(the state dict in {a.label(node)}'s extra_state_dict)", loader_node=node.id,
+                           loader_type=node.type, role="controlnet", folder="diffusion_models", unset=True)]
+
+
+@loader
+def _checkpoint_loader_kj(a, node, slot, type_, visiting):
+    """CheckpointLoaderKJ: CheckpointLoaderSimple's three parts; weight_dtype applies to the MODEL's weights."""
+    part = {0: "model", 1: "clip", 2: "vae"}.get(slot)
+    if part is None or type_ != ("MODEL", "CLIP", "VAE")[slot]:
+        return []
+    ref = a.loader_ref(node, "ckpt_name", role="checkpoint", folder="checkpoints", part=part,
+                       weight_dtype=_kj_dtype(a, node) if part == "model" else None)
+    return [ref] if ref else []
 
 
 def _resize(a, node, link, depth):
@@ -65,6 +116,12 @@ WIDGETS = {  # leading widgets, in order (KJNodes image_nodes.py INPUT_TYPES)
     "INTConstant": ["value"],
     "CreateGradientMask": ["invert", "frames", "width", "height"],
     "FloatConstant": ["value"],
+    # loaders (nodes/model_optimization_nodes.py INPUT_TYPES)
+    "DiffusionModelLoaderKJ": ["model_name", "weight_dtype", "compute_dtype", "patch_cublaslinear", "sage_attention",
+                               "enable_fp16_accumulation"],
+    "CheckpointLoaderKJ": ["ckpt_name", "weight_dtype", "compute_dtype", "patch_cublaslinear", "sage_attention",
+                           "enable_fp16_accumulation"],
+    SELECTOR: ["model_name"],
 }
 
 PACK = Pack(
@@ -74,11 +131,13 @@ PACK = Pack(
     widgets=WIDGETS,
     value_primitives={"INTConstant", "FloatConstant"},
     output_types={"INTConstant": ["INT"], "FloatConstant": ["FLOAT"], "ImageResizeKJ": ["IMAGE", "INT", "INT"], "ImageResizeKJv2": ["IMAGE", "INT", "INT"],
-                  "GetImageSizeAndCount": ["IMAGE", "INT", "INT", "INT"]},
+                  "GetImageSizeAndCount": ["IMAGE", "INT", "INT", "INT"], "DiffusionModelLoaderKJ": ["MODEL"],
+                  "CheckpointLoaderKJ": ["MODEL", "CLIP", "VAE"], SELECTOR: ["STRING"]},
+    refs={"DiffusionModelLoaderKJ": _diffusion_loader_kj, "CheckpointLoaderKJ": _checkpoint_loader_kj},
     images={"ImageResizeKJ": _resize, "ImageResizeKJv2": _resize, "GetImageSizeAndCount": _passthrough_image,
             "CreateGradientMask": _gradient_mask},
     values={"ImageResizeKJ": _resize_value, "ImageResizeKJv2": _resize_value, "GetImageSizeAndCount": _size_and_count},
-    handled={"ImageConcatMulti", "GetImageRangeFromBatch", "ImagePadKJ", "AddLabel",
+    handled={SELECTOR, "ImageConcatMulti", "GetImageRangeFromBatch", "ImagePadKJ", "AddLabel",
              "StringConstantMultiline", "ImageBatchMulti", "ColorMatch", "WidgetToString", "SomethingToString",
              "CreateShapeMask", "GrowMaskWithBlur", "PathchSageAttentionKJ", "PatchSageAttentionKJ",
              "ModelPatchTorchSettings", "TorchCompileModelWanVideo", "TorchCompileModelFluxAdvanced",
