@@ -338,3 +338,46 @@ def test_a_workflow_of_pack_nodes_that_run_nothing_by_their_types_names_them_and
     assert not any("at least 0.00 GiB" in n for n in budget.notes)
     # ComfyUI's own nodes alone: nothing of a pack to name
     assert read_workflow({"4": prompt["4"]}).silent_pack_nodes == ()
+
+
+LORA_NODE = {"input": {"required": {"model": ["MODEL"], "lora_name": [["style.safetensors"], {}],
+                                    "strength_model": ["FLOAT", {"default": 1.0}]}},
+             "input_order": {"required": ["model", "lora_name", "strength_model"]},
+             "output": ["MODEL", "FLOAT"]}
+PATCH_NODE = {"input": {"required": {"model": ["MODEL"], "patch_file": [["iclight.safetensors"], {}]}},
+              "output": ["MODEL"]}
+
+
+def _lora_prompt(node_type: str, **inputs) -> dict:
+    prompt = _ksampler_prompt("4")
+    prompt["9"] = {"class_type": node_type, "inputs": {"model": ["1", 0], **inputs}}
+    prompt["5"]["inputs"]["model"] = ["9", 0]
+    return prompt
+
+
+def _sample_loras(workload):
+    return {r.name: r.strength for s in workload.stages if s.kind == "sample" for r in s.models if r.role == "lora"}
+
+
+def test_a_pack_node_that_applies_a_file_in_a_lora_widget_is_a_lora_loader():
+    """A node no module describes, MODEL in and out, naming one model file in a widget called a LoRA (LTX-Video's
+    LTXICLoRALoaderModelOnly): core's LoraLoader rule at its strength, said; inside ComfyUI (its definition live) and
+    offline (the pack table). Another file widget (IC-Light's UNet patch) stays not understood; strength 0 adds none."""
+    prompt = _lora_prompt("XLoraLoader", lora_name="style.safetensors", strength_model=0.7)
+    w = _with_live({"XLoraLoader": LORA_NODE}, lambda: read_workflow(prompt))
+    assert _sample_loras(w) == {"style.safetensors": 0.7} and not w.unknown_nodes
+    assert any("read as a LoRA loader of 'style.safetensors' (its 'lora_name')" in n for n in w.notes)
+    assert not any("'XLoraLoader' read as passing MODEL" in n for n in w.notes)
+    zero = _lora_prompt("XLoraLoader", lora_name="style.safetensors", strength_model=0)
+    assert _sample_loras(_with_live({"XLoraLoader": LORA_NODE}, lambda: read_workflow(zero))) == {}
+    # a file of another kind: its cost is not a LoRA's, and the node is not understood (inside ComfyUI too)
+    patch = _lora_prompt("XPatch", patch_file="iclight.safetensors")
+    wp = _with_live({"XPatch": PATCH_NODE}, lambda: read_workflow(patch))
+    assert ("9", "XPatch") in wp.unknown_nodes and not _sample_loras(wp)
+    assert not _with_live({"XPatch": PATCH_NODE}, lambda: estimate_prompt(patch, DEVICE)).complete
+    # offline: LTX-Video's own node, from the generated pack table
+    ic = _lora_prompt("LTXICLoRALoaderModelOnly", lora_name="ltx-2.3-22b-ic-lora-union-control-ref0.5.safetensors",
+                      strength_model=1.0)
+    wi = read_workflow(ic)
+    assert _sample_loras(wi) == {"ltx-2.3-22b-ic-lora-union-control-ref0.5.safetensors": 1.0}
+    assert not wi.unknown_nodes

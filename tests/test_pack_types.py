@@ -242,17 +242,19 @@ def test_inline_v1_and_v3(gen, tmp_path):
     assert saver3["w"] == [["filename_prefix", "STRING"]] and saver3["in"] == {"images": "IMAGE"}
 
 
+# '"class" :' with a space: ComfyUI-Manager's scanner reads '"X": {"class": Cls' in any file of this repository as a
+# node of this pack (tests/test_packaging.py); Python reads both the same
 CONFIG_PACK = """
 from .loaders import ModelLoaderX, PathPicker
 from .more import Extra
 
 NODE_CONFIG = {
-    "ModelLoaderX": {"class": ModelLoaderX, "name": "Model Loader X"},
-    "PathPicker": {"class": PathPicker},
+    "ModelLoaderX": {"class" : ModelLoaderX, "name": "Model Loader X"},
+    "PathPicker": {"class" : PathPicker},
 }
 try:
     from .more import Later
-    NODE_CONFIG.update({"Later": {"class": Later, "name": "Later"}})
+    NODE_CONFIG.update({"Later": {"class" : Later, "name": "Later"}})
 except Exception:
     pass
 

@@ -340,6 +340,24 @@ def test_kjnodes_extra_state_dict_from_elsewhere_is_never_free():
     assert not B.estimate(w, device()).complete
 
 
+def test_kjnodes_gguf_loader_merges_its_extra_model():
+    """GGUFLoaderKJ (model_optimization_nodes.py:1588-1700): its GGUF file, and the extra .gguf it merges (a VACE
+    module) priced as that add-on, kept quantized; "none" adds nothing."""
+    p = _kj_loader_prompt()
+    p["1"] = {"class_type": "GGUFLoaderKJ", "inputs": {
+        "model_name": "wan2.1-t2v-14b-Q8_0.gguf", "extra_model_name": "Wan2_1-VACE_module_14B_Q8_0.gguf",
+        "dequant_dtype": "default", "patch_dtype": "default", "patch_on_device": False,
+        "enable_fp16_accumulation": False, "attention_override": "none"}}
+    w = read_workflow(p)
+    refs = {r.name: r for r in stages(w, SAMPLE)[0].models}
+    assert refs["wan2.1-t2v-14b-Q8_0.gguf"].gguf and refs["wan2.1-t2v-14b-Q8_0.gguf"].role == "diffusion"
+    module = refs["Wan2_1-VACE_module_14B_Q8_0.gguf"]
+    assert module.gguf and module.role == "controlnet"
+    assert not w.unknown_nodes
+    p["1"]["inputs"]["extra_model_name"] = "none"
+    assert [r.name for r in stages(read_workflow(p), SAMPLE)[0].models] == ["wan2.1-t2v-14b-Q8_0.gguf"]
+
+
 def test_kjnodes_checkpoint_loader_weight_dtype_reaches_the_model_only():
     p = {"1": {"class_type": "CheckpointLoaderKJ", "inputs": {
             "ckpt_name": "sd_xl_base_1.0.safetensors", "weight_dtype": "fp8_e4m3fn", "compute_dtype": "default",
@@ -357,6 +375,91 @@ def test_kjnodes_checkpoint_loader_weight_dtype_reaches_the_model_only():
     (vae,) = stages(w, VAE_DECODE)[0].models
     assert (vae.part, vae.weight_dtype) == ("vae", None)
     assert not w.unknown_nodes and B.estimate(w, device()).complete
+
+
+def _flux_with_power_lora(rows: dict, clip_linked=True):
+    """Flux dev through rgthree's Power Lora Loader (API prompt: rows as inputs lora_1, lora_2 ...)."""
+    lora = {"model": ["1", 0], **rows}
+    if clip_linked:
+        lora["clip"] = ["2", 0]
+    return {
+        "1": {"class_type": "UNETLoader", "inputs": {"unet_name": "flux1-dev.safetensors", "weight_dtype": "default"}},
+        "2": {"class_type": "DualCLIPLoader", "inputs": {"clip_name1": "clip_l.safetensors",
+                                                         "clip_name2": "t5xxl_fp16.safetensors", "type": "flux"}},
+        "3": {"class_type": "Power Lora Loader (rgthree)", "inputs": lora},
+        "4": {"class_type": "CLIPTextEncode", "inputs": {"text": "a cat",
+                                                         "clip": ["3", 1] if clip_linked else ["2", 0]}},
+        "5": {"class_type": "EmptySD3LatentImage", "inputs": {"width": 1024, "height": 1024, "batch_size": 1}},
+        "6": {"class_type": "KSampler", "inputs": {"model": ["3", 0], "positive": ["4", 0], "negative": ["4", 0],
+                                                   "latent_image": ["5", 0], "seed": 1, "steps": 20, "cfg": 1.0,
+                                                   "sampler_name": "euler", "scheduler": "simple", "denoise": 1.0}},
+        "7": {"class_type": "VAELoader", "inputs": {"vae_name": "ae.safetensors"}},
+        "8": {"class_type": "VAEDecode", "inputs": {"samples": ["6", 0], "vae": ["7", 0]}},
+        "9": {"class_type": "SaveImage", "inputs": {"images": ["8", 0], "filename_prefix": "x"}},
+    }
+
+
+def test_rgthree_power_lora_loader_applies_the_rows_that_are_on():
+    """rgthree's load_loras (py/power_lora_loader.py:37-57): a row on with a strength other than 0 is core's LoraLoader
+    on the model (strength) and the CLIP (strengthTwo, else strength); rows off or at 0 apply nothing."""
+    rows = {"lora_1": {"on": True, "lora": "flux_style.safetensors", "strength": 0.8},
+            "lora_2": {"on": False, "lora": "off.safetensors", "strength": 1.0},
+            "lora_3": {"on": True, "lora": "clip_only.safetensors", "strength": 0, "strengthTwo": 0.5},
+            "lora_4": {"on": True, "lora": "zero.safetensors", "strength": 0, "strengthTwo": 0}}
+    w = read_workflow(_flux_with_power_lora(rows))
+    model = {r.name: r.strength for r in stages(w, SAMPLE)[0].models if r.role == "lora"}
+    clip = {r.name: r.strength for r in stages(w, TEXT_ENCODE)[0].models if r.role == "lora"}
+    assert model == {"flux_style.safetensors": 0.8}
+    assert clip == {"flux_style.safetensors": 0.8, "clip_only.safetensors": 0.5}
+    assert not w.unknown_nodes
+    # the LoRA's weights join the sampling stage's
+    sample = lambda b: next(s for s in b.stages if s.stage.kind == SAMPLE)  # noqa: E731
+    plain = B.estimate(read_workflow(_flux_with_power_lora({})), device())
+    assert sample(B.estimate(w, device())).weights_bytes > sample(plain).weights_bytes
+    # no CLIP linked: strengthTwo is ignored and the CLIP path has no LoRA
+    w2 = read_workflow(_flux_with_power_lora(rows, clip_linked=False))
+    assert not [r for r in stages(w2, TEXT_ENCODE)[0].models if r.role == "lora"]
+
+
+def test_rgthree_power_lora_loader_rows_in_a_ui_workflow():
+    """A UI workflow saves the rows in widgets_values beside the header widget: read the same way."""
+    ui = {"last_node_id": 5, "last_link_id": 3,
+          "links": [[1, 1, 0, 2, 0, "MODEL"], [2, 2, 0, 4, 0, "MODEL"], [3, 3, 0, 4, 3, "LATENT"]],
+          "nodes": [
+              {"id": 1, "type": "UNETLoader", "inputs": [],
+               "outputs": [{"name": "MODEL", "type": "MODEL", "links": [1]}],
+               "widgets_values": ["flux1-dev.safetensors", "default"]},
+              {"id": 2, "type": "Power Lora Loader (rgthree)",
+               "inputs": [{"name": "model", "type": "MODEL", "link": 1}],
+               "outputs": [{"name": "MODEL", "type": "MODEL", "links": [2]},
+                           {"name": "CLIP", "type": "CLIP", "links": []}],
+               "widgets_values": [None, {"type": "PowerLoraLoaderHeaderWidget"},
+                                  {"on": True, "lora": "flux_style.safetensors", "strength": 0.9, "strengthTwo": None},
+                                  {"on": False, "lora": "off.safetensors", "strength": 1}, None, ""]},
+              {"id": 3, "type": "EmptySD3LatentImage", "inputs": [],
+               "outputs": [{"name": "LATENT", "type": "LATENT", "links": [3]}], "widgets_values": [1024, 1024, 1]},
+              {"id": 4, "type": "KSampler",
+               "inputs": [{"name": "model", "type": "MODEL", "link": 2},
+                          {"name": "positive", "type": "CONDITIONING", "link": None},
+                          {"name": "negative", "type": "CONDITIONING", "link": None},
+                          {"name": "latent_image", "type": "LATENT", "link": 3}],
+               "outputs": [{"name": "LATENT", "type": "LATENT", "links": []}],
+               "widgets_values": [1, "fixed", 20, 1.0, "euler", "simple", 1.0]}]}
+    w = read_workflow(ui)
+    loras = {r.name: r.strength for r in stages(w, SAMPLE)[0].models if r.role == "lora"}
+    assert loras == {"flux_style.safetensors": 0.9}
+    assert not w.unknown_nodes
+
+
+def test_a_socket_read_node_whose_row_widgets_name_model_files_is_not_read_as_passing_through():
+    """A pack node no module describes, MODEL in and out, whose widget rows (dicts) name a LoRA file: its sockets do not
+    say what the file costs, so it is 'not understood' (never 'adding no model of its own')."""
+    p = _flux_with_power_lora({})
+    p["3"] = {"class_type": "SomePackLoraRows", "inputs": {
+        "model": ["1", 0], "clip": ["2", 0], "row_1": {"enabled": True, "file": "style.safetensors", "weight": 1.0}}}
+    w = read_workflow(p)
+    assert ("3", "SomePackLoraRows") in w.unknown_nodes
+    assert not B.estimate(w, device()).complete
 
 
 def _sdxl_base():

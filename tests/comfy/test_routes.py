@@ -123,7 +123,21 @@ class MysteryXSampler:
     def sample(self, **kw):
         raise RuntimeError("not meant to run")
 
-NODE_CLASS_MAPPINGS = dict(MysteryXSampler=MysteryXSampler)
+class MysteryLoraLoader:
+    \"\"\"A pack's LoRA loader (MODEL in, MODEL out, a 'lora_name' from models/loras): written for the test.\"\"\"
+    @classmethod
+    def INPUT_TYPES(cls):
+        import folder_paths
+        return {"required": {"model": ("MODEL",), "lora_name": (folder_paths.get_filename_list("loras"),),
+                             "strength_model": ("FLOAT", {"default": 1.0})}}
+    RETURN_TYPES = ("MODEL",)
+    FUNCTION = "load"
+    CATEGORY = "testing"
+
+    def load(self, **kw):
+        raise RuntimeError("not meant to run")
+
+NODE_CLASS_MAPPINGS = dict(MysteryXSampler=MysteryXSampler, MysteryLoraLoader=MysteryLoraLoader)
 """
 
 
@@ -727,3 +741,13 @@ def test_an_unknown_packs_node_is_priced_live_from_its_socket_types(server):
                for n in b["notes"]), b["notes"]
     sample = next(s for s in b["stages"] if s["node_type"] == "MysteryXSampler")
     assert sample["working_bytes"] > 0 and sample["unpriced"] is None
+    # the pack's LoRA loader between the model and the sampler: read from its definition as core's LoraLoader
+    lora = {**prompt, "9": {"class_type": "MysteryLoraLoader", "inputs": {
+        "model": ["1", 0], "lora_name": "flux_style_lora.safetensors", "strength_model": 0.8}},
+        "5": {**prompt["5"], "inputs": {**prompt["5"]["inputs"], "model": ["9", 0]}}}
+    status, data = server.request("POST", "/vram_budget/estimate", {"prompt": lora, "card": "RTX 4090"})
+    assert status == 200, data
+    b = data["budget"]
+    assert b["unknown_nodes"] == [], b["unknown_nodes"]
+    assert any("read as a LoRA loader of 'flux_style_lora.safetensors' (its 'lora_name')" in n for n in b["notes"]), \
+        b["notes"]

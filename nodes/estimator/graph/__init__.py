@@ -72,7 +72,8 @@ def _with_live(specs: Mapping, data) -> tuple[Mapping, dict]:
     live = LIVE_SPECS.get()
     if live is not None:
         try:
-            extra = dict(live(missing))
+            # "live": read from the running ComfyUI's definitions, not from a table that knows the node
+            extra = {t: {**spec, "live": True} for t, spec in dict(live(missing)).items() if isinstance(spec, Mapping)}
         except Exception:  # noqa: BLE001  (ComfyUI's definitions are a bonus: without them, the tables answer)
             extra = {}
     offline = load_pack_types()
@@ -139,9 +140,12 @@ def _inferred_notes(workload: Workload, extra: Mapping, graph: _Graph) -> Worklo
                          f"{STAGE_WORDS.get(s.kind, s.kind)}{f' with {with_models}' if with_models else ''}: inferred "
                          f"from its socket types ({_source(spec)})")
     through: dict[str, list[str]] = {}
+    # a node that adds a model on the way (a pack's LoRA loader read by its widget) or that is not understood is not
+    # "adding no model of its own"
+    adding = {r.loader_node for s in workload.stages for r in s.models} | {nid for nid, _ in workload.unknown_nodes}
     for node in graph.nodes.values():
         spec = extra.get(node.type)
-        if spec is None or node.id in staged:
+        if spec is None or node.id in staged or node.id in adding:
             continue
         outs = {str(o) for o in node.output_types or ()} & {str(i) for i in node.input_types.values()}
         if outs & _NOTED:  # a model, a latent or a conditioning passed on: said; images and strings are not

@@ -418,6 +418,8 @@ class _Analyzer:
         out: list[ModelRef] = []
         for _, upstream in ins:
             out.extend(self.refs(upstream, type_, visiting))
+        if type_ in ("MODEL", "CLIP") and (lora := self._lora_by_widget(node)) is not None:
+            out.extend(self._socket_lora(node, lora, type_))
         if type_ == "MODEL":
             # a MODEL -> MODEL node that also takes a MODEL_PATCH (QwenImageDiffsynthControlnet, WanInfiniteTalkToVideo,
             # USOStyleReference, AnimaLLLiteApply ...) sets a patch whose models() returns it: ComfyUI loads the patch
@@ -1171,7 +1173,8 @@ class _Analyzer:
                 continue
             spec = self.specs.get(t) or {}
             recorded = bool(spec.get("recorded"))  # read by the sockets the workflow records
-            if (spec.get("offline") or recorded) and t not in R.known_types and self._applies_a_file(node):
+            if (spec.get("offline") or spec.get("live") or recorded) and t not in R.known_types \
+                    and self._applies_a_file(node):
                 unknown.append((node.id, t))  # it patches the model with a file of its own (IC-Light, a LoRA)
                 continue
             if (self.known(t) or t in R.known_types) and not recorded:
@@ -1210,11 +1213,47 @@ class _Analyzer:
         return Workload(stages=tuple(stages), source_format=self.g.fmt, unknown_nodes=tuple(unknown),
                         notes=tuple(self.notes), models=tuple(models))
 
+    # a socket-read LoRA loader's strength widgets (LoraLoader's names first, then the usual pack spellings)
+    LORA_STRENGTHS = {"MODEL": ("strength_model", "model_strength", "strength", "lora_strength", "weight"),
+                      "CLIP": ("strength_clip", "clip_strength", "strength", "lora_strength", "weight")}
+
+    def _lora_by_widget(self, node: _Node) -> tuple[str, str] | None:
+        """(widget, file) of a node no module describes that passes a MODEL on and names exactly one model file, in a
+        widget called a LoRA ("lora_name": LTX-Video's LTXICLoRALoaderModelOnly): a pack's LoRA loader, applied as
+        core's LoraLoader applies one (comfy.sd.load_lora_for_models). Anything else naming a file stays not
+        understood (_applies_a_file)."""
+        spec = self.specs.get(node.type) or {}
+        if not (spec.get("offline") or spec.get("live") or spec.get("recorded")) or node.core \
+                or node.type in R.known_types or node.id in self.unknown_loaders:
+            return None  # a node a table knows (ComfyUI's own, a module's) is read by its own rule
+        files = node.model_files()
+        if len(files) != 1 or "lora" not in files[0][0].lower():
+            return None
+        ins = {str(self.in_type(node, n)) for n, v in node.inputs.items() if isinstance(v, _Link)}
+        outs = {str(o) for o in node.output_types or ()}
+        return files[0] if "MODEL" in ins and "MODEL" in outs else None
+
+    def _socket_lora(self, node: _Node, lora: tuple[str, str], type_: str) -> list[ModelRef]:
+        widget, name = lora
+        strength = next((v for w in self.LORA_STRENGTHS[type_] if isinstance(v := self.value(node, w), (int, float))
+                         and not isinstance(v, bool)), 1.0)
+        if type_ == "CLIP" and not any(isinstance(self.value(node, w), (int, float))
+                                       for w in ("strength_clip", "clip_strength")) and "CLIP" not in {
+                str(o) for o in node.output_types or ()}:
+            return []
+        if strength == 0:
+            self.note(f"{self.label(node)}: its LoRA's strength is 0, not applied")
+            return []
+        self.note(f"{self.label(node)}: read as a LoRA loader of '{name}' (its '{widget}'), applied as LoraLoader "
+                  f"applies one, at strength {strength:g}: inferred from its sockets and widget")
+        return [ModelRef(name=name, role="lora", folder="loras", loader_node=node.id, loader_type=node.type,
+                         strength=float(strength))]
+
     def _applies_a_file(self, node: _Node) -> bool:
         """A node read by its sockets alone that passes a model on (MODEL -> MODEL, CLIP -> CLIP) and names a model
         file in a widget, and is not a loader priced from it: it patches the model with that file (a pack's LoRA
         loader, IC-Light's UNet), whose size the sockets do not give."""
-        if node.id in self.unknown_loaders or not node.model_files():
+        if node.id in self.unknown_loaders or not node.model_files() or self._lora_by_widget(node) is not None:
             return False
         ins = {str(self.in_type(node, n)) for n, v in node.inputs.items() if isinstance(v, _Link)}
         outs = {str(o) for o in node.output_types or ()}

@@ -77,6 +77,9 @@ class _Node:
         """(widget, value) of the widgets naming a model file; an unnamed widget is "widget N" (1-based)."""
         named = [(str(k), v) for k, v in self.inputs.items()]
         named += [(f"widget {i + 1}", v) for i, v in enumerate(self.unnamed)]
+        # a widget whose value is a dict (rgthree's Power Lora Loader rows: {"on", "lora", "strength"}): its strings
+        named += [(f"{k}.{sub}", inner) for k, v in named if isinstance(v, dict)
+                  for sub, inner in list(v.items())[:16]]
         return [(k, v.strip()) for k, v in named if isinstance(v, str) and MODEL_FILE.search(v.strip())]
 
 

@@ -51,6 +51,24 @@ def _diffusion_loader_kj(a, node, slot, type_, visiting):
 
 
 @loader
+def _gguf_loader_kj(a, node, slot, type_, visiting):
+    """GGUFLoaderKJ (model_optimization_nodes.py:1588-1700): ComfyUI-GGUF's loader of ``model_name`` (models/unet),
+    with ``extra_model_name`` merged into its state dict when not "none": another .gguf (a VACE module) or an LTX-2
+    connector from models/text_encoders (sd.update(extra_model) before the model is built)."""
+    if type_ != "MODEL":
+        return []
+    ref = a.loader_ref(node, "model_name", role="diffusion", folder="diffusion_models", gguf=True)
+    out = [ref] if ref else []
+    extra = a.value(node, "extra_model_name")
+    if isinstance(extra, str) and extra.strip() and extra != "none":
+        gguf = extra.endswith(".gguf")
+        module = a.loader_ref(node, "extra_model_name", role="controlnet",
+                              folder="diffusion_models" if gguf else "text_encoders", gguf=gguf)
+        out += [module] if module else []
+    return out
+
+
+@loader
 def _checkpoint_loader_kj(a, node, slot, type_, visiting):
     """CheckpointLoaderKJ: CheckpointLoaderSimple's three parts; weight_dtype applies to the MODEL's weights."""
     part = {0: "model", 1: "clip", 2: "vae"}.get(slot)
@@ -119,6 +137,8 @@ WIDGETS = {  # leading widgets, in order (KJNodes image_nodes.py INPUT_TYPES)
     # loaders (nodes/model_optimization_nodes.py INPUT_TYPES)
     "DiffusionModelLoaderKJ": ["model_name", "weight_dtype", "compute_dtype", "patch_cublaslinear", "sage_attention",
                                "enable_fp16_accumulation"],
+    "GGUFLoaderKJ": ["model_name", "extra_model_name", "dequant_dtype", "patch_dtype", "patch_on_device",
+                     "enable_fp16_accumulation", "attention_override"],
     "CheckpointLoaderKJ": ["ckpt_name", "weight_dtype", "compute_dtype", "patch_cublaslinear", "sage_attention",
                            "enable_fp16_accumulation"],
     SELECTOR: ["model_name"],
@@ -132,8 +152,9 @@ PACK = Pack(
     value_primitives={"INTConstant", "FloatConstant"},
     output_types={"INTConstant": ["INT"], "FloatConstant": ["FLOAT"], "ImageResizeKJ": ["IMAGE", "INT", "INT"], "ImageResizeKJv2": ["IMAGE", "INT", "INT"],
                   "GetImageSizeAndCount": ["IMAGE", "INT", "INT", "INT"], "DiffusionModelLoaderKJ": ["MODEL"],
-                  "CheckpointLoaderKJ": ["MODEL", "CLIP", "VAE"], SELECTOR: ["STRING"]},
-    refs={"DiffusionModelLoaderKJ": _diffusion_loader_kj, "CheckpointLoaderKJ": _checkpoint_loader_kj},
+                  "CheckpointLoaderKJ": ["MODEL", "CLIP", "VAE"], SELECTOR: ["STRING"], "GGUFLoaderKJ": ["MODEL"]},
+    refs={"DiffusionModelLoaderKJ": _diffusion_loader_kj, "CheckpointLoaderKJ": _checkpoint_loader_kj,
+          "GGUFLoaderKJ": _gguf_loader_kj},
     images={"ImageResizeKJ": _resize, "ImageResizeKJv2": _resize, "GetImageSizeAndCount": _passthrough_image,
             "CreateGradientMask": _gradient_mask},
     values={"ImageResizeKJ": _resize_value, "ImageResizeKJv2": _resize_value, "GetImageSizeAndCount": _size_and_count},
