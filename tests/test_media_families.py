@@ -319,3 +319,20 @@ def test_omnigen2_templates_priced_with_the_traced_working_memory():
     # the traced points themselves: 1024² with one reference is about twice the plain image
     pts = {(p["batch"], p["width"], p.get("refs", 0), p["text_tokens"]): p["working_bytes"] for p in entry["points"]}
     assert 1.95 < pts[(1, 1024, 1, 64)] / pts[(1, 1024, 0, 64)] < 2.05
+
+
+def test_ltxvideo_low_vram_loaders_load_what_the_core_loaders_load():
+    """ComfyUI-LTXVideo's LowVRAMCheckpointLoader / LowVRAMAudioVAELoader (low_vram_loaders.py) are the core loaders
+    with a 'dependencies' input that orders them: the same files, parts and estimate (the audio VAE is the
+    checkpoint's audio VAE part, not the whole checkpoint read as a VAE)."""
+    core = ltx2_prompt()
+    low = {k: {**v, "inputs": dict(v["inputs"])} for k, v in core.items()}
+    low["1"]["class_type"] = "LowVRAMCheckpointLoader"
+    low["5"]["class_type"] = "LowVRAMAudioVAELoader"
+    low["5"]["inputs"]["dependencies"] = ["1", 0]
+    w_core, w_low = read_workflow(core), read_workflow(low)
+    assert not w_low.unknown_nodes
+    parts = lambda w: sorted((r.name, r.part) for s in w.stages for r in s.models)  # noqa: E731
+    assert parts(w_low) == parts(w_core) and ("ltx-2-19b-dev.safetensors", "audio_vae") in parts(w_low)
+    card = Device.from_card(find_card("RTX 4090"))
+    assert estimate(w_low, card).peak_bytes == estimate(w_core, card).peak_bytes
