@@ -381,3 +381,28 @@ def test_a_pack_node_that_applies_a_file_in_a_lora_widget_is_a_lora_loader():
     wi = read_workflow(ic)
     assert _sample_loras(wi) == {"ltx-2.3-22b-ic-lora-union-control-ref0.5.safetensors": 1.0}
     assert not wi.unknown_nodes
+
+
+def test_a_pack_node_that_returns_a_mask_from_a_model_file_it_names_runs_that_model():
+    """A node no module describes whose sockets carry no model (IMAGE in, MASK out) but whose widget names a model
+    file (LayerStyle Advance's "LayerMask: SAM2Ultra" with sam2_hiera_base_plus.safetensors) loads and runs it: an
+    unpriced stage, so the estimate is incomplete, never a confident answer without it. A node that returns only
+    strings naming a checkpoint (metadata for a saver) runs nothing."""
+    segmenter = {"input": {"required": {"image": ["IMAGE"], "sam2_model": [["sam2_hiera_base_plus.safetensors"], {}],
+                                        "threshold": ["FLOAT", {"default": 0.3}]}},
+                 "input_order": {"required": ["image", "sam2_model", "threshold"]}, "output": ["IMAGE", "MASK"]}
+    metadata = {"input": {"required": {"ckpt_name": [["sd_xl_base_1.0.safetensors"], {}]}}, "output": ["STRING"]}
+    prompt = _ksampler_prompt("4", **{
+        "20": {"class_type": "LoadImage", "inputs": {"image": "x.png"}},
+        "21": {"class_type": "XSegmenter", "inputs": {"image": ["20", 0], "sam2_model": "sam2_hiera_base_plus.safetensors",
+                                                       "threshold": 0.3}},
+        "22": {"class_type": "PreviewImage", "inputs": {"images": ["21", 0]}},
+        "23": {"class_type": "XMetadata", "inputs": {"ckpt_name": "sd_xl_base_1.0.safetensors"}}})
+    table = {"XSegmenter": segmenter, "XMetadata": metadata}
+    budget = _with_live(table, lambda: estimate_prompt(prompt, DEVICE))
+    assert not budget.complete
+    assert any("XSegmenter loads and runs the model file 'sam2_hiera_base_plus.safetensors' (its 'sam2_model')" in why
+               for why in budget.incomplete), budget.incomplete
+    assert not any("XMetadata" in why for why in budget.incomplete)
+    del prompt["21"], prompt["22"]
+    assert _with_live(table, lambda: estimate_prompt(prompt, DEVICE)).complete

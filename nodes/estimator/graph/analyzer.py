@@ -758,7 +758,21 @@ class _Analyzer:
         kind = self._socket_kind(node)
         if kind is not None and t not in R.known_types and not node.core and self._own_model_file(node):
             return _UNPRICED  # it runs a model file it loads itself besides what its sockets say ("easy hiresFix")
+        if kind is None and t not in R.known_types and not node.core and self._runs_own_model(node):
+            return _UNPRICED  # an image -> mask node that runs the detector it names (LayerStyle's SAM2Ultra, YOLO)
         return kind
+
+    def _runs_own_model(self, node: _Node) -> bool:
+        """A node read by its types alone (a pack table, the live definitions or the workflow's record; no module)
+        whose sockets carry no model, that names a model file in a widget and returns media (an image, a mask, a
+        latent, audio, video): it loads that model and runs it itself, on the GPU as far as anyone here can tell
+        (LayerStyle Advance's "LayerMask: SAM2Ultra" with sam2_hiera_base_plus.safetensors, its YOLO detectors).
+        Only strings or numbers out (Image Saver's checkpoint name, written into metadata) is not running it."""
+        spec = self.specs.get(node.type) or {}
+        if not (spec.get("offline") or spec.get("live") or spec.get("recorded")):
+            return False
+        outs = {str(o) for o in node.output_types or ()}
+        return bool(node.model_files()) and bool(outs & (_DATA_OUTPUTS - {"CONDITIONING"}))
 
     def _own_model_file(self, node: _Node) -> tuple[str, str] | None:
         """(widget, file) of a model file a pack node names in a widget and runs itself: it returns what a model's run
