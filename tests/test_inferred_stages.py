@@ -406,3 +406,28 @@ def test_a_pack_node_that_returns_a_mask_from_a_model_file_it_names_runs_that_mo
     assert not any("XMetadata" in why for why in budget.incomplete)
     del prompt["21"], prompt["22"]
     assert _with_live(table, lambda: estimate_prompt(prompt, DEVICE)).complete
+
+
+def test_a_pack_node_that_chooses_its_detector_in_a_model_widget_runs_it():
+    """LayerStyle's "LayerMask: SegmentAnythingUltra V2" chooses SAM and GroundingDINO in 'sam_model' /
+    'grounding_dino_model' (choices such as "sam_vit_h (2.56GB)", not file names) and returns a mask: it runs them,
+    unpriced and named. An API node's bare 'model' ("Vidu Q4 Preview") is the remote model it asks for: nothing local."""
+    seg = {"input": {"required": {"image": ["IMAGE"], "sam_model": [["sam_vit_h (2.56GB)"], {}],
+                                  "grounding_dino_model": [["GroundingDINO_SwinT_OGC (694MB)"], {}]}},
+           "input_order": {"required": ["image", "sam_model", "grounding_dino_model"]}, "output": ["IMAGE", "MASK"]}
+    api = {"input": {"required": {"image": ["IMAGE"], "model": [["Vidu Q4 Preview"], {}]}},
+           "input_order": {"required": ["image", "model"]}, "output": ["VIDEO"]}
+    base = {"20": {"class_type": "LoadImage", "inputs": {"image": "x.png"}}}
+    prompt = _ksampler_prompt("4", **base, **{
+        "21": {"class_type": "XSegmentUltra", "inputs": {"image": ["20", 0], "sam_model": "sam_vit_h (2.56GB)",
+                                                          "grounding_dino_model": "GroundingDINO_SwinT_OGC (694MB)"}},
+        "22": {"class_type": "PreviewImage", "inputs": {"images": ["21", 0]}}})
+    budget = _with_live({"XSegmentUltra": seg}, lambda: estimate_prompt(prompt, DEVICE))
+    assert any("XSegmentUltra loads and runs the models 'sam_vit_h (2.56GB)' (its 'sam_model'), "
+               "'GroundingDINO_SwinT_OGC (694MB)' (its 'grounding_dino_model')" in why for why in budget.incomplete), \
+        budget.incomplete
+    prompt = _ksampler_prompt("4", **base, **{
+        "21": {"class_type": "XApiVideo", "inputs": {"image": ["20", 0], "model": "Vidu Q4 Preview"}},
+        "22": {"class_type": "SaveVideo", "inputs": {"video": ["21", 0], "filename_prefix": "v", "format": "auto",
+                                                     "codec": "auto"}}})
+    assert _with_live({"XApiVideo": api}, lambda: estimate_prompt(prompt, DEVICE)).complete

@@ -115,6 +115,9 @@ _GENERATE_CONTROLS = frozenset({"control_after_generate", "$control_after_genera
 
 # outputs a model's run gives, not a model handle (_Analyzer._own_model_file)
 _DATA_OUTPUTS = frozenset({"IMAGE", "LATENT", "MASK", "CONDITIONING", "AUDIO", "VIDEO"})
+# a widget that chooses the model a node runs: "sam_model", "yolo_world_model", "grounding_dino_model" (a bare
+# "model" is what API nodes call the remote model they ask for: "Vidu Q4 Preview")
+_MODEL_WIDGET = re.compile(r"\w+_model(?:_name)?", re.IGNORECASE)
 
 # Loaded model types that never reach the GPU, whoever consumes them: ComfyUI's load_style_model builds a StyleModel on
 # the CPU and nothing moves it (sd.py:1495-1513 in 0.33.0), so a pack's Redux / style node runs it there (as
@@ -772,7 +775,13 @@ class _Analyzer:
         if not (spec.get("offline") or spec.get("live") or spec.get("recorded")):
             return False
         outs = {str(o) for o in node.output_types or ()}
-        return bool(node.model_files()) and bool(outs & (_DATA_OUTPUTS - {"CONDITIONING"}))
+        if not outs & (_DATA_OUTPUTS - {"CONDITIONING"}):
+            return False
+        # a file name, or a choice in a widget called a model (LayerStyle's 'sam_model': "sam_vit_h (2.56GB)",
+        # 'yolo_world_model': "yolo_world/v2-x"): the detector it loads
+        return bool(node.model_files()) or any(
+            isinstance(v, str) and v.strip().lower() not in ("", "none", "disabled") and _MODEL_WIDGET.fullmatch(str(k))
+            for k, v in node.inputs.items())
 
     def _own_model_file(self, node: _Node) -> tuple[str, str] | None:
         """(widget, file) of a model file a pack node names in a widget and runs itself: it returns what a model's run
@@ -834,10 +843,14 @@ class _Analyzer:
             widget, name = own
             self.unpriced(f"{node.type} loads and runs the model file {name[:80]!r} (its '{widget}') itself, "
                           "which no rule of this estimator prices")
-        else:
-            ty = self._unpriced_model_input(node)
+        elif (ty := self._unpriced_model_input(node)) is not None:
             self.unpriced(f"{node.type} runs a {ty} model (its weights and activations) "
                           "that no rule of this estimator prices")
+        else:  # a model its widgets choose (_runs_own_model): "sam_vit_h (2.56GB)"
+            chosen = ", ".join(f"{v.strip()[:60]!r} (its '{k}')" for k, v in list(node.inputs.items())[:40]
+                               if isinstance(v, str) and _MODEL_WIDGET.fullmatch(str(k)))[:240]
+            self.unpriced(f"{node.type} loads and runs the model{'s' if chosen.count(' (its ') > 1 else ''} "
+                          f"{chosen or 'its widgets choose'} itself, which no rule of this estimator prices")
         return self.sample_stage(node, model_links=[], cond_links=[], cfg=None, uses_negative=False, steps=1,
                                  latent=None, model_type=ty or "MODEL")
 
