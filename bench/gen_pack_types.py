@@ -158,6 +158,7 @@ class Repo:
                 self._index_binding(stmt)
                 self._index_function(stmt)
         self.config_names: set[str] = set()
+        self.name_updates: dict[str, list[ast.Call]] = {}  # NAME.update(...) calls, for a config read afterwards
         for path, tree in self._trees:
             for node in ast.walk(tree):
                 self._index_mapping(node)
@@ -169,14 +170,9 @@ class Repo:
         for name in sorted(self.config_names):
             for value in self.bindings.get(name, ()):
                 self._add_dict(value)
-        if not self.config_names:
-            return
-        for path, tree in self._trees:
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "update" \
-                        and isinstance(node.func.value, ast.Name) and node.func.value.id in self.config_names:
-                    for arg in node.args:
-                        self._add_dict(arg)
+            for call in self.name_updates.get(name, ()):
+                for arg in call.args:
+                    self._add_dict(arg)
 
     def _index_binding(self, stmt: ast.stmt) -> None:
         targets: list = []
@@ -239,13 +235,12 @@ class Repo:
             if value is None:
                 return
             for target in targets:
-                if isinstance(target, ast.Tuple) and isinstance(value, ast.Call) \
-                        and any(self._is_mapping_name(e) for e in target.elts):
-                    # MAPPINGS, NAMES = make_mappings(CONFIG): the config is read once every binding is indexed
+                names = target.elts if isinstance(target, ast.Tuple) else [target]
+                if isinstance(value, ast.Call) and _last_name(value.func) != "dict" \
+                        and any(self._is_mapping_name(e) for e in names):
+                    # MAPPINGS[, NAMES] = make_mappings(CONFIG): the config is read once every binding is indexed
                     self.config_names.update(a.id for a in value.args if isinstance(a, ast.Name))
-                elif self._is_mapping_name(target):
-                    if isinstance(value, ast.Call) and _last_name(value.func) != "dict":  # MAPPINGS = make(CONFIG)
-                        self.config_names.update(a.id for a in value.args if isinstance(a, ast.Name))
+                if self._is_mapping_name(target):
                     self._add_dict(value)
                 elif isinstance(target, ast.Subscript) and self._is_mapping_name(target.value):
                     key = self.eval_value(target.slice)
@@ -254,6 +249,9 @@ class Repo:
                         self.mappings.setdefault(key, cls)
         elif isinstance(node, ast.AugAssign) and self._is_mapping_name(node.target):
             self._add_dict(node.value)   # M |= {...}
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "update" \
+                and isinstance(node.func.value, ast.Name) and not self._is_mapping_name(node.func.value):
+            self.name_updates.setdefault(node.func.value.id, []).append(node)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and node.func.attr == "update" and self._is_mapping_name(node.func.value):
             for arg in node.args:
@@ -1173,8 +1171,9 @@ def refresh(out: str, repos: list[str], mirrors: str) -> int:
             if other is not None and stars.get(other["pack"], 0) >= stars.get(repo, 0):
                 collided.append([node_type, other["pack"], repo])
                 continue
-            if other is not None:
+            if other is not None:  # the refreshed pack is more starred: the type moves to it
                 collided.append([node_type, repo, other["pack"]])
+                table["packs"][other["pack"]]["nodes"] -= 1
             nodes[node_type] = spec
             kept += 1
         table["packs"][repo] = {**fresh["packs"][repo], "nodes": kept}
@@ -1183,6 +1182,10 @@ def refresh(out: str, repos: list[str], mirrors: str) -> int:
                           packs_with_nodes=sum(1 for p in table["packs"].values() if p["nodes"]))
     table["refreshed"] = sorted(set(table.get("refreshed") or ()) | set(repos))
     table["generated_on"] = _dt.date.today().isoformat()
+    return _write_table(table, out)
+
+
+def _write_table(table: dict, out: str) -> int:
     text = json.dumps(table, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
     with open(out, "w", encoding="utf-8") as fh:
         fh.write(text)
@@ -1216,11 +1219,7 @@ def main(argv: list[str] | None = None) -> int:
     source["ranked"] = len(rows)
     source["listed"] = len(repos)
     table = build(repos, args.mirrors, stars, source, log=lambda m: print(m, file=sys.stderr))
-    text = json.dumps(table, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
-    with open(args.out, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    print(json.dumps(table["stats"]), f"{len(text.encode())} bytes -> {args.out}")
-    return 0
+    return _write_table(table, args.out)
 
 
 if __name__ == "__main__":

@@ -118,6 +118,8 @@ _DATA_OUTPUTS = frozenset({"IMAGE", "LATENT", "MASK", "CONDITIONING", "AUDIO", "
 # a widget that chooses the model a node runs: "sam_model", "yolo_world_model", "grounding_dino_model" (a bare
 # "model" is what API nodes call the remote model they ask for: "Vidu Q4 Preview")
 _MODEL_WIDGET = re.compile(r"\w+_model(?:_name)?", re.IGNORECASE)
+# what a detector's run returns (_Analyzer._runs_own_model): media, not conditioning
+_MEDIA_OUTPUTS = _DATA_OUTPUTS - {"CONDITIONING"}
 
 # Loaded model types that never reach the GPU, whoever consumes them: ComfyUI's load_style_model builds a StyleModel on
 # the CPU and nothing moves it (sd.py:1495-1513 in 0.33.0), so a pack's Redux / style node runs it there (as
@@ -765,23 +767,27 @@ class _Analyzer:
             return _UNPRICED  # an image -> mask node that runs the detector it names (LayerStyle's SAM2Ultra, YOLO)
         return kind
 
+    def _read_by_types(self, node_type: str) -> bool:
+        """The node's spec came from a pack table, the live ComfyUI's definitions or the workflow's record: no table of
+        this estimator's ComfyUIs and no pack module knows what it does."""
+        spec = self.specs.get(node_type) or {}
+        return bool(spec.get("offline") or spec.get("live") or spec.get("recorded"))
+
+    def _chosen_models(self, node: _Node) -> list[tuple[str, str]]:
+        """(widget, value) of the choices in widgets called '<x>_model' (LayerStyle's 'sam_model': "sam_vit_h (2.56GB)")."""
+        return [(str(k), v.strip()) for k, v in list(node.inputs.items())[:40] if isinstance(v, str)
+                and v.strip().lower() not in ("", "none", "disabled") and _MODEL_WIDGET.fullmatch(str(k))]
+
     def _runs_own_model(self, node: _Node) -> bool:
         """A node read by its types alone (a pack table, the live definitions or the workflow's record; no module)
         whose sockets carry no model, that names a model file in a widget and returns media (an image, a mask, a
         latent, audio, video): it loads that model and runs it itself, on the GPU as far as anyone here can tell
         (LayerStyle Advance's "LayerMask: SAM2Ultra" with sam2_hiera_base_plus.safetensors, its YOLO detectors).
         Only strings or numbers out (Image Saver's checkpoint name, written into metadata) is not running it."""
-        spec = self.specs.get(node.type) or {}
-        if not (spec.get("offline") or spec.get("live") or spec.get("recorded")):
+        if not self._read_by_types(node.type) or not {str(o) for o in node.output_types or ()} & _MEDIA_OUTPUTS:
             return False
-        outs = {str(o) for o in node.output_types or ()}
-        if not outs & (_DATA_OUTPUTS - {"CONDITIONING"}):
-            return False
-        # a file name, or a choice in a widget called a model (LayerStyle's 'sam_model': "sam_vit_h (2.56GB)",
-        # 'yolo_world_model': "yolo_world/v2-x"): the detector it loads
-        return bool(node.model_files()) or any(
-            isinstance(v, str) and v.strip().lower() not in ("", "none", "disabled") and _MODEL_WIDGET.fullmatch(str(k))
-            for k, v in node.inputs.items())
+        # a file name, or a choice in a widget called a model ('yolo_world_model': "yolo_world/v2-x"): what it loads
+        return bool(node.model_files() or self._chosen_models(node))
 
     def _own_model_file(self, node: _Node) -> tuple[str, str] | None:
         """(widget, file) of a model file a pack node names in a widget and runs itself: it returns what a model's run
@@ -847,10 +853,10 @@ class _Analyzer:
             self.unpriced(f"{node.type} runs a {ty} model (its weights and activations) "
                           "that no rule of this estimator prices")
         else:  # a model its widgets choose (_runs_own_model): "sam_vit_h (2.56GB)"
-            chosen = ", ".join(f"{v.strip()[:60]!r} (its '{k}')" for k, v in list(node.inputs.items())[:40]
-                               if isinstance(v, str) and _MODEL_WIDGET.fullmatch(str(k)))[:240]
-            self.unpriced(f"{node.type} loads and runs the model{'s' if chosen.count(' (its ') > 1 else ''} "
-                          f"{chosen or 'its widgets choose'} itself, which no rule of this estimator prices")
+            chosen = self._chosen_models(node)
+            what = ", ".join(f"{v[:60]!r} (its '{k}')" for k, v in chosen)[:240]
+            self.unpriced(f"{node.type} loads and runs the model{'s' if len(chosen) > 1 else ''} "
+                          f"{what or 'its widgets choose'} itself, which no rule of this estimator prices")
         return self.sample_stage(node, model_links=[], cond_links=[], cfg=None, uses_negative=False, steps=1,
                                  latent=None, model_type=ty or "MODEL")
 
@@ -1200,8 +1206,7 @@ class _Analyzer:
                 continue
             spec = self.specs.get(t) or {}
             recorded = bool(spec.get("recorded"))  # read by the sockets the workflow records
-            if (spec.get("offline") or spec.get("live") or recorded) and t not in R.known_types \
-                    and self._applies_a_file(node):
+            if self._read_by_types(t) and t not in R.known_types and self._applies_a_file(node):
                 unknown.append((node.id, t))  # it patches the model with a file of its own (IC-Light, a LoRA)
                 continue
             if (self.known(t) or t in R.known_types) and not recorded:
@@ -1249,9 +1254,8 @@ class _Analyzer:
         widget called a LoRA ("lora_name": LTX-Video's LTXICLoRALoaderModelOnly): a pack's LoRA loader, applied as
         core's LoraLoader applies one (comfy.sd.load_lora_for_models). Anything else naming a file stays not
         understood (_applies_a_file)."""
-        spec = self.specs.get(node.type) or {}
-        if not (spec.get("offline") or spec.get("live") or spec.get("recorded")) or node.core \
-                or node.type in R.known_types or node.id in self.unknown_loaders:
+        if not self._read_by_types(node.type) or node.core or node.type in R.known_types \
+                or node.id in self.unknown_loaders:
             return None  # a node a table knows (ComfyUI's own, a module's) is read by its own rule
         files = node.model_files()
         if len(files) != 1 or "lora" not in files[0][0].lower():
@@ -1264,10 +1268,6 @@ class _Analyzer:
         widget, name = lora
         strength = next((v for w in self.LORA_STRENGTHS[type_] if isinstance(v := self.value(node, w), (int, float))
                          and not isinstance(v, bool)), 1.0)
-        if type_ == "CLIP" and not any(isinstance(self.value(node, w), (int, float))
-                                       for w in ("strength_clip", "clip_strength")) and "CLIP" not in {
-                str(o) for o in node.output_types or ()}:
-            return []
         if strength == 0:
             self.note(f"{self.label(node)}: its LoRA's strength is 0, not applied")
             return []

@@ -30,7 +30,7 @@ def _power_lora(a, node, slot, type_, visiting):
         return []
     model_link, clip_link = a.link(node, "model"), a.link(node, "clip")
     base = a.refs(model_link if slot == 0 else clip_link, type_, visiting)
-    if model_link is None:  # load_loras applies nothing without a model
+    if model_link is None or (slot == 1 and clip_link is None):  # nothing applied without a model; no CLIP, no CLIP
         return base
     out = list(base)
     for row in _rows(node):
@@ -38,12 +38,8 @@ def _power_lora(a, node, slot, type_, visiting):
         if not row.get("on") or not isinstance(name, str) or not name.strip() or name == "None":
             continue
         strength_model = _strength(row.get("strength"), 1.0)
-        two = row.get("strengthTwo")
-        strength_clip = 0.0 if clip_link is None else _strength(two, strength_model) if two is not None \
-            else strength_model
-        if strength_model == 0 and strength_clip == 0:
-            continue
-        strength = strength_model if slot == 0 else strength_clip
+        # strengthTwo for the CLIP when given (None: the model's)
+        strength = strength_model if slot == 0 else _strength(row.get("strengthTwo"), strength_model)
         if strength == 0:
             continue
         out.append(ModelRef(name=name.strip(), role="lora", folder="loras", loader_node=node.id,
