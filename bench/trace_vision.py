@@ -47,6 +47,8 @@ Prints one JSON line per case: peak bytes (inputs included), input bytes, the op
 - ``midas@WxH``: comfyui_controlnet_aux's MiDaS preprocessors (DPT-Hybrid from transformers, the interpreter's own
   transformers package) on one image whose detect map is W x H: case_midas.
 - ``zoe@WxH``: its Zoe preprocessors (ZoeDepth NK from transformers) on a W x H model input: case_zoe.
+- ``vitmatte-small@WxH`` / ``vitmatte-base@WxH``: ComfyUI_LayerStyle(_Advance)'s ViTMatte edge refinement
+  (transformers' VitMatteForImageMatting) on a W x H padded input: case_vitmatte (families/vitmatte.py).
 
 With no CASE: DEFAULT_CASES (the points of families/vision_utils.py's tables).
 """
@@ -443,6 +445,57 @@ def case_zoe(w: int, h: int):
     return build_zoe(), make_inputs, call
 
 
+# hustvl/vitmatte-small-composition-1k as transformers' conversion script builds it (models/vitmatte/
+# convert_vitmatte_to_hf.py get_config at 05e0375: ViTDet-S, 4 input channels, window 14 on blocks 0,1,3,4,6,7,9,10,
+# global attention with decomposed relative positions on 2,5,8,11); vitmatte-base-composition-1k is the same at
+# ViT-B width (hidden 768, 12 heads: its published config)
+VITMATTE_BACKBONE = dict(num_channels=4, image_size=512, pretrain_image_size=224, patch_size=16,
+                         use_absolute_position_embeddings=True, use_relative_position_embeddings=True,
+                         window_size=14, window_block_indices=[0, 1, 3, 4, 6, 7, 9, 10],
+                         residual_block_indices=[2, 5, 8, 11], out_features=["stage12"])
+VITMATTE_HEAD = dict(convstream_hidden_sizes=[48, 96, 192], fusion_hidden_sizes=[256, 128, 64, 32])  # the defaults
+VITMATTE_WIDTH = {"small": (384, 6), "base": (768, 12)}
+
+
+def build_vitmatte(size: str):
+    import torch
+    import transformers.models.vitdet.modeling_vitdet as vitdet
+    from transformers import VitDetConfig, VitMatteConfig, VitMatteForImageMatting
+    hidden, heads = VITMATTE_WIDTH[size]
+    proxy = _plain_numbers_torch()  # the encoder's drop-path rates (torch.linspace(...) .item())
+
+    def build():
+        from transformers.modeling_utils import PreTrainedModel
+        vitdet.torch = proxy
+        init = PreTrainedModel._initialize_weights
+        PreTrainedModel._initialize_weights = lambda *_a, **_k: None  # random init (trunc_normal_) reads data
+        try:
+            with torch.device(_cuda()):  # vit_matte_model.model.to(device) (LayerStyle imagefunc.generate_VITMatte)
+                backbone = VitDetConfig(hidden_size=hidden, num_attention_heads=heads, **VITMATTE_BACKBONE)
+                config = VitMatteConfig(backbone_config=backbone, hidden_size=hidden, **VITMATTE_HEAD)
+                return _moved_to_cuda(VitMatteForImageMatting(config).eval())
+        finally:
+            vitdet.torch = torch
+            PreTrainedModel._initialize_weights = init
+    return build
+
+
+def case_vitmatte(size: str, w: int, h: int):
+    """ComfyUI_LayerStyle(_Advance)'s generate_VITMatte (py/imagefunc.py at 7b678b4, :1583-1625): the image and its
+    trimap resized on the CPU to at most max_megapixels, VitMatteImageProcessor's float32 pixel values (image and
+    trimap as 4 channels, padded to a multiple of 32: W x H here, already padded) moved to the GPU, the forward under
+    no_grad; the alphas go back to the CPU."""
+    def make_inputs(model):
+        import torch
+        return (torch.empty(1, 4, h, w, dtype=torch.float32, device="cuda"),)
+
+    def call(model, pixel_values):
+        import torch
+        with torch.no_grad():
+            return model(pixel_values=pixel_values).alphas
+    return build_vitmatte(size), make_inputs, call
+
+
 def _parse_size(s):
     w, h = (int(v) for v in s.split("x"))
     return w, h
@@ -465,6 +518,9 @@ def run_case(name: str) -> dict:
         build, make_inputs, call = case_sam1(name[5:])
     elif name.startswith("zoe@"):
         build, make_inputs, call = case_zoe(*_parse_size(name[4:]))
+    elif name.startswith("vitmatte-"):
+        size, _, wh = name[9:].partition("@")
+        build, make_inputs, call = case_vitmatte(size, *_parse_size(wh))
     elif name.startswith("midas@"):
         build, make_inputs, call = case_midas(*_parse_size(name[6:]))
     else:

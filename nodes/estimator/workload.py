@@ -108,7 +108,9 @@ class Stage:
     # block swap over blocks of unequal sizes (HunyuanVideoWrapper's double and single blocks): (count swapped,
     # parameters of one block) pairs; runtime.run_wrapper prices them as their share of the model's weights
     swap_blocks: tuple[tuple[int, int], ...] = ()
-    offload: str = ""  # manager "diffusers": "full" | "model" | "sequential" | "group" (runtime.OFFLOAD_MODES)
+    # manager "diffusers": "full" | "model" | "sequential" | "group" (runtime.OFFLOAD_MODES); manager
+    # LAYERSTYLE_SAM: "kept" (cache_model: SAM and GroundingDINO stay on the GPU after the node)
+    offload: str = ""
     # what makes a stage a node pack places fit when it does not, in that pack's own widgets ("" = the rule's own)
     offload_fix: str = ""
     # Why this stage's model skips Dynamic VRAM although it is on (the legacy path: partial load, process RAM),

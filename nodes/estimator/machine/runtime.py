@@ -257,6 +257,7 @@ HYVIDEO = "HunyuanVideoWrapper"  # kijai/ComfyUI-HunyuanVideoWrapper: its DiT mo
 DRAGNUWA = "ComfyUI-DragNUWA"  # its whole fp32 network moved to the GPU by the loader and left there
 SONIC = "ComfyUI_Sonic"  # its SVD UNet built on the GPU by the loader, kept there until its sampler ends
 SEGMENT_ANYTHING = "comfyui_segment_anything"  # storyicon's: SAM and GroundingDINO moved to the GPU by their loaders
+LAYERSTYLE_SAM = "ComfyUI_LayerStyle_Advance"  # its SegmentAnythingUltra: the same SAM + GroundingDINO (+ ViTMatte)
 # the packs that place a whole model themselves with block swap (run_wrapper), and the rule each follows
 BLOCK_SWAP_RULES = {
     WRAPPER: "ComfyUI-WanVideoWrapper nodes_model_loading.py / nodes_sampler.py (block swap, no partial load)",
@@ -266,6 +267,9 @@ BLOCK_SWAP_RULES = {
              "whole DiT; no partial load)",
     SEGMENT_ANYTHING: "comfyui_segment_anything node.py load_sam_model / load_groundingdino_model (sam.to(device), "
                       "dino.to(device): whole, never offloaded; no partial load)",
+    LAYERSTYLE_SAM: "ComfyUI_LayerStyle_Advance py/segment_anything_func.py load_sam_model / "
+                    "load_groundingdino_model (.to(device): whole, no partial load; dropped after the node unless "
+                    "cache_model), py/imagefunc.py generate_VITMatte (model.to(device), freed after the call)",
     SONIC: "ComfyUI_Sonic node_utils.py convert_cf2diffuser (the UNet built on the GPU whole), sonic.py Sonic.process "
            "(pipe.to(device) ... pipe.to('cpu')); no partial load",
     DRAGNUWA: "ComfyUI-DragNUWA nodes.py Drag.__init__ (drag_nuwa_net.to(device): the whole fp32 network, never "
@@ -274,7 +278,7 @@ BLOCK_SWAP_RULES = {
                "text_encoder.to(device): the whole model, no partial load)",
 }
 # the packs among them that have no block swap: the whole model goes to the GPU (the verdict says so)
-NO_BLOCK_SWAP = {KOLORS_MZ, DRAGNUWA, SONIC, SEGMENT_ANYTHING}
+NO_BLOCK_SWAP = {KOLORS_MZ, DRAGNUWA, SONIC, SEGMENT_ANYTHING, LAYERSTYLE_SAM}
 # packs whose sampling shapes are not a ComfyUI latent's (fixed frames, guidance x fps windows): the batch, frames and
 # resolution remedies do not apply to their stages (plan/advice.py)
 OWN_SHAPES = {DRAGNUWA, SONIC}
@@ -283,7 +287,9 @@ WHOLE_LOAD_FIX = {KOLORS_MZ: "the 8-bit or 4-bit ChatGLM3 file (chatglm3-8bit / 
                   DRAGNUWA: "a card with more memory: the pack has no offload, and its network is fp32 whatever the "
                             "file",
                   SONIC: "a smaller min_resolution or fps on the Sonic nodes (the pack has no offload)",
-                  SEGMENT_ANYTHING: "SAM ViT-B or ViT-L instead of ViT-H (the pack has no offload)"}
+                  SEGMENT_ANYTHING: "SAM ViT-B or ViT-L instead of ViT-H (the pack has no offload)",
+                  LAYERSTYLE_SAM: "SAM ViT-B or ViT-L instead of ViT-H, a smaller max_megapixels or detail_method "
+                                  "GuidedFilter / PyMatting (no ViTMatte on the GPU; the pack has no offload)"}
 
 
 def block_bytes(stage, num_layers: int) -> int:

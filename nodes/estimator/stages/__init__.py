@@ -138,6 +138,8 @@ _STUCK_WHY = {"gpu_only": f"with --gpu-only {_NEVER_OFF}", "high": f"with --high
                                "unload)",
               "segment_anything_kept": "comfyui_segment_anything's loaders keep SAM and GroundingDINO on the GPU (cached "
                                         "node outputs ComfyUI cannot unload)",
+              "layerstyle_kept": "cache_model on LayerStyle's SegmentAnythingUltra keeps SAM and GroundingDINO on the "
+                                 "GPU (held by the node)",
               "sonic_kept": "ComfyUI_Sonic keeps its UNet on the GPU from its loader on (kept here past the sampler "
                             "too: an upper bound)",
               "seedvr2_kept": "offload_device 'none' on the SeedVR2 VAE loader keeps the VAE there"}
@@ -159,6 +161,9 @@ def _stuck_why(ctx, sb, model) -> str:
         return "sonic_kept"
     if sb.stage.manager == runtime.SEGMENT_ANYTHING:
         return "segment_anything_kept"
+    if sb.stage.manager == runtime.LAYERSTYLE_SAM and sb.stage.offload == "kept" \
+            and not str(getattr(model, "family", "")).startswith("vitmatte"):
+        return "layerstyle_kept"
     if ctx.vram_state == "gpu_only" or (ctx.vram_state == "high" and getattr(model, "kind", "") == DIFFUSION):
         return ctx.vram_state
     return ""
