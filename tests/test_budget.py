@@ -331,3 +331,23 @@ def test_no_remedy_claims_to_fix_an_estimate_with_a_stage_without_a_figure():
     fp8 = [r for r in budget.remedies if "fp8" in r.title]
     assert fp8 and fp8[0].saving_bytes > 0
     assert not any(r.fixes for r in budget.remedies) and all(r.runs is None for r in budget.remedies)
+
+
+def test_prompts_on_the_same_encoders_are_one_entry_at_the_largest_prompt():
+    """Positive and negative prompts on the same encoders are one text-encode entry; its figure is the largest of
+    them (a long negative prompt after a short positive one needs more activations: ComfyUI encodes each)."""
+    te = (ModelRef("text_encoder", "t5xxl_fp16.safetensors", "text_encoders", clip_type="flux"),
+          ModelRef("text_encoder", "clip_l.safetensors", "text_encoders", clip_type="flux"))
+
+    def text(node_id, tokens):
+        return Stage(kind=TEXT_ENCODE, node_id=node_id, node_type="CLIPTextEncode", models=te, text_tokens=tokens)
+
+    device = dev("RTX 4090")
+    alone = {n: estimate(Workload(stages=(text("1", n),)), device).stages[0] for n in (77, 2048)}
+    assert alone[2048].peak_bytes > alone[77].peak_bytes
+    for order in ((77, 2048), (2048, 77)):
+        budget = estimate(Workload(stages=(text("1", order[0]), text("2", order[1]), text("3", 77))), device)
+        assert len(budget.stages) == 1
+        entry = budget.stages[0]
+        assert entry.peak_bytes == alone[2048].peak_bytes, order
+        assert entry.title == alone[77].title + " (3 prompts)"

@@ -341,14 +341,19 @@ def _autoregressive_working(family: str, arch: Mapping[str, object], latent: Lat
 def text_encoder_working(family: str, arch: Mapping[str, object], tokens: int | None = None, compute_bytes: int = 2) -> WorkingMemory:
     """Activations of one text-encoder pass: small next to the weights (tens of MB)."""
     ntok = int(tokens or DEFAULT_TE_TOKENS.get(family, 77))
-    key = working_memory_key(family, arch)
+    hidden = int(arch.get("hidden_size", 4096) or 4096)
+    ffn = int(arch.get("ffn_dim", 4 * hidden) or 4 * hidden)
+    return _text_encoder_working(working_memory_key(family, arch), ntok, hidden, ffn, compute_bytes)
+
+
+@lru_cache(maxsize=1024)
+def _text_encoder_working(key: str, ntok: int, hidden: int, ffn: int, compute_bytes: int) -> WorkingMemory:
+    """text_encoder_working's figure, once per traced entry and token count (a workflow's many prompts share it)."""
     entry = traced_constants().get(key)
     if entry is not None:
         value = _eval_traced(entry, 1, ntok, 0, LatentShape(1, None, 0, 0))
         if value is not None:
             return WorkingMemory(value, ntok, f"{ntok} tokens; traced constants ({key}, {traced_version(key)})",
                                  "traced")
-    hidden = int(arch.get("hidden_size", 4096) or 4096)
-    ffn = int(arch.get("ffn_dim", 4 * hidden) or 4 * hidden)
     value = ntok * (6 * hidden + 2 * ffn) * compute_bytes
     return WorkingMemory(value, ntok, f"{ntok} tokens; first-principles formula", "formula")

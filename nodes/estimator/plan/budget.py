@@ -18,7 +18,7 @@ How ComfyUI runs a workflow, and so what must be on the GPU at once (comfy/model
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Mapping
 
 from ..machine import host_memory, runtime, speed
@@ -33,7 +33,7 @@ from ..machine import placement
 from ..stages import StageBudget, build_stage, gap, simulate
 from ..stages.base import off_card
 from ..units import GiB, fmt_gib
-from ..workload import SAMPLE, TEXT_ENCODE, TRAIN, ModelRef, Workload
+from ..workload import SAMPLE, TEXT_ENCODE, TRAIN, ModelRef, Stage, Workload
 
 TIGHT_FRACTION = 0.10  # "tight" = less than 10 % of the card left over (issue: fits / tight / won't fit)
 
@@ -351,8 +351,15 @@ def assess(
 
     stage_budgets: list[StageBudget] = []
     seen_text: dict[tuple, int] = {}
+    merged: dict[int, int] = {}  # index of a text-encode entry -> prompts merged into it
+    same_text: dict[tuple, int] = {}  # a text stage but its node id -> its entry: an identical prompt adds nothing
     here = getattr(device, "ordinal", placement.MAIN)
     for stage in workload.stages:
+        same = _text_twin_key(stage)
+        if same is not None and same in same_text:  # built already: the same figure, one more prompt
+            idx = same_text[same]
+            merged[idx] = merged.get(idx, 0) + 1
+            continue
         sb = build_stage(stage, device, info_for)
         if sb is None:
             continue
@@ -365,13 +372,20 @@ def assess(
         if stage.kind == TEXT_ENCODE:  # positive and negative prompts on the same encoders: one entry (never
             # merging a stage whose figure is missing into one that has it)
             key = (tuple(sorted(ref_key(r) for r in stage.models)), stage.unpriced)
-            if key in seen_text:
+            if key in seen_text:  # the entry keeps the largest of its prompts (a longer prompt, more activations)
                 idx = seen_text[key]
-                prev = stage_budgets[idx]
-                stage_budgets[idx] = replace(prev, title=_plural_prompts(prev.title))
+                merged[idx] = merged.get(idx, 0) + 1
+                if sb.peak_bytes > stage_budgets[idx].peak_bytes:  # its title too (a TextGenerate's KV cache)
+                    stage_budgets[idx] = sb
+                if same is not None:
+                    same_text[same] = idx
                 continue
             seen_text[key] = len(stage_budgets)
+            if same is not None:
+                same_text[same] = len(stage_budgets)
         stage_budgets.append(sb)
+    for idx, more in merged.items():
+        stage_budgets[idx] = replace(stage_budgets[idx], title=_plural_prompts(stage_budgets[idx].title, more))
 
     capacity = device.capacity_bytes
     if stage_budgets:
@@ -493,8 +507,25 @@ def _gaps(workload: Workload, infos: Mapping[str, ModelInfo], stage_budgets) -> 
     return missing, incomplete
 
 
-def _plural_prompts(title: str) -> str:
+_TWIN_FIELDS = tuple(f.name for f in fields(Stage) if f.name != "node_id")
+
+
+def _text_twin_key(stage: Stage) -> tuple | None:
+    """A text-encode stage's every field but its node id (prompts of one length on the same encoders build the same
+    budget), or None for another kind or a stage with an unhashable field."""
+    if stage.kind != TEXT_ENCODE:
+        return None
+    try:
+        key = tuple(getattr(stage, f) for f in _TWIN_FIELDS)
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _plural_prompts(title: str, more: int = 1) -> str:
+    """The title of a text-encode entry with ``more`` prompts merged into it."""
     if title.endswith(" prompts)"):
-        n = int(title.rsplit("(", 1)[1].split()[0]) + 1
+        n = int(title.rsplit("(", 1)[1].split()[0]) + more
         return title.rsplit("(", 1)[0] + f"({n} prompts)"
-    return f"{title} (2 prompts)"
+    return f"{title} ({1 + more} prompts)"
