@@ -9,7 +9,9 @@ boxes for a text prompt with GroundingDINO and segments them with SAM, inside th
 - For each image: GroundingDINO's forward, SAM's image encoder at 1024, the per-box masks; then, with
   ``process_detail`` and a ViTMatte ``detail_method`` (V2's default "VITMatte"), generate_VITMatte loads ViTMatte
   (families/vitmatte.py) on the ``device`` widget's device, runs it on the image capped at ``max_megapixels`` (an
-  image whose size is only assumed, a loaded one, is priced at the cap) and frees it. The passes run one after the other above all the weights: the stage's working memory is the largest of them.
+  image whose size is only assumed, a loaded one, is priced at the cap) and frees it. The passes run one after the
+  other above all the weights: the stage's working memory is the largest of them. Its other choices (SAM-HQ,
+  MobileSAM, GroundingDINO Swin-B) are named, not priced.
   V1's detail is PyMatting / guided filter on the CPU.
 - The per-box masks (boxes x image pixels) depend on how many boxes pass the threshold, known only at run time; said.
 """
@@ -27,9 +29,6 @@ from .segment_anything import DINO_FILES, SAM_FILES
 
 V1, V2 = "LayerMask: SegmentAnythingUltra", "LayerMask: SegmentAnythingUltra V2"
 VITMATTE_METHODS = {"VITMatte": VM.SMALL, "VITMatte(local)": VM.SMALL, "vitmatte-base-composition-1k": VM.BASE}
-# segment_anything_func.py's other choices: named, not priced (another network than the traced ones)
-OTHER_SAM = ("sam_hq_vit_h (2.57GB)", "sam_hq_vit_l (1.25GB)", "sam_hq_vit_b (379MB)", "mobile_sam(39MB)")
-OTHER_DINO = ("GroundingDINO_SwinB (938MB)",)
 
 
 def _ref(a, node, widget, files, folder):
