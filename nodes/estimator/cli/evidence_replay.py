@@ -11,6 +11,7 @@ is a *false alarm* when either is.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field, replace
 from typing import Mapping
@@ -629,10 +630,13 @@ def replay(rec: Mapping) -> Replay:
     r.argv = device_args(rec, r)
     if not r.argv:
         return r.skip("no card or card size")
+    runner = rec.get("runner")
+    if rec.get("template") and runner in ("native", None) and _installed(rec["template"]):
+        # the source says this official template ran unchanged: replay it, at its own size unless one is stated
+        return _template_replay(rec, r, rec["template"])
     under = under_specified(rec)
     if under:
         return r.skip(f"under-specified: {under}")
-    runner = rec.get("runner")
     if runner == "wanvideowrapper":
         r.prompt = build_wrapper_prompt(rec, r)
         return r
@@ -647,19 +651,53 @@ def replay(rec: Mapping) -> Replay:
     return r
 
 
-def _template_replay(rec: Mapping, r: Replay) -> Replay:
+def _installed(name: str) -> bool:
     from ..graph.templates import load_templates  # noqa: PLC0415
-    name = TEMPLATES[rec["pipeline"]]
+    return any(t.name == name for t in _templates(load_templates))
+
+
+def _template_replay(rec: Mapping, r: Replay, name: str = "") -> Replay:
+    from ..graph.templates import load_templates  # noqa: PLC0415
+    name = name or TEMPLATES[rec["pipeline"]]
     found = [t for t in _templates(load_templates) if t.name == name]
     if not found:
         return r.skip(f"template {name} not installed (pip install comfyui-workflow-templates-json)")
-    r.workflow = found[0].workflow
+    r.workflow = _with_stated_files(found[0].workflow, _files(rec, "diffusion"), r)
     r.assumed.append(f"the official template {name}")
     if rec.get("width") and rec.get("height"):
         r.size = (rec["width"], rec["height"], rec.get("frames") or 0, rec.get("batch") or 1)
     else:
         r.assumed.append("size not stated: the template's")
     return r
+
+
+_PRECISION_WORDS = re.compile(r"[-_.](fp8|fp16|bf16|fp32|fp4|e4m3fn|e5m2|scaled|mixed|q\d\w*|int8|int4|nvfp4)(?=[-_.]|$)")
+
+
+def _stem(name: str) -> str:
+    """A model file's name without its folder, extension and precision words (ltx-2-19b-distilled-fp8 ->
+    ltx-2-19b-distilled): the same model at another precision has the same stem."""
+    base = re.sub(r"\.(safetensors|sft|gguf|ckpt|pt|pth)$", "", name.replace("\\", "/").rsplit("/", 1)[-1].lower())
+    while True:
+        shorter = _PRECISION_WORDS.sub("", base)
+        if shorter == base:
+            return base
+        base = shorter
+
+
+def _with_stated_files(workflow: dict, stated: list[str], r: Replay) -> dict:
+    """The template with the diffusion files the record names in place of the template's own file of the same
+    model (another precision of it: the fp8 file for the bf16 one), wherever the template names it."""
+    if not stated:
+        return workflow
+    text = json.dumps(workflow)
+    names = set(re.findall(r'"([^"/\\]+\.(?:safetensors|sft|gguf|ckpt|pt|pth))"', text))
+    for new in stated:
+        same = sorted(n for n in names if _stem(n) == _stem(new) and n != new)
+        if len(same) == 1:
+            text = text.replace(json.dumps(same[0]), json.dumps(new))
+            r.assumed.append(f"the template with the stated {new} in place of its {same[0]}")
+    return json.loads(text)
 
 
 def _templates(load, _cache=[]):  # noqa: B006  (a module-level memo)

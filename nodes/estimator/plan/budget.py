@@ -418,7 +418,11 @@ def assess(
     else:
         peak_low = peak_high = peak
     if outcome == runtime.FITS:
-        tight = headroom < TIGHT_FRACTION * capacity or peak_high > capacity
+        # the card as ComfyUI (or a pack's block swap) runs the peak: the run's peak where it is below the stage's
+        # all-resident one (Budget.spare_bytes, the verdict's "to spare"), with the same range above it
+        run_peak = max((r.peak_bytes for r in runs), default=0)
+        held = run_peak if 0 < run_peak < peak else peak
+        tight = capacity - held < TIGHT_FRACTION * capacity or held + (peak_high - peak) > capacity
     elif outcome == runtime.RUNS_SLOWER:
         tight = max((r.peak_bytes for r in runs), default=0) > (1 - TIGHT_FRACTION) * capacity
     else:

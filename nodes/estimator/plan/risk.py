@@ -19,6 +19,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Mapping
 
+from ..machine.runtime import BLOCK_SWAP_RULES
+from .budget import TIGHT_FRACTION
 from ..serial import JsonFields
 from ..units import GiB, fmt_gib
 
@@ -69,7 +71,10 @@ def features(budget, video: bool, regressions: int) -> dict[str, float]:
         # what must be on the card: everything when it all stays resident under classic loading (ComfyUI loads
         # by its own estimate, which a spike can pass); when weights stream, or under Dynamic VRAM (weights are
         # evicted on demand), what cannot move (working memory, the CUDA context, the buffers in flight)
-        elastic = run.streamed_bytes or getattr(run, "elastic", False)
+        # a pack that places its model itself (WanVideoWrapper's block swap, HunyuanVideoWrapper ...) does not load
+        # partially: the blocks it keeps are fixed, so its whole peak must fit (machine/runtime.py BLOCK_SWAP_RULES)
+        fixed = getattr(sb.stage, "manager", None) in BLOCK_SWAP_RULES
+        elastic = not fixed and (run.streamed_bytes or getattr(run, "elastic", False))
         must = run.minimum_bytes if elastic and run.minimum_bytes else (run.peak_bytes or sb.peak_bytes)
         fill = max(fill, must / cap)
         weights = max(weights, (run.resident_bytes + run.streamed_bytes) / cap)
@@ -106,7 +111,8 @@ def assess(budget, video: bool = False, regressions=(), path: Path | None = None
     """The OOM risk of a Budget (after its host side): high for a verdict of oom or a known memory regression of
     these versions, unknown for an incomplete estimate, else the edge rules of the model file (thresholds fitted
     on the calibration half): high when the card, RAM + swap or the streamed share runs past its high
-    threshold, elevated past the lower one; a non-NVIDIA card moves elevated to high where the file says so."""
+    threshold, elevated past the lower one; a non-NVIDIA card moves elevated to high where the file says so. A tight
+    verdict, or a card fill past the tight line, is at least elevated whatever the fit kept (the verdict's rule)."""
     if budget.verdict == "unknown":
         return OomRisk("unknown", 0.0, ("the estimate is incomplete: no risk is given on a guess",), {})
     feats = features(budget, video, len(regressions))
@@ -127,6 +133,11 @@ def assess(budget, video: bool = False, regressions=(), path: Path | None = None
             hits.append((2, x - t["high"], _WORDS[name](x, budget)))
         elif x >= t["elevated"]:
             hits.append((1, x - t["elevated"], _WORDS[name](x, budget)))
+    if not hits and (budget.verdict == "tight" or feats["vram_fill"] >= 1 - TIGHT_FRACTION):
+        # the verdict's own edge, not a fitted one (under a tenth of the card left, or the range reaching past it:
+        # budget.TIGHT_FRACTION), read on what must stay on the card: never a low risk, and never "no edge is near"
+        hits.append((1, 0.0, _WORDS["vram_fill"](feats["vram_fill"], budget) if feats["vram_fill"] >= 1 - TIGHT_FRACTION
+                     else "under a tenth of the card is left at the peak"))
     level = max((h[0] for h in hits), default=0)
     if level == 1 and feats["non_nvidia"] and m.get("non_nvidia_raises"):
         level = 2
