@@ -631,7 +631,7 @@ def replay(rec: Mapping) -> Replay:
     if not r.argv:
         return r.skip("no card or card size")
     runner = rec.get("runner")
-    if rec.get("template") and runner in ("native", None) and _installed(rec["template"]):
+    if rec.get("template") and runner in ("native", None) and _template(rec["template"]) is not None:
         # the source says this official template ran unchanged: replay it, at its own size unless one is stated
         return _template_replay(rec, r, rec["template"])
     under = under_specified(rec)
@@ -651,18 +651,18 @@ def replay(rec: Mapping) -> Replay:
     return r
 
 
-def _installed(name: str) -> bool:
+def _template(name: str):
+    """The installed official template of that name, or None."""
     from ..graph.templates import load_templates  # noqa: PLC0415
-    return any(t.name == name for t in _templates(load_templates))
+    return next((t for t in _templates(load_templates) if t.name == name), None)
 
 
 def _template_replay(rec: Mapping, r: Replay, name: str = "") -> Replay:
-    from ..graph.templates import load_templates  # noqa: PLC0415
     name = name or TEMPLATES[rec["pipeline"]]
-    found = [t for t in _templates(load_templates) if t.name == name]
-    if not found:
+    found = _template(name)
+    if found is None:
         return r.skip(f"template {name} not installed (pip install comfyui-workflow-templates-json)")
-    r.workflow = _with_stated_files(found[0].workflow, _files(rec, "diffusion"), r)
+    r.workflow = _with_stated_files(found.workflow, _files(rec, "diffusion"), r)
     r.assumed.append(f"the official template {name}")
     if rec.get("width") and rec.get("height"):
         r.size = (rec["width"], rec["height"], rec.get("frames") or 0, rec.get("batch") or 1)

@@ -70,6 +70,13 @@ def at_least(peak: int, runs) -> str:
     return f"at least {fmt_gib(peak)}"
 
 
+def held_bytes(runs, peak: int) -> int:
+    """What the card holds at the peak as the runs go (cond / uncond in turn, weights streamed, a pack's block
+    swap): the largest run peak where it is below the all-resident stage peak, else that peak."""
+    run_peak = max((r.peak_bytes for r in runs), default=0)
+    return run_peak if 0 < run_peak < peak else peak
+
+
 @dataclass(frozen=True)
 class Budget:
     stages: tuple[StageBudget, ...]
@@ -114,10 +121,7 @@ class Budget:
     def spare_bytes(self) -> int:
         """What the card keeps free at the peak as ComfyUI runs it: the verdict's figure. When the runtime splits the
         peak stage (cond / uncond in turn, VAE batches, weights streamed), its run peak; else capacity - peak."""
-        run_peak = max((r.peak_bytes for r in self.runs), default=0)
-        if 0 < run_peak < self.peak_bytes:
-            return self.device.capacity_bytes - run_peak
-        return self.headroom_bytes
+        return self.device.capacity_bytes - held_bytes(self.runs, self.peak_bytes)
 
     @property
     def complete(self) -> bool:
@@ -420,8 +424,7 @@ def assess(
     if outcome == runtime.FITS:
         # the card as ComfyUI (or a pack's block swap) runs the peak: the run's peak where it is below the stage's
         # all-resident one (Budget.spare_bytes, the verdict's "to spare"), with the same range above it
-        run_peak = max((r.peak_bytes for r in runs), default=0)
-        held = run_peak if 0 < run_peak < peak else peak
+        held = held_bytes(runs, peak)
         tight = capacity - held < TIGHT_FRACTION * capacity or held + (peak_high - peak) > capacity
     elif outcome == runtime.RUNS_SLOWER:
         tight = max((r.peak_bytes for r in runs), default=0) > (1 - TIGHT_FRACTION) * capacity
