@@ -5,8 +5,8 @@ evidence_replay) is re-run through the command line's estimate. The risk is high
 threshold: how full the card runs at its peak (vram_fill), how much bigger than the card the weights are
 (stream_log2), how full RAM + swap runs (ram_fill); optionally a non-NVIDIA card turns elevated into high.
 A grid search picks the thresholds that warn before the most calibration OOMs with at most 10 % of the
-calibration runs flagged (the arithmetic's own false "oom" verdicts count against the same 10 %), and of
-equals the highest thresholds. "Elevated" starts a fixed step below "high". The validation half is never read.
+calibration runs flagged (the arithmetic's own false "oom" verdicts and a regression's high risk count against the
+same 10 %), and of equals the highest thresholds. "Elevated" starts a fixed step below "high". The validation half is never read.
 Writes nodes/estimator/data/oom_risk.json with the thresholds and the ids of the records they came from.
 
     python3 bench/fit_oom_risk.py            # fit and write
@@ -44,15 +44,15 @@ def main() -> int:
     scored = [j for j in judged if j.replayable]
     runs = [j for j in scored if not j.is_oom]
     ooms = [j for j in scored if j.is_oom]
-    # the arithmetic's own false "oom" verdicts count against the budget; when they alone exceed it, the thresholds
-    # may add none
-    allowed = max(int(MAX_FALSE_ALARMS * len(runs)), sum(j.verdict == "oom" for j in runs))
+    # the rules' own flags (the arithmetic's false "oom" verdicts, a known regression that raises the risk by itself)
+    # count against the budget; when they alone exceed it, the thresholds may add none
+    allowed = max(int(MAX_FALSE_ALARMS * len(runs)), sum(j.verdict == "oom" or j.regression_high for j in runs))
     best = None
     for v, r, st, amd in itertools.product(GRID["vram_fill"], GRID["ram_fill"], GRID["stream_log2"], (False, True)):
         t = {"vram_fill": v, "ram_fill": r, "stream_log2": st}
 
         def high(j):
-            if j.verdict == "oom":
+            if j.verdict == "oom" or j.regression_high:
                 return True
             f = j.features
             if any(f.get(k, 0) >= t[k] for k in t):

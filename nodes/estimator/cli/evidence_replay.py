@@ -178,6 +178,10 @@ class Replay:
     assumed: list[str] = field(default_factory=list)
     replayable: bool = True
     why: str = ""
+    # the ComfyUI release is the era's stand-in, not one the record states: it picks the memory rules, and a known
+    # regression is not judged on it (a regression of a release, or ComfyUI's own work-around from one, needs the
+    # release the record ran)
+    era_assumed: bool = False
 
     def skip(self, why: str) -> "Replay":
         self.replayable, self.why = False, why
@@ -250,6 +254,7 @@ def device_args(rec: Mapping, replay: Replay) -> list[str]:
     argv += ["--comfyui-version", version]
     if why != "stated":
         replay.assumed.append(why)
+        replay.era_assumed = True
     argv += _stated_versions(rec)
     argv += _launch_flags(rec.get("flags") or [], replay)
     argv += _logged_vram_state(rec, argv, replay)
@@ -260,13 +265,12 @@ def _stated_versions(rec: Mapping) -> list[str]:
     """--node-pack NAME==VER for each node pack whose version the record states, as a user gives them for the known
     regressions (cli_estimate.node_packs_from_args; at most MAX_NODE_PACKS).
 
-    A stated PyTorch is not passed: its two regressions hit under conditions the records do not state (torch 2.9's
-    conv3d path only where cuDNN is 9.10-9.14 and ComfyUI's own ops do not work around it, 0.8.0 ops.py:58-67 and
-    :206-211; torch 2.8's RAM only across model switches), so the replay leaves them to the user's own command line.
-    (On the calibration half passing it changes no answer; on the validation half it warns 2 more OOMs and raises
-    4 false alarms: reported, not chosen by.)"""
+    A stated PyTorch is passed as PyTorch==X.Y.Z: a regression's `applies` (data/regressions.jsonl) says where it
+    hits (torch 2.9's conv3d path: NVIDIA, a 3D-convolution VAE, a ComfyUI before its own work-around)."""
     from .cli_estimate import MAX_NODE_PACKS  # noqa: PLC0415
     stated = {k: v for k, v in (rec.get("node_packs") or {}).items() if isinstance(v, str)}
+    if isinstance(rec.get("pytorch"), str):
+        stated = {"PyTorch": rec["pytorch"], **stated}
     out: list[str] = []
     for name, text in list(stated.items())[:MAX_NODE_PACKS]:
         m = re.search(r"\d{1,4}(\.\d{1,5}){1,3}", text)
@@ -728,6 +732,7 @@ class Judged:
     score: float = 0.0
     features: Mapping[str, float] = field(default_factory=dict)
     oom_kind: str = ""
+    regression_high: bool = False  # a known regression of the record's versions made the risk high by itself
 
     @property
     def is_oom(self) -> bool:
@@ -773,6 +778,8 @@ def estimate_replay(r: Replay, device_change=None):
     try:
         args = parser.parse_args(["estimate", "record.json", *r.argv])
         devices = devices_from_args(args)
+        if r.era_assumed:  # the era's release picks the rules only (Replay.era_assumed)
+            devices = [replace(d, versions=tuple(v for v in d.versions if v[0] != "ComfyUI")) for d in devices]
         if device_change is not None:
             devices = [device_change(devices[0]), *devices[1:]]
         workload = read_workflow(r.prompt if r.prompt is not None else r.workflow)
@@ -793,7 +800,7 @@ def estimate_replay(r: Replay, device_change=None):
 
 def judge(rec: Mapping) -> Judged:
     """Re-run one record and score it."""
-    from ..plan.evidence import LEAVE_OUT, _thread, split_of  # noqa: PLC0415
+    from ..plan.evidence import LEAVE_OUT, _thread, raises_risk, split_of  # noqa: PLC0415
     from ..units import GiB  # noqa: PLC0415
 
     r = replay(rec)
@@ -819,7 +826,8 @@ def judge(rec: Mapping) -> Judged:
                   peak_gib=round(budget.peak_bytes / GiB, 2),
                   ram_gib=round(host.peak_bytes / GiB, 2) if host is not None else 0.0,
                   score=risk.score if risk is not None else 0.0,
-                  features=dict(risk.features or {}) if risk is not None else {}, **common)
+                  features=dict(risk.features or {}) if risk is not None else {},
+                  regression_high=any(raises_risk(r) for r in getattr(budget, "known_regressions", ()) or ()), **common)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -886,9 +894,10 @@ def evidence_markdown(judged, records) -> str:
            "states the card and what happened. `nodes/estimator/cli/evidence_replay.py` re-runs the command line on it: "
            "the record's workflow built from ComfyUI's own nodes (or the official template, or a wrapper's own "
            "nodes: WanVideoWrapper, HunyuanVideoWrapper), its card, RAM, OS, "
-           "launch flags, ComfyUI era (the stated version, else the one of its date) and the node-pack versions it "
-           "states (`--node-pack`, for the known regressions; a regression known only from the record's own thread "
-           "is left out while that record is judged). What a record leaves out "
+           "launch flags, ComfyUI era (the stated version, else the one of its date, which picks the memory rules "
+           "only) and the PyTorch and node-pack versions it states (`--node-pack`, for the known regressions, each "
+           "where its `applies` says it hits; a regression known only from the record's own thread is left out while "
+           "that record is judged). What a record leaves out "
            "is assumed and listed with it: the official template's size and files (the fp8 file where one is "
            "published), Windows when no OS is stated (most records that state one: the calibration half's majority), "
            "WanVideoWrapper's usual block swap of 20, no block swap for HunyuanVideoWrapper (its t2v example). A "

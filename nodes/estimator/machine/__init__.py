@@ -5,4 +5,5 @@
 - resolve: a model reference -> the weights as ComfyUI loads and casts them on this device
 - runtime: ComfyUI's own decisions per stage (partial loads, streaming, cond batching, VAE splits)
 - placement, distorch: which device each model is on; DisTorch2 allocation strings
+- regressions: the known memory regressions by version (data/regressions.jsonl), where they hit, what they do
 """

@@ -25,6 +25,7 @@ from ..physics import vae_memory
 from ..families import registry
 from ..physics.memory import latent_tokens, text_tokens_for, traced_constants, working_memory_key
 from ..model_info import DIFFUSION, TEXT_ENCODER, VAE
+from .regressions import vae_working_factor
 from .resolve import vae_dtype_bytes
 from ..units import GiB, MiB, fmt_gib
 from ..workload import DIFFUSERS, SAMPLE, TEXT_ENCODE, VAE_DECODE, VAE_ENCODE, LatentShape, as_model_latent
@@ -806,7 +807,9 @@ def run_vae(sb, ctx: _Ctx, earlier: list[StageRun]) -> StageRun:
         return StageRun(OOM, weights, 0, peak, shortfall_bytes=work - avail, minimum_bytes=ctx.context + weights + work,
                         explanation=(f"the {op} does not fit and its tiled fallback cannot be priced ({exc})",),
                         rules=tuple(rules))
-    tiled = int(ratio * tiled)
+    # a known regression's extra memory (torch 2.9.0's conv3d path) is in every call, tiles too; not in ComfyUI's estimate
+    factor = vae_working_factor(vae.family, ctx.device, own_code=bool(sb.stage.manager))[0] if ctx.device else 1.0
+    tiled = int(ratio * factor * tiled)
     dec_s = _vae_seconds(vae, latent, ctx)
     if tiled > avail:
         return StageRun(OOM, weights, 0, ctx.context + weights + tiled, images_per_call=per_call, calls=calls,

@@ -23,7 +23,7 @@ from .capacity import scaled
 from ..machine.gpus import cheapest_card_that_fits
 from ..machine.runtime import OWN_SHAPES
 from ..model_info import DIFFUSION, TEXT_ENCODER
-from ..stages.vae import vae_working
+from ..stages.vae import regression_factor, vae_working
 from ..physics.vae_memory import amd_kl_ratio
 from ..units import GiB, fmt_gib
 from ..workload import SAMPLE, VAE_DECODE, LatentShape, with_frames, with_pixels
@@ -203,7 +203,8 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
         if latent is None or vae is None:
             continue
         free_for_work = cap - (sb.peak_bytes - sb.working_bytes)
-        ratio = amd_kl_ratio(vae.family, budget.device.vendor)  # as stages/vae.py prices it on an AMD card
+        # as stages/vae.py prices it: on an AMD card, and under a known regression that multiplies the VAE's memory
+        ratio = amd_kl_ratio(vae.family, budget.device.vendor) * regression_factor(vae.family, budget.device, sb.stage)[0]
         tiled_bytes, _, _ = vae_working(vae.family, latent, decode=True, auto_tiled=True,
                                         free_bytes=int(max(free_for_work, 0) / ratio))
         tiled_bytes = int(ratio * tiled_bytes)

@@ -10,23 +10,25 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Mapping
 
 from ..machine.device import version_tuple  # noqa: F401  (its users import it from here too)
+from ..machine.regressions import (  # noqa: F401  (the known regressions: their users import them from here too)
+    APPLIES_KEYS, ATTRIBUTIONS, COMPONENTS, EFFECTS, LEAVE_OUT, MEMORY_MODES, OSES, REGRESSION_FIELDS, REGRESSIONS_FILE, REQUIRES,
+    SOURCE as _SOURCE, VENDORS, Scope, affects, applies, check_regression, effect_words, known_regressions,
+    raises_risk, regressions, thread, vae_working_factor)
+from ..machine.regressions import read_jsonl as _read_jsonl
 from ..errors import VramBudgetError
 
 ROOT = Path(__file__).resolve().parents[3]  # the pack's root (the repository; `vram_budget` when installed)
 OUTCOMES_DIR = ROOT / "data" / "outcomes"
-REGRESSIONS_FILE = ROOT / "data" / "regressions.jsonl"
 
 OUTCOMES = ("oom", "runs_slower", "fits", "runs")
 OOM_KINDS = ("cuda", "hip", "ram_killed", "pagefile", "cpu_allocator", "mps", "other")
 STAGES = ("load", "text_encode", "sample", "vae_decode", "vae_encode", "upscale", "other")
-OSES = ("windows", "linux", "macos", "wsl")
 RUNNERS = ("native", "wanvideowrapper", "hunyuanvideowrapper", "ltxvideo", "other")
 PIPELINES = (
     "sd15", "sdxl", "sd35-large", "sd35-medium", "flux1-dev", "flux1-schnell", "flux1-kontext", "flux1-fill",
@@ -67,7 +69,6 @@ FIELDS: dict[str, tuple] = {
 }
 _ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
 _DATE = re.compile(r"\d{4}-\d{2}(-\d{2})?")
-_SOURCE = re.compile(r"https?://[^\s]+")
 
 
 def validate(rec) -> list[str]:
@@ -118,8 +119,7 @@ def validate(rec) -> list[str]:
 PRIOR_SOURCES_FILE = OUTCOMES_DIR / "prior_sources.txt"
 
 
-def _thread(source: str) -> str:
-    return re.sub(r"[#?].*$", "", str(source).strip().lower()).rstrip("/")
+_thread = thread  # the name the replay and the tests use
 
 
 @lru_cache(maxsize=1)
@@ -144,20 +144,7 @@ def split_of(source: str) -> str:
 
 def read_jsonl(path: Path, check=validate) -> list[dict]:
     """The records of one JSON-lines file; a bad line is an error naming the file and line."""
-    out = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError as exc:
-                raise VramBudgetError(f"{path.name}:{n}: not JSON ({exc})") from None
-            problems = check(rec)
-            if problems:
-                raise VramBudgetError(f"{path.name}:{n}: {'; '.join(problems[:5])}")
-            out.append(rec)
-    return out
+    return _read_jsonl(path, check)
 
 
 @lru_cache(maxsize=2)
@@ -276,84 +263,3 @@ def _card_gb(name: str | None) -> float | None:
         return float(find_card(name).nominal_gb)
     except VramBudgetError:
         return None
-
-
-# ----------------------------------------------------------------------------------------------
-# Known regressions by version
-REGRESSION_FIELDS = ("id", "component", "affected_from", "affected_to", "fixed_in", "symptom", "hits", "avoid", "kind",
-                     "sources", "quote", "note", "requires")
-# `requires`: a run-time state of ComfyUI the regression needs (a Device attribute that must be on): the compiler's
-# and fast disk's regressions hit only where they are on
-REQUIRES = ("comfy_compiler", "fast_disk")
-COMPONENTS = {"comfyui": "ComfyUI", "comfy-aimdo": "comfy-aimdo", "pytorch": "PyTorch", "torch": "PyTorch",
-              "comfyui-wanvideowrapper": "ComfyUI-WanVideoWrapper", "comfyui-gguf": "ComfyUI-GGUF",
-              "comfyui-multigpu": "ComfyUI-MultiGPU", "comfyui-ltxvideo": "ComfyUI-LTXVideo"}
-
-
-def check_regression(rec) -> list[str]:
-    if not isinstance(rec, dict):
-        return ["a regression is a JSON object"]
-    errors = [f"{k} is required" for k in ("id", "component", "affected_from", "symptom", "kind", "sources")
-              if not rec.get(k)]
-    errors += [f"unknown field {k!r}" for k in rec if k not in REGRESSION_FIELDS]
-    if rec.get("kind") not in ("vram", "ram", "speed"):
-        errors.append(f"kind {rec.get('kind')!r}: vram, ram or speed")
-    if rec.get("requires") is not None and rec.get("requires") not in REQUIRES:
-        errors.append(f"requires {rec.get('requires')!r}: one of {', '.join(REQUIRES)}")
-    if not isinstance(rec.get("sources"), list) or not all(isinstance(s, str) and _SOURCE.fullmatch(s)
-                                                           for s in rec.get("sources") or [None]):
-        errors.append("sources: a list of URLs")
-    return errors
-
-
-@lru_cache(maxsize=2)
-def _regressions(path: str) -> tuple[dict, ...]:
-    p = Path(path)
-    return tuple(read_jsonl(p, check_regression)) if p.is_file() else ()
-
-
-def regressions(path: Path | None = None) -> tuple[dict, ...]:
-    return _regressions(str(path or REGRESSIONS_FILE))
-
-
-def _pad(v: tuple[int, ...]) -> tuple[int, ...]:
-    return v + (0,) * (4 - len(v))
-
-
-def affects(entry: Mapping, version: str) -> bool | None:
-    """Whether `version` of the entry's component is in its affected range: True, False, or None when the entry's
-    range is given by commits (no release number to compare)."""
-    v = version_tuple(version)
-    lo = version_tuple(entry.get("affected_from"))
-    if v is None or lo is None:
-        return None
-    hi = version_tuple(entry.get("affected_to"))
-    fixed = version_tuple(entry.get("fixed_in"))
-    if _pad(v) < _pad(lo):
-        return False
-    if fixed is not None:
-        return _pad(v) < _pad(fixed)
-    if hi is not None:
-        # "0.30" as the last bad release covers 0.30.x
-        return _pad(v)[:len(hi)] <= hi
-    return True
-
-
-# Leave one thread out (evidence_replay.judge): while a published record is re-run, a regression known only from that
-# record's own thread is not known yet, so it cannot warn of that record (its other sources still can)
-LEAVE_OUT: ContextVar[frozenset] = ContextVar("leave_out_threads", default=frozenset())
-
-
-def known_regressions(versions: Mapping[str, str], entries: Iterable[Mapping] | None = None) -> list[dict]:
-    """The regressions whose affected range holds one of `versions` ({component: version}, component names as
-    COMPONENTS spells them, any case): each entry with `matched` = the version that matched."""
-    want = {COMPONENTS.get(k.lower(), k): v for k, v in versions.items() if v}
-    out = []
-    left_out = LEAVE_OUT.get()
-    for e in (regressions() if entries is None else entries):
-        if left_out and all(_thread(s) in left_out for s in e.get("sources") or ()):
-            continue
-        comp = COMPONENTS.get(str(e["component"]).lower(), e["component"])
-        if comp in want and affects(e, want[comp]):
-            out.append({**e, "matched": f"{comp} {want[comp]}"})
-    return out

@@ -17,10 +17,10 @@ from ..machine.device import Device
 from ..errors import VramBudgetError
 from ..machine.gpus import CARDS, DRIVER_RESERVED, RENTAL_LINEUP, Card
 from ..graph import read_workflow
-from ..model_info import DIFFUSION, ModelInfo
+from ..model_info import DIFFUSION, VAE, ModelInfo
 from ..units import GiB
 from ..machine.resolve import Resolver
-from ..workload import Workload
+from ..workload import VAE_DECODE, VAE_ENCODE, Workload
 
 
 @dataclass(frozen=True)
@@ -84,10 +84,13 @@ def estimate(
 
 def with_risk(budget: Estimate, workload: Workload) -> Estimate:
     """The OOM risk (risk.py), the nearest published runs and the known regressions of the device's versions."""
-    regs = tuple(r for r in (evidence.known_regressions(dict(budget.device.versions)) if budget.device.versions else ())
-                 if not r.get("requires") or getattr(budget.device, r["requires"], False))
     latent = next((s.latent for s in workload.stages if s.kind == "sample" and s.latent is not None), None)
     video = latent is not None and latent.is_video
+    regs = ()
+    if budget.device.versions:
+        regs = tuple(r for r in evidence.known_regressions(dict(budget.device.versions), scope=regression_scope(
+            budget, workload, video)) if not r.get("requires") or getattr(budget.device, r["requires"], False))
+        regs += _priced_in_stages(budget, {r["id"] for r in regs})
     fams = [m.family for m in budget.models.values() if m.kind == DIFFUSION]
     near = ()
     if fams and budget.device.total_bytes > 0:
@@ -95,6 +98,34 @@ def with_risk(budget: Estimate, workload: Workload) -> Estimate:
                                       latent.pixel_width if latent else None, latent.pixel_height if latent else None,
                                       latent.pixel_frames if video else None))
     return replace(budget, oom_risk=risk.assess(budget, video, regs), evidence=near, known_regressions=regs)
+
+
+def _priced_in_stages(budget, listed: set) -> tuple:
+    """The regressions a VAE stage priced (stages/vae.py: a pack's own VAE code keeps one that ComfyUI's own release
+    works around, so the whole-estimate match can miss it): listed with the others."""
+    out = []
+    for sb in budget.stages:
+        vae = next((it.model for it in sb.items if it.category == "weights" and it.model is not None
+                    and it.model.kind == VAE), None)
+        if vae is None or sb.stage.kind not in (VAE_DECODE, VAE_ENCODE):
+            continue
+        _, entry = evidence.vae_working_factor(vae.family, budget.device, own_code=bool(sb.stage.manager))
+        if entry is not None and entry["id"] not in listed:
+            listed.add(entry["id"])
+            out.append(entry)
+    return tuple(out)
+
+
+def regression_scope(budget, workload: Workload, video: bool) -> evidence.Scope:
+    """What a known regression's `applies` is judged on: the families of the models the estimate priced (None when
+    one is unpriced: an unknown model never rules a regression out), the card's maker, the OS, the memory mode and
+    whether the workflow samples a video (none known when no sampler was found)."""
+    models = budget.models.values()
+    fams = None if budget.missing or any(not getattr(m, "family", "") for m in models) else frozenset(
+        m.family for m in models)
+    sampled = any(s.kind == "sample" for s in workload.stages)
+    return evidence.Scope(families=fams, vendor=budget.device.vendor or None, os=budget.device.os or None,
+                          memory_mode=budget.device.memory_mode or None, video=video if sampled else None)
 
 
 def _estimate_one(workload: Workload, device: Device, resolver: Resolver | None,

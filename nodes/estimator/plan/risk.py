@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..machine.runtime import BLOCK_SWAP_RULES
+from . import evidence
 from .budget import TIGHT_FRACTION
 from ..serial import JsonFields
 from ..units import GiB, fmt_gib
@@ -116,11 +117,15 @@ def assess(budget, video: bool = False, regressions=(), path: Path | None = None
     if budget.verdict == "unknown":
         return OomRisk("unknown", 0.0, ("the estimate is incomplete: no risk is given on a guess",), {})
     feats = features(budget, video, len(regressions))
-    bad = [r for r in regressions if r.get("kind") in ("vram", "ram")]
+    # a memory regression of these versions is a high risk (a rule from the evidence), unless the simulation prices
+    # its effect already or its sources do not settle the cause (evidence.raises_risk): those are said, not high
+    bad = [r for r in regressions if evidence.raises_risk(r)]
     said = tuple(f"{r.get('matched')} has a known memory regression: {str(r.get('symptom', ''))[:160]}"
                  + (f" (avoid: {str(r['avoid'])[:120]})" if r.get("avoid") else "") for r in bad[:2])
     if budget.verdict == "oom":
-        return OomRisk("high", 1.0, said + ("the arithmetic says it runs out of memory",), feats)
+        priced = tuple(f"{r.get('matched')} has a known memory regression, counted in the estimate: "
+                       f"{evidence.effect_words(r)}" for r in regressions if r.get("effect"))[:1]
+        return OomRisk("high", 1.0, said + priced + ("the arithmetic says it runs out of memory",), feats)
     if bad:  # a rule from the evidence, not a fitted weight: this release is known to run out where others do not
         return OomRisk("high", 1.0, said, feats)
     m = model(path)
@@ -143,8 +148,10 @@ def assess(budget, video: bool = False, regressions=(), path: Path | None = None
         level = 2
         hits.append((2, 0.0, _WORDS["non_nvidia"](1.0, budget)))
     basis = [h[2] for h in sorted(hits, reverse=True)][:3]
-    for r in regressions:  # a speed regression: said, not scored
-        basis.append(f"{r.get('matched')}: {str(r.get('symptom', ''))[:160]}")
+    for r in regressions:  # a speed regression, one the simulation prices, or a suspected one: said, not scored
+        priced = f" (counted in the estimate: {evidence.effect_words(r)})" if r.get("effect") else ""
+        suspected = " is suspected of a regression" if r.get("attribution") == "suspected" else ""
+        basis.append(f"{r.get('matched')}{suspected}: {str(r.get('symptom', ''))[:160]}{priced}")
     hb = budget.host
     if hb is None or not hb.host.known:
         basis.append("system RAM not given: the risk leaves RAM out")

@@ -10,6 +10,7 @@ from ..families import registry
 from ..model_info import VAE, ModelInfo
 from ..machine.resolve import PIXEL_SPACE_VAE, vae_dtype_bytes
 from ..workload import VAE_DECODE, LatentShape, Stage, as_model_latent
+from ..machine import regressions
 from ..machine.device import Device
 from .base import Item, StageBudget, unpriced, finish, overhead_items, weights_items
 
@@ -34,17 +35,30 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
         items.append(Item("decode activations" if decode else "encode activations", live[0], "working", live[1]))
         return finish(stage, title, items + overhead_items(device), notes)
     ratio = vae_memory.amd_kl_ratio(vae.family, device.vendor)
+    factor, regression = regression_factor(vae.family, device, stage)
+    ratio *= factor
     work_bytes, assumption, work_notes = vae_working(vae.family, stage.latent, decode=decode, tiled=stage.tiled,
                                                      auto_tiled=stage.auto_tiled, free_bytes=int(free_for_work / ratio),
                                                      dtype_bytes=vae_dtype_bytes(vae.family, device),
                                                      options=stage.decode_options)
     if ratio != 1.0:  # the auto-tiled plan above chose its tiles for the memory divided by the ratio
         work_bytes = int(ratio * work_bytes)
-        assumption += f"; x{ratio} on an AMD card ({vae_memory.AMD_KL_RULE})"
+        if ratio != factor:
+            assumption += f"; x{ratio / factor:g} on an AMD card ({vae_memory.AMD_KL_RULE})"
+        if regression is not None:
+            assumption += (f"; x{factor:g}: {regression['component']} {regression['affected_from']}'s known regression "
+                           f"({regression['id']}, data/regressions.jsonl)")
     items.append(Item("decode activations" if decode else "encode activations", work_bytes, "working", assumption))
     if stage.tiled or stage.auto_tiled:
         title += " (tiled)" if stage.tiled else " (auto tiled)"
     return finish(stage, title, items + overhead_items(device), notes + work_notes)
+
+
+def regression_factor(family: str, device: Device, stage: Stage) -> tuple[float, dict | None]:
+    """A known regression of the device's versions that multiplies this VAE's working memory (torch 2.9.0's conv3d
+    path on NVIDIA: evidence.vae_working_factor); a pack that runs its own VAE code (stage.manager) does not get
+    ComfyUI's work-around."""
+    return regressions.vae_working_factor(family, device, own_code=bool(stage.manager))
 
 
 def _live_vae(vae: ModelInfo, latent: LatentShape, decode: bool) -> tuple[int, str] | None:
