@@ -55,7 +55,13 @@ FLUX = str(REPO / "example_workflows" / "flux_dev_1024.json")
 # (`attribution` "suspected": PyTorch 2.8.0's RAM one) is said, not high; the replay passes the PyTorch a record
 # states, as ComfyUI passes its own, and judges no regression on the era's stand-in release. Decided on those grounds:
 # neither half moves.
-PINNED = {"calibration": (101, 44, 12, 57, 52), "validation": (78, 33, 8, 45, 41)}
+# Then 41 new records (two collectors, threads not in the base; 3 drafts dropped: an OOM blamed on a GGUF text-encoder
+# bug with no model or size, a Civitai workflow of unknown nodes, a run whose end the source does not state), 6 new
+# regressions and 2 corrections (a third collector), refitted on the calibration half (the same thresholds; a
+# regression's high risk now counts against the false-alarm budget as the arithmetic's false "oom" verdicts do):
+# calibration 101 -> 113 scored (1 of 6 new OOMs warned, 5 of 6 new runs quiet), validation 78 -> 97 scored (2 of 9
+# new OOMs warned, 10 of 10 new runs quiet).
+PINNED = {"calibration": (113, 50, 13, 63, 57), "validation": (97, 42, 10, 55, 51)}
 
 
 @pytest.fixture(scope="module")
