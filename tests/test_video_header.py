@@ -57,6 +57,17 @@ def test_mangled_files_give_none_or_a_sane_size_never_an_error(tmp_path_factory,
                            (got.frames is None or got.frames >= 1))
 
 
+def test_a_damaged_duration_gives_no_length_not_a_negative_one(tmp_path):
+    """The property test's find: h264.mkv with one byte of its duration changed (offset 285) and cut at 394 bytes
+    claimed -9 frames; a count below 1 (or an absurd one) is not stated."""
+    data = bytearray((MEDIA / "h264.mkv").read_bytes())
+    data[285] = 192
+    path = tmp_path / "h264.mkv"
+    path.write_bytes(bytes(data[:394]))
+    got = media_of(str(path))
+    assert got is not None and (got.width, got.height) == (200, 120) and got.frames is None
+
+
 def test_huge_claims_are_not_read(tmp_path):
     import struct
 

@@ -25,6 +25,8 @@ MAX_MOOV = 64 * 1024 * 1024
 MAX_EBML = 4 * 1024 * 1024
 MAX_GIF = 64 * 1024 * 1024
 MAX_SIDE = 1 << 16
+MAX_FRAMES = 10_000_000  # 46 hours at 60 fps: a longer count is a damaged header
+MAX_FPS = 10_000.0
 
 
 class VideoInfo(NamedTuple):
@@ -53,7 +55,10 @@ def video_info(path: str) -> VideoInfo | None:
         return None
     if info is None or not (0 < info.width <= MAX_SIDE and 0 < info.height <= MAX_SIDE):
         return None
-    return info
+    # a damaged duration or frame rate (a negative or absurd count) is not stated: None, never a made-up length
+    frames = info.frames if isinstance(info.frames, int) and 0 < info.frames <= MAX_FRAMES else None
+    fps = info.fps if isinstance(info.fps, (int, float)) and 0 < info.fps <= MAX_FPS else None
+    return info._replace(frames=frames, fps=fps)
 
 
 # -- ISO BMFF (MP4 / MOV) ------------------------------------------------------------------------
