@@ -472,3 +472,21 @@ def test_a_record_that_names_its_official_template_is_replayed_through_it_with_i
     assert other.replayable and "size not stated: the template's" in other.assumed
     assert evidence_replay._stem("wan2.2_i2v_high_noise_14B_fp8_scaled.safetensors") == \
         evidence_replay._stem("wan2.2_i2v_high_noise_14B_fp16.safetensors")
+
+
+def test_a_record_without_a_version_is_replayed_with_the_release_of_its_date_for_the_rules_only():
+    """data/comfyui_releases.json (ComfyUI's history, bench/gen_comfyui_releases.py) dates each release; after its end
+    the rule set of the date stands in. A guessed release picks the rules; no regression and no era of ComfyUI's
+    model code is judged on it. A stated release gets both."""
+    assert evidence_replay.era({"date": "2025-08-10"}) == ("0.3.49", "ComfyUI 0.3.49 assumed (the release of 2025-08)")
+    assert evidence_replay.era({"date": "2026-02-01"})[0] == "0.8"
+    assert evidence_replay.era({"date": "2025-08-10", "comfyui": "v0.3.62"}) == ("0.3.62", "stated")
+
+    def sample_working(rec):
+        budget, _ = evidence_replay.estimate_replay(evidence_replay.replay(rec))
+        return next(i for sb in budget.stages if sb.stage.kind == "sample" for i in sb.items if i.category == "working")
+
+    guessed = sample_working(_record(gpu="RTX 4090", pipeline="wan21-i2v-14b", date="2025-08-10"))
+    stated = sample_working(_record(gpu="RTX 4090", pipeline="wan21-i2v-14b", date="2025-08-10", comfyui="0.3.49"))
+    assert "older code" not in guessed.assumption and "0.3.49's older code" in stated.assumption
+    assert 1.9 < stated.bytes / guessed.bytes < 2.1

@@ -391,3 +391,62 @@ def test_header_detected_z_image_gets_its_traced_working_memory(tmp_path):
     # (by hand, as above): 119693*4096 + 63372.8*256 + 1965.29*4096 + 1773802 = 516,309,594.64, truncated
     assert memory.traced_constants()["z-image"]["coefficients"] == Z_IMAGE_COEFFICIENTS
     assert wm.traced_bytes == 516_309_594
+
+
+# ---- older ComfyUI model code (data/working_memory_eras.json, bench/trace_working_memory_eras.py) ----
+
+def _eras():
+    import json as _json
+    from pathlib import Path as _Path
+    p = _Path(__file__).resolve().parents[1] / "nodes" / "estimator" / "data" / "working_memory_eras.json"
+    return _json.loads(p.read_text(encoding="utf-8"))
+
+
+def test_every_era_names_the_code_it_was_traced_from_and_ends_at_a_later_release():
+    from vram_budget.nodes.estimator.physics.memory import _version
+    doc = _eras()
+    assert set(doc["architectures"]) <= set(doc["applies_to"])
+    for arch, rows in doc["architectures"].items():
+        assert rows, arch
+        befores = [_version(r["before"]) for r in rows]
+        assert befores == sorted(befores), arch
+        for r in rows:
+            prov = r["provenance"]
+            assert prov["comfyui_commit"] and prov["comfyui_version"] == r["release"] and r["points"] >= 4
+            assert _version(r["release"]) < _version(r["before"]) and r["max_rel_error"] is not None
+            assert set(r["coefficients"]) == {"a", "b", "c", "d", "q"}
+
+
+def test_an_older_comfyui_release_gets_its_own_codes_working_memory():
+    """Wan before PR #9898 (ComfyUI 0.3.59) held 2.0x the working memory of 0.8.0's code at the same shapes, 1.43x in
+    0.3.60, 1.07x from 0.3.61 to 0.3.64; a release that is not known, or 0.8.0 and later, gets 0.8.0's."""
+    from vram_budget.nodes.estimator.physics.memory import era_factor
+    from vram_budget.nodes.estimator.workload import LatentShape
+    lat = LatentShape(1, 16, 60, 104, frames=21)
+    tokens, ttok = 21 * 30 * 52, 512
+    f = {rel: era_factor("wan2.1-14b", rel, 2, tokens, ttok, lat)[0] for rel in ("0.3.55", "0.3.60", "0.3.62",
+                                                                                 "0.7.1", "0.8.0", "0.41.2", "")}
+    assert 1.95 < f["0.3.55"] < 2.05 and 1.38 < f["0.3.60"] < 1.48 and 1.03 < f["0.3.62"] < 1.10
+    assert f["0.7.1"] == f["0.3.62"] and f["0.8.0"] == f["0.41.2"] == f[""] == 1.0
+    # every 14B key shares the block code (an I2V or VACE model); another family has no era
+    assert era_factor("wan2.1-14b-i2v", "0.3.55", 2, tokens, ttok, lat)[0] == f["0.3.55"]
+    assert era_factor("wan2.2-14b-i2v", "0.3.55", 2, tokens, ttok, lat)[0] == f["0.3.55"]
+    assert era_factor("flux1-dev", "0.3.55", 2, tokens, ttok, lat) == (1.0, None)
+
+
+def test_the_command_line_prices_the_older_wan_code_of_a_stated_release():
+    import json as _json
+    import subprocess as _sp
+    import sys as _sys
+    from pathlib import Path as _Path
+    wf = str(_Path(__file__).resolve().parents[1] / "example_workflows" / "wan22_14b_i2v_720p.json")
+
+    def working(*args):
+        out = _sp.run([_sys.executable, "-m", "vram_budget.nodes.estimator.cli", "estimate", wf, "--gpu", "RTX 4090",
+                       "--json", *args], capture_output=True, text=True, timeout=120)
+        stage = next(s for s in _json.loads(out.stdout)["stages"] if s["kind"] == "sample")
+        return next(i for i in stage["items"] if i["category"] == "working")
+
+    old, new = working("--comfyui-version", "0.3.55"), working("--comfyui-version", "0.8.0")
+    assert 1.95 < old["bytes"] / new["bytes"] < 2.05 and "0.3.55's older code" in old["assumption"]
+    assert "working_memory_eras.json" not in new["assumption"]

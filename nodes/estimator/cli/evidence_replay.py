@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Mapping
 
 from ..errors import VramBudgetError
@@ -178,9 +179,9 @@ class Replay:
     assumed: list[str] = field(default_factory=list)
     replayable: bool = True
     why: str = ""
-    # the ComfyUI release is the era's stand-in, not one the record states: it picks the memory rules, and a known
-    # regression is not judged on it (a regression of a release, or ComfyUI's own work-around from one, needs the
-    # release the record ran)
+    # the ComfyUI release is the one of the record's date, not one the record states: it picks the memory rules
+    # only; no known regression (a regression of a release, or ComfyUI's own work-around from one, needs the release
+    # the record ran) and no era of ComfyUI's model code is judged on it (Device.release_assumed)
     era_assumed: bool = False
 
     def skip(self, why: str) -> "Replay":
@@ -204,14 +205,32 @@ def precision_class(rec: Mapping) -> tuple[str, str | None]:
     return "16", None
 
 
+@lru_cache(maxsize=1)
+def _releases() -> tuple[tuple[str, str], ...]:
+    """(date, release) of every ComfyUI release in data/comfyui_releases.json (bench/gen_comfyui_releases.py), and
+    the date its history ends."""
+    from ..plan.evidence import ROOT  # noqa: PLC0415
+    try:
+        data = json.loads((ROOT / "data" / "comfyui_releases.json").read_text(encoding="utf-8"))
+        rows = tuple((r["date"], r["version"]) for r in data["releases"])
+        return rows + (((data["history_ends"], ""),) if data.get("history_ends") else ())
+    except (OSError, ValueError, KeyError, TypeError):
+        return ()
+
+
 def era(rec: Mapping) -> tuple[str, str]:
-    """(--comfyui-version value, why): the stated version, else the ComfyUI of the record's date."""
+    """(--comfyui-version value, why): the stated version, else the ComfyUI of the record's date: the newest release
+    of that date in ComfyUI's history (data/comfyui_releases.json), after its end the rule set of its date (ERAS)."""
     stated = rec.get("comfyui")
     if stated:
         m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", stated)
         if m:
             return ".".join(g for g in m.groups() if g is not None), "stated"
     date = rec.get("date") or ""
+    rows = _releases()
+    if date and rows and date <= rows[-1][0]:
+        known = [v for d, v in rows if v and d <= date] or [rows[0][1]]
+        return known[-1], f"ComfyUI {known[-1]} assumed (the release of {date[:7]})"
     for limit, rules in ERAS:
         if date < limit:
             return rules, f"ComfyUI of {date[:7]} assumed"
@@ -778,8 +797,8 @@ def estimate_replay(r: Replay, device_change=None):
     try:
         args = parser.parse_args(["estimate", "record.json", *r.argv])
         devices = devices_from_args(args)
-        if r.era_assumed:  # the era's release picks the rules only (Replay.era_assumed)
-            devices = [replace(d, versions=tuple(v for v in d.versions if v[0] != "ComfyUI")) for d in devices]
+        if r.era_assumed:  # the release of the record's date picks the rules only
+            devices = [replace(d, release_assumed=True) for d in devices]
         if device_change is not None:
             devices = [device_change(devices[0]), *devices[1:]]
         workload = read_workflow(r.prompt if r.prompt is not None else r.workflow)

@@ -70,6 +70,10 @@ class Device:
     arch: str = ""
     os: str = "linux"
     versions: tuple[tuple[str, str], ...] = ()  # (component, version): "ComfyUI" -> "0.30.1", node packs ...
+    # the ComfyUI release in `versions` is a guess (the evidence replay's ComfyUI of a record's date): it picks the
+    # memory rules only; neither a known regression nor the era of ComfyUI's model code (physics/memory.era_factor)
+    # is judged on it
+    release_assumed: bool = False
     # ComfyUI's own placement nodes (SelectModelDevice / SelectCLIPDevice / SelectVAEDevice, comfy_extras/
     # nodes_multigpu.py in 0.33.0; not in 0.18.2): the multi-GPU plan's target when present
     core_device_nodes: bool = False

@@ -181,7 +181,7 @@ def vae_working_factor(family: str, device, own_code: bool = False) -> tuple[flo
     `effect.vae_working_factor` of a known regression that applies, else (1.0, None). `own_code`: the VAE runs in a
     node pack's own code, which neither a ComfyUI release's regression nor its work-around (`applies.unless`) is in."""
     versions = dict(getattr(device, "versions", ()) or ())
-    if own_code:
+    if own_code or getattr(device, "release_assumed", False):
         versions = {k: v for k, v in versions.items() if COMPONENTS.get(k.lower(), k) != "ComfyUI"}
     if not versions:
         return 1.0, None

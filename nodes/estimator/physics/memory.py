@@ -194,6 +194,52 @@ def text_tokens_for(family: str, requested: int | None = None) -> int:
     return DEFAULT_TEXT_TOKENS.get(family, DEFAULT_TEXT_TOKENS.get(family_group(family), 77))
 
 
+@lru_cache(maxsize=1)
+def _eras_doc() -> Mapping:
+    try:
+        with open(os.path.join(DATA_DIR, "working_memory_eras.json"), encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts = []
+    for p in str(text or "").lstrip("v").split(".")[:4]:
+        digits = "".join(ch for ch in p if ch.isdigit())
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts) + (0,) * (4 - len(parts))
+
+
+def era_factor(key: str, release: str, batch: int, tokens: int, text_tokens: int,
+               latent: LatentShape) -> tuple[float, Mapping | None]:
+    """(factor, era) for the working memory of `key` under ComfyUI `release`: an older release's model code needed
+    more (data/working_memory_eras.json, traced from that release's code: Wan before PRs #9898 / #10062); the
+    factor is that era's traced figure over the current one at these shapes, for every key that shares the traced
+    architecture's block code. (1.0, None) for an unknown release or a key without eras."""
+    if not release:
+        return 1.0, None
+    doc = _eras_doc()
+    arch = next((a for a, prefixes in (doc.get("applies_to") or {}).items()
+                 if any(key == p or key.startswith(p + "-") for p in prefixes)), None)
+    rows = (doc.get("architectures") or {}).get(arch) if arch else None
+    current = traced_constants().get(arch) if arch else None
+    if not rows or current is None:
+        return 1.0, None
+    have = _version(release)
+    era = next((r for r in rows if r.get("before") and have < _version(r["before"])), None)
+    if era is None:
+        return 1.0, None
+    now, then = _eval_traced(current, batch, tokens, text_tokens, latent), _eval_traced(era, batch, tokens, text_tokens,
+                                                                                      latent)
+    if not now or not then or then <= now:
+        return 1.0, None
+    return then / now, era
+
+
 def _eval_traced(entry: Mapping, batch: int, tokens: int, text_tokens: int, latent: LatentShape) -> int | None:
     """The traced formula: batch·(a·tokens + c·text_tokens) + d·tokens + q·tokens² + b (bytes).
 
@@ -241,6 +287,7 @@ def diffusion_working(
     path: str | None = None,
     references: tuple[tuple[int, int], ...] = (),
     compiled: bool = False,
+    release: str = "",
 ) -> WorkingMemory | None:
     """Working memory of one model call on `batch` samples (cond+uncond batched counts 2×); None for
     an architecture without a traced entry or a known width (a family ComfyUI may load but this
@@ -249,7 +296,8 @@ def diffusion_working(
     ``path``: the model file, when it is on this machine; with a live tracer set (inside ComfyUI)
     the forward is traced at these shapes and that figure is used. ``references``: (rows, columns) of
     reference latents an edit model attends over next to the image (Kontext, Qwen-Image-Edit, Flux.2,
-    LongCat edit: their tokens join the image's)."""
+    LongCat edit: their tokens join the image's). ``release``: the ComfyUI release whose model code runs, when
+    known: an older release's code may need more (era_factor)."""
     tokens = latent_tokens(family, arch, latent)
     key = working_memory_key(family, arch)
     extra_tokens, extra_what = (EXTRA_TOKENS[key](latent.height, latent.width)
@@ -286,6 +334,13 @@ def diffusion_working(
         value = _eval_traced(entry, batch, tokens, ttok, latent)
         if value is not None:
             ver = traced_version(key)
+            factor, era = era_factor(key, release, batch, tokens, ttok, latent)
+            if era is not None:
+                value = int(value * factor)
+                ver = (f"{ver} model code, × {factor:.2f} for ComfyUI {release}'s older code (traced at ComfyUI "
+                       f"{era['release']}, {era['what']}: working_memory_eras.json),")
+            else:
+                ver = f"{ver} model code"
             k = calibration(family, compiled)
             refs = f" (incl. {ref_tokens} of {len(references)} reference latent(s))" if ref_tokens else ""
             if extra_tokens:
@@ -293,7 +348,7 @@ def diffusion_working(
             return WorkingMemory(
                 int(value * k), tokens,
                 f"{shape}, batch {batch}, {tokens} latent tokens{refs} + {ttok} text tokens{ttok_why}; fused SDPA attention, "
-                f"16-bit compute; constants traced from {ver} model code × {k} for the allocator and untraced "
+                f"16-bit compute; constants traced from {ver} × {k} for the allocator and untraced "
                 "transients (fitted on published runs, docs/accuracy.md)",
                 "traced", traced_bytes=value,
             )

@@ -87,8 +87,10 @@ def with_risk(budget: Estimate, workload: Workload) -> Estimate:
     latent = next((s.latent for s in workload.stages if s.kind == "sample" and s.latent is not None), None)
     video = latent is not None and latent.is_video
     regs = ()
-    if budget.device.versions:
-        regs = tuple(r for r in evidence.known_regressions(dict(budget.device.versions), scope=regression_scope(
+    # a guessed ComfyUI release (Device.release_assumed) judges no regression
+    versions = {k: v for k, v in (budget.device.versions or ()) if not (k == "ComfyUI" and budget.device.release_assumed)}
+    if versions:
+        regs = tuple(r for r in evidence.known_regressions(versions, scope=regression_scope(
             budget, workload, video)) if not r.get("requires") or getattr(budget.device, r["requires"], False))
         regs += _priced_in_stages(budget, {r["id"] for r in regs})
     fams = [m.family for m in budget.models.values() if m.kind == DIFFUSION]

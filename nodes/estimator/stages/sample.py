@@ -64,10 +64,15 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     refs = stage.reference_latents
     compiled = "TorchCompile" in (stage.legacy_path or "")
     seen = _window(latent, stage.context_frames, notes)
+    # the ComfyUI release whose model code runs: an older release's code may need more (memory.era_factor); a
+    # pack that runs its own model code (stage.manager) is not ComfyUI's, and a guessed release is not used
+    # (Device.release_assumed: on the calibration half, Wan's traced era with the default allocator calibration
+    # flags more published runs than it warns OOMs; docs/working-memory.md)
+    release = "" if stage.manager or device.release_assumed else dict(device.versions or ()).get("ComfyUI", "")
     full = memory.diffusion_working(model.family, model.arch, seen, batch * cond_batch, stage.text_tokens,
-                                    path=model.path, references=refs, compiled=compiled)
+                                    path=model.path, references=refs, compiled=compiled, release=release)
     single = memory.diffusion_working(model.family, model.arch, seen, batch, stage.text_tokens, path=model.path,
-                                      references=refs, compiled=compiled)
+                                      references=refs, compiled=compiled, release=release)
     if full is None or single is None:
         newer = next((n for n in stage.notes if n.startswith(NEWER_COMFYUI)), None)
         why = unpriced(notes, f"{model.label}: " + (
