@@ -232,7 +232,10 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
         def working(j: int, lat: LatentShape, batch: int) -> int:
             other = budget.stages[j]
             model = _diffusion_model(other)
-            return memory.diffusion_working(model.family, model.arch, lat, batch, other.stage.text_tokens).bytes
+            release = "" if other.stage.manager or budget.device.release_assumed else dict(
+                budget.device.versions or ()).get("ComfyUI", "")  # as stages/sample.py prices it
+            return memory.diffusion_working(model.family, model.arch, lat, batch, other.stage.text_tokens,
+                                            release=release).bytes
 
         def runs_with(lat: LatentShape, batch: int) -> bool | None:
             """For an out-of-memory workflow: does ComfyUI run it (even streaming) with this shape?"""

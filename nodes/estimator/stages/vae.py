@@ -34,17 +34,17 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     if live is not None:
         items.append(Item("decode activations" if decode else "encode activations", live[0], "working", live[1]))
         return finish(stage, title, items + overhead_items(device), notes)
-    ratio = vae_memory.amd_kl_ratio(vae.family, device.vendor)
+    amd = vae_memory.amd_kl_ratio(vae.family, device.vendor)
     factor, regression = regression_factor(vae.family, device, stage)
-    ratio *= factor
+    ratio = amd * factor
     work_bytes, assumption, work_notes = vae_working(vae.family, stage.latent, decode=decode, tiled=stage.tiled,
                                                      auto_tiled=stage.auto_tiled, free_bytes=int(free_for_work / ratio),
                                                      dtype_bytes=vae_dtype_bytes(vae.family, device),
                                                      options=stage.decode_options)
     if ratio != 1.0:  # the auto-tiled plan above chose its tiles for the memory divided by the ratio
         work_bytes = int(ratio * work_bytes)
-        if ratio != factor:
-            assumption += f"; x{ratio / factor:g} on an AMD card ({vae_memory.AMD_KL_RULE})"
+        if amd != 1.0:
+            assumption += f"; x{amd:g} on an AMD card ({vae_memory.AMD_KL_RULE})"
         if regression is not None:
             assumption += (f"; x{factor:g}: {regression['component']} {regression['affected_from']}'s known regression "
                            f"({regression['id']}, data/regressions.jsonl)")
@@ -56,8 +56,8 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
 
 def regression_factor(family: str, device: Device, stage: Stage) -> tuple[float, dict | None]:
     """A known regression of the device's versions that multiplies this VAE's working memory (torch 2.9.0's conv3d
-    path on NVIDIA: evidence.vae_working_factor); a pack that runs its own VAE code (stage.manager) does not get
-    ComfyUI's work-around."""
+    path on NVIDIA: machine/regressions.vae_working_factor); a pack that runs its own VAE code (stage.manager) does
+    not get ComfyUI's work-around."""
     return regressions.vae_working_factor(family, device, own_code=bool(stage.manager))
 
 
