@@ -70,19 +70,11 @@ APPLIES_KEYS = ("families", "vendors", "os", "memory_modes", "video", "unless")
 #   vae_working_factor  the working memory of a VAE of applies.families is this many times the traced one
 EFFECTS = {"vae_working_factor": (1.0, 10.0)}
 _EFFECT_WORDS = {"vae_working_factor": "the VAE needs {v:g}x its usual working memory"}
-
-
-def raises_risk(entry: Mapping) -> bool:
-    """Whether a matched regression makes the risk high by itself: a memory regression (vram / ram) the sources
-    attribute to the release, whose effect the simulation does not price already."""
-    return entry.get("kind") in ("vram", "ram") and not entry.get("effect") and entry.get("attribution") != "suspected"
-
-
-def effect_words(entry: Mapping) -> str:
-    """What a regression's `effect` does, in words ("" without one)."""
-    return "; ".join(_EFFECT_WORDS[k].format(v=v) for k, v in (entry.get("effect") or {}).items() if k in _EFFECT_WORDS)
 VENDORS = ("NVIDIA", "AMD", "Intel", "Apple")
 MEMORY_MODES = ("classic", "dynamic")
+COMPONENTS = {"comfyui": "ComfyUI", "comfy-aimdo": "comfy-aimdo", "pytorch": "PyTorch", "torch": "PyTorch",
+              "comfyui-wanvideowrapper": "ComfyUI-WanVideoWrapper", "comfyui-gguf": "ComfyUI-GGUF",
+              "comfyui-multigpu": "ComfyUI-MultiGPU", "comfyui-ltxvideo": "ComfyUI-LTXVideo"}
 
 
 @dataclass(frozen=True)
@@ -94,12 +86,21 @@ class Scope:
     os: str | None = None
     memory_mode: str | None = None
     video: bool | None = None
-COMPONENTS = {"comfyui": "ComfyUI", "comfy-aimdo": "comfy-aimdo", "pytorch": "PyTorch", "torch": "PyTorch",
-              "comfyui-wanvideowrapper": "ComfyUI-WanVideoWrapper", "comfyui-gguf": "ComfyUI-GGUF",
-              "comfyui-multigpu": "ComfyUI-MultiGPU", "comfyui-ltxvideo": "ComfyUI-LTXVideo"}
+
+
+def raises_risk(entry: Mapping) -> bool:
+    """Whether a matched regression makes the risk high by itself: a memory regression (vram / ram) the sources
+    attribute to the release, whose effect the simulation does not price already."""
+    return entry.get("kind") in ("vram", "ram") and not entry.get("effect") and entry.get("attribution") != "suspected"
+
+
+def effect_words(entry: Mapping) -> str:
+    """What a regression's `effect` does, in words ("" without one)."""
+    return "; ".join(_EFFECT_WORDS[k].format(v=v) for k, v in (entry.get("effect") or {}).items() if k in _EFFECT_WORDS)
 
 
 def check_regression(rec) -> list[str]:
+    """The problems of one entry of the table, in words ([] for a valid one)."""
     if not isinstance(rec, dict):
         return ["a regression is a JSON object"]
     errors = [f"{k} is required" for k in ("id", "component", "affected_from", "symptom", "kind", "sources")
