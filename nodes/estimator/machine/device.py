@@ -89,6 +89,12 @@ class Device:
     fast_disk: bool = False
     te_on_gpu: bool = False  # 0.37+ under Dynamic VRAM: text encoders load to the GPU on any card (te_cpu_reason off)
 
+    @property
+    def known_versions(self) -> dict[str, str]:
+        """{component: version} a release's facts may be judged on (known regressions, the era of ComfyUI's model
+        code): `versions` without a ComfyUI release that is only guessed (release_assumed)."""
+        return {k: v for k, v in (self.versions or ()) if not (k == "ComfyUI" and self.release_assumed)}
+
     def on(self, card: Card, rented: bool = False) -> "Device":
         """This ComfyUI, with every launch flag and the machine's RAM, on another catalogue card (the cheapest
         card that runs a workflow is this question asked of each card): the card's own size, speed, host link,

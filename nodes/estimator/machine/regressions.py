@@ -177,12 +177,17 @@ def applies(entry: Mapping, scope: Scope | None, versions: Mapping[str, str] | N
     return True
 
 
-def vae_working_factor(family: str, device, own_code: bool = False) -> tuple[float, dict | None]:
+def vae_working_factor(family: str, device, own_code: bool = False, stage=None) -> tuple[float, dict | None]:
     """(factor, regression) for the working memory of a VAE of `family` on `device` under its versions: the largest
-    `effect.vae_working_factor` of a known regression that applies, else (1.0, None). `own_code`: the VAE runs in a
-    node pack's own code, which neither a ComfyUI release's regression nor its work-around (`applies.unless`) is in."""
-    versions = dict(getattr(device, "versions", ()) or ())
-    if own_code or getattr(device, "release_assumed", False):
+    `effect.vae_working_factor` of a known regression that applies, else (1.0, None). `own_code` (or a `stage` a node
+    pack runs: Stage.manager): the VAE runs in the pack's own code, which neither a ComfyUI release's regression nor
+    its work-around (`applies.unless`) is in. One place for the stage's build, ComfyUI's tiled retry, the tiling
+    remedy and the listing of what was priced."""
+    own_code = own_code or bool(getattr(stage, "manager", None))
+    versions = getattr(device, "known_versions", None)
+    if versions is None:  # a bare object with `versions` (no Device)
+        versions = dict(getattr(device, "versions", ()) or ())
+    if own_code:
         versions = {k: v for k, v in versions.items() if COMPONENTS.get(k.lower(), k) != "ComfyUI"}
     if not versions:
         return 1.0, None

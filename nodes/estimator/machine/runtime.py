@@ -808,7 +808,7 @@ def run_vae(sb, ctx: _Ctx, earlier: list[StageRun]) -> StageRun:
                         explanation=(f"the {op} does not fit and its tiled fallback cannot be priced ({exc})",),
                         rules=tuple(rules))
     # a known regression's extra memory (torch 2.9.0's conv3d path) is in every call, tiles too; not in ComfyUI's estimate
-    factor = vae_working_factor(vae.family, ctx.device, own_code=bool(sb.stage.manager))[0] if ctx.device else 1.0
+    factor = vae_working_factor(vae.family, ctx.device, stage=sb.stage)[0] if ctx.device else 1.0
     tiled = int(ratio * factor * tiled)
     dec_s = _vae_seconds(vae, latent, ctx)
     if tiled > avail:

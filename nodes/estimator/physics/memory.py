@@ -120,15 +120,19 @@ class WorkingMemory:
     traced_bytes: int = 0  # before the allocator calibration (the low end of the range)
 
 
-@lru_cache(maxsize=1)
-def _traced_doc() -> Mapping:
-    path = os.path.join(DATA_DIR, "working_memory.json")
+@lru_cache(maxsize=4)
+def _data_doc(name: str) -> Mapping:
+    """A JSON object of data/ (empty if absent or unreadable), read once."""
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(os.path.join(DATA_DIR, name), encoding="utf-8") as fh:
             data = json.load(fh)
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _traced_doc() -> Mapping:
+    return _data_doc("working_memory.json")
 
 
 @lru_cache(maxsize=1)
@@ -194,16 +198,6 @@ def text_tokens_for(family: str, requested: int | None = None) -> int:
     return DEFAULT_TEXT_TOKENS.get(family, DEFAULT_TEXT_TOKENS.get(family_group(family), 77))
 
 
-@lru_cache(maxsize=1)
-def _eras_doc() -> Mapping:
-    try:
-        with open(os.path.join(DATA_DIR, "working_memory_eras.json"), encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def _version(text: str) -> tuple[int, ...]:
     parts = []
     for p in str(text or "").lstrip("v").split(".")[:4]:
@@ -222,7 +216,7 @@ def era_factor(key: str, release: str, batch: int, tokens: int, text_tokens: int
     architecture's block code. (1.0, None) for an unknown release or a key without eras."""
     if not release:
         return 1.0, None
-    doc = _eras_doc()
+    doc = _data_doc("working_memory_eras.json")
     arch = next((a for a, prefixes in (doc.get("applies_to") or {}).items()
                  if any(key == p or key.startswith(p + "-") for p in prefixes)), None)
     rows = (doc.get("architectures") or {}).get(arch) if arch else None

@@ -23,7 +23,8 @@ from .capacity import scaled
 from ..machine.gpus import cheapest_card_that_fits
 from ..machine.runtime import OWN_SHAPES
 from ..model_info import DIFFUSION, TEXT_ENCODER
-from ..stages.vae import regression_factor, vae_working
+from ..machine.regressions import vae_working_factor
+from ..stages.vae import vae_working
 from ..physics.vae_memory import amd_kl_ratio
 from ..units import GiB, fmt_gib
 from ..workload import SAMPLE, VAE_DECODE, LatentShape, with_frames, with_pixels
@@ -204,7 +205,7 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
             continue
         free_for_work = cap - (sb.peak_bytes - sb.working_bytes)
         # as stages/vae.py prices it: on an AMD card, and under a known regression that multiplies the VAE's memory
-        ratio = amd_kl_ratio(vae.family, budget.device.vendor) * regression_factor(vae.family, budget.device, sb.stage)[0]
+        ratio = amd_kl_ratio(vae.family, budget.device.vendor) * vae_working_factor(vae.family, budget.device, stage=sb.stage)[0]
         tiled_bytes, _, _ = vae_working(vae.family, latent, decode=True, auto_tiled=True,
                                         free_bytes=int(max(free_for_work, 0) / ratio))
         tiled_bytes = int(ratio * tiled_bytes)
@@ -232,8 +233,7 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
         def working(j: int, lat: LatentShape, batch: int) -> int:
             other = budget.stages[j]
             model = _diffusion_model(other)
-            release = "" if other.stage.manager or budget.device.release_assumed else dict(
-                budget.device.versions or ()).get("ComfyUI", "")  # as stages/sample.py prices it
+            release = "" if other.stage.manager else budget.device.known_versions.get("ComfyUI", "")  # as sample.py
             return memory.diffusion_working(model.family, model.arch, lat, batch, other.stage.text_tokens,
                                             release=release).bytes
 

@@ -87,8 +87,7 @@ def with_risk(budget: Estimate, workload: Workload) -> Estimate:
     latent = next((s.latent for s in workload.stages if s.kind == "sample" and s.latent is not None), None)
     video = latent is not None and latent.is_video
     regs = ()
-    # a guessed ComfyUI release (Device.release_assumed) judges no regression
-    versions = {k: v for k, v in (budget.device.versions or ()) if not (k == "ComfyUI" and budget.device.release_assumed)}
+    versions = budget.device.known_versions  # a guessed ComfyUI release judges no regression
     if versions:
         regs = tuple(r for r in evidence.known_regressions(versions, scope=regression_scope(
             budget, workload, video)) if not r.get("requires") or getattr(budget.device, r["requires"], False))
@@ -111,7 +110,7 @@ def _priced_in_stages(budget, listed: set) -> tuple:
                     and it.model.kind == VAE), None)
         if vae is None or sb.stage.kind not in (VAE_DECODE, VAE_ENCODE):
             continue
-        _, entry = evidence.vae_working_factor(vae.family, budget.device, own_code=bool(sb.stage.manager))
+        _, entry = evidence.vae_working_factor(vae.family, budget.device, stage=sb.stage)
         if entry is not None and entry["id"] not in listed:
             listed.add(entry["id"])
             out.append(entry)

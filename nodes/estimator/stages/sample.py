@@ -68,7 +68,7 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     # pack that runs its own model code (stage.manager) is not ComfyUI's, and a guessed release is not used
     # (Device.release_assumed: on the calibration half, Wan's traced era with the default allocator calibration
     # flags more published runs than it warns OOMs; docs/working-memory.md)
-    release = "" if stage.manager or device.release_assumed else dict(device.versions or ()).get("ComfyUI", "")
+    release = "" if stage.manager else device.known_versions.get("ComfyUI", "")
     full = memory.diffusion_working(model.family, model.arch, seen, batch * cond_batch, stage.text_tokens,
                                     path=model.path, references=refs, compiled=compiled, release=release)
     single = memory.diffusion_working(model.family, model.arch, seen, batch, stage.text_tokens, path=model.path,

@@ -35,7 +35,7 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
         items.append(Item("decode activations" if decode else "encode activations", live[0], "working", live[1]))
         return finish(stage, title, items + overhead_items(device), notes)
     amd = vae_memory.amd_kl_ratio(vae.family, device.vendor)
-    factor, regression = regression_factor(vae.family, device, stage)
+    factor, regression = regressions.vae_working_factor(vae.family, device, stage=stage)
     ratio = amd * factor
     work_bytes, assumption, work_notes = vae_working(vae.family, stage.latent, decode=decode, tiled=stage.tiled,
                                                      auto_tiled=stage.auto_tiled, free_bytes=int(free_for_work / ratio),
@@ -52,13 +52,6 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     if stage.tiled or stage.auto_tiled:
         title += " (tiled)" if stage.tiled else " (auto tiled)"
     return finish(stage, title, items + overhead_items(device), notes + work_notes)
-
-
-def regression_factor(family: str, device: Device, stage: Stage) -> tuple[float, dict | None]:
-    """A known regression of the device's versions that multiplies this VAE's working memory (torch 2.9.0's conv3d
-    path on NVIDIA: machine/regressions.vae_working_factor); a pack that runs its own VAE code (stage.manager) does
-    not get ComfyUI's work-around."""
-    return regressions.vae_working_factor(family, device, own_code=bool(stage.manager))
 
 
 def _live_vae(vae: ModelInfo, latent: LatentShape, decode: bool) -> tuple[int, str] | None:
