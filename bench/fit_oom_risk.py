@@ -36,6 +36,42 @@ GRID = {
 ELEVATED_STEP = {"vram_fill": 0.05, "ram_fill": 0.10, "stream_log2": 0.5}
 
 
+# The frontier (docs/accuracy.md): the same rule family over a wider grid, down to thresholds no fit would keep
+FRONTIER_GRID = {
+    "vram_fill": [round(0.50 + 0.05 * i, 2) for i in range(0, 8)] + GRID["vram_fill"],
+    "ram_fill": [round(0.50 + 0.05 * i, 2) for i in range(0, 6)] + GRID["ram_fill"],
+    "stream_log2": [0.25] + GRID["stream_log2"],
+}
+
+
+def flagged(j, t: dict, amd: bool) -> bool:
+    """High risk for a judged record under thresholds `t`: the arithmetic's oom, a regression's high risk, an edge
+    past its threshold, or (amd) a non-NVIDIA card past an edge's elevated step."""
+    if j.verdict == "oom" or j.regression_high:
+        return True
+    f = j.features
+    if any(f.get(k, 0) >= t[k] for k in t):
+        return True
+    return bool(amd and f.get("non_nvidia") and any(f.get(k, 0) >= t[k] - ELEVATED_STEP[k] for k in t))
+
+
+def _counts(runs, ooms, grid):
+    """(thresholds, amd, OOMs warned, runs flagged) for every point of `grid`."""
+    for v, r, st, amd in itertools.product(grid["vram_fill"], grid["ram_fill"], grid["stream_log2"], (False, True)):
+        t = {"vram_fill": v, "ram_fill": r, "stream_log2": st}
+        yield t, amd, sum(flagged(j, t, amd) for j in ooms), sum(flagged(j, t, amd) for j in runs)
+
+
+def frontier(scored, shares=(0.10, 0.20, 0.30, 0.50)) -> list[tuple[float, int, int, int]]:
+    """For each false-alarm share: (share, runs it allows, the most OOMs any thresholds of the rule family warn
+    within it, OOMs). Fitted in sample on `scored` itself, so an upper bound of what the features can separate."""
+    runs = [j for j in scored if not j.is_oom]
+    ooms = [j for j in scored if j.is_oom]
+    points = [(w, fa) for _, _, w, fa in _counts(runs, ooms, FRONTIER_GRID)]
+    return [(s, int(s * len(runs)), max((w for w, fa in points if fa <= int(s * len(runs))), default=0), len(ooms))
+            for s in shares]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", action="store_true", help="print, do not write")
@@ -48,19 +84,8 @@ def main() -> int:
     # count against the budget; when they alone exceed it, the thresholds may add none
     allowed = max(int(MAX_FALSE_ALARMS * len(runs)), sum(j.verdict == "oom" or j.regression_high for j in runs))
     best = None
-    for v, r, st, amd in itertools.product(GRID["vram_fill"], GRID["ram_fill"], GRID["stream_log2"], (False, True)):
-        t = {"vram_fill": v, "ram_fill": r, "stream_log2": st}
-
-        def high(j):
-            if j.verdict == "oom" or j.regression_high:
-                return True
-            f = j.features
-            if any(f.get(k, 0) >= t[k] for k in t):
-                return True
-            return amd and f.get("non_nvidia") and any(f.get(k, 0) >= t[k] - ELEVATED_STEP[k] for k in t)
-        fa = sum(high(j) for j in runs)
-        warned = sum(high(j) for j in ooms)
-        key = (fa <= allowed, warned, -fa, v + r + st, not amd)
+    for t, amd, warned, fa in _counts(runs, ooms, GRID):
+        key = (fa <= allowed, warned, -fa, sum(t.values()), not amd)
         if best is None or key > best[0]:
             best = (key, t, amd, warned, fa)
     _, t, amd, warned, fa = best

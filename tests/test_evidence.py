@@ -140,6 +140,36 @@ def test_the_risk_model_was_fitted_on_calibration_records_only():
     assert all(0 <= t["elevated"] < t["high"] for t in m["thresholds"].values())
 
 
+def test_the_fitted_risk_is_on_or_under_the_calibration_frontier(judged):
+    """docs/accuracy.md's frontier is the most any thresholds of the rule family warn at a false-alarm share, fitted
+    in sample; the fit (at its 10 %) can warn no more than it, and a larger share never warns fewer."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import fit_oom_risk  # noqa: PLC0415
+
+    scored = [j for j in judged if j.split == "calibration" and j.replayable]
+    rows = fit_oom_risk.frontier(scored)
+    assert [w for _, _, w, _ in rows] == sorted(w for _, _, w, _ in rows)
+    s = evidence_replay.score(scored)
+    share, allowed, best, ooms = rows[0]
+    assert share == fit_oom_risk.MAX_FALSE_ALARMS and ooms == s.ooms
+    if s.runs - s.quiet <= allowed:
+        assert s.warned <= best
+
+
+def test_the_calibration_sweep_at_the_shipped_factor_is_the_pinned_score_and_restores_the_table():
+    """bench/sweep_calibration.py (docs/working-memory.md's Wan sweep): at the factor the estimate ships it moves
+    nothing, and the what-if patches are undone when it ends."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import sweep_calibration  # noqa: PLC0415
+    from vram_budget.nodes.estimator.machine import device  # noqa: PLC0415
+    from vram_budget.nodes.estimator.physics import memory  # noqa: PLC0415
+
+    table, known = memory.ACTIVATION_CALIBRATION, device.Device.known_versions
+    shipped = memory.calibration("wan2.1-14b")
+    [(factor, era, s, moved)] = list(sweep_calibration.sweep("wan", [shipped], era=False))
+    assert (s.scored, s.ooms, s.warned, s.runs, s.quiet) == PINNED["calibration"] and moved == []
+    assert memory.ACTIVATION_CALIBRATION is table and device.Device.known_versions is known
+
 def cli(*args):
     return subprocess.run([sys.executable, "-m", "vram_budget.nodes.estimator.cli", "estimate", *args],
                           capture_output=True, text=True, timeout=120)
