@@ -347,3 +347,26 @@ def test_torch_compile_takes_the_legacy_path_under_dynamic_vram():
     assert on_dynamic.streamed_bytes > 0 and any("legacy path" in e and "TorchCompileModel" in e
                                                  for e in on_dynamic.explanation)
     assert (plain.resident_bytes, plain.streamed_bytes) != (on_dynamic.resident_bytes, on_dynamic.streamed_bytes)
+
+
+def test_the_dynamic_vram_line_states_what_the_run_keeps_on_the_card_not_a_batch_it_splits():
+    """Wan 2.2 at 1280x720x81 on a 16 GB card: cond and uncond together (~20 GiB of working memory) do not fit, so
+    ComfyUI runs them in turn and the verdict is "runs"; the Dynamic VRAM line must state what that run keeps on the
+    card (its minimum), which fits, not the batched figure, which would contradict the verdict beside it."""
+    import re
+
+    from vram_budget.nodes.estimator.units import GiB as _GiB
+
+    out = subprocess.run([sys.executable, "-m", "vram_budget.nodes.estimator.cli", "estimate",
+                          "example_workflows/wan22_14b_i2v_720p.json", "--gpu", "RTX 5070 Ti", "--ram", "32",
+                          "--json"], capture_output=True, text=True, cwd=_repo())
+    data = json.loads(out.stdout)
+    sample = [s for s in data["stages"] if s["kind"] == "sample"][0]
+    assert data["memory_mode"] == "dynamic" and sample["run"]["cond_batch"] == 1
+    assert sample["working_bytes"] + sample["overhead_bytes"] > data["device"]["capacity_bytes"]  # batched: no fit
+    text = subprocess.run([sys.executable, "-m", "vram_budget.nodes.estimator.cli", "estimate",
+                           "example_workflows/wan22_14b_i2v_720p.json", "--gpu", "RTX 5070 Ti", "--ram", "32"],
+                          capture_output=True, text=True, cwd=_repo()).stdout
+    need = float(re.search(r"working memory: ([0-9.]+) GiB \+", text).group(1))
+    assert "RUNS" in text and need * _GiB < data["device"]["capacity_bytes"]
+    assert abs(need * _GiB - max(s["run"]["minimum_bytes"] for s in data["stages"])) < 0.01 * _GiB

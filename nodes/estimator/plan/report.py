@@ -38,9 +38,11 @@ def format_report(budget, verbose: bool = False, max_remedies: int = 6) -> str:
         lines.append("Verdict: CAN'T TELL: nothing to estimate")
     lines.extend(_risk_lines(budget))
     lines.append(f"Assumes: {assumptions(budget)}")
-    comfy = [s for s in budget.stages if s.stage.manager is None]  # stages ComfyUI's model management places
+    # stages ComfyUI's model management places, with what each must keep on the card as the run decided it (cond and
+    # uncond in turn where together they would not fit): the run's minimum, else the stage's working memory
+    comfy = [(s, r) for s, r in zip(budget.stages, budget.runs) if s.stage.manager is None]
     if dev.memory_mode == "dynamic" and comfy:
-        need = max(s.working_bytes + s.overhead_bytes for s in comfy)
+        need = max(r.minimum_bytes or s.working_bytes + s.overhead_bytes for s, r in comfy)
         if len(comfy) == len(budget.stages):
             lines.append(
                 f"Dynamic VRAM: weights stream from RAM on demand, so the verdict is on working memory: "
