@@ -32,8 +32,11 @@ def frontier_markdown(judged) -> str:
            "| half | runs flagged at most | OOMs warned at best |", "|---|---|---|"]
     for half in ("calibration", "validation"):
         scored = [j for j in judged if j.split == half and j.replayable]
+        own = sum(j.verdict == "oom" or j.regression_high for j in scored if not j.is_oom)
         for share, allowed, warned, ooms in fit_oom_risk.frontier(scored):
-            out.append(f"| {half} | {share:.0%} ({allowed}) | {warned} of {ooms} ({100.0 * warned / ooms:.0f} %) |")
+            best = (f"{warned} of {ooms} ({100.0 * warned / ooms:.0f} %)" if warned is not None else
+                    f"none: the arithmetic's own oom verdicts and the regressions flag {own} runs")
+            out.append(f"| {half} | {share:.0%} ({allowed}) | {best} |")
     return "\n".join(out) + "\n\n"
 
 

@@ -62,13 +62,14 @@ def _counts(runs, ooms, grid):
         yield t, amd, sum(flagged(j, t, amd) for j in ooms), sum(flagged(j, t, amd) for j in runs)
 
 
-def frontier(scored, shares=(0.10, 0.20, 0.30, 0.50)) -> list[tuple[float, int, int, int]]:
+def frontier(scored, shares=(0.10, 0.20, 0.30, 0.50)) -> list[tuple[float, int, int | None, int]]:
     """For each false-alarm share: (share, runs it allows, the most OOMs any thresholds of the rule family warn
-    within it, OOMs). Fitted in sample on `scored` itself, so an upper bound of what the features can separate."""
+    within it, OOMs). Fitted in sample on `scored` itself, so an upper bound of what the features can separate.
+    None where the arithmetic's own oom verdicts and regressions already flag more runs than the share allows."""
     runs = [j for j in scored if not j.is_oom]
     ooms = [j for j in scored if j.is_oom]
     points = [(w, fa) for _, _, w, fa in _counts(runs, ooms, FRONTIER_GRID)]
-    return [(s, int(s * len(runs)), max((w for w, fa in points if fa <= int(s * len(runs))), default=0), len(ooms))
+    return [(s, int(s * len(runs)), max((w for w, fa in points if fa <= int(s * len(runs))), default=None), len(ooms))
             for s in shares]
 
 

@@ -61,7 +61,15 @@ FLUX = str(REPO / "example_workflows" / "flux_dev_1024.json")
 # regression's high risk now counts against the false-alarm budget as the arithmetic's false "oom" verdicts do):
 # calibration 101 -> 113 scored (1 of 6 new OOMs warned, 5 of 6 new runs quiet), validation 78 -> 97 scored (2 of 9
 # new OOMs warned, 10 of 10 new runs quiet).
-PINNED = {"calibration": (113, 50, 13, 63, 57), "validation": (97, 42, 10, 55, 51)}
+# Round 60: 37 new records (two collectors, threads not in the base; 13 drafts dropped: a model or card the source
+# does not name, a size or length only implied, a maintainer's guess at the cause, a fork of a wrapper, a mixed
+# outcome, a general claim, an unquoted cause; "maximum BlockSwap settings" recorded as HunyuanVideo's 20 double and
+# 40 single blocks), refitted on the calibration half (the same thresholds): calibration 113 -> 126 scored (2 of 7
+# new OOMs warned, 4 of 6 new runs quiet: three WanVideoWrapper / HunyuanVideoWrapper runs whose block swap the
+# records leave out are called out of memory at the assumed setting), validation 97 -> 113 (2 of 7 new OOMs warned,
+# 9 of 9 new runs quiet). The calibration half's runs without a false alarm fall under 90 % (61 of 69); no threshold
+# adds one (the arithmetic's own oom verdicts use the budget).
+PINNED = {"calibration": (126, 57, 15, 69, 61), "validation": (113, 49, 12, 64, 60)}
 
 
 @pytest.fixture(scope="module")
@@ -148,11 +156,15 @@ def test_the_fitted_risk_is_on_or_under_the_calibration_frontier(judged):
 
     scored = [j for j in judged if j.split == "calibration" and j.replayable]
     rows = fit_oom_risk.frontier(scored)
-    assert [w for _, _, w, _ in rows] == sorted(w for _, _, w, _ in rows)
+    ws = [w for _, _, w, _ in rows]
+    first = next(i for i, w in enumerate(ws) if w is not None)  # a larger share is never out of reach again
+    assert None not in ws[first:] and ws[first:] == sorted(ws[first:])
     s = evidence_replay.score(scored)
     share, allowed, best, ooms = rows[0]
     assert share == fit_oom_risk.MAX_FALSE_ALARMS and ooms == s.ooms
-    if s.runs - s.quiet <= allowed:
+    own = sum(j.verdict == "oom" or j.regression_high for j in scored if not j.is_oom)
+    assert (best is None) == (own > allowed)  # none only where the rules' own flags are past the share
+    if best is not None and s.runs - s.quiet <= allowed:
         assert s.warned <= best
 
 
@@ -183,6 +195,20 @@ def test_json_has_the_risk_the_nearest_published_runs_and_the_regressions():
                                  for e in d["evidence"])
     assert d["known_regressions"] == []
 
+
+
+def test_the_nearest_published_runs_prefer_the_same_runner_and_show_a_thread_once_per_outcome():
+    def rec(i, runner, outcome, thread):
+        return {"id": f"r{i}", "source": f"https://github.com/o/r/issues/{thread}#c{i}", "date": "2025-09-01",
+                "outcome": outcome, "gpu": "RTX 4060 Ti 16GB", "vram_gib": 16, "pipeline": "wan22-i2v-a14b",
+                "runner": runner, "width": 832, "height": 480, "frames": 81, "quote": "q"}
+    records = [rec(1, "wanvideowrapper", "runs", 1), rec(2, "wanvideowrapper", "runs", 2),
+               rec(3, "native", "runs", 3), rec(4, "native", "runs", 3), rec(5, "native", "oom", 3)]
+    fam = evidence.PIPELINE_FAMILIES["wan22-i2v-a14b"]
+    near = evidence.similar(fam, 16, 832, 480, 81, records=records, runner="native")
+    assert [s.id for s in near] == ["r3", "r5", "r1"]  # native first; thread 3's run once, and its OOM
+    anyone = evidence.similar(fam, 16, 832, 480, 81, records=records)
+    assert [s.id for s in anyone] == ["r1", "r2", "r3"]
 
 def test_one_workflow_under_two_releases_is_warned_on_the_one_with_the_regression():
     bad = json.loads(cli(WAN, "--gpu", "RTX PRO 6000", "--ram", "128", "--comfyui-version", "0.3.67", "--json").stdout)

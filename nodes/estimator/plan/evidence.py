@@ -226,10 +226,18 @@ def summary(rec: Mapping) -> str:
     return f"{mem}: {size_text(rec)} {_outcome_words(rec)} ({where})"
 
 
+# Stage.manager of the sample stage -> a record's `runner`: the same model run by another runner (a wrapper's block
+# swap against ComfyUI's partial load) is a different run, one card-size step away
+RUNNERS = {None: "native", "WanVideoWrapper": "wanvideowrapper", "HunyuanVideoWrapper": "hunyuanvideowrapper"}
+OTHER_RUNNER_STEP = 1.0
+
+
 def similar(families: Iterable[str], vram_gib: float, width: int | None = None, height: int | None = None,
-            frames: int | None = None, limit: int = 3, records: Iterable[Mapping] | None = None) -> list[Similar]:
+            frames: int | None = None, limit: int = 3, records: Iterable[Mapping] | None = None,
+            runner: str | None = None) -> list[Similar]:
     """The published runs nearest to a workflow: the same model family first, then the nearest card size
-    (a factor of 2 away counts as one step), then the nearest pixel count and length."""
+    (a factor of 2 away counts as one step), the same runner (`runner`, as records name it; None: any), then the
+    nearest pixel count and length. One record per thread and outcome: a thread's run and its OOM both show."""
     fams = set(families)
     if not fams or not vram_gib or vram_gib <= 0:
         return []
@@ -249,10 +257,19 @@ def similar(families: Iterable[str], vram_gib: float, width: int | None = None, 
             d += 0.5
         if frames and rec.get("frames"):
             d += 0.5 * abs(math.log2(rec["frames"] / frames))
+        if runner and rec.get("runner") != runner:
+            d += OTHER_RUNNER_STEP
         out.append(Similar(rec["id"], rec["source"], rec["date"], rec["outcome"], rec.get("gpu") or "",
                            card_gb, size_text(rec), rec.get("ram_gib"), summary(rec), round(d, 3)))
     out.sort(key=lambda s: (s.distance, s.id))
-    return out[:limit]
+    seen: set = set()
+    kept = []
+    for s in out:
+        key = (s.source.split("#")[0], s.outcome == "oom")
+        if key not in seen:
+            seen.add(key)
+            kept.append(s)
+    return kept[:limit]
 
 
 def _card_gb(name: str | None) -> float | None:

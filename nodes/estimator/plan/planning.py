@@ -95,9 +95,11 @@ def with_risk(budget: Estimate, workload: Workload) -> Estimate:
     fams = [m.family for m in budget.models.values() if m.kind == DIFFUSION]
     near = ()
     if fams and budget.device.total_bytes > 0:
+        sample = next((s for s in workload.stages if s.kind == "sample"), None)
         near = tuple(evidence.similar(fams, (budget.device.total_bytes + DRIVER_RESERVED) / GiB,
                                       latent.pixel_width if latent else None, latent.pixel_height if latent else None,
-                                      latent.pixel_frames if video else None))
+                                      latent.pixel_frames if video else None,
+                                      runner=evidence.RUNNERS.get(sample.manager) if sample else None))
     return replace(budget, oom_risk=risk.assess(budget, video, regs), evidence=near, known_regressions=regs)
 
 
