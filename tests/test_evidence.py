@@ -69,7 +69,10 @@ FLUX = str(REPO / "example_workflows" / "flux_dev_1024.json")
 # records leave out are called out of memory at the assumed setting), validation 97 -> 113 (2 of 7 new OOMs warned,
 # 9 of 9 new runs quiet). The calibration half's runs without a false alarm fall under 90 % (61 of 69); no threshold
 # adds one (the arithmetic's own oom verdicts use the budget).
-PINNED = {"calibration": (126, 57, 15, 69, 61), "validation": (113, 49, 12, 64, 60)}
+# Then LTX-2's allocator calibration fitted on the calibration half (1.6 -> 1.4, families/ltx.py: the highest factor
+# at which its published two-stage run is not called out of memory; no OOM moves): calibration runs quiet 61 -> 62.
+# Validation unchanged.
+PINNED = {"calibration": (126, 57, 15, 69, 62), "validation": (113, 49, 12, 64, 60)}
 
 
 @pytest.fixture(scope="module")

@@ -91,6 +91,16 @@ TEXT_TOKENS = {
     "ltx2.5": 1024,  # Gemma 4 12B: text_encoders/lt.py:84-90 pads to 1024 (ltxav_gemma4_tokenizer)
 }
 
+# Traced activations x this = the published peak (memory.ACTIVATION_CALIBRATION; group keys). LTX-2 (19B), fitted on
+# the calibration half of data/outcomes (python3 bench/sweep_calibration.py --group ltx2): the two-stage template at
+# 1280x720x251 on a 32 GB card with --reserve-vram 8 ran, "the ComfyUI process still takes 28 GB"
+# (ltx2-twostage-32gb-1280x720x251-reserve8-comfy11726, Comfy-Org/ComfyUI#11726), and is called out of memory above
+# 1.4; no calibration OOM moves anywhere from 1.0 to 2.0. Of the equal factors the highest (a false "runs" costs more
+# than a false alarm); its stated 28 GB points lower still (about 1.1), left as a margin. docs/working-memory.md.
+CALIBRATION = {
+    "ltx2": 1.4,
+}
+
 # memory_usage_factor (comfy/supported_models.py) (runtime.MEMORY_USAGE_FACTOR)
 MEMORY_USAGE_FACTOR = {
     "ltxv": 5.5,

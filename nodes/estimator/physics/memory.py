@@ -95,6 +95,8 @@ def working_memory_key(family: str, arch: Mapping[str, object] | None = None) ->
 # - Qwen-Image: 1.4, from the docs' 86 % of a 24 GB RTX 4090D (docs.comfy.org Qwen-Image
 #   tutorial), consistent with batch 47 at 1328² running on an RTX 5090 (Comfy-Org/ComfyUI#10725);
 # - HunyuanVideo: 1.6, from ~22 GB at 960×544×129 on a 4090 (kijai/ComfyUI-HunyuanVideoWrapper#189);
+# - LTX-2 (19B): 1.4, the highest factor at which the calibration half's published LTX-2 run is not called out of
+#   memory (families/ltx.py, bench/sweep_calibration.py);
 # - any other architecture: 1.6, the middle of those. For Wan (native and WanVideoWrapper) the calibration half
 #   of the published outcomes is flat from 1.3 to 1.6 and no factor separates its OOMs from its runs
 #   (bench/sweep_calibration.py, docs/working-memory.md), so 1.6 stays. The range keeps the bare trace (low) and
