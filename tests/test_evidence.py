@@ -212,6 +212,10 @@ def test_the_nearest_published_runs_prefer_the_same_runner_and_show_a_thread_onc
     assert [s.id for s in near] == ["r3", "r5", "r1"]  # native first; thread 3's run once, and its OOM
     anyone = evidence.similar(fam, 16, 832, 480, 81, records=records)
     assert [s.id for s in anyone] == ["r1", "r2", "r3"]
+    from vram_budget.nodes.estimator.graph.packs import wanvideowrapper  # noqa: PLC0415
+    from vram_budget.nodes.estimator.machine import runtime  # noqa: PLC0415
+    assert {None, wanvideowrapper.MANAGER, runtime.HYVIDEO} <= set(evidence.RUNNER_OF_MANAGER)  # the stages' names
+    assert set(evidence.RUNNER_OF_MANAGER.values()) <= set(evidence.RUNNERS)  # the schema's runners
 
 def test_one_workflow_under_two_releases_is_warned_on_the_one_with_the_regression():
     bad = json.loads(cli(WAN, "--gpu", "RTX PRO 6000", "--ram", "128", "--comfyui-version", "0.3.67", "--json").stdout)

@@ -228,7 +228,7 @@ def summary(rec: Mapping) -> str:
 
 # Stage.manager of the sample stage -> a record's `runner`: the same model run by another runner (a wrapper's block
 # swap against ComfyUI's partial load) is a different run, one card-size step away
-RUNNERS = {None: "native", "WanVideoWrapper": "wanvideowrapper", "HunyuanVideoWrapper": "hunyuanvideowrapper"}
+RUNNER_OF_MANAGER = {None: "native", "WanVideoWrapper": "wanvideowrapper", "HunyuanVideoWrapper": "hunyuanvideowrapper"}
 OTHER_RUNNER_STEP = 1.0
 
 

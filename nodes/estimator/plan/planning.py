@@ -99,7 +99,7 @@ def with_risk(budget: Estimate, workload: Workload) -> Estimate:
         near = tuple(evidence.similar(fams, (budget.device.total_bytes + DRIVER_RESERVED) / GiB,
                                       latent.pixel_width if latent else None, latent.pixel_height if latent else None,
                                       latent.pixel_frames if video else None,
-                                      runner=evidence.RUNNERS.get(sample.manager) if sample else None))
+                                      runner=evidence.RUNNER_OF_MANAGER.get(sample.manager) if sample else None))
     return replace(budget, oom_risk=risk.assess(budget, video, regs), evidence=near, known_regressions=regs)
 
 
