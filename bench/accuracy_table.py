@@ -32,7 +32,7 @@ def frontier_markdown(judged) -> str:
            "| half | runs flagged at most | OOMs warned at best |", "|---|---|---|"]
     for half in ("calibration", "validation"):
         scored = [j for j in judged if j.split == half and j.replayable]
-        own = sum(j.verdict == "oom" or j.regression_high for j in scored if not j.is_oom)
+        own = sum(fit_oom_risk.own_flag(j) for j in scored if not j.is_oom)
         for share, allowed, warned, ooms in fit_oom_risk.frontier(scored):
             best = (f"{warned} of {ooms} ({100.0 * warned / ooms:.0f} %)" if warned is not None else
                     f"none: the arithmetic's own oom verdicts and the regressions flag {own} runs")

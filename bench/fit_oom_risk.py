@@ -44,10 +44,15 @@ FRONTIER_GRID = {
 }
 
 
+def own_flag(j) -> bool:
+    """High risk whatever the thresholds: the arithmetic's oom verdict or a known regression's high risk."""
+    return j.verdict == "oom" or j.regression_high
+
+
 def flagged(j, t: dict, amd: bool) -> bool:
-    """High risk for a judged record under thresholds `t`: the arithmetic's oom, a regression's high risk, an edge
-    past its threshold, or (amd) a non-NVIDIA card past an edge's elevated step."""
-    if j.verdict == "oom" or j.regression_high:
+    """High risk for a judged record under thresholds `t`: its own flag (own_flag), an edge past its threshold, or
+    (amd) a non-NVIDIA card past an edge's elevated step."""
+    if own_flag(j):
         return True
     f = j.features
     if any(f.get(k, 0) >= t[k] for k in t):
@@ -83,7 +88,7 @@ def main() -> int:
     ooms = [j for j in scored if j.is_oom]
     # the rules' own flags (the arithmetic's false "oom" verdicts, a known regression that raises the risk by itself)
     # count against the budget; when they alone exceed it, the thresholds may add none
-    allowed = max(int(MAX_FALSE_ALARMS * len(runs)), sum(j.verdict == "oom" or j.regression_high for j in runs))
+    allowed = max(int(MAX_FALSE_ALARMS * len(runs)), sum(own_flag(j) for j in runs))
     best = None
     for t, amd, warned, fa in _counts(runs, ooms, GRID):
         key = (fa <= allowed, warned, -fa, sum(t.values()), not amd)

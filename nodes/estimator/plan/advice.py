@@ -23,9 +23,8 @@ from .capacity import scaled
 from ..machine.gpus import cheapest_card_that_fits
 from ..machine.runtime import OWN_SHAPES
 from ..model_info import DIFFUSION, TEXT_ENCODER
-from ..machine.regressions import vae_working_factor
-from ..stages.vae import vae_working
-from ..physics.vae_memory import amd_kl_ratio
+from ..stages.sample import model_code_release
+from ..stages.vae import vae_working, working_ratio
 from ..units import GiB, fmt_gib
 from ..workload import SAMPLE, VAE_DECODE, LatentShape, with_frames, with_pixels
 from ..serial import Remedy as RemedyBase
@@ -204,8 +203,7 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
         if latent is None or vae is None:
             continue
         free_for_work = cap - (sb.peak_bytes - sb.working_bytes)
-        # as stages/vae.py prices it: on an AMD card, and under a known regression that multiplies the VAE's memory
-        ratio = amd_kl_ratio(vae.family, budget.device.vendor) * vae_working_factor(vae.family, budget.device, stage=sb.stage)[0]
+        ratio = working_ratio(vae.family, budget.device, sb.stage)[0]  # as stages/vae.py prices it
         tiled_bytes, _, _ = vae_working(vae.family, latent, decode=True, auto_tiled=True,
                                         free_bytes=int(max(free_for_work, 0) / ratio))
         tiled_bytes = int(ratio * tiled_bytes)
@@ -233,9 +231,8 @@ def remedies_for(budget, workload, resolver=None) -> list[Remedy]:
         def working(j: int, lat: LatentShape, batch: int) -> int:
             other = budget.stages[j]
             model = _diffusion_model(other)
-            release = "" if other.stage.manager else budget.device.known_versions.get("ComfyUI", "")  # as sample.py
             return memory.diffusion_working(model.family, model.arch, lat, batch, other.stage.text_tokens,
-                                            release=release).bytes
+                                            release=model_code_release(other.stage, budget.device)).bytes
 
         def runs_with(lat: LatentShape, batch: int) -> bool | None:
             """For an out-of-memory workflow: does ComfyUI run it (even streaming) with this shape?"""

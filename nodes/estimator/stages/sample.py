@@ -38,6 +38,14 @@ def _window(latent, context_frames: int | None, notes: list):
     return replace(latent, frames=frames, pixel_frames=context_frames)
 
 
+def model_code_release(stage: Stage, device: Device) -> str:
+    """The ComfyUI release whose model code a sample stage runs (memory.diffusion_working's `release`: an older
+    release's code may need more, memory.era_factor), or "": a pack that runs its own model code (stage.manager) is
+    not ComfyUI's, and a guessed release is not used (Device.known_versions: on the calibration half, Wan's traced
+    era flags more published runs than it warns OOMs; docs/working-memory.md)."""
+    return "" if stage.manager else device.known_versions.get("ComfyUI", "")
+
+
 def build(stage: Stage, device: Device, info_for) -> StageBudget:
     items, infos, notes = weights_items(stage, device, info_for, ("diffusion", "lora", "controlnet", "model_patch",
                                                                 *HELD_BY_PACK))
@@ -64,11 +72,7 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     refs = stage.reference_latents
     compiled = "TorchCompile" in (stage.legacy_path or "")
     seen = _window(latent, stage.context_frames, notes)
-    # the ComfyUI release whose model code runs: an older release's code may need more (memory.era_factor); a
-    # pack that runs its own model code (stage.manager) is not ComfyUI's, and a guessed release is not used
-    # (Device.release_assumed: on the calibration half, Wan's traced era with the default allocator calibration
-    # flags more published runs than it warns OOMs; docs/working-memory.md)
-    release = "" if stage.manager else device.known_versions.get("ComfyUI", "")
+    release = model_code_release(stage, device)
     full = memory.diffusion_working(model.family, model.arch, seen, batch * cond_batch, stage.text_tokens,
                                     path=model.path, references=refs, compiled=compiled, release=release)
     single = memory.diffusion_working(model.family, model.arch, seen, batch, stage.text_tokens, path=model.path,

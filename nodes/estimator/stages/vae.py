@@ -34,9 +34,7 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     if live is not None:
         items.append(Item("decode activations" if decode else "encode activations", live[0], "working", live[1]))
         return finish(stage, title, items + overhead_items(device), notes)
-    amd = vae_memory.amd_kl_ratio(vae.family, device.vendor)
-    factor, regression = regressions.vae_working_factor(vae.family, device, stage=stage)
-    ratio = amd * factor
+    ratio, amd, factor, regression = working_ratio(vae.family, device, stage)
     work_bytes, assumption, work_notes = vae_working(vae.family, stage.latent, decode=decode, tiled=stage.tiled,
                                                      auto_tiled=stage.auto_tiled, free_bytes=int(free_for_work / ratio),
                                                      dtype_bytes=vae_dtype_bytes(vae.family, device),
@@ -52,6 +50,15 @@ def build(stage: Stage, device: Device, info_for) -> StageBudget:
     if stage.tiled or stage.auto_tiled:
         title += " (tiled)" if stage.tiled else " (auto tiled)"
     return finish(stage, title, items + overhead_items(device), notes + work_notes)
+
+
+def working_ratio(family: str, device: Device, stage: Stage) -> tuple[float, float, float, dict | None]:
+    """(ratio, AMD's part, a regression's part, that regression): what the traced working memory of a VAE of `family`
+    is multiplied by on `device` (ComfyUI's AutoencoderKL on an AMD card, vae_memory.amd_kl_ratio; a known
+    regression of its versions, regressions.vae_working_factor). One rule for the stage and the tiling remedy."""
+    amd = vae_memory.amd_kl_ratio(family, device.vendor)
+    factor, regression = regressions.vae_working_factor(family, device, stage=stage)
+    return amd * factor, amd, factor, regression
 
 
 def _live_vae(vae: ModelInfo, latent: LatentShape, decode: bool) -> tuple[int, str] | None:
