@@ -265,7 +265,7 @@ def similar(families: Iterable[str], vram_gib: float, width: int | None = None, 
     seen: set = set()
     kept = []
     for s in out:
-        key = (s.source.split("#")[0], s.outcome == "oom")
+        key = (thread(s.source), s.outcome == "oom")
         if key not in seen:
             seen.add(key)
             kept.append(s)
